@@ -1,0 +1,62 @@
+from rest_framework import serializers
+
+from apps.accounts.choices import Role
+from apps.accounts.models import ApiToken
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    role = serializers.ChoiceField(choices=Role.choices)
+    is_service_account = serializers.BooleanField()
+
+
+class LoginSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    password = serializers.CharField(
+        max_length=512, style={"input_type": "password"}, trim_whitespace=False
+    )
+
+
+class ApiTokenSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = ApiToken
+        fields = [
+            "id",
+            "username",
+            "name",
+            "prefix",
+            "queues",
+            "created_at",
+            "last_used_at",
+            "expires_at",
+            "revoked_at",
+        ]
+        read_only_fields = fields
+
+
+class ApiTokenCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(
+        max_length=150, help_text="existing user, or a new service account"
+    )
+    role = serializers.ChoiceField(
+        choices=Role.choices, required=False, help_text="role of a new service account"
+    )
+    name = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default=""
+    )
+    queues = serializers.ListField(
+        child=serializers.CharField(max_length=63), required=False, default=list
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, default=None
+    )
+
+
+class ApiTokenIssuedSerializer(ApiTokenSerializer):
+    token = serializers.CharField(read_only=True, help_text="shown once; store it now")
+
+    class Meta(ApiTokenSerializer.Meta):
+        fields = [*ApiTokenSerializer.Meta.fields, "token"]
+        read_only_fields = fields

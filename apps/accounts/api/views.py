@@ -1,0 +1,143 @@
+"""Who am I, session login/logout, and API tokens (admins)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, get_user_model, login, logout
+from django.middleware.csrf import get_token
+from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import ensure_csrf_cookie
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts import services
+from apps.accounts.api.serializers import (
+    ApiTokenCreateSerializer,
+    ApiTokenIssuedSerializer,
+    ApiTokenSerializer,
+    LoginSerializer,
+    MeSerializer,
+)
+from apps.accounts.choices import Role
+from apps.accounts.models import ApiToken
+from apps.accounts.selectors import user_role
+from apps.common.exceptions import ValidationFailed
+
+
+def _me(user) -> dict:
+    profile = getattr(user, "portal_profile", None)
+    return {
+        "username": user.get_username(),
+        "role": user_role(user),
+        "is_service_account": bool(profile and profile.is_service_account),
+    }
+
+
+@extend_schema(tags=["auth"])
+class MeView(APIView):
+    """The signed-in user and their role."""
+
+    @extend_schema(responses={200: MeSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(MeSerializer(_me(request.user)).data)
+
+
+@extend_schema(tags=["auth"])
+@method_decorator(ensure_csrf_cookie, name="dispatch")
+class LoginView(APIView):
+    """Session login for people (the web UI). Scripts use API tokens instead.
+
+    The only endpoint that answers anonymous callers: it must, to let them sign in.
+    """
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        request=LoginSerializer,
+        responses={
+            200: MeSerializer,
+            400: OpenApiResponse(description="missing field"),
+            401: OpenApiResponse(description="wrong credentials"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = LoginSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = authenticate(request, **serializer.validated_data)
+        if user is None:
+            return Response(
+                {
+                    "code": "invalid_credentials",
+                    "message": "Wrong username or password.",
+                },
+                status=status.HTTP_401_UNAUTHORIZED,
+            )
+        login(request, user)
+        get_token(request)  # rotate the CSRF cookie along with the session
+        return Response(MeSerializer(_me(user)).data)
+
+
+@extend_schema(tags=["auth"])
+class LogoutView(APIView):
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request: Request) -> Response:
+        logout(request)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    # Anyone signed in may sign out, whatever their role.
+    read_role = Role.VIEWER
+    write_role = Role.VIEWER
+
+
+@extend_schema(tags=["auth"])
+class ApiTokenViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """API tokens. Admins issue and revoke them; the plaintext is shown once."""
+
+    queryset = ApiToken.objects.select_related("user")
+    serializer_class = ApiTokenSerializer
+    read_role = Role.ADMIN
+    write_role = Role.ADMIN
+    filterset_fields = ["user__username"]
+
+    @extend_schema(
+        request=ApiTokenCreateSerializer, responses={201: ApiTokenIssuedSerializer}
+    )
+    def create(self, request: Request) -> Response:
+        serializer = ApiTokenCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        user = get_user_model().objects.filter(username=data["username"]).first()
+        if user is None:
+            if "role" not in data:
+                raise ValidationFailed(
+                    "role: required for a new service account",
+                    detail={"role": ["required to create a new service account"]},
+                )
+            user = services.user_ensure(
+                username=data["username"], role=data["role"], is_service_account=True
+            )
+        elif "role" in data:
+            services.user_set_role(user=user, role=data["role"])
+        issued = services.token_create(
+            user=user,
+            name=data["name"],
+            queues=data["queues"],
+            expires_at=data["expires_at"],
+            actor=request.user,
+        )
+        body = {**ApiTokenSerializer(issued.token).data, "token": issued.plaintext}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: ApiTokenSerializer})
+    @action(detail=True, methods=["post"])
+    def revoke(self, request: Request, pk: str | None = None) -> Response:
+        """Revoke a token at once."""
+        token = services.token_revoke(token_id=self.get_object().pk, actor=request.user)
+        return Response(ApiTokenSerializer(token).data)

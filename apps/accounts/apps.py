@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "apps.accounts"
+    label = "accounts"
+    verbose_name = "Accounts and API tokens"
+
+    def ready(self) -> None:
+        from apps.accounts import schema  # noqa: F401 - registers the OpenAPI extension

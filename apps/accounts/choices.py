@@ -1,0 +1,20 @@
+"""Roles, ordered from least to most powerful."""
+
+from django.db import models
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "Viewer"
+    OPERATOR = "operator", "Operator"
+    ADMIN = "admin", "Admin"
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
+
+    def allows(self, required: "Role") -> bool:
+        """True when this role may do what ``required`` may do."""
+        return self.rank >= Role(required).rank
+
+
+_RANK = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ADMIN: 2}

@@ -1,0 +1,140 @@
+"""Writes about users, roles and tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.choices import Role
+from apps.accounts.models import ApiToken, Profile
+from apps.audit.services import audit_record
+from apps.common.exceptions import NotFound, ValidationFailed
+
+TOKEN_PREFIX = "vnp"  # noqa: S105 - a public marker, not a secret
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """A freshly made token: ``plaintext`` exists only here, never in the database."""
+
+    token: ApiToken
+    plaintext: str
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def user_set_role(
+    *, user: AbstractBaseUser, role: Role | str, is_service_account: bool | None = None
+) -> Profile:
+    """Give ``user`` a role (creating its profile)."""
+    if role not in Role.values:
+        raise ValidationFailed(
+            "unknown role", detail={"role": [f"must be one of {Role.values}"]}
+        )
+    profile, _ = Profile.objects.get_or_create(user=user)
+    profile.role = Role(role)
+    if is_service_account is not None:
+        profile.is_service_account = is_service_account
+    profile.save()
+    return profile
+
+
+@transaction.atomic
+def user_ensure(
+    *, username: str, role: Role | str, is_service_account: bool = False
+) -> AbstractBaseUser:
+    """Return the user called ``username``, creating it (without a password) if needed."""
+    if not username or len(username) > 150:
+        raise ValidationFailed(
+            "bad username", detail={"username": ["1 to 150 characters"]}
+        )
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(username=username)
+    if created:
+        user.set_unusable_password()
+        user.save()
+    user_set_role(
+        user=user, role=role, is_service_account=is_service_account if created else None
+    )
+    return user
+
+
+@transaction.atomic
+def token_create(
+    *,
+    user: AbstractBaseUser,
+    name: str = "",
+    queues: list[str] | None = None,
+    expires_at: datetime | None = None,
+    actor: AbstractBaseUser | None = None,
+) -> IssuedToken:
+    """Issue a new API token for ``user``; the plaintext is returned once."""
+    prefix = secrets.token_hex(4)
+    secret = secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        prefix=prefix,
+        key_hash=_hash(secret),
+        queues=sorted(set(queues or [])),
+        expires_at=expires_at,
+    )
+    audit_record(
+        actor=actor or user,
+        action="token.create",
+        target=token,
+        after={"user": str(user), "name": name, "queues": token.queues},
+    )
+    return IssuedToken(token=token, plaintext=f"{TOKEN_PREFIX}_{prefix}_{secret}")
+
+
+def token_authenticate(plaintext: str) -> ApiToken | None:
+    """The live token matching ``plaintext``, or None (unknown, revoked, expired)."""
+    parts = plaintext.split("_", 2)
+    if len(parts) != 3 or parts[0] != TOKEN_PREFIX:
+        return None
+    token = (
+        ApiToken.objects.select_related("user", "user__portal_profile")
+        .filter(prefix=parts[1])
+        .first()
+    )
+    if token is None or not hmac.compare_digest(token.key_hash, _hash(parts[2])):
+        return None
+    now = timezone.now()
+    if token.revoked_at or (token.expires_at and token.expires_at <= now):
+        return None
+    if not token.user.is_active:
+        return None
+    # Writing on every call would serialise API traffic on one row: once a minute is enough.
+    if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token
+
+
+@transaction.atomic
+def token_revoke(*, token_id: int, actor: AbstractBaseUser) -> ApiToken:
+    """Revoke a token; it stops working at once."""
+    token = ApiToken.objects.filter(pk=token_id).first()
+    if token is None:
+        raise NotFound(f"token {token_id} does not exist")
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+        audit_record(
+            actor=actor,
+            action="token.revoke",
+            target=token,
+            before={"revoked": False},
+            after={"revoked": True},
+        )
+    return token

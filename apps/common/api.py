@@ -1,0 +1,79 @@
+"""The one place where errors become HTTP responses (Baserow's pattern).
+
+Every error body has the same shape, so scripts and the UI handle one format:
+
+    {"code": "invalid", "message": "...", "errors": {"field": ["..."]}, "detail": ...}
+
+``errors`` (field path -> messages) is present for validation failures so a form
+can show each message on its field; ``detail`` carries extra data (a diff...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from apps.common.exceptions import DomainError, ValidationFailed
+
+
+def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
+    """DRF nests errors for nested serializers; flatten to ``a.b`` paths."""
+    flat: dict[str, list[str]] = {}
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            flat.update(_flatten(value, path))
+    elif (
+        isinstance(errors, list)
+        and errors
+        and all(not isinstance(e, dict | list) for e in errors)
+    ):
+        flat[prefix or "non_field_errors"] = [str(e) for e in errors]
+    elif isinstance(errors, list):
+        for index, value in enumerate(errors):
+            flat.update(_flatten(value, f"{prefix}[{index}]"))
+    else:
+        flat[prefix or "non_field_errors"] = [str(errors)]
+    return flat
+
+
+def _message(errors: dict[str, list[str]]) -> str:
+    first_field, messages = next(iter(errors.items()))
+    return (
+        f"{first_field}: {messages[0]}"
+        if first_field != "non_field_errors"
+        else messages[0]
+    )
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render DomainError and DRF's exceptions in the portal's error shape."""
+    if isinstance(exc, DomainError):
+        body: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if isinstance(exc, ValidationFailed) and isinstance(exc.detail, dict):
+            body["errors"] = exc.detail
+        elif exc.detail is not None:
+            body["detail"] = exc.detail
+        return Response(body, status=exc.http_status)
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _flatten(response.data)
+        response.data = {
+            "code": "invalid",
+            "message": _message(errors),
+            "errors": errors,
+        }
+    else:
+        detail = (
+            response.data.get("detail")
+            if isinstance(response.data, dict)
+            else response.data
+        )
+        code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+        response.data = {"code": str(code), "message": str(detail)}
+    return response

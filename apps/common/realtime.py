@@ -1,0 +1,104 @@
+"""Live deltas to WebSocket clients, from services and workers.
+
+Two transports, chosen by settings:
+
+- a real channel layer (Redis in deployment): ``broadcast`` is a group_send;
+- the outbox (``REALTIME_OUTBOX``, the embedded default without Redis): the
+  worker is another process, so an in-memory layer would never reach the web
+  process's clients. ``broadcast`` writes a LiveEvent row instead, and the web
+  process relays new rows to its in-memory layer (``relay_outbox``). The same
+  table gives reconnecting clients nothing they need: they resync from a
+  snapshot, so old rows are pruned after a minute.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Any
+
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+log = logging.getLogger(__name__)
+EVENT_TYPE = "portal.event"
+
+
+def cluster_group(cluster_id: int) -> str:
+    """The Channels group that receives every delta of one cluster."""
+    return f"inventory.cluster.{cluster_id}"
+
+
+def broadcast(group: str, event: str, payload: dict[str, Any]) -> None:
+    """Send ``{"event": event, "payload": payload}`` to everyone in ``group`` now."""
+    if getattr(settings, "REALTIME_OUTBOX", False):
+        from apps.inventory.models import LiveEvent
+
+        LiveEvent.objects.create(group=group, event=event, payload=payload)
+        return
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            group, {"type": EVENT_TYPE, "event": event, "payload": payload}
+        )
+    except Exception:  # a dead Redis must not fail the sync that produced the delta
+        log.warning("broadcast to %s failed", group, exc_info=True)
+
+
+def broadcast_on_commit(group: str, event: str, payload: dict[str, Any]) -> None:
+    """Broadcast once the surrounding transaction commits (never for a rollback)."""
+    transaction.on_commit(lambda: broadcast(group, event, payload))
+
+
+_relay_task: asyncio.Task[None] | None = None
+
+
+def ensure_outbox_relay() -> None:
+    """Start the outbox relay in this (web) process once, if the outbox is in use."""
+    global _relay_task
+    if not getattr(settings, "REALTIME_OUTBOX", False):
+        return
+    if _relay_task is None or _relay_task.done():
+        _relay_task = asyncio.get_running_loop().create_task(relay_outbox())
+
+
+@sync_to_async
+def _fetch(after: int | None) -> tuple[int, list[tuple[int, str, str, Any]]]:
+    from apps.inventory.models import LiveEvent
+
+    if after is None:  # start from now: clients take a snapshot on connect
+        last = (
+            LiveEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+        )
+        return last, []
+    rows = list(
+        LiveEvent.objects.filter(id__gt=after)
+        .order_by("id")
+        .values_list("id", "group", "event", "payload")[:2000]
+    )
+    LiveEvent.objects.filter(
+        created_at__lt=timezone.now() - timedelta(minutes=1)
+    ).delete()
+    return (rows[-1][0] if rows else after), rows
+
+
+async def relay_outbox(interval: float = 0.1) -> None:
+    """Forward new LiveEvent rows to the local channel layer, forever."""
+    layer = get_channel_layer()
+    after: int | None = None
+    while True:
+        try:
+            after, rows = await _fetch(after)
+            for _, group, event, payload in rows:
+                await layer.group_send(
+                    group, {"type": EVENT_TYPE, "event": event, "payload": payload}
+                )
+        except Exception:
+            log.warning("outbox relay failed; retrying", exc_info=True)
+        await asyncio.sleep(interval)

@@ -1,0 +1,320 @@
+"""Serializers of the inventory API (input and output kept apart where they differ)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.inventory.choices import ConnectionKind
+from apps.inventory.models import (
+    Chip,
+    ChipType,
+    Cluster,
+    DeviceConfigVersion,
+    Node,
+    Slice,
+    Template,
+)
+
+
+class ClusterSerializer(serializers.ModelSerializer):
+    token = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text="Bearer token for the API server; stored encrypted, never returned. Empty removes it.",
+    )
+    has_token = serializers.BooleanField(read_only=True)
+    connection = serializers.ChoiceField(
+        choices=ConnectionKind.choices, default=ConnectionKind.NONE
+    )
+
+    class Meta:
+        model = Cluster
+        fields = [
+            "id",
+            "name",
+            "description",
+            "connection",
+            "kubeconfig_path",
+            "kubeconfig_context",
+            "api_url",
+            "token",
+            "has_token",
+            "ca_cert",
+            "verify_tls",
+            "device_config_namespace",
+            "device_config_name",
+            "sync_state",
+            "last_sync_at",
+            "last_sync_error",
+            "sync_lag_seconds",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = [
+            "sync_state",
+            "last_sync_at",
+            "last_sync_error",
+            "sync_lag_seconds",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class TemplateSerializer(serializers.ModelSerializer):
+    cluster = serializers.IntegerField(source="chip_type.cluster_id", read_only=True)
+    common_word = serializers.CharField(source="chip_type.common_word", read_only=True)
+    memory = serializers.IntegerField(help_text="MB")
+    ai_core = serializers.IntegerField(required=False, allow_null=True)
+    ai_cpu = serializers.IntegerField(required=False, allow_null=True)
+
+    class Meta:
+        model = Template
+        fields = [
+            "id",
+            "chip_type",
+            "cluster",
+            "common_word",
+            "name",
+            "memory",
+            "ai_core",
+            "ai_cpu",
+            "extra",
+        ]
+        validators: list = []
+
+
+class TemplateUpdateSerializer(TemplateSerializer):
+    class Meta(TemplateSerializer.Meta):
+        read_only_fields = ["chip_type"]
+
+
+class NestedTemplateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=63)
+    memory = serializers.IntegerField(help_text="MB")
+    ai_core = serializers.IntegerField(required=False, allow_null=True)
+    ai_cpu = serializers.IntegerField(required=False, allow_null=True)
+    extra = serializers.DictField(required=False)
+
+
+class ChipTypeSerializer(serializers.ModelSerializer):
+    templates = NestedTemplateSerializer(many=True, required=False)
+    memory_allocatable = serializers.IntegerField(help_text="MB")
+    memory_capacity = serializers.IntegerField(help_text="MB")
+    ai_core = serializers.IntegerField(required=False, allow_null=True)
+    ai_cpu = serializers.IntegerField(required=False, allow_null=True)
+    slots_per_chip = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ChipType
+        fields = [
+            "id",
+            "cluster",
+            "common_word",
+            "chip_name",
+            "resource_name",
+            "resource_memory_name",
+            "resource_core_name",
+            "memory_allocatable",
+            "memory_capacity",
+            "ai_core",
+            "ai_cpu",
+            "extra",
+            "templates",
+            "slots_per_chip",
+        ]
+        # Uniqueness is a device-config rule: the validator reports it on the field.
+        validators: list = []
+
+    def get_slots_per_chip(self, obj: ChipType) -> int:
+        from apps.inventory.hami.validation import slots_per_chip
+
+        return slots_per_chip(obj.memory_allocatable, list(obj.templates.all()))
+
+
+class ChipTypeUpdateSerializer(ChipTypeSerializer):
+    templates = NestedTemplateSerializer(many=True, read_only=True)
+
+    class Meta(ChipTypeSerializer.Meta):
+        read_only_fields = ["cluster"]
+
+
+class NodeSerializer(serializers.ModelSerializer):
+    chips = serializers.IntegerField(source="chip_count", read_only=True)
+
+    class Meta:
+        model = Node
+        fields = [
+            "id",
+            "cluster",
+            "name",
+            "labels",
+            "ready",
+            "ascend_enabled",
+            "hami_vnpu_core",
+            "unschedulable",
+            "chips",
+            "synced_at",
+        ]
+
+
+class ChipSerializer(serializers.ModelSerializer):
+    node = serializers.CharField(source="node.name", read_only=True)
+
+    class Meta:
+        model = Chip
+        fields = [
+            "id",
+            "cluster",
+            "node",
+            "common_word",
+            "uuid",
+            "index",
+            "healthy",
+            "cordoned",
+            "network_id",
+            "handshake",
+            "handshake_at",
+            "slots",
+            "slots_used",
+            "memory",
+            "memory_used",
+            "aicore",
+            "aicore_used",
+            "aicpu",
+            "aicpu_used",
+        ]
+
+
+class SliceSerializer(serializers.ModelSerializer):
+    chip_index = serializers.IntegerField(
+        source="chip.index", read_only=True, default=None
+    )
+
+    class Meta:
+        model = Slice
+        fields = [
+            "id",
+            "cluster",
+            "chip",
+            "chip_uuid",
+            "chip_index",
+            "common_word",
+            "namespace",
+            "pod_name",
+            "pod_uid",
+            "container_index",
+            "node_name",
+            "template",
+            "memory",
+            "aicore",
+            "aicpu",
+            "priority",
+            "priority_class",
+            "phase",
+            "started_at",
+        ]
+
+
+class DeviceConfigVersionSerializer(serializers.ModelSerializer):
+    author = serializers.CharField(
+        source="author.username", read_only=True, default=None
+    )
+
+    class Meta:
+        model = DeviceConfigVersion
+        fields = [
+            "id",
+            "cluster",
+            "number",
+            "shape",
+            "source",
+            "author",
+            "reason",
+            "sha256",
+            "resource_version",
+            "created_at",
+            "text",
+        ]
+
+
+class DeviceConfigVersionListSerializer(DeviceConfigVersionSerializer):
+    class Meta(DeviceConfigVersionSerializer.Meta):
+        fields = [f for f in DeviceConfigVersionSerializer.Meta.fields if f != "text"]
+
+
+class DiffSerializer(serializers.Serializer):
+    before = serializers.IntegerField(help_text="version id")
+    after = serializers.IntegerField(help_text="version id")
+    diff = serializers.CharField(help_text="unified diff; empty when equal")
+
+
+class DiffQuerySerializer(serializers.Serializer):
+    other = serializers.IntegerField(help_text="id of the version to compare with")
+
+
+class FitQuerySerializer(serializers.Serializer):
+    chip_type = serializers.CharField(help_text="commonWord, e.g. Ascend310P")
+    memory = serializers.IntegerField(
+        required=False, allow_null=True, help_text="MB; omitted means a whole card"
+    )
+
+
+class FitResultSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["template", "whole_card", "invalid"])
+    template = serializers.CharField(allow_null=True)
+    memory = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class ValidationIssueSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+    chip_type = serializers.CharField(allow_null=True)
+    template = serializers.CharField(allow_null=True)
+    severity = serializers.CharField()
+
+
+class DeviceConfigStateSerializer(serializers.Serializer):
+    yaml = serializers.CharField(help_text="what the portal would publish")
+    base_version = serializers.IntegerField(allow_null=True)
+    diff_from_base = serializers.CharField()
+    errors = ValidationIssueSerializer(many=True)
+    warnings = ValidationIssueSerializer(many=True)
+
+
+class ChipTypeSummarySerializer(serializers.Serializer):
+    common_word = serializers.CharField()
+    chips = serializers.IntegerField()
+    healthy_chips = serializers.IntegerField()
+    slices = serializers.IntegerField()
+    memory_total = serializers.IntegerField()
+    memory_used = serializers.IntegerField()
+    memory_free = serializers.IntegerField()
+    slots_total = serializers.IntegerField()
+    slots_used = serializers.IntegerField()
+    slots_free = serializers.IntegerField()
+    aicore_total = serializers.IntegerField()
+    aicore_used = serializers.IntegerField()
+    aicpu_total = serializers.IntegerField()
+    aicpu_used = serializers.IntegerField()
+
+
+class ClusterSummarySerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    nodes = serializers.IntegerField()
+    chips = serializers.IntegerField()
+    slices = serializers.IntegerField()
+    sync_state = serializers.CharField()
+    last_sync_at = serializers.DateTimeField(allow_null=True)
+    chip_types = ChipTypeSummarySerializer(many=True)
+
+
+class ChipUsageSerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(
+        child=serializers.ListField(),
+        help_text="one array per chip, in the order of columns",
+    )

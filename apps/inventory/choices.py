@@ -1,0 +1,33 @@
+"""Status and kind choices of the inventory app (never compare bare strings)."""
+
+from django.db import models
+
+
+class ConnectionKind(models.TextChoices):
+    KUBECONFIG = "kubeconfig", "Kubeconfig file"
+    IN_CLUSTER = "in_cluster", "In-cluster service account"
+    TOKEN = "token", "API URL and bearer token"
+    NONE = "none", "Not connected (imported configuration only)"
+
+
+class SyncState(models.TextChoices):
+    NEVER = "never", "Never synced"
+    OK = "ok", "In sync"
+    STALE = "stale", "Stale"
+    ERROR = "error", "Error"
+
+
+class DeviceConfigShape(models.TextChoices):
+    LIST = "list", "Legacy list (HAMi <= v2.8, device plugin <= v1.2)"
+    WRAPPER = (
+        "wrapper",
+        "Wrapper {hamiVnpuCore, configs} (HAMi >= v2.9, device plugin >= v1.3)",
+    )
+    UNREADABLE = "unreadable", "Not a readable device config (kept as seen)"
+
+
+class DeviceConfigSource(models.TextChoices):
+    IMPORTED = "imported", "Imported from a file"
+    PUBLISHED = "published", "Published by the portal"
+    OBSERVED = "observed", "Observed in the cluster"
+    ADOPTED = "adopted", "Adopted from the cluster"

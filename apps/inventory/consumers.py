@@ -1,0 +1,77 @@
+"""WebSocket consumers of the inventory: they only authenticate, route and forward."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from apps.accounts.selectors import user_role
+from apps.common.realtime import cluster_group, ensure_outbox_relay
+
+
+@database_sync_to_async
+def _snapshot(cluster_id: int) -> dict[str, Any] | None:
+    from apps.inventory.models import Cluster
+    from apps.inventory.selectors import chip_usage, cluster_summary
+
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    summary = cluster_summary(cluster)
+    summary["last_sync_at"] = (
+        summary["last_sync_at"].isoformat() if summary["last_sync_at"] else None
+    )
+    return {
+        "summary": summary,
+        "chips": chip_usage(cluster),
+        "last_sync_error": cluster.last_sync_error,
+    }
+
+
+@database_sync_to_async
+def _role(user: Any) -> Any:
+    return user_role(user)
+
+
+class ClusterConsumer(AsyncJsonWebsocketConsumer):
+    """``/ws/clusters/<id>/``: a snapshot on connect, then every delta of that cluster.
+
+    Messages are ``{"type": "snapshot"|"delta", "event": ..., "payload": ...}``.
+    A client that reconnects asks for nothing: it gets a fresh snapshot.
+    """
+
+    async def connect(self) -> None:
+        self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
+        if await _role(self.scope.get("user")) is None:
+            await self.close(code=4401)
+            return
+        snapshot = await _snapshot(self.cluster_id)
+        if snapshot is None:
+            await self.close(code=4404)
+            return
+        self.group = cluster_group(self.cluster_id)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        ensure_outbox_relay()
+        await self.accept()
+        await self.send_json(
+            {"type": "snapshot", "event": "snapshot", "payload": snapshot}
+        )
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        # The only request a client makes: a fresh snapshot after it fell behind.
+        if isinstance(content, dict) and content.get("type") == "resync":
+            snapshot = await _snapshot(self.cluster_id)
+            await self.send_json(
+                {"type": "snapshot", "event": "snapshot", "payload": snapshot}
+            )
+
+    async def portal_event(self, message: dict[str, Any]) -> None:
+        await self.send_json(
+            {"type": "delta", "event": message["event"], "payload": message["payload"]}
+        )

@@ -1,0 +1,47 @@
+"""``manage.py demo``: what the README's run command sets up for a newcomer.
+
+Idempotent: an ``admin`` user (password ``admin``, for the local demo only) and
+the cluster ``demo`` with the reference guide's device config imported.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from apps.accounts.services import user_set_role
+from apps.inventory.models import Cluster
+from apps.inventory.services import deviceconfig_import
+
+GUIDE_CONFIG = Path(__file__).resolve().parents[2] / "demo" / "guide-device-config.yaml"
+
+
+class Command(BaseCommand):
+    help = "Create the demo admin user and the demo cluster (safe to run again)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--cluster", default="demo")
+        parser.add_argument("--password", default="admin")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        user_model = get_user_model()
+        admin = user_model.objects.filter(username="admin").first()
+        if admin is None:
+            admin = user_model.objects.create_superuser(
+                "admin", "", options["password"]
+            )
+            self.stdout.write("created user admin")
+        user_set_role(user=admin, role="admin")
+        if not Cluster.objects.filter(name=options["cluster"]).exists():
+            deviceconfig_import(
+                cluster_name=options["cluster"],
+                text=GUIDE_CONFIG.read_text(),
+                actor=admin,
+                reason="demo: the reference guide's device config",
+            )
+            self.stdout.write(
+                f"created cluster {options['cluster']} with the guide's device config"
+            )

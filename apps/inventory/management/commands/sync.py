@@ -1,0 +1,51 @@
+"""``manage.py sync --cluster NAME [--once]``: mirror a cluster from the command line.
+
+``--once`` lists everything once into the database and exits (for scripts and
+checks); without it the watches run in the foreground until Ctrl-C, as a
+Celery worker would run them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from kubernetes.client.rest import ApiException
+from urllib3.exceptions import HTTPError
+
+from apps.common.exceptions import DomainError
+from apps.inventory.selectors import cluster_get
+from apps.inventory.sync.engine import sync_once, sync_run
+
+
+class Command(BaseCommand):
+    help = "Sync a cluster into the database: once (--once) or continuously."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--cluster", required=True)
+        parser.add_argument(
+            "--once", action="store_true", help="one full list, then exit"
+        )
+        parser.add_argument(
+            "--seconds",
+            type=float,
+            default=10**9,
+            help="stop after this long (continuous mode)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            cluster = cluster_get(options["cluster"])
+            if options["once"]:
+                counts = sync_once(cluster)
+                self.stdout.write(", ".join(f"{key}: {n}" for key, n in counts.items()))
+                return
+            stats = sync_run(cluster.pk, seconds=options["seconds"])
+        except DomainError as exc:
+            raise CommandError(exc.message) from exc
+        except (ApiException, HTTPError, OSError) as exc:
+            raise CommandError(f"cluster {options['cluster']}: {exc}") from exc
+        except KeyboardInterrupt:
+            return
+        if not stats:
+            self.stdout.write("another worker already watches this cluster")

@@ -1,0 +1,436 @@
+"""Clusters and what they hold: nodes, chips, slices, chip types, templates, configs.
+
+Every row belongs to a cluster. Chip types and templates are the portal's
+editable copy of the ``vnpus`` section of the cluster's device-config; the
+DeviceConfigVersion rows keep every full text the portal has seen or written.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+
+from apps.inventory.choices import (
+    ConnectionKind,
+    DeviceConfigShape,
+    DeviceConfigSource,
+    SyncState,
+)
+
+name_validator = RegexValidator(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    "lowercase letters, digits and '-', starting and ending with a letter or digit",
+)
+
+
+class Cluster(models.Model):
+    """A Kubernetes cluster the portal manages, and how to reach it."""
+
+    name = models.CharField(max_length=63, unique=True, validators=[name_validator])
+    description = models.CharField(max_length=200, blank=True)
+    connection = models.CharField(
+        max_length=16, choices=ConnectionKind.choices, default=ConnectionKind.NONE
+    )
+    kubeconfig_path = models.CharField(max_length=500, blank=True)
+    kubeconfig_context = models.CharField(max_length=200, blank=True)
+    api_url = models.URLField(max_length=500, blank=True)
+    # Fernet-encrypted bearer token (apps.common.crypto); never serialised.
+    token_encrypted = models.TextField(blank=True)
+    ca_cert = models.TextField(
+        blank=True,
+        help_text="PEM bundle for the API server; empty uses the system store",
+    )
+    verify_tls = models.BooleanField(default=True)
+    device_config_namespace = models.CharField(max_length=63, default="kube-system")
+    device_config_name = models.CharField(
+        max_length=253, default="hami-scheduler-device"
+    )
+    # Sync state, written by the sync workers.
+    sync_state = models.CharField(
+        max_length=16, choices=SyncState.choices, default=SyncState.NEVER
+    )
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    last_sync_error = models.TextField(blank=True)
+    sync_lag_seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def has_token(self) -> bool:
+        return bool(self.token_encrypted)
+
+
+class ChipType(models.Model):
+    """One entry of ``vnpus`` in device-config.yaml (a chip family's slicing rules)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="chip_types"
+    )
+    common_word = models.CharField(max_length=63)
+    chip_name = models.CharField(max_length=63)
+    resource_name = models.CharField(max_length=253)
+    resource_memory_name = models.CharField(max_length=253)
+    resource_core_name = models.CharField(max_length=253, blank=True)
+    memory_allocatable = models.PositiveIntegerField(help_text="MB")
+    memory_capacity = models.PositiveIntegerField(help_text="MB")
+    ai_core = models.PositiveIntegerField(null=True, blank=True)
+    ai_cpu = models.PositiveIntegerField(null=True, blank=True)
+    # Keys of the YAML entry the portal does not manage (memoryFactor, superPod...).
+    extra = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster", "position", "common_word"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "common_word"], name="chiptype_unique_common_word"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name}/{self.common_word}"
+
+
+class Template(models.Model):
+    """A named slice shape of a chip type (``vir01``: 3072 MB, 1 AICore, 1 AICPU)."""
+
+    chip_type = models.ForeignKey(
+        ChipType, on_delete=models.CASCADE, related_name="templates"
+    )
+    name = models.CharField(max_length=63)
+    memory = models.PositiveIntegerField(
+        validators=[MinValueValidator(1)], help_text="MB"
+    )
+    ai_core = models.PositiveIntegerField(null=True, blank=True)
+    ai_cpu = models.PositiveIntegerField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["chip_type", "memory", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chip_type", "name"], name="template_unique_name"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.chip_type.common_word}/{self.name}"
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.chip_type.cluster
+
+
+class Node(models.Model):
+    """A Kubernetes node, as last seen by sync."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="nodes")
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    ready = models.BooleanField(default=False)
+    ascend_enabled = models.BooleanField(default=False, help_text="labelled ascend=on")
+    hami_vnpu_core = models.BooleanField(default=False)
+    unschedulable = models.BooleanField(default=False)
+    resource_version = models.CharField(max_length=32, blank=True)
+    synced_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "name"], name="node_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Chip(models.Model):
+    """A physical NPU as registered in ``hami.io/node-register-<commonWord>``.
+
+    The ``*_used`` columns are usage exactly as HAMi and Volcano count it (sum of
+    ``-devices-allocated`` over non-terminal pods), kept up to date by sync; AICore
+    and AICPU use come from the templates of the slices (HAMi does not count them).
+    """
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="chips")
+    node = models.ForeignKey(Node, on_delete=models.CASCADE, related_name="chips")
+    common_word = models.CharField(max_length=63, db_index=True)
+    uuid = models.CharField(max_length=64)
+    index = models.PositiveIntegerField(default=0)
+    slots = models.PositiveIntegerField(default=0, help_text="count: concurrent vNPUs")
+    memory = models.PositiveIntegerField(default=0, help_text="devmem, MB")
+    aicore = models.PositiveIntegerField(default=0, help_text="devcore")
+    aicpu = models.PositiveIntegerField(
+        default=0, help_text="from the chip type's aiCPU"
+    )
+    healthy = models.BooleanField(default=False)
+    network_id = models.IntegerField(null=True, blank=True)
+    handshake = models.CharField(max_length=64, blank=True)
+    handshake_at = models.DateTimeField(null=True, blank=True)
+    cordoned = models.BooleanField(default=False)
+    slots_used = models.PositiveIntegerField(default=0)
+    memory_used = models.PositiveIntegerField(default=0)
+    aicore_used = models.PositiveIntegerField(default=0)
+    aicpu_used = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster", "node__name", "common_word", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "uuid"], name="chip_unique_uuid")
+        ]
+        indexes = [models.Index(fields=["cluster", "common_word"])]
+
+    def __str__(self) -> str:
+        return f"{self.node.name}/{self.common_word}#{self.index}"
+
+
+class Slice(models.Model):
+    """A vNPU held by a pod on a chip (from the pod's HAMi annotations)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="slices"
+    )
+    chip = models.ForeignKey(
+        Chip, null=True, blank=True, on_delete=models.SET_NULL, related_name="slices"
+    )
+    chip_uuid = models.CharField(max_length=64)
+    common_word = models.CharField(max_length=63)
+    namespace = models.CharField(max_length=63)
+    pod_name = models.CharField(max_length=253)
+    pod_uid = models.CharField(max_length=64, blank=True)
+    container_index = models.PositiveIntegerField(default=0)
+    node_name = models.CharField(max_length=253, blank=True)
+    template = models.CharField(
+        max_length=63, blank=True, help_text="empty for a whole card"
+    )
+    memory = models.PositiveIntegerField(default=0, help_text="MB, as booked")
+    aicore = models.PositiveIntegerField(default=0)
+    aicpu = models.PositiveIntegerField(default=0)
+    priority = models.IntegerField(default=0)
+    priority_class = models.CharField(max_length=253, blank=True)
+    phase = models.CharField(max_length=32, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster", "namespace", "pod_name", "container_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "cluster",
+                    "namespace",
+                    "pod_name",
+                    "chip_uuid",
+                    "container_index",
+                ],
+                name="slice_unique_pod_chip",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.pod_name}@{self.chip_uuid[:8]}"
+
+
+class DeviceConfigVersion(models.Model):
+    """One full text of device-config.yaml: imported, published, observed or adopted."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="device_config_versions"
+    )
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    shape = models.CharField(max_length=16, choices=DeviceConfigShape.choices)
+    source = models.CharField(max_length=16, choices=DeviceConfigSource.choices)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    reason = models.TextField(blank=True)
+    sha256 = models.CharField(max_length=64)
+    resource_version = models.CharField(
+        max_length=32, blank=True, help_text="of the ConfigMap, when known"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["cluster", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "number"], name="deviceconfig_unique_number"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} v{self.number} ({self.source})"
+
+
+class PriorityClass(models.Model):
+    """A PriorityClass mirrored from the cluster (priorities of slices and requests)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="priority_classes"
+    )
+    name = models.CharField(max_length=253)
+    value = models.IntegerField()
+    global_default = models.BooleanField(default=False)
+    preemption_policy = models.CharField(max_length=64, blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["cluster", "-value", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "name"], name="priorityclass_unique_name"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.value})"
+
+
+class ClusterObject(models.Model):
+    """A control-plane object the portal watches whole: the Volcano scheduler
+    ConfigMap, the device-config ConfigMap, the device-plugin DaemonSet, the
+    scheduler Deployments. Health checks and restart state read these."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="watched_objects"
+    )
+    kind = models.CharField(max_length=63)
+    namespace = models.CharField(max_length=63, blank=True)
+    name = models.CharField(max_length=253)
+    resource_version = models.CharField(max_length=32, blank=True)
+    data = models.JSONField(default=dict)
+    synced_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["cluster", "kind", "namespace", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "kind", "namespace", "name"],
+                name="clusterobject_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class PendingPod(models.Model):
+    """A pod waiting for a vNPU, with the scheduler's reason from its Events."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="pending_pods"
+    )
+    namespace = models.CharField(max_length=63)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64, blank=True)
+    common_word = models.CharField(max_length=63)
+    memory = models.PositiveIntegerField(
+        null=True, blank=True, help_text="MB requested; empty for a whole card"
+    )
+    priority = models.IntegerField(default=0)
+    priority_class = models.CharField(max_length=253, blank=True)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["cluster", "-priority", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "namespace", "name"], name="pendingpod_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class SyncCursor(models.Model):
+    """Where the watch of one resource of one cluster stands (resume point and health)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="sync_cursors"
+    )
+    resource = models.CharField(max_length=63)
+    resource_version = models.CharField(max_length=32, blank=True)
+    last_list_at = models.DateTimeField(null=True, blank=True)
+    last_event_at = models.DateTimeField(null=True, blank=True)
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    relists = models.PositiveIntegerField(default=0)
+    restarts = models.PositiveIntegerField(default=0)
+    events = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["cluster", "resource"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "resource"], name="synccursor_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.resource}@{self.resource_version}"
+
+
+class UsageSample(models.Model):
+    """Usage of one chip type in one cluster at one moment, for charts."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="usage_samples"
+    )
+    common_word = models.CharField(max_length=63)
+    at = models.DateTimeField(db_index=True)
+    chips = models.PositiveIntegerField(default=0)
+    slices = models.PositiveIntegerField(default=0)
+    memory_total = models.PositiveBigIntegerField(default=0)
+    memory_used = models.PositiveBigIntegerField(default=0)
+    slots_total = models.PositiveIntegerField(default=0)
+    slots_used = models.PositiveIntegerField(default=0)
+    aicore_total = models.PositiveIntegerField(default=0)
+    aicore_used = models.PositiveIntegerField(default=0)
+    aicpu_total = models.PositiveIntegerField(default=0)
+    aicpu_used = models.PositiveIntegerField(default=0)
+    stranded_memory = models.PositiveBigIntegerField(
+        default=0, help_text="free MB on chips that cannot fit the smallest template"
+    )
+
+    class Meta:
+        ordering = ["cluster", "common_word", "at"]
+        indexes = [models.Index(fields=["cluster", "common_word", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.cluster_id}:{self.common_word}@{self.at:%H:%M}"
+
+
+class LiveEvent(models.Model):
+    """Outbox of live deltas, used when there is no Redis channel layer.
+
+    In the embedded default the worker is another process, so an in-memory
+    channel layer cannot carry its deltas; the worker writes them here and the
+    web process relays them to its WebSocket clients (see apps.common.realtime).
+    """
+
+    group = models.CharField(max_length=100)
+    event = models.CharField(max_length=64)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.id} {self.group} {self.event}"

@@ -1,0 +1,278 @@
+"""From raw Kubernetes objects (JSON dicts) to the rows the portal stores.
+
+Pure functions over plain dicts: no Django, no client. Usage is counted as HAMi
+and Volcano count it (``getNodesUsage``): every pod with ``hami.io/vgpu-node``
+whose phase is not Succeeded or Failed (terminating pods still count) books each
+entry of its ``hami.io/<cw>-devices-allocated`` annotation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from apps.inventory.hami import annotations as ann
+
+log = logging.getLogger(__name__)
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+VNPU_RESOURCE_PREFIX = "huawei.com/"
+
+
+@dataclass(frozen=True)
+class ChipState:
+    """One chip as registered by the device plugin on a node."""
+
+    uuid: str
+    common_word: str
+    index: int
+    slots: int
+    memory: int
+    aicore: int
+    healthy: bool
+    network_id: int | None
+    handshake: str
+    handshake_at: datetime | None
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """A node and its chips."""
+
+    name: str
+    uid: str
+    labels: Mapping[str, str]
+    ready: bool
+    ascend_enabled: bool
+    hami_vnpu_core: bool
+    unschedulable: bool
+    resource_version: str
+    chips: tuple[ChipState, ...]
+
+
+@dataclass(frozen=True)
+class SliceState:
+    """One device entry of a pod's ``-devices-allocated`` annotation."""
+
+    namespace: str
+    pod_name: str
+    pod_uid: str
+    container_index: int
+    chip_uuid: str
+    common_word: str
+    node_name: str
+    template: str
+    memory: int
+    priority: int
+    priority_class: str
+    phase: str
+    started_at: datetime | None
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.namespace, self.pod_name, self.chip_uuid, self.container_index)
+
+
+@dataclass(frozen=True)
+class PendingState:
+    """A pod waiting for a vNPU (no node yet)."""
+
+    namespace: str
+    name: str
+    uid: str
+    common_word: str
+    memory: int | None
+    priority: int
+    priority_class: str
+    created_at: datetime | None
+    message: str
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """An RFC 3339 timestamp as the API server writes it ('2026-11-30T07:58:12Z')."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def node_state(node: Mapping[str, Any]) -> NodeState:
+    """The NodeState of a Node object; bad registration annotations are logged and skipped."""
+    meta = _meta(node)
+    annotations = meta.get("annotations") or {}
+    labels = meta.get("labels") or {}
+    conditions = (node.get("status") or {}).get("conditions") or []
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+    )
+    chips: list[ChipState] = []
+    for key, value in annotations.items():
+        if not key.startswith(ann.REGISTER_PREFIX):
+            continue
+        common_word = key[len(ann.REGISTER_PREFIX) :]
+        try:
+            devices = ann.parse_node_register(value)
+        except ValueError as exc:
+            log.warning("node %s: unreadable %s: %s", meta.get("name"), key, exc)
+            continue
+        kind, at = _handshake(annotations.get(ann.handshake_key(common_word)))
+        for device in devices:
+            chips.append(
+                ChipState(
+                    uuid=device.id,
+                    common_word=device.type or common_word,
+                    index=device.index,
+                    slots=device.count,
+                    memory=device.devmem,
+                    aicore=device.devcore,
+                    healthy=device.health,
+                    network_id=device.network_id,
+                    handshake=kind,
+                    handshake_at=at,
+                )
+            )
+    return NodeState(
+        name=meta.get("name", ""),
+        uid=meta.get("uid", ""),
+        labels=dict(labels),
+        ready=ready,
+        ascend_enabled=labels.get("ascend") == "on",
+        hami_vnpu_core=str(annotations.get("hami-vnpu-core", "")).lower() == "true",
+        unschedulable=bool((node.get("spec") or {}).get("unschedulable")),
+        resource_version=meta.get("resourceVersion", ""),
+        chips=tuple(sorted(chips, key=lambda c: (c.common_word, c.index, c.uuid))),
+    )
+
+
+def _handshake(value: str | None) -> tuple[str, datetime | None]:
+    if not value:
+        return "", None
+    try:
+        kind, at = ann.parse_handshake(value)
+    except ValueError:
+        return value[:64], None
+    if at is not None and at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return kind, at
+
+
+def _runtime_templates(
+    annotations: Mapping[str, str], common_word: str
+) -> dict[str, str]:
+    raw = annotations.get(ann.runtime_key(common_word))
+    if not raw:
+        return {}
+    try:
+        return {item.uuid: item.temp for item in ann.parse_runtime_info(raw)}
+    except ValueError:
+        return {}
+
+
+def pod_slices(pod: Mapping[str, Any]) -> list[SliceState]:
+    """The slices a pod holds, counted as HAMi counts them (empty for terminal pods)."""
+    meta = _meta(pod)
+    annotations = meta.get("annotations") or {}
+    status = pod.get("status") or {}
+    phase = status.get("phase", "")
+    node_name = annotations.get(ann.VGPU_NODE)
+    if not node_name or phase in TERMINAL_PHASES:
+        return []
+    spec = pod.get("spec") or {}
+    slices: list[SliceState] = []
+    for key, value in annotations.items():
+        if not (key.startswith("hami.io/") and key.endswith("-devices-allocated")):
+            continue
+        common_word = key[len("hami.io/") : -len("-devices-allocated")]
+        try:
+            containers = ann.parse_pod_devices(value)
+        except ValueError as exc:
+            log.warning(
+                "pod %s/%s: unreadable %s: %s",
+                meta.get("namespace"),
+                meta.get("name"),
+                key,
+                exc,
+            )
+            continue
+        templates = _runtime_templates(annotations, common_word)
+        for container_index, devices in enumerate(containers):
+            for device in devices:
+                slices.append(
+                    SliceState(
+                        namespace=meta.get("namespace", ""),
+                        pod_name=meta.get("name", ""),
+                        pod_uid=meta.get("uid", ""),
+                        container_index=container_index,
+                        chip_uuid=device.uuid,
+                        common_word=device.type or common_word,
+                        node_name=node_name,
+                        template=templates.get(device.uuid, ""),
+                        memory=device.usedmem,
+                        priority=int(spec.get("priority") or 0),
+                        priority_class=spec.get("priorityClassName", ""),
+                        phase=phase,
+                        started_at=parse_time(status.get("startTime")),
+                    )
+                )
+    return slices
+
+
+def _vnpu_request(spec: Mapping[str, Any]) -> tuple[str, int | None] | None:
+    """(commonWord, memory MB or None) of the first container limit on a vNPU resource."""
+    containers = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    for container in containers:
+        limits = {
+            **((container.get("resources") or {}).get("requests") or {}),
+            **((container.get("resources") or {}).get("limits") or {}),
+        }
+        for name in limits:
+            if not name.startswith(VNPU_RESOURCE_PREFIX) or name.endswith(
+                ("-memory", "-core")
+            ):
+                continue
+            common_word = name[len(VNPU_RESOURCE_PREFIX) :]
+            memory = limits.get(f"{name}-memory")
+            try:
+                return common_word, int(str(memory)) if memory is not None else None
+            except ValueError:
+                return common_word, None
+    return None
+
+
+def pod_pending(pod: Mapping[str, Any]) -> PendingState | None:
+    """A PendingState when the pod waits for a vNPU (Pending and not yet bound)."""
+    status = pod.get("status") or {}
+    spec = pod.get("spec") or {}
+    if status.get("phase") != "Pending" or spec.get("nodeName"):
+        return None
+    request = _vnpu_request(spec)
+    if request is None:
+        return None
+    meta = _meta(pod)
+    message = ""
+    for condition in status.get("conditions") or []:
+        if (
+            condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+        ):
+            message = condition.get("message") or condition.get("reason") or ""
+    return PendingState(
+        namespace=meta.get("namespace", ""),
+        name=meta.get("name", ""),
+        uid=meta.get("uid", ""),
+        common_word=request[0],
+        memory=request[1],
+        priority=int(spec.get("priority") or 0),
+        priority_class=spec.get("priorityClassName", ""),
+        created_at=parse_time(meta.get("creationTimestamp")),
+        message=message,
+    )

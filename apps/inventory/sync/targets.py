@@ -1,0 +1,112 @@
+"""What sync lists and watches in a cluster, and where each result goes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+
+from apps.inventory.models import Cluster
+
+Events = Sequence[tuple[str, Mapping[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Target:
+    """One list+watch stream: a path, an optional name, and its two handlers."""
+
+    key: str
+    path: str
+    name: str | None  # a single object (fieldSelector metadata.name)
+    apply_full: Callable[[Any, Sequence[Mapping[str, Any]]], None]
+    apply_events: Callable[[Any, Events], None]
+
+    @property
+    def field_selector(self) -> str | None:
+        return f"metadata.name={self.name}" if self.name else None
+
+
+def _objects(
+    kind: str, path: str, name: str
+) -> tuple[Callable[..., None], Callable[..., None]]:
+    namespace = path.split("/namespaces/", 1)[1].split("/", 1)[0]
+
+    def full(handler: Any, items: Sequence[Mapping[str, Any]]) -> None:
+        handler.replace_objects(kind, namespace, name, items)
+
+    def events(handler: Any, batch: Events) -> None:
+        handler.apply_object_events(kind, batch)
+
+    return full, events
+
+
+def targets_for(cluster: Cluster) -> list[Target]:
+    """The streams of one cluster (names of control-plane objects from settings)."""
+    volcano_ns, volcano_cm = settings.VOLCANO_SCHEDULER_CONFIGMAP.split("/", 1)
+    plugin_ns, plugin_ds = settings.DEVICE_PLUGIN_DAEMONSET.split("/", 1)
+    single = [
+        (
+            "configmap:device-config",
+            "ConfigMap",
+            f"/api/v1/namespaces/{cluster.device_config_namespace}/configmaps",
+            cluster.device_config_name,
+        ),
+        (
+            "configmap:volcano-scheduler",
+            "ConfigMap",
+            f"/api/v1/namespaces/{volcano_ns}/configmaps",
+            volcano_cm,
+        ),
+        (
+            "daemonset:device-plugin",
+            "DaemonSet",
+            f"/apis/apps/v1/namespaces/{plugin_ns}/daemonsets",
+            plugin_ds,
+        ),
+    ]
+    for ref in settings.WATCHED_DEPLOYMENTS:
+        namespace, name = ref.split("/", 1)
+        single.append(
+            (
+                f"deployment:{name}",
+                "Deployment",
+                f"/apis/apps/v1/namespaces/{namespace}/deployments",
+                name,
+            )
+        )
+    result = [
+        Target(
+            "nodes",
+            "/api/v1/nodes",
+            None,
+            lambda h, i: h.replace_nodes(i),
+            lambda h, e: h.apply_node_events(e),
+        ),
+        Target(
+            "pods",
+            "/api/v1/pods",
+            None,
+            lambda h, i: h.replace_pods(i),
+            lambda h, e: h.apply_pod_events(e),
+        ),
+        Target(
+            "events",
+            "/api/v1/events",
+            None,
+            lambda h, i: h.apply_scheduling_events([("ADDED", x) for x in i]),
+            lambda h, e: h.apply_scheduling_events(e),
+        ),
+        Target(
+            "priorityclasses",
+            "/apis/scheduling.k8s.io/v1/priorityclasses",
+            None,
+            lambda h, i: h.replace_priority_classes(i),
+            lambda h, e: h.apply_priority_class_events(e),
+        ),
+    ]
+    for key, kind, path, name in single:
+        full, events = _objects(kind, path, name)
+        result.append(Target(key, path, name, full, events))
+    return result

@@ -1,0 +1,39 @@
+"""Celery tasks of the inventory: thin wrappers around the sync engine and services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.conf import settings
+
+
+@shared_task(acks_late=True, ignore_result=True)
+def sync_cluster_task(cluster_id: int) -> dict[str, Any]:
+    """Mirror one cluster for SYNC_TASK_SECONDS (watches whose locks this worker gets)."""
+    from apps.inventory.sync.engine import sync_run
+
+    stats = sync_run(cluster_id, seconds=settings.SYNC_TASK_SECONDS)
+    return {
+        key: {"events": s.events, "lists": s.lists, "errors": s.errors}
+        for key, s in stats.items()
+    }
+
+
+@shared_task(ignore_result=True)
+def sync_all_clusters_task() -> int:
+    """Make sure every connected cluster has its watchers (extra tasks exit at once)."""
+    from apps.inventory.selectors import connected_cluster_ids
+
+    ids = connected_cluster_ids()
+    for cluster_id in ids:
+        sync_cluster_task.delay(cluster_id)
+    return len(ids)
+
+
+@shared_task(ignore_result=True)
+def record_usage_samples_task() -> int:
+    """Store one usage sample per cluster and chip type; drop samples past retention."""
+    from apps.inventory.services import usage_samples_record
+
+    return usage_samples_record()

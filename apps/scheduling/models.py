@@ -1,0 +1,1 @@
+"""Requests, queues, reservations and preemption proposals (a later issue fills this in)."""

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, migrations, OpenAPI schema, then pytest.
+# Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
+export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
+
+echo "==> ruff check"
+ruff check .
+echo "==> makemigrations --check"
+python manage.py makemigrations --check --dry-run
+echo "==> OpenAPI schema"
+python manage.py spectacular --validate --fail-on-warn --file /dev/null
+echo "==> pytest (database: ${DATABASE_URL:-sqlite})"
+python -m pytest "$@"

@@ -1,0 +1,81 @@
+"""API tokens: issued once, stored hashed, scoped by role, revocable."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from apps.accounts.models import ApiToken
+
+pytestmark = pytest.mark.django_db
+
+
+def test_admin_issues_a_token_that_works_once_shown(admin_client_api):
+    response = admin_client_api.post(
+        "/api/tokens/",
+        {"username": "ci-bot", "role": "operator", "queues": ["ci"]},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    plaintext = response.json()["token"]
+    token = ApiToken.objects.get(pk=response.json()["id"])
+    assert plaintext not in token.key_hash
+    assert token.key_hash != plaintext
+    assert token.queues == ["ci"]
+    # the list never shows it again
+    listed = admin_client_api.get("/api/tokens/").json()["results"]
+    assert all("token" not in row for row in listed)
+
+    client = APIClient()
+    me = client.get("/api/me/", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert me.status_code == 200
+    assert me.json() == {
+        "username": "ci-bot",
+        "role": "operator",
+        "is_service_account": True,
+    }
+
+    assert admin_client_api.post(f"/api/tokens/{token.pk}/revoke/").status_code == 200
+    assert (
+        client.get("/api/me/", HTTP_AUTHORIZATION=f"Bearer {plaintext}").status_code
+        == 401
+    )
+
+
+def test_wrong_token_is_401(api_client):
+    response = api_client.get("/api/me/", HTTP_AUTHORIZATION="Bearer vnp_abcd1234_nope")
+    assert response.status_code == 401
+
+
+def test_operator_cannot_issue_tokens(operator_client):
+    response = operator_client.post(
+        "/api/tokens/", {"username": "x", "role": "admin"}, format="json"
+    )
+    assert response.status_code == 403
+
+
+def test_new_service_account_needs_a_role(admin_client_api):
+    response = admin_client_api.post(
+        "/api/tokens/", {"username": "nobody-yet"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "role" in response.json()["errors"]
+
+
+def test_createtoken_command_prints_a_working_token(capsys):
+    call_command("createtoken", "pipeline", "--role", "viewer", "--queue", "ci")
+    plaintext = capsys.readouterr().out.strip()
+    assert plaintext.startswith("vnp_")
+    response = APIClient().get("/api/me/", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
+    assert response.json()["role"] == "viewer"
+    assert ApiToken.objects.get().queues == ["ci"]
+
+
+def test_session_login_gives_role(api_client, operator):
+    response = api_client.post(
+        "/api/auth/login/", {"username": "otto", "password": "pw-otto"}, format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["role"] == "operator"
+    assert api_client.get("/api/me/").json()["username"] == "otto"

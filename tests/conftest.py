@@ -1,0 +1,79 @@
+"""Shared fixtures: users of each role, API clients, and the fixture files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rest_framework.test import APIClient
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+def _user(django_user_model, username: str, role: str):
+    from apps.accounts.services import user_set_role
+
+    user = django_user_model.objects.create_user(
+        username=username, password="pw-" + username
+    )
+    user_set_role(user=user, role=role)
+    return user
+
+
+@pytest.fixture
+def viewer(db, django_user_model):
+    return _user(django_user_model, "vera", "viewer")
+
+
+@pytest.fixture
+def operator(db, django_user_model):
+    return _user(django_user_model, "otto", "operator")
+
+
+@pytest.fixture
+def admin_user(db, django_user_model):
+    return _user(django_user_model, "ada", "admin")
+
+
+@pytest.fixture
+def api_client() -> APIClient:
+    return APIClient()
+
+
+def _client_for(user) -> APIClient:
+    client = APIClient()
+    client.force_authenticate(user=user)
+    return client
+
+
+@pytest.fixture
+def viewer_client(viewer) -> APIClient:
+    return _client_for(viewer)
+
+
+@pytest.fixture
+def operator_client(operator) -> APIClient:
+    return _client_for(operator)
+
+
+@pytest.fixture
+def admin_client_api(admin_user) -> APIClient:
+    return _client_for(admin_user)
+
+
+@pytest.fixture
+def guide_cluster(db):
+    """Cluster ``guide`` with the reference guide's device config (list shape) imported."""
+    from apps.inventory.services import deviceconfig_import
+
+    deviceconfig_import(
+        cluster_name="guide", text=(FIXTURES / "device-config-list.yaml").read_text()
+    )
+    from apps.inventory.models import Cluster
+
+    return Cluster.objects.get(name="guide")

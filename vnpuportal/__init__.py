@@ -1,0 +1,1 @@
+"""vNPU Portal project package: settings, URLs, ASGI and the Celery app."""

@@ -1,0 +1,24 @@
+"""ASGI entry point: Django for HTTP, Channels for the /ws/ WebSockets."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "vnpuportal.settings.base")
+# Django must be set up before anything imports models (consumers do).
+django_asgi_app = get_asgi_application()
+
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+
+from apps.accounts.ws import PortalAuthStack  # noqa: E402
+from vnpuportal.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(
+            PortalAuthStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

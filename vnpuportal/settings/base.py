@@ -1,0 +1,230 @@
+"""All settings, read from the environment with embedded defaults.
+
+With no environment at all the portal runs on SQLite, with Celery tasks run
+in-process and an in-memory channel layer: the "embedded default" the README's
+run command uses. Production sets DATABASE_URL and REDIS_URL.
+"""
+
+from __future__ import annotations
+
+import environ
+
+from vnpuportal.env import BASE_DIR, env
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env(
+    "DJANGO_SECRET_KEY",
+    default="dev-insecure-key-change-me" if DEBUG else environ.Env.NOTSET,
+)
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "channels",
+    "apps.accounts",
+    "apps.inventory",
+    "apps.audit",
+    "apps.scheduling",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "vnpuportal.urls"
+WSGI_APPLICATION = "vnpuportal.wsgi.application"
+ASGI_APPLICATION = "vnpuportal.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "vnpuportal" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Workers, the web process and the sync loop share one file: wait for the
+    # writer lock instead of failing with "database is locked".
+    # WAL lets the web process read while the worker writes.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;",
+        }
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL", default="")  # empty: embedded mode, no Redis
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# The embedded run command uses "filesystem://" so that its worker is a real,
+# separate process without Redis; with no broker at all tasks run inline.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL == "memory://"
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _queue_dir = BASE_DIR / "var" / "celery"
+    for _sub in ("queue", "processed"):
+        (_queue_dir / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue_dir / "queue"),
+        "data_folder_out": str(_queue_dir / "queue"),
+        "processed_folder": str(_queue_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_TASK_ACKS_LATE = True  # a killed worker's task is delivered again
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+# Every periodic job, in one place.
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
+    # Restart any cluster's watchers that stopped (their task ended or a worker
+    # died); tasks that find the locks taken exit at once, so this is cheap.
+    "sync-all-clusters": {
+        "task": "apps.inventory.tasks.sync_all_clusters_task",
+        "schedule": 30.0,
+    },
+    # One usage sample per cluster and chip type a minute, for the charts.
+    "record-usage-samples": {
+        "task": "apps.inventory.tasks.record_usage_samples_task",
+        "schedule": 60.0,
+    },
+}
+
+CHANNEL_LAYERS = {
+    "default": (
+        {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+        if REDIS_URL
+        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
+    )
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {
+        "NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"
+    },
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+LOGIN_URL = "/admin/login/"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermission"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PortalPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.common.api.exception_handler",
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "vNPU Portal API",
+    "DESCRIPTION": (
+        "Inventory, vNPU templates and device-config versions of Kubernetes "
+        "clusters that slice Huawei Ascend NPUs with HAMi and Volcano."
+    ),
+    "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/",
+    "ENUM_NAME_OVERRIDES": {
+        "RoleEnum": "apps.accounts.choices.Role",
+        "DeviceConfigShapeEnum": "apps.inventory.choices.DeviceConfigShape",
+        "DeviceConfigSourceEnum": "apps.inventory.choices.DeviceConfigSource",
+        "ConnectionKindEnum": "apps.inventory.choices.ConnectionKind",
+        "SyncStateEnum": "apps.inventory.choices.SyncState",
+    },
+}
+
+# Key for credentials stored in the database (cluster tokens). Defaults to one
+# derived from SECRET_KEY, so rotating SECRET_KEY needs this set to the old one.
+FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
+
+# Where `manage.py deviceconfig` and the demo look for the device-config.
+DEFAULT_DEVICE_CONFIG_NAMESPACE = "kube-system"
+DEFAULT_DEVICE_CONFIG_NAME = "hami-scheduler-device"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
+}
+
+__all__ = [name for name in dir() if name.isupper()]
+
+# Without Redis the worker cannot reach the web process's in-memory channel
+# layer; deltas then go through a database outbox (apps.common.realtime).
+REALTIME_OUTBOX = env.bool("REALTIME_OUTBOX", default=not REDIS_URL)
+# Sync: a cluster is shown stale when no watch has succeeded for this long.
+SYNC_STALE_AFTER_SECONDS = env.int("SYNC_STALE_AFTER_SECONDS", default=90)
+# How long a sync task keeps its watches before handing over (beat restarts it).
+SYNC_TASK_SECONDS = env.int("SYNC_TASK_SECONDS", default=600)
+USAGE_SAMPLE_RETENTION_DAYS = env.int("USAGE_SAMPLE_RETENTION_DAYS", default=14)
+LOCK_DIR = env("LOCK_DIR", default=str(BASE_DIR / "var" / "locks"))
+# Control-plane objects sync watches whole (namespace/name), for health and restarts.
+VOLCANO_SCHEDULER_CONFIGMAP = env(
+    "VOLCANO_SCHEDULER_CONFIGMAP", default="volcano-system/volcano-scheduler-configmap"
+)
+DEVICE_PLUGIN_DAEMONSET = env(
+    "DEVICE_PLUGIN_DAEMONSET", default="kube-system/hami-ascend-device-plugin"
+)
+WATCHED_DEPLOYMENTS = env.list(
+    "WATCHED_DEPLOYMENTS",
+    default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],
+)
