@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
-# Run the portal on its embedded default: SQLite, no Redis, the reference guide's
-# device config imported as the demo cluster. Open http://127.0.0.1:8000/
+# Run the whole portal on its embedded default, for a newcomer:
+#   - simcluster, a simulated Ascend cluster (the reference guide's two nodes,
+#     with a workload generator that keeps pods coming and going);
+#   - a Celery worker and beat doing real list+watch syncs of it, on a
+#     filesystem broker (no Redis needed);
+#   - the portal (ASGI: HTTP + WebSockets) on SQLite.
+# All are started and stopped together (Ctrl-C stops everything).
+# Open http://127.0.0.1:8000/ and log in as admin / admin.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" run
 
@@ -10,9 +16,46 @@ if [ ! -f .env ]; then
   echo "DJANGO_DEBUG=true" >> .env
 fi
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.base
+# A real worker process without Redis: Celery's filesystem transport, and live
+# deltas through the database outbox (see README, "Embedded mode").
+export CELERY_BROKER_URL="${CELERY_BROKER_URL:-filesystem://}"
 PORT="${PORT:-8000}"
+SIM_PORT="${SIM_PORT:-0}"
+mkdir -p var
+KUBECONFIG_PATH="$ROOT/var/simcluster.kubeconfig"
+
+pids=()
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # The worker's sync task holds long watches: give it a moment, then insist.
+  for _ in $(seq 20); do
+    alive=0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    [ "$alive" = 0 ] && break
+    sleep 0.25
+  done
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
 
 python manage.py migrate --noinput
-python manage.py demo
-echo "==> portal on http://127.0.0.1:${PORT}/  (admin login: admin / admin; API docs: /api/docs/)"
-exec uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT"
+rm -f "$KUBECONFIG_PATH"
+python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenario guide --workload \
+  >var/simcluster.log 2>&1 &
+pids+=($!)
+for _ in $(seq 50); do [ -s "$KUBECONFIG_PATH" ] && break; sleep 0.2; done
+[ -s "$KUBECONFIG_PATH" ] || { echo "simcluster did not start; see var/simcluster.log" >&2; exit 1; }
+python manage.py demo --kubeconfig "$KUBECONFIG_PATH"
+python manage.py sync --cluster demo --once
+celery -A vnpuportal worker --beat --pool threads --concurrency 4 --loglevel INFO \
+  --schedule var/celerybeat-schedule >var/worker.log 2>&1 &
+pids+=($!)
+# Start the watches now rather than at beat's first tick (30 s).
+celery -A vnpuportal call apps.inventory.tasks.sync_all_clusters_task >/dev/null
+echo "==> portal on http://127.0.0.1:${PORT}/  (login: admin / admin; API docs: /api/docs/)"
+echo "    simulated cluster: $(grep -m1 server: "$KUBECONFIG_PATH" | awk '{print $2}')  (kubectl --kubeconfig $KUBECONFIG_PATH get pods -A)"
+echo "    logs: var/worker.log var/simcluster.log"
+uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" &
+pids+=($!)
+wait -n "${pids[@]}"

@@ -292,3 +292,81 @@ def fragmentation(cluster: Cluster) -> list[dict[str, Any]]:
             entry["stranded_memory"] += free
             entry["stranded_chips"] += 1
     return sorted(result.values(), key=lambda e: e["common_word"])
+
+
+# --- publishing: the portal's baseline and drift recorded by sync -----------------
+# (DB only, no cluster API call; the live checks are in apps.inventory.health)
+
+
+def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
+    """The version the portal believes is live: its newest own one ("last seen").
+
+    Imported, published and adopted versions are the portal's own statements
+    of what the ConfigMap holds; ``observed`` ones are what sync saw someone
+    else write, so they never become the baseline until an admin adopts them.
+    """
+    from apps.inventory.choices import DeviceConfigSource as Source
+
+    return deviceconfig_latest(
+        cluster, sources=(Source.IMPORTED, Source.PUBLISHED, Source.ADOPTED)
+    )
+
+
+def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
+    """The newest version that changed what the cluster's components should load.
+
+    Published versions were written by the portal and observed ones by hand,
+    so both change the ConfigMap; so does an adoption other than the first
+    sync's (the first one only records what the running pods already read).
+    Imports do not touch the cluster. Its ``created_at`` is the "published
+    at" time that restart state compares pod start times with.
+    """
+    from django.db.models import Q
+
+    from apps.inventory.choices import DeviceConfigSource as Source
+
+    return (
+        DeviceConfigVersion.objects.filter(cluster=cluster)
+        .filter(
+            Q(source__in=(Source.PUBLISHED, Source.OBSERVED))
+            | Q(source=Source.ADOPTED, number__gt=1)
+        )
+        .order_by("-number")
+        .first()
+    )
+
+
+def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
+    """Drift as sync recorded it, for the UI: no call to the cluster.
+
+    There is drift when the newest version of all is an ``observed`` one whose
+    text differs from the baseline (someone edited the ConfigMap by hand and
+    nobody adopted or published over it yet).
+
+    Returns:
+        ``in_sync``, ``baseline_version`` and ``live_version`` (numbers or
+        None), ``live_resource_version`` and ``diff`` (baseline to observed).
+    """
+    from apps.inventory.choices import DeviceConfigSource as Source
+
+    baseline = deviceconfig_baseline(cluster)
+    newest = deviceconfig_latest(cluster)
+    observed = newest if newest and newest.source == Source.OBSERVED else None
+    drifted = observed is not None and (
+        baseline is None or observed.text != baseline.text
+    )
+    live = observed if drifted else baseline
+    return {
+        "in_sync": not drifted,
+        "baseline_version": baseline.number if baseline else None,
+        "live_version": live.number if live else None,
+        "live_resource_version": live.resource_version if live else "",
+        "diff": text_diff(
+            baseline.text if baseline else "",
+            observed.text,
+            before_label=f"v{baseline.number if baseline else 0} (baseline)",
+            after_label=f"v{observed.number} (observed)",
+        )
+        if drifted and observed is not None
+        else "",
+    }

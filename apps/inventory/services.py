@@ -659,3 +659,12 @@ def usage_samples_record() -> int:
         at__lt=now - timedelta(days=settings.USAGE_SAMPLE_RETENTION_DAYS)
     ).delete()
     return len(samples)
+
+
+def chip_types_replace(*, cluster: Cluster, specs: Sequence[ChipTypeSpec]) -> None:
+    """Make ``specs`` the cluster's chip types and templates, as they are.
+
+    For callers that already validated ``specs`` and audit the change
+    themselves (publishing a rollback sets the portal's copy to that version).
+    """
+    _replace_chip_types(cluster, specs)

@@ -1,7 +1,9 @@
 """``manage.py demo``: what the README's run command sets up for a newcomer.
 
 Idempotent: an ``admin`` user (password ``admin``, for the local demo only) and
-the cluster ``demo`` with the reference guide's device config imported.
+the cluster ``demo``: connected to a simulated cluster when ``--kubeconfig`` is
+given (its first sync adopts the cluster's device config), otherwise with the
+reference guide's device config imported.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from apps.accounts.services import user_set_role
@@ -25,6 +28,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--cluster", default="demo")
         parser.add_argument("--password", default="admin")
+        parser.add_argument(
+            "--kubeconfig",
+            help="register the cluster with this kubeconfig (a running simcluster); "
+            "without it, import the guide's device config only",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         user_model = get_user_model()
@@ -35,7 +43,16 @@ class Command(BaseCommand):
             )
             self.stdout.write("created user admin")
         user_set_role(user=admin, role="admin")
-        if not Cluster.objects.filter(name=options["cluster"]).exists():
+        if options["kubeconfig"]:
+            call_command(
+                "cluster",
+                "add",
+                options["cluster"],
+                "--kubeconfig",
+                options["kubeconfig"],
+                stdout=self.stdout,
+            )
+        elif not Cluster.objects.filter(name=options["cluster"]).exists():
             deviceconfig_import(
                 cluster_name=options["cluster"],
                 text=GUIDE_CONFIG.read_text(),

@@ -1,0 +1,152 @@
+"""Sync's database side: derived chips, slices and usage from the fixture objects."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from apps.inventory.models import Chip, Node, PendingPod, Slice
+from apps.inventory.sync.writer import ClusterWriter
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def objects(fixtures_dir):
+    load = lambda name: json.loads((fixtures_dir / name).read_text())  # noqa: E731
+    return {
+        "nodes": [load("node-310p3.json"), load("node-910b4.json")],
+        "pods": [load("pod-310p-vir01.json"), load("pod-910b4-vir05.json")],
+    }
+
+
+def test_full_list_derives_chips_slices_and_usage(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.replace_pods(objects["pods"])
+    assert Node.objects.filter(cluster=guide_cluster).count() == 2
+    assert Chip.objects.filter(cluster=guide_cluster).count() == 12
+    chip0 = Chip.objects.get(uuid="52E6B438-F2A74DE4-269E0D37-6513270E-A6A3A450")
+    assert (chip0.index, chip0.slots, chip0.memory, chip0.aicore, chip0.aicpu) == (
+        0,
+        7,
+        21527,
+        8,
+        7,
+    )
+    assert (
+        chip0.slots_used,
+        chip0.memory_used,
+        chip0.aicore_used,
+        chip0.aicpu_used,
+    ) == (1, 3072, 1, 1)
+    unhealthy = Chip.objects.get(node__name="npu-node-910b-01", index=5)
+    assert unhealthy.healthy is False
+    assert unhealthy.network_id == 1
+    chip6 = Chip.objects.get(node__name="npu-node-910b-01", index=6)
+    assert (chip6.memory_used, chip6.aicore_used, chip6.aicpu_used) == (8192, 5, 1)
+    slice_ = Slice.objects.get(pod_name="npu-pod-910b")
+    assert (slice_.template, slice_.memory, slice_.priority, slice_.chip_id) == (
+        "vir05_1c_8g",
+        8192,
+        100000,
+        chip6.id,
+    )
+    assert Slice.objects.count() == 2
+
+
+def test_pods_before_nodes_link_up_later(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_pods(objects["pods"])
+    assert Slice.objects.filter(chip__isnull=True).count() == 2
+    writer.replace_nodes(objects["nodes"])
+    assert Slice.objects.filter(chip__isnull=True).count() == 0
+    assert Chip.objects.get(node__name="npu-node-310p-01", index=0).memory_used == 3072
+
+
+def test_events_update_usage_and_terminal_pods_release(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.replace_pods(objects["pods"])
+    second = copy.deepcopy(objects["pods"][0])
+    second["metadata"]["name"] = "second"
+    writer.apply_pod_events([("ADDED", second)])
+    chip0 = Chip.objects.get(node__name="npu-node-310p-01", index=0)
+    assert (chip0.slots_used, chip0.memory_used) == (2, 6144)
+    done = copy.deepcopy(second)
+    done["status"]["phase"] = "Succeeded"
+    writer.apply_pod_events([("MODIFIED", done)])
+    chip0.refresh_from_db()
+    assert (chip0.slots_used, chip0.memory_used) == (1, 3072)
+    writer.apply_pod_events([("DELETED", objects["pods"][0])])
+    chip0.refresh_from_db()
+    assert (chip0.slots_used, chip0.memory_used, chip0.aicore_used) == (0, 0, 0)
+    assert not Slice.objects.filter(pod_name="npu-pod-310p").exists()
+
+
+def test_relist_converges_without_duplicates(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    for _ in range(3):
+        writer.replace_nodes(objects["nodes"])
+        writer.replace_pods(objects["pods"])
+    assert Slice.objects.count() == 2
+    assert Chip.objects.count() == 12
+    writer.replace_pods(objects["pods"][:1])
+    assert list(Slice.objects.values_list("pod_name", flat=True)) == ["npu-pod-310p"]
+    assert Chip.objects.get(node__name="npu-node-910b-01", index=6).memory_used == 0
+
+
+def test_node_removed_and_chip_unregistered(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.apply_node_events([("DELETED", objects["nodes"][1])])
+    assert Chip.objects.count() == 4
+    node = copy.deepcopy(objects["nodes"][0])
+    devices = json.loads(
+        node["metadata"]["annotations"]["hami.io/node-register-Ascend310P"]
+    )[:2]
+    node["metadata"]["annotations"]["hami.io/node-register-Ascend310P"] = json.dumps(
+        devices
+    )
+    writer.apply_node_events([("MODIFIED", node)])
+    assert Chip.objects.count() == 2
+
+
+def test_pending_pod_with_reason(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    pod = copy.deepcopy(objects["pods"][0])
+    pod["metadata"]["name"] = "waiting"
+    pod["metadata"]["annotations"] = {}
+    pod["spec"].pop("nodeName")
+    pod["status"] = {"phase": "Pending"}
+    writer.apply_pod_events([("ADDED", pod)])
+    pending = PendingPod.objects.get(name="waiting")
+    assert (pending.common_word, pending.memory, pending.priority) == (
+        "Ascend310P",
+        3072,
+        100,
+    )
+    writer.apply_scheduling_events(
+        [
+            (
+                "ADDED",
+                {
+                    "involvedObject": {
+                        "kind": "Pod",
+                        "namespace": "default",
+                        "name": "waiting",
+                    },
+                    "reason": "FailedScheduling",
+                    "message": "no chip with 3072 MB free",
+                },
+            )
+        ]
+    )
+    pending.refresh_from_db()
+    assert pending.reason == "no chip with 3072 MB free"
+    pod["spec"]["nodeName"] = "npu-node-310p-01"
+    pod["status"]["phase"] = "Running"
+    writer.apply_pod_events([("MODIFIED", pod)])
+    assert not PendingPod.objects.exists()

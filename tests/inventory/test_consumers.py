@@ -1,0 +1,78 @@
+"""The cluster WebSocket: refuses anonymous callers, sends a snapshot, then deltas."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+
+from apps.inventory.sync.writer import ClusterWriter
+from vnpuportal.asgi import application
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.websockets]
+
+
+def _communicator(path: str, user=None, headers=None) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(
+        application, path, headers=[(b"origin", b"http://localhost"), *(headers or [])]
+    )
+    if user is not None:
+        communicator.scope["user"] = user
+    return communicator
+
+
+async def test_anonymous_is_refused(guide_cluster):
+    communicator = _communicator(f"/ws/clusters/{guide_cluster.pk}/", AnonymousUser())
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4401
+
+
+async def test_bad_token_is_refused(guide_cluster):
+    communicator = _communicator(
+        f"/ws/clusters/{guide_cluster.pk}/",
+        headers=[(b"authorization", b"Bearer vnp_nope_nope")],
+    )
+    connected, _ = await communicator.connect()
+    assert not connected
+
+
+async def test_token_client_gets_snapshot_then_delta(guide_cluster, fixtures_dir):
+    from apps.accounts.services import token_create, user_ensure
+
+    user = await sync_to_async(user_ensure)(username="watcher", role="viewer")
+    issued = await sync_to_async(token_create)(user=user)
+    communicator = _communicator(
+        f"/ws/clusters/{guide_cluster.pk}/",
+        headers=[(b"authorization", f"Bearer {issued.plaintext}".encode())],
+    )
+    connected, _ = await communicator.connect()
+    assert connected
+    snapshot = await communicator.receive_json_from(timeout=5)
+    assert snapshot["type"] == "snapshot"
+    assert snapshot["payload"]["summary"]["cluster"] == "guide"
+    assert snapshot["payload"]["chips"]["rows"] == []
+
+    # when sync writes the guide's nodes, then chip rows arrive as a delta
+    nodes = [
+        json.loads((fixtures_dir / n).read_text())
+        for n in ("node-310p3.json", "node-910b4.json")
+    ]
+    await sync_to_async(lambda: ClusterWriter(guide_cluster).replace_nodes(nodes))()
+    chips = []
+    while len(chips) < 12:
+        message = await communicator.receive_json_from(timeout=5)
+        if message["event"] == "chips":
+            chips.extend(message["payload"]["rows"])
+    assert len(chips) == 12
+    await communicator.disconnect()
+
+
+async def test_unknown_cluster_is_refused(viewer):
+    communicator = _communicator("/ws/clusters/999/", viewer)
+    connected, code = await communicator.connect()
+    assert not connected
+    assert code == 4404
