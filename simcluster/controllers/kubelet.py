@@ -1,0 +1,238 @@
+"""Simulated kubelets: start bound pods, make them Ready, finish and remove them."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from simcluster import hami, podutil, resources
+from simcluster.api import PodDeadlines
+from simcluster.controllers.base import Controller
+from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
+
+RUN_SECONDS = "simcluster.io/run-seconds"
+PodKey = tuple[str, str]
+
+
+def node_ip(node: str) -> str:
+    """A stable fake InternalIP for a node."""
+    digest = hashlib.sha256(node.encode()).digest()
+    return f"10.20.{digest[0]}.{digest[1] % 250 + 2}"
+
+
+def pod_ip(uid: str) -> str:
+    """A stable fake pod IP."""
+    digest = hashlib.sha256(uid.encode()).digest()
+    return f"172.16.{digest[0]}.{digest[1] % 250 + 2}"
+
+
+def _parse_time(text: str) -> float:
+    moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return time.monotonic() + (moment - datetime.now(UTC)).total_seconds()
+
+
+def serve_devices(pod: Obj) -> None:
+    """The device plugin's Allocate: pop devices-to-allocate, bind-phase success."""
+    annotations = pod["metadata"].get("annotations") or {}
+    touched = False
+    for key, value in list(annotations.items()):
+        if key.startswith("hami.io/") and key.endswith("-devices-to-allocate"):
+            containers = hami.parse_pod_devices(value)
+            annotations[key] = hami.encode_pod_devices([[] for _ in containers])
+            touched = True
+    if touched:
+        annotations[hami.BIND_PHASE] = "success"
+
+
+def start_pod(pod: Obj, node: Obj | None, ready: bool) -> None:
+    """Turn a bound Pending pod into a Running one."""
+    now = now_rfc3339()
+    spec = pod.get("spec") or {}
+    status = pod.setdefault("status", {})
+    status["phase"] = "Running"
+    status["startTime"] = now
+    host = node_ip(spec.get("nodeName", ""))
+    status["hostIP"] = host
+    status["hostIPs"] = [{"ip": host}]
+    ip = host if spec.get("hostNetwork") else pod_ip(pod["metadata"].get("uid", ""))
+    status["podIP"] = ip
+    status["podIPs"] = [{"ip": ip}]
+    for kind in ("PodReadyToStartContainers", "Initialized", "PodScheduled"):
+        podutil.set_condition(pod, kind, "True", now)
+    set_ready(pod, ready, now)
+    serve_devices(pod)
+
+
+def set_ready(pod: Obj, ready: bool, now: str) -> None:
+    """Set Ready/ContainersReady and the container statuses."""
+    value = "True" if ready else "False"
+    podutil.set_condition(pod, "ContainersReady", value, now)
+    podutil.set_condition(pod, "Ready", value, now)
+    started = (pod.get("status") or {}).get("startTime", now)
+    pod["status"]["containerStatuses"] = [
+        {
+            "name": c.get("name", ""),
+            "image": c.get("image", ""),
+            "imageID": "",
+            "containerID": "containerd://"
+            + hashlib.sha256(
+                (pod["metadata"].get("uid", "") + c.get("name", "")).encode()
+            ).hexdigest(),
+            "ready": ready,
+            "started": True,
+            "restartCount": 0,
+            "state": {"running": {"startedAt": started}},
+        }
+        for c in (pod.get("spec") or {}).get("containers") or []
+    ]
+
+
+def finish_pod(pod: Obj) -> None:
+    """Containers exited 0: phase Succeeded."""
+    now = now_rfc3339()
+    status = pod.setdefault("status", {})
+    status["phase"] = "Succeeded"
+    podutil.set_condition(pod, "Ready", "False", now, "PodCompleted")
+    podutil.set_condition(pod, "ContainersReady", "False", now, "PodCompleted")
+    started = status.get("startTime", now)
+    status["containerStatuses"] = [
+        {
+            **cs,
+            "ready": False,
+            "started": False,
+            "state": {
+                "terminated": {
+                    "exitCode": 0,
+                    "reason": "Completed",
+                    "startedAt": started,
+                    "finishedAt": now,
+                }
+            },
+        }
+        for cs in status.get("containerStatuses") or []
+    ]
+
+
+class Kubelet(Controller):
+    """All nodes' kubelets: pod start, readiness, completion and graceful removal."""
+
+    name = "kubelet"
+
+    def __init__(
+        self, store: Store, deadlines: PodDeadlines, ready_delay: float = 0.5
+    ) -> None:
+        self.store = store
+        self.deadlines = deadlines
+        self.ready_delay = ready_delay
+        self._to_start: set[PodKey] = set()
+        self._ready_at: dict[PodKey, float] = {}
+        self._finish_at: dict[PodKey, float] = {}
+        self._terminating: dict[PodKey, tuple[str, float]] = {}
+
+    def resync(self) -> None:
+        """Scan every pod."""
+        self._to_start.clear()
+        self._ready_at.clear()
+        self._finish_at.clear()
+        self._terminating.clear()
+        _, pods = self.store.list(resources.POD)
+        for pod in pods:
+            self._observe(pod.obj)
+
+    def on_events(self, events: list[WatchEvent]) -> None:
+        """Track pods that need the kubelet's attention."""
+        for event in events:
+            if event.res_key != resources.POD.key:
+                continue
+            if event.type == "DELETED":
+                key = (event.namespace, event.obj["metadata"]["name"])
+                for table in (self._ready_at, self._finish_at, self._terminating):
+                    table.pop(key, None)
+                self._to_start.discard(key)
+            else:
+                self._observe(event.obj)
+
+    def _observe(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        key = (meta.get("namespace", ""), meta["name"])
+        spec = pod.get("spec") or {}
+        phase = podutil.phase(pod)
+        if meta.get("deletionTimestamp"):
+            self._to_start.discard(key)
+            at = self.deadlines.get(meta.get("uid", ""))
+            self._terminating[key] = (
+                meta.get("uid", ""),
+                at if at is not None else _parse_time(meta["deletionTimestamp"]),
+            )
+            return
+        if phase == "Pending" and spec.get("nodeName"):
+            self._to_start.add(key)
+        elif phase == "Running":
+            if not podutil.is_ready(pod) and key not in self._ready_at:
+                self._ready_at[key] = time.monotonic() + self.ready_delay
+            seconds = (meta.get("annotations") or {}).get(RUN_SECONDS)
+            if seconds and key not in self._finish_at:
+                started = (pod.get("status") or {}).get("startTime")
+                base = _parse_time(started) if started else time.monotonic()
+                with contextlib.suppress(ValueError):
+                    self._finish_at[key] = base + float(seconds)
+
+    def tick(self, now: float) -> None:
+        """Do whatever is due."""
+        self._start_pending()
+        for key, at in list(self._ready_at.items()):
+            if at <= now:
+                del self._ready_at[key]
+                self.store.mutate(resources.POD, key[0], key[1], self._make_ready)
+        for key, at in list(self._finish_at.items()):
+            if at <= now:
+                del self._finish_at[key]
+                self.store.mutate(resources.POD, key[0], key[1], self._finish)
+        for key, (uid, at) in list(self._terminating.items()):
+            if at <= now:
+                del self._terminating[key]
+                self._remove(key, uid)
+
+    def _start_pending(self) -> None:
+        for key in sorted(self._to_start):
+            self._to_start.discard(key)
+            ready = self.ready_delay <= 0
+
+            def start(pod: Obj, ready: bool = ready) -> Any:
+                node_name = (pod.get("spec") or {}).get("nodeName")
+                if (
+                    podutil.phase(pod) != "Pending"
+                    or not node_name
+                    or podutil.is_terminating(pod)
+                ):
+                    return False
+                node = self.store.get(resources.NODE, "", node_name)
+                if node is None:
+                    return False
+                start_pod(pod, node.obj, ready)
+                return None
+
+            self.store.mutate(resources.POD, key[0], key[1], start)
+
+    @staticmethod
+    def _make_ready(pod: Obj) -> Any:
+        if podutil.phase(pod) != "Running" or podutil.is_terminating(pod):
+            return False
+        set_ready(pod, True, now_rfc3339())
+        return None
+
+    @staticmethod
+    def _finish(pod: Obj) -> Any:
+        if podutil.phase(pod) != "Running" or podutil.is_terminating(pod):
+            return False
+        finish_pod(pod)
+        return None
+
+    def _remove(self, key: PodKey, uid: str) -> None:
+        with self.store.lock:
+            found = self.store.get(resources.POD, key[0], key[1])
+            if found is not None and found.obj["metadata"].get("uid") == uid:
+                self.store.delete(resources.POD, key[0], key[1])

@@ -1,0 +1,199 @@
+"""Pure placement helpers for the binder: requests, node matching, chip choice."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from simcluster import hami
+from simcluster.store import Obj
+
+VNPU_SCHEDULERS = frozenset({"volcano", "hami-scheduler"})
+
+
+@dataclass
+class ChipState:
+    """One registered chip as the scheduler sees it, with its current usage."""
+
+    node: str
+    index: int
+    uuid: str
+    type: str
+    count: int
+    devmem: int
+    health: bool
+    used: int = 0
+    usedmem: int = 0
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One container's request for chips of one type."""
+
+    container: int
+    chip_type: hami.ChipTypeSpec
+    count: int
+    memory: int | None
+
+
+@dataclass
+class Pick:
+    """A chosen chip for one request."""
+
+    request: DeviceRequest
+    chip: ChipState
+    fit: hami.FitResult
+
+
+@dataclass
+class NodeInfo:
+    """What the binder knows about a node."""
+
+    name: str
+    labels: dict[str, str]
+    unschedulable: bool
+    chips: list[ChipState] = field(default_factory=list)
+
+
+def containers_of(pod: Obj) -> list[dict[str, Any]]:
+    """Init containers first, then containers (the order HAMi encodes)."""
+    spec = pod.get("spec") or {}
+    return list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def device_requests(
+    pod: Obj, chip_types: list[hami.ChipTypeSpec]
+) -> list[DeviceRequest]:
+    """Containers' limits on ``huawei.com/<cw>`` or ``huawei.com/<cw>-memory``."""
+    out: list[DeviceRequest] = []
+    for index, container in enumerate(containers_of(pod)):
+        limits = (container.get("resources") or {}).get("limits") or {}
+        for chip_type in chip_types:
+            if (
+                chip_type.resource_name in limits
+                or chip_type.resource_memory_name in limits
+            ):
+                count = _int(limits.get(chip_type.resource_name, 1)) or 1
+                memory = (
+                    _int(limits[chip_type.resource_memory_name])
+                    if chip_type.resource_memory_name in limits
+                    else None
+                )
+                out.append(DeviceRequest(index, chip_type, count, memory))
+    return out
+
+
+def _expr_ok(expr: dict[str, Any], values: dict[str, str]) -> bool:
+    key, op, wanted = (
+        expr.get("key", ""),
+        expr.get("operator"),
+        expr.get("values") or [],
+    )
+    if op == "In":
+        return values.get(key) in wanted
+    if op == "NotIn":
+        return values.get(key) not in wanted
+    if op == "Exists":
+        return key in values
+    if op == "DoesNotExist":
+        return key not in values
+    if op in ("Gt", "Lt") and key in values and wanted:
+        have, limit = _int(values[key]), _int(wanted[0])
+        if have is None or limit is None:
+            return False
+        return have > limit if op == "Gt" else have < limit
+    return False
+
+
+def node_matches(pod: Obj, node: NodeInfo) -> bool:
+    """nodeSelector and required node affinity (matchExpressions, matchFields)."""
+    spec = pod.get("spec") or {}
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if node.labels.get(key) != value:
+            return False
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    terms = required.get("nodeSelectorTerms") or []
+    if not terms:
+        return True
+    fields = {"metadata.name": node.name}
+    for term in terms:
+        exprs = term.get("matchExpressions") or []
+        field_exprs = term.get("matchFields") or []
+        if not exprs and not field_exprs:
+            continue
+        if all(_expr_ok(e, node.labels) for e in exprs) and all(
+            _expr_ok(e, fields) for e in field_exprs
+        ):
+            return True
+    return False
+
+
+def _uuid_list(annotations: dict[str, str], key: str) -> set[str]:
+    return {u.strip() for u in (annotations.get(key) or "").split(",") if u.strip()}
+
+
+def chip_score(chip: ChipState, policy: str) -> float:
+    """Volcano's CalScore: binpack = share of memory used; spread = unused first."""
+    if policy == "spread":
+        return 100.0 if chip.used == 0 else 0.0
+    return 100.0 * chip.usedmem / chip.devmem if chip.devmem else 0.0
+
+
+def pick_on_node(
+    node: NodeInfo,
+    requests: list[DeviceRequest],
+    fits: list[hami.FitResult],
+    annotations: dict[str, str],
+    policy: str,
+) -> list[Pick] | None:
+    """Choose chips on one node for all requests, or None if they do not fit."""
+    extra: dict[str, tuple[int, int]] = {}
+    picks: list[Pick] = []
+    for request, fit in zip(requests, fits, strict=True):
+        cw = request.chip_type.common_word
+        wanted = _uuid_list(annotations, hami.use_uuid_key(cw))
+        unwanted = _uuid_list(annotations, hami.no_use_uuid_key(cw))
+        for _ in range(request.count):
+            candidates: list[tuple[float, int, ChipState]] = []
+            for chip in node.chips:
+                if chip.type != cw or not chip.health:
+                    continue
+                if (wanted and chip.uuid not in wanted) or chip.uuid in unwanted:
+                    continue
+                add_used, add_mem = extra.get(chip.uuid, (0, 0))
+                used, usedmem = chip.used + add_used, chip.usedmem + add_mem
+                if used >= chip.count or chip.devmem - usedmem < fit.memory:
+                    continue
+                view = ChipState(
+                    chip.node,
+                    chip.index,
+                    chip.uuid,
+                    chip.type,
+                    chip.count,
+                    chip.devmem,
+                    chip.health,
+                    used,
+                    usedmem,
+                )
+                candidates.append((-chip_score(view, policy), chip.index, chip))
+            if not candidates:
+                return None
+            _, _, best = min(candidates, key=lambda c: (c[0], c[1]))
+            add_used, add_mem = extra.get(best.uuid, (0, 0))
+            extra[best.uuid] = (add_used + 1, add_mem + fit.memory)
+            picks.append(Pick(request, best, fit))
+    return picks
+
+
+def node_score(picks: list[Pick], policy: str) -> float:
+    """Sum of the chosen chips' scores before placement."""
+    return sum(chip_score(p.chip, policy) for p in picks)

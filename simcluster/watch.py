@@ -1,0 +1,147 @@
+"""Watch streams: newline-delimited JSON events, bookmarks, timeouts, 410."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from simcluster import errors
+from simcluster.faults import Faults
+from simcluster.listing import object_filter
+from simcluster.resources import ResourceType
+from simcluster.store import Store, WatchEvent, dumps
+
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+class WatchDropped(Exception):
+    """Raised inside a stream to make the server cut the connection abruptly."""
+
+
+def truthy(value: str | None) -> bool:
+    """Query booleans as clients send them (``true``, ``True``, ``1``)."""
+    return (value or "").lower() in ("true", "1")
+
+
+def _line(kind: str, raw: bytes) -> bytes:
+    return b'{"type":"' + kind.encode() + b'","object":' + raw + b"}\n"
+
+
+def _translate(event: WatchEvent, predicate: Predicate | None) -> str | None:
+    """The event type a filtered watcher sees, or None to skip it."""
+    if predicate is None:
+        return event.type
+    now = predicate(event.obj)
+    if event.type == "ADDED":
+        return "ADDED" if now else None
+    before = predicate(event.prev) if event.prev is not None else now
+    if event.type == "DELETED":
+        return "DELETED" if before else None
+    if now and before:
+        return "MODIFIED"
+    if now:
+        return "ADDED"
+    return "DELETED" if before else None
+
+
+class WatchOptions:
+    """Server-wide watch settings."""
+
+    def __init__(
+        self, default_timeout: float = 1800.0, bookmark_interval: float = 10.0
+    ) -> None:
+        self.default_timeout = default_timeout
+        self.bookmark_interval = bookmark_interval
+
+
+def open_watch(
+    store: Store,
+    res: ResourceType,
+    namespace: str | None,
+    query: dict[str, str],
+    faults: Faults,
+    stopping: threading.Event,
+    options: WatchOptions,
+) -> Iterator[bytes]:
+    """Validate the request now and return the event stream (a generator)."""
+    predicate = object_filter(res, query)
+    rv_text = query.get("resourceVersion") or ""
+    try:
+        start_rv = int(rv_text) if rv_text else 0
+    except ValueError:
+        raise errors.bad_request(f"invalid resource version: {rv_text!r}") from None
+    try:
+        timeout = float(query.get("timeoutSeconds") or options.default_timeout)
+    except ValueError:
+        raise errors.bad_request("invalid timeoutSeconds") from None
+    bookmarks = truthy(query.get("allowWatchBookmarks"))
+    bookmark_head = (
+        b'{"type":"BOOKMARK","object":{"kind":"'
+        + res.kind.encode()
+        + b'","apiVersion":"'
+        + res.group_version.encode()
+        + b'","metadata":{"resourceVersion":"'
+    )
+
+    def bookmark(rv: int) -> bytes:
+        return bookmark_head + str(rv).encode() + b'"}}}\n'
+
+    def stream() -> Iterator[bytes]:
+        started = time.monotonic()
+        deadline = started + timeout
+        sent = 0
+        if start_rv == 0:
+            last, items = store.list(res, namespace)
+            for item in items:
+                if predicate is None or predicate(item.obj):
+                    yield _line("ADDED", item.raw)
+                    sent += 1
+                    drop_after = faults.settings.watch_drop_after_events
+                    if drop_after and sent >= drop_after:
+                        raise WatchDropped
+        else:
+            last = start_rv
+        last_bookmark = time.monotonic()
+        while not stopping.is_set():
+            now = time.monotonic()
+            settings = faults.settings
+            if settings.watch_drop_after_seconds and (
+                now - started >= settings.watch_drop_after_seconds
+            ):
+                raise WatchDropped
+            if now >= deadline:
+                break
+            wait = min(0.5, deadline - now)
+            try:
+                events, current = store.events_since(last, wait)
+            except errors.ApiError as exc:
+                yield _line("ERROR", dumps(exc.status()))
+                return
+            for event in events:
+                if event.res_key != res.key or (
+                    namespace and event.namespace != namespace
+                ):
+                    continue
+                kind = _translate(event, predicate)
+                if kind is None:
+                    continue
+                yield _line(kind, event.raw)
+                sent += 1
+                if (
+                    settings.watch_drop_after_events
+                    and sent >= settings.watch_drop_after_events
+                ):
+                    raise WatchDropped
+            last = current
+            if (
+                bookmarks
+                and time.monotonic() - last_bookmark >= options.bookmark_interval
+            ):
+                yield bookmark(last)
+                last_bookmark = time.monotonic()
+        if bookmarks:
+            yield bookmark(last)
+
+    return stream()

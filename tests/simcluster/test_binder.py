@@ -1,0 +1,257 @@
+"""The simulated Volcano/HAMi binder: template rule, chip choice, annotations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+CHIP0 = "52E6B438-F2A74DE4-269E0D37-6513270E-A6A3A450"  # holds the fixture's vir01
+CHIP1 = "0C5C7FD0-128B2F33-D23F0824-892F902B-1818E811"
+CHIP3 = "36F675CC-099950D8-1600A35A-6F03675A-6B0D549B"
+UNHEALTHY_910B = "24EDE6A4-8A6A63EC-1E27A1C0-92276658-4EF8AA38"
+
+
+def _pod(
+    name: str,
+    cw: str,
+    memory: int | None,
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    limits = {f"huawei.com/{cw}": "1"}
+    if memory is not None:
+        limits[f"huawei.com/{cw}-memory"] = str(memory)
+    return {
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {
+            "schedulerName": "volcano",
+            **spec,
+            "containers": [
+                {
+                    "name": "npu",
+                    "image": "ascend:latest",
+                    "resources": {"limits": limits, "requests": dict(limits)},
+                }
+            ],
+        },
+    }
+
+
+def _running(core: client.CoreV1Api, wait_for, name: str) -> client.V1Pod:
+    def check() -> client.V1Pod | None:
+        pod = core.read_namespaced_pod(name, "default")
+        ready = any(
+            c.type == "Ready" and c.status == "True"
+            for c in pod.status.conditions or []
+        )
+        return pod if pod.status.phase == "Running" and ready else None
+
+    return wait_for(check, timeout=5)
+
+
+def _expect_slice(
+    pod: client.V1Pod, node: str, uuid: str, memory: int, temp: str | None
+) -> None:
+    annotations = pod.metadata.annotations
+    runtime = {"UUID": uuid, **({"temp": temp} if temp else {}), "memory": memory}
+
+    assert pod.spec.node_name == node
+    assert annotations["hami.io/vgpu-node"] == node
+    assert (
+        annotations["hami.io/Ascend310P-devices-allocated"]
+        == f"{uuid},Ascend310P,{memory},0:;"
+    )
+    assert annotations["hami.io/Ascend310P-devices-to-allocate"] == ";"
+    assert annotations["huawei.com/Ascend310P"] == json.dumps(
+        [runtime], separators=(",", ":")
+    )
+    assert annotations["hami.io/bind-phase"] == "success"
+    for key in ("hami.io/vgpu-time", "predicate-time", "hami.io/bind-time"):
+        assert annotations[key].isdigit()
+    assert pod.status.start_time is not None
+
+
+def test_template_rule_and_binpack(core: client.CoreV1Api, wait_for) -> None:
+    core.create_namespaced_pod("default", _pod("p3072", "Ascend310P", 3072))
+    _expect_slice(
+        _running(core, wait_for, "p3072"), "npu-node-310p-01", CHIP0, 3072, "vir01"
+    )
+    core.create_namespaced_pod("default", _pod("p5000", "Ascend310P", 5000))
+    _expect_slice(
+        _running(core, wait_for, "p5000"), "npu-node-310p-01", CHIP0, 6144, "vir02"
+    )
+    core.create_namespaced_pod("default", _pod("p12289", "Ascend310P", 12289))
+    # Larger than vir04 (12288): a whole card, which needs an empty chip.
+    _expect_slice(
+        _running(core, wait_for, "p12289"), "npu-node-310p-01", CHIP1, 21527, None
+    )
+
+
+def test_spread_prefers_unused_chips(sim_factory, tmp_path: Path, wait_for) -> None:
+    sim = sim_factory(policy="spread")
+    core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
+    core.create_namespaced_pod("default", _pod("spread", "Ascend310P", 3072))
+    _expect_slice(
+        _running(core, wait_for, "spread"), "npu-node-310p-01", CHIP1, 3072, "vir01"
+    )
+
+
+def test_pod_pinned_with_use_uuid(core: client.CoreV1Api, wait_for) -> None:
+    pinned = _pod("pinned", "Ascend310P", 3072, {"hami.io/use-Ascend310P-uuid": CHIP3})
+    core.create_namespaced_pod("default", pinned)
+    _expect_slice(
+        _running(core, wait_for, "pinned"), "npu-node-310p-01", CHIP3, 3072, "vir01"
+    )
+    avoid = _pod("avoid", "Ascend310P", 3072, {"hami.io/no-use-Ascend310P-uuid": CHIP0})
+    core.create_namespaced_pod("default", avoid)
+    assert (
+        _running(core, wait_for, "avoid")
+        .metadata.annotations["hami.io/Ascend310P-devices-allocated"]
+        .split(",")[0]
+        == CHIP3
+    )  # binpack, not chip 0
+
+
+def test_node_selector_is_honoured(core: client.CoreV1Api, wait_for) -> None:
+    pod = _pod(
+        "affine",
+        "Ascend910B4",
+        8192,
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": "kubernetes.io/hostname",
+                                    "operator": "In",
+                                    "values": ["npu-node-910b-01"],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+    )
+    core.create_namespaced_pod("default", pod)
+    bound = _running(core, wait_for, "affine")
+    # binpack: chip 6 already holds the fixture's vir05_1c_8g
+    assert bound.metadata.annotations["hami.io/Ascend910B4-devices-allocated"] == (
+        "8F6D0558-D0EDA82F-AE97BA94-2E44158B-1A61DBE2,Ascend910B4,8192,0:;"
+    )
+    wrong = _pod(
+        "wrong-node",
+        "Ascend310P",
+        3072,
+        nodeSelector={"kubernetes.io/hostname": "npu-node-910b-01"},
+    )
+    core.create_namespaced_pod("default", wrong)
+    message = _failed_scheduling(core, wait_for, "wrong-node")
+    assert "1 node(s) didn't match Pod's node affinity/selector" in message
+
+
+def _failed_scheduling(core: client.CoreV1Api, wait_for, name: str) -> str:
+    events = wait_for(
+        lambda: (
+            core.list_namespaced_event(
+                "default",
+                field_selector=f"involvedObject.name={name},reason=FailedScheduling",
+            ).items
+        )
+    )
+    event = events[0]
+    assert event.involved_object.kind == "Pod"
+    assert event.type == "Warning"
+    pod = core.read_namespaced_pod(name, "default")
+    assert pod.status.phase == "Pending"
+    assert pod.spec.node_name is None
+    condition = next(c for c in pod.status.conditions if c.type == "PodScheduled")
+    assert condition.status == "False"
+    assert condition.reason == "Unschedulable"
+    assert condition.message == event.message
+    return str(event.message)
+
+
+def test_pod_that_fits_nowhere_stays_pending(core: client.CoreV1Api, wait_for) -> None:
+    pinned_bad = _pod(
+        "nofit", "Ascend910B4", 8192, {"hami.io/use-Ascend910B4-uuid": UNHEALTHY_910B}
+    )
+    core.create_namespaced_pod("default", pinned_bad)
+    message = _failed_scheduling(core, wait_for, "nofit")
+    assert (
+        message
+        == "0/2 nodes are available: no Ascend910B4 chip with 8192 MB and a free slot"
+    )
+    core.create_namespaced_pod("default", _pod("toolarge", "Ascend310P", 30000))
+    message = _failed_scheduling(core, wait_for, "toolarge")
+    assert message.startswith("0/2 nodes are available: ")
+    assert "memoryCapacity" in message
+
+
+def test_whole_cards_run_out(core: client.CoreV1Api, wait_for) -> None:
+    for i in range(3):  # chips 1..3 are empty
+        core.create_namespaced_pod("default", _pod(f"whole-{i}", "Ascend310P", None))
+        _running(core, wait_for, f"whole-{i}")
+    core.create_namespaced_pod("default", _pod("whole-3", "Ascend310P", None))
+    message = _failed_scheduling(core, wait_for, "whole-3")
+    assert "no empty Ascend310P chip for a whole card (21527 MB)" in message
+    core.delete_namespaced_pod("whole-0", "default", grace_period_seconds=0)
+    assert _running(core, wait_for, "whole-3").spec.node_name == "npu-node-310p-01"
+
+
+def test_plain_pod_is_bound_and_started(core: client.CoreV1Api, wait_for) -> None:
+    core.create_namespaced_pod(
+        "default",
+        {
+            "metadata": {"name": "plain"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        },
+    )
+    pod = _running(core, wait_for, "plain")
+    assert pod.spec.node_name in ("npu-node-310p-01", "npu-node-910b-01")
+    assert "hami.io/vgpu-node" not in (pod.metadata.annotations or {})
+    assert pod.status.pod_ip
+    assert pod.status.container_statuses[0].ready
+
+
+def test_binding_subresource(
+    core: client.CoreV1Api, wait_for, sim_factory, tmp_path
+) -> None:
+    sim = sim_factory(binder=False)
+    core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
+    core.create_namespaced_pod(
+        "default",
+        {
+            "metadata": {"name": "manual"},
+            "spec": {
+                "schedulerName": "my-scheduler",
+                "containers": [{"name": "c", "image": "x"}],
+            },
+        },
+    )
+    assert core.read_namespaced_pod("manual", "default").spec.node_name is None
+    core.create_namespaced_binding(
+        "default",
+        client.V1Binding(
+            metadata=client.V1ObjectMeta(name="manual"),
+            target=client.V1ObjectReference(kind="Node", name="npu-node-910b-01"),
+        ),
+        _preload_content=False,
+    )
+    assert _running(core, wait_for, "manual").spec.node_name == "npu-node-910b-01"
+
+
+def test_run_seconds_finishes_pod(core: client.CoreV1Api, wait_for) -> None:
+    pod = _pod("short", "Ascend310P", 3072, {"simcluster.io/run-seconds": "1"})
+    core.create_namespaced_pod("default", pod)
+    wait_for(
+        lambda: (
+            core.read_namespaced_pod("short", "default").status.phase == "Succeeded"
+        ),
+        timeout=6,
+    )

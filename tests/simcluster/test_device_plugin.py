@@ -1,0 +1,149 @@
+"""The simulated HAMi Ascend device plugin: node registration as upstream writes it."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+from kubernetes import client
+
+from apps.inventory.hami.annotations import parse_node_register
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+FIELDS = ("id", "index", "count", "devmem", "devcore", "type", "health", "custominfo")
+
+
+def _registered(node: client.V1Node, cw: str) -> list[tuple]:
+    devices = parse_node_register(
+        node.metadata.annotations[f"hami.io/node-register-{cw}"]
+    )
+    return [
+        tuple(
+            getattr(d, f) if f != "custominfo" else dict(d.custominfo) for f in FIELDS
+        )
+        for d in devices
+    ]
+
+
+def test_registration_equals_fixtures(core: client.CoreV1Api) -> None:
+    for fixture, cw in (
+        ("node-310p3.json", "Ascend310P"),
+        ("node-910b4.json", "Ascend910B4"),
+    ):
+        expected = json.loads((FIXTURES / fixture).read_text())
+        node = core.read_node(expected["metadata"]["name"])
+        wanted = expected["metadata"]["annotations"]
+        fake = client.V1Node(metadata=client.V1ObjectMeta(annotations=wanted))
+        assert _registered(node, cw) == _registered(fake, cw)
+        # Byte-exact too: the plugin marshals like Go's json.Marshal with omitempty.
+        key = f"hami.io/node-register-{cw}"
+        assert node.metadata.annotations[key] == wanted[key]
+        assert node.metadata.annotations["hami-vnpu-core"] == "false"
+        assert re.fullmatch(
+            r"Reported_\d{4}\.\d\d\.\d\d \d\d:\d\d:\d\d",
+            node.metadata.annotations[f"hami.io/node-handshake-{cw}"],
+        )
+        assert (
+            node.status.capacity[f"huawei.com/{cw}"]
+            == expected["status"]["capacity"][f"huawei.com/{cw}"]
+        )
+        assert (
+            node.status.allocatable[f"huawei.com/{cw}"]
+            == expected["status"]["allocatable"][f"huawei.com/{cw}"]
+        )
+
+
+def test_unhealthy_chip_loses_health_key(sim_factory, tmp_path: Path, wait_for) -> None:
+    sim = sim_factory(plugin_interval=60)
+    core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
+    sim.set_chip_health("npu-node-310p-01", 2, False)
+
+    def unhealthy() -> bool:
+        node = core.read_node("npu-node-310p-01")
+        return not _registered(node, "Ascend310P")[2][FIELDS.index("health")]
+
+    wait_for(unhealthy)
+    raw = core.read_node("npu-node-310p-01").metadata.annotations[
+        "hami.io/node-register-Ascend310P"
+    ]
+    assert '"index":2,"count":7,"devmem":21527,"devcore":8,"type":"Ascend310P"}' in raw
+
+
+def test_config_is_reread_when_the_daemonset_is_restarted(
+    sim_factory, tmp_path: Path, wait_for
+) -> None:
+    sim = sim_factory(plugin_interval=0.2)
+    api = sim.kubernetes_client(tmp_path / "kc")
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    cm = core.read_namespaced_config_map("hami-scheduler-device", "kube-system")
+    text = cm.data["device-config.yaml"].replace("memory: 3072", "memory: 4096")
+    core.patch_namespaced_config_map(
+        "hami-scheduler-device", "kube-system", {"data": {"device-config.yaml": text}}
+    )
+    time.sleep(0.6)  # several report intervals: the running plugin keeps its config
+    node = core.read_node("npu-node-310p-01")
+    assert _registered(node, "Ascend310P")[0][FIELDS.index("count")] == 7
+    apps.patch_namespaced_daemon_set(
+        "hami-ascend-device-plugin",
+        "kube-system",
+        {
+            "spec": {
+                "template": {
+                    "metadata": {
+                        "annotations": {
+                            "kubectl.kubernetes.io/restartedAt": "2026-12-01T00:00:00Z"
+                        }
+                    }
+                }
+            }
+        },
+    )
+    wait_for(
+        lambda: (
+            _registered(core.read_node("npu-node-310p-01"), "Ascend310P")[0][
+                FIELDS.index("count")
+            ]
+            == 21527 // 4096
+        )
+    )
+    assert (
+        core.read_node("npu-node-310p-01").status.allocatable["huawei.com/Ascend310P"]
+        == "20"
+    )
+
+
+def test_daemonset_has_one_pod_per_ascend_node(
+    api_client: client.ApiClient, wait_for
+) -> None:
+    core, apps = client.CoreV1Api(api_client), client.AppsV1Api(api_client)
+    pods = core.list_namespaced_pod(
+        "kube-system", label_selector="app=hami-ascend-device-plugin"
+    ).items
+    assert sorted(p.spec.node_name for p in pods) == [
+        "npu-node-310p-01",
+        "npu-node-910b-01",
+    ]
+    assert all(p.metadata.owner_references[0].kind == "DaemonSet" for p in pods)
+    core.patch_node("npu-node-910b-01", {"metadata": {"labels": {"ascend": "off"}}})
+
+    def shrunk() -> bool:
+        status = apps.read_namespaced_daemon_set(
+            "hami-ascend-device-plugin", "kube-system"
+        ).status
+        return status.desired_number_scheduled == 1 and status.number_ready == 1
+
+    wait_for(shrunk)
+    wait_for(
+        lambda: (
+            [
+                p.spec.node_name
+                for p in core.list_namespaced_pod(
+                    "kube-system", label_selector="app=hami-ascend-device-plugin"
+                ).items
+            ]
+            == ["npu-node-310p-01"]
+        )
+    )
