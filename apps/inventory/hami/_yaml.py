@@ -1,0 +1,299 @@
+"""ruamel.yaml plumbing for the device-config reader and writer.
+
+Round-trip mode keeps comments, key order, quoting and the indentation style,
+which is what lets the portal rewrite a ConfigMap that people also edit by hand.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from collections.abc import Mapping
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.constructor import RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarbool import ScalarBoolean
+from ruamel.yaml.scalarfloat import ScalarFloat
+
+__all__ = [
+    "YamlSyntaxError",
+    "dump",
+    "is_block_container",
+    "line_of",
+    "load",
+    "new_yaml",
+    "strict_equal",
+    "to_node",
+    "to_plain",
+]
+
+# Long strings must never be folded: a folded resource name is still valid
+# YAML, but it makes diffs of the ConfigMap unreadable.
+_NO_WRAP_WIDTH = 4096
+
+
+class YamlSyntaxError(ValueError):
+    """The text is not valid YAML.
+
+    Attributes:
+        line: 1-based line of the problem, when ruamel reports one.
+    """
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """Guess (mapping indent, sequence indent, dash offset) from the text.
+
+    The emitter re-indents everything with one setting, so copying the
+    file's own style is what keeps an unedited file byte-identical.
+    """
+    mapping, sequence, offset = 2, 2, 0
+    found_map = found_seq = False
+    parent_indent: int | None = None  # indent of the last line ending in ':'
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if parent_indent is not None:
+            if stripped.startswith("- ") and not found_seq:
+                offset = indent - parent_indent
+                rest = stripped[2:]
+                sequence = offset + 2 + len(rest) - len(rest.lstrip(" "))
+                found_seq = True
+            elif (
+                not stripped.startswith("-")
+                and indent > parent_indent
+                and not found_map
+            ):
+                mapping = indent - parent_indent
+                found_map = True
+        if found_map and found_seq:
+            break
+        parent_indent = (
+            indent if stripped.endswith(":") and not stripped.startswith("-") else None
+        )
+    # ruamel needs the sequence indent to leave room for the dash.
+    sequence = max(sequence, offset + 2)
+    return mapping, sequence, offset
+
+
+# Attribute set on loaded floats: the text they were written with.
+_FLOAT_SOURCE = "_hami_source_text"
+
+
+class _Constructor(RoundTripConstructor):
+    """ruamel's round-trip constructor, remembering how floats were written."""
+
+    def construct_source_float(self, node: ScalarNode) -> Any:
+        value = self.construct_yaml_float(node)
+        if isinstance(value, ScalarFloat):
+            setattr(value, _FLOAT_SOURCE, str(node.value))
+        return value
+
+
+class _Representer(RoundTripRepresenter):
+    """ruamel's round-trip representer, fixed where it changes values.
+
+    ruamel re-formats a loaded float from its remembered width and precision,
+    which changes long ones (4.520183278643109e-205 comes out as ...108e-205);
+    an unchanged float is written with its original text instead. And ruamel
+    writes U+0085 (NEL) raw inside single quotes, where a reader takes it for
+    a line break; double quotes escape it.
+    """
+
+    def represent_source_float(self, data: ScalarFloat) -> ScalarNode:
+        source = getattr(data, _FLOAT_SOURCE, None)
+        if isinstance(source, str):
+            node: ScalarNode = self.represent_scalar(
+                "tag:yaml.org,2002:float", source, anchor=data.yaml_anchor(any=True)
+            )
+            return node
+        formatted: ScalarNode = self.represent_scalar_float(data)
+        return formatted
+
+    def represent_line_safe_str(self, data: str) -> ScalarNode:
+        if "\x85" in data:
+            node: ScalarNode = self.represent_scalar(
+                "tag:yaml.org,2002:str", data, style='"'
+            )
+            return node
+        plain: ScalarNode = self.represent_str(data)
+        return plain
+
+
+# add_constructor()/add_representer() on a subclass copy the table: ruamel's
+# own classes, which other code in the process may use, are left alone.
+_Constructor.add_constructor(
+    "tag:yaml.org,2002:float", _Constructor.construct_source_float
+)
+_Representer.add_representer(ScalarFloat, _Representer.represent_source_float)
+_Representer.add_representer(str, _Representer.represent_line_safe_str)
+
+
+def new_yaml(text: str = "") -> YAML:
+    """Return a round-trip YAML instance styled like ``text``.
+
+    Args:
+        text: The document that will be loaded and dumped; its indentation
+            style is copied.
+
+    Returns:
+        A configured ``ruamel.yaml.YAML`` in round-trip mode.
+    """
+    yaml = YAML(typ="rt")
+    yaml.Constructor = _Constructor
+    yaml.Representer = _Representer
+    yaml.preserve_quotes = True
+    yaml.width = _NO_WRAP_WIDTH
+    mapping, sequence, offset = _guess_indent(text)
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    return yaml
+
+
+def load(yaml: YAML, text: str) -> Any:
+    """Load one YAML document.
+
+    Args:
+        yaml: The instance from :func:`new_yaml`.
+        text: The YAML text.
+
+    Returns:
+        The round-trip tree (``CommentedMap`` etc.), or None for an empty text.
+
+    Raises:
+        YamlSyntaxError: The text is not one valid YAML document.
+    """
+    try:
+        return yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        where = f" at line {line}" if line is not None else ""
+        raise YamlSyntaxError(f"invalid YAML{where}: {problem}", line) from exc
+    except YAMLError as exc:
+        raise YamlSyntaxError(f"invalid YAML: {exc}", None) from exc
+
+
+def dump(yaml: YAML, data: Any) -> str:
+    """Serialise a round-trip tree back to text.
+
+    Args:
+        yaml: The instance the tree was loaded with.
+        data: The tree.
+
+    Returns:
+        The YAML text.
+    """
+    stream = io.StringIO()
+    yaml.dump(data, stream)
+    return stream.getvalue()
+
+
+def line_of(node: Any) -> int | None:
+    """Return the 1-based line where a loaded container starts, if known."""
+    lc = getattr(node, "lc", None)
+    line = getattr(lc, "line", None) if lc is not None else None
+    return line + 1 if isinstance(line, int) else None
+
+
+def is_block_container(value: Any) -> bool:
+    """Tell whether ``value`` is a non-empty block-style map or list.
+
+    Comments after such a value live inside it; comments after a scalar or a
+    flow collection live on the key that holds it.
+    """
+    if not isinstance(value, CommentedMap | CommentedSeq) or not value:
+        return False
+    return not value.fa.flow_style()
+
+
+def to_plain(value: Any) -> Any:
+    """Convert a round-trip tree to plain JSON-able Python values.
+
+    ruamel's scalar subclasses (quoted strings, hex ints, anchored bools)
+    become the builtin types, without any other coercion: a quoted "3072"
+    stays a string so that the validator can reject it.
+
+    Args:
+        value: Any node of a loaded tree.
+
+    Returns:
+        dicts, lists, str, int, float, bool and None only.
+    """
+    if isinstance(value, Mapping):
+        return {to_plain(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_plain(v) for v in value]
+    if isinstance(value, bool | ScalarBoolean):
+        return bool(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, dt.date):  # includes datetime; not JSON-able as is
+        return value.isoformat()
+    if isinstance(value, TaggedScalar):
+        return to_plain(value.value)
+    if value is None:
+        return None
+    return str(value)
+
+
+def to_node(value: Any) -> Any:
+    """Convert plain Python values to round-trip containers (block style).
+
+    Args:
+        value: dicts, lists and scalars.
+
+    Returns:
+        The same data as ``CommentedMap``/``CommentedSeq`` so that comment
+        handling works on it like on loaded data. Values that already are
+        round-trip containers are returned as they are.
+    """
+    if isinstance(value, CommentedMap | CommentedSeq):
+        return value
+    if isinstance(value, Mapping):
+        node = CommentedMap()
+        for key, item in value.items():
+            node[key] = to_node(item)
+        return node
+    if isinstance(value, list | tuple):
+        seq = CommentedSeq()
+        for item in value:
+            seq.append(to_node(item))
+        return seq
+    return value
+
+
+def strict_equal(left: Any, right: Any) -> bool:
+    """Compare plain values without Python's ``True == 1 == 1.0`` leniency.
+
+    Args:
+        left: A value from :func:`to_plain`.
+        right: Another one.
+
+    Returns:
+        True if both have the same structure, types and values; mapping key
+        order is ignored.
+    """
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(
+            strict_equal(left[key], right[key]) for key in left
+        )
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(
+            strict_equal(a, b) for a, b in zip(left, right, strict=True)
+        )
+    return type(left) is type(right) and bool(left == right)
