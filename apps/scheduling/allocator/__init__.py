@@ -1,0 +1,57 @@
+"""Pure allocator for vNPU requests: stdlib only, no Django (see ``allocate``).
+
+Import the public API from here::
+
+    from apps.scheduling.allocator import allocate, Chip, Request, Policy, Strategy
+"""
+
+from .allocate import allocate
+from .errors import (
+    AllocatorError,
+    InsufficientCapacity,
+    InvalidRequest,
+    InvalidSnapshot,
+    SnapshotProblem,
+)
+from .template_rule import all_shapes, resolve_shape
+from .types import (
+    AllocationResult,
+    Chip,
+    ChipTypeRules,
+    Placement,
+    Policy,
+    PreemptionProposal,
+    QueueQuota,
+    Request,
+    RunningSlice,
+    SliceShape,
+    Strategy,
+    TemplateShape,
+    Waiting,
+    WaitReason,
+)
+
+__all__ = [
+    "AllocationResult",
+    "AllocatorError",
+    "Chip",
+    "ChipTypeRules",
+    "InsufficientCapacity",
+    "InvalidRequest",
+    "InvalidSnapshot",
+    "Placement",
+    "Policy",
+    "PreemptionProposal",
+    "QueueQuota",
+    "Request",
+    "RunningSlice",
+    "SliceShape",
+    "SnapshotProblem",
+    "Strategy",
+    "TemplateShape",
+    "WaitReason",
+    "Waiting",
+    "all_shapes",
+    "allocate",
+    "resolve_shape",
+]

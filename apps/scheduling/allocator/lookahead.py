@@ -1,0 +1,87 @@
+"""A small look-ahead for packing strategies: choose among the best few chips.
+
+Greedy "fullest chip first" can strand room that the next requests needed (two
+vir02 on one 310P leave 9239 MB, too little for a vir04; one on each chip fits
+two vir04 later). Before placing a request, the allocator takes the best few
+fitting chips (with distinct usage) and, for each, simulates the next few
+requests of the same chip type on just those chips with the plain strategy.
+The chip after which most of them fit wins; ties keep the strategy's order.
+
+The look-ahead only chooses *which* fitting chip takes the request, never
+*whether* it is placed, so the priority order is unaffected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .fit import Resources, booking, fits
+from .policy import chip_key
+from .types import SliceShape, Strategy
+
+#: ``(chip id, totals, usage)`` of one option, in the strategy's order.
+Option = tuple[str, Resources, Resources]
+
+
+def _add(used: Resources, book: Resources) -> Resources:
+    return Resources(
+        used.memory + book.memory,
+        used.slots + book.slots,
+        used.ai_core + book.ai_core,
+        used.ai_cpu + book.ai_cpu,
+    )
+
+
+def _simulate(
+    strategy: Strategy,
+    options: Sequence[Option],
+    used: list[Resources],
+    upcoming: Sequence[SliceShape],
+) -> int:
+    placed = 0
+    for shape in upcoming:
+        pick = -1
+        pick_key = None
+        for j, (chip_id, total, _) in enumerate(options):
+            if fits(total, used[j], shape):
+                key = chip_key(
+                    strategy, chip_id, total.memory, used[j].memory, used[j].slots
+                )
+                if pick_key is None or key < pick_key:
+                    pick, pick_key = j, key
+        if pick >= 0:
+            used[pick] = _add(used[pick], booking(shape, options[pick][1]))
+            placed += 1
+    return placed
+
+
+def pick_with_lookahead(
+    strategy: Strategy,
+    options: Sequence[Option],
+    shape: SliceShape,
+    upcoming: Sequence[SliceShape],
+) -> int:
+    """Choose which option takes the request.
+
+    Args:
+        strategy: The strategy used to simulate the upcoming requests.
+        options: The fitting chips to choose from, best first by the strategy.
+        shape: The request being placed (it fits every option).
+        upcoming: Shapes of the next requests of the same chip type.
+
+    Returns:
+        The index in ``options`` after which most upcoming requests fit; the
+        first such index on ties.
+    """
+    if len(options) < 2 or not upcoming:
+        return 0
+    best, best_score = 0, -1
+    for first, (_, total, used) in enumerate(options):
+        trial = [u for _, _, u in options]
+        trial[first] = _add(used, booking(shape, total))
+        score = _simulate(strategy, options, trial, upcoming)
+        if score > best_score:
+            best, best_score = first, score
+            if score == len(upcoming):
+                break  # nothing can do better
+    return best
