@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rest_framework.test import APIClient
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -40,29 +39,37 @@ def admin_user(db, django_user_model):
     return _user(django_user_model, "ada", "admin")
 
 
+# APIClient is imported inside the fixtures: the pure packages' tests
+# (simcluster, the allocator, the HAMi formats) run without Django too.
+
+
 @pytest.fixture
-def api_client() -> APIClient:
+def api_client():
+    from rest_framework.test import APIClient
+
     return APIClient()
 
 
-def _client_for(user) -> APIClient:
+def _client_for(user):
+    from rest_framework.test import APIClient
+
     client = APIClient()
     client.force_authenticate(user=user)
     return client
 
 
 @pytest.fixture
-def viewer_client(viewer) -> APIClient:
+def viewer_client(viewer):
     return _client_for(viewer)
 
 
 @pytest.fixture
-def operator_client(operator) -> APIClient:
+def operator_client(operator):
     return _client_for(operator)
 
 
 @pytest.fixture
-def admin_client_api(admin_user) -> APIClient:
+def admin_client_api(admin_user):
     return _client_for(admin_user)
 
 

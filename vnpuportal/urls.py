@@ -1,12 +1,14 @@
 """Top-level URLs: the API, the admin, and the single-page app."""
 
 from django.contrib import admin
-from django.urls import include, path
-from django.views.generic import RedirectView
+from django.urls import include, path, re_path
+
+from vnpuportal import spa
 
 urlpatterns = [
     path("api/", include("vnpuportal.api")),
     path("admin/", admin.site.urls),
-    # Until the web UI lands, the front page is the API's documentation.
-    path("", RedirectView.as_view(url="/api/docs/", permanent=False)),
+    # The web UI (frontend/dist) on every other path; unknown /api/... paths
+    # get the API's JSON 404 from it, never the app's HTML.
+    re_path(r"^(?P<path>.*)$", spa.app, name="spa"),
 ]

@@ -15,6 +15,7 @@ from typing import Any
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
 from apps.common.exceptions import DomainError, ValidationFailed
 
@@ -52,6 +53,8 @@ def _message(errors: dict[str, list[str]]) -> str:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render DomainError and DRF's exceptions in the portal's error shape."""
     if isinstance(exc, DomainError):
+        # ATOMIC_REQUESTS: an error answer must never leave a partial write.
+        set_rollback()
         body: dict[str, Any] = {"code": exc.code, "message": exc.message}
         if isinstance(exc, ValidationFailed) and isinstance(exc.detail, dict):
             body["errors"] = exc.detail

@@ -370,3 +370,21 @@ def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
         if drifted and observed is not None
         else "",
     }
+
+
+def usage_history(
+    cluster: Cluster, *, hours: int = 6, chip_type: str | None = None
+) -> QuerySet[Any]:
+    """Usage samples of the last ``hours``, oldest first."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.inventory.models import UsageSample
+
+    samples = UsageSample.objects.filter(
+        cluster=cluster, at__gte=timezone.now() - timedelta(hours=hours)
+    )
+    if chip_type:
+        samples = samples.filter(common_word=chip_type)
+    return samples.order_by("at", "common_word")

@@ -93,12 +93,13 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL == "memory://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = BASE_DIR / "var" / "celery"
-    for _sub in ("queue", "processed"):
+    for _sub in ("queue", "processed", "control"):
         (_queue_dir / _sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir / "queue"),
         "data_folder_out": str(_queue_dir / "queue"),
         "processed_folder": str(_queue_dir / "processed"),
+        "control_folder": str(_queue_dir / "control"),
         "store_processed": False,
     }
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is delivered again
@@ -206,7 +207,6 @@ LOGGING = {
     "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }
 
-__all__ = [name for name in dir() if name.isupper()]
 
 # Without Redis the worker cannot reach the web process's in-memory channel
 # layer; deltas then go through a database outbox (apps.common.realtime).
@@ -228,3 +228,15 @@ WATCHED_DEPLOYMENTS = env.list(
     "WATCHED_DEPLOYMENTS",
     default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],
 )
+
+# The web UI: Vite builds frontend/ into frontend/dist, served by vnpuportal.spa
+# (index.html on client-side routes) and WhiteNoise (the files, at the site root;
+# the content-hashed ones under /assets/ are cached forever).
+FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
+WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
+# settings.test star-imports this module, which exports only __all__: recount it
+# so that the settings added after its first definition reach the tests too.
+# Whether the portal proposes preemptions (health checks then want Volcano's
+# `preempt` action enabled).
+PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)

@@ -18,7 +18,17 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'test.sqlite3'}")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
-DATABASES["default"]["TEST"] = {"NAME": None}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not memory: sync tests run watcher threads and worker processes
+    # that must see (and wait for) each other's writes.
+    # One file per test run, so that concurrent runs do not share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3")}
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;",
+    }
+    (BASE_DIR / "var").mkdir(exist_ok=True)
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

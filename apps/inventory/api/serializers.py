@@ -11,8 +11,12 @@ from apps.inventory.models import (
     Cluster,
     DeviceConfigVersion,
     Node,
+    PendingPod,
+    PriorityClass,
     Slice,
+    SyncCursor,
     Template,
+    UsageSample,
 )
 
 
@@ -318,3 +322,86 @@ class ChipUsageSerializer(serializers.Serializer):
         child=serializers.ListField(),
         help_text="one array per chip, in the order of columns",
     )
+
+
+class PendingPodSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PendingPod
+        fields = [
+            "id",
+            "cluster",
+            "namespace",
+            "name",
+            "common_word",
+            "memory",
+            "priority",
+            "priority_class",
+            "reason",
+            "created_at",
+        ]
+
+
+class PriorityClassSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PriorityClass
+        fields = [
+            "id",
+            "cluster",
+            "name",
+            "value",
+            "global_default",
+            "preemption_policy",
+            "description",
+        ]
+
+
+class SyncCursorSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = SyncCursor
+        fields = [
+            "resource",
+            "resource_version",
+            "last_list_at",
+            "last_event_at",
+            "last_success_at",
+            "last_error",
+            "last_error_at",
+            "relists",
+            "restarts",
+            "events",
+        ]
+
+
+class UsageSampleSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = UsageSample
+        fields = [
+            "at",
+            "common_word",
+            "chips",
+            "slices",
+            "memory_total",
+            "memory_used",
+            "slots_total",
+            "slots_used",
+            "aicore_total",
+            "aicore_used",
+            "aicpu_total",
+            "aicpu_used",
+            "stranded_memory",
+        ]
+
+
+class UsageHistoryQuerySerializer(serializers.Serializer):
+    hours = serializers.IntegerField(min_value=1, max_value=24 * 31, default=6)
+    chip_type = serializers.CharField(required=False)
+
+
+class FragmentationSerializer(serializers.Serializer):
+    common_word = serializers.CharField()
+    stranded_memory = serializers.IntegerField(
+        help_text="free MB on chips that cannot fit the smallest template"
+    )
+    stranded_chips = serializers.IntegerField()
+    free_memory = serializers.IntegerField()
+    smallest_template_memory = serializers.IntegerField(allow_null=True)

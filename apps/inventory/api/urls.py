@@ -9,6 +9,8 @@ router.register("templates", views.TemplateViewSet, basename="template")
 router.register("nodes", views.NodeViewSet, basename="node")
 router.register("chips", views.ChipViewSet, basename="chip")
 router.register("slices", views.SliceViewSet, basename="slice")
+router.register("pending-pods", views.PendingPodViewSet, basename="pendingpod")
+router.register("priority-classes", views.PriorityClassViewSet, basename="priorityclass")
 router.register(
     "device-config-versions",
     views.DeviceConfigVersionViewSet,

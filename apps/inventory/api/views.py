@@ -37,6 +37,8 @@ from apps.inventory.models import (
     Cluster,
     DeviceConfigVersion,
     Node,
+    PendingPod,
+    PriorityClass,
     Slice,
     Template,
 )
@@ -89,6 +91,32 @@ class ClusterViewSet(viewsets.ModelViewSet):
     def chip_usage(self, request: Request, pk: str | None = None) -> Response:
         """Every chip's usage as compact rows (fast at thousands of chips)."""
         return Response(selectors.chip_usage(self.get_object()))
+
+    @extend_schema(responses={200: s.SyncCursorSerializer(many=True)})
+    @action(detail=True, methods=["get"], url_path="sync-status")
+    def sync_status(self, request: Request, pk: str | None = None) -> Response:
+        """Where each watch of this cluster stands: resourceVersion, last success, errors."""
+        cursors = self.get_object().sync_cursors.order_by("resource")
+        return Response(s.SyncCursorSerializer(cursors, many=True).data)
+
+    @extend_schema(
+        parameters=[s.UsageHistoryQuerySerializer],
+        responses={200: s.UsageSampleSerializer(many=True), **ERRORS},
+    )
+    @action(detail=True, methods=["get"], url_path="usage-history")
+    def usage_history(self, request: Request, pk: str | None = None) -> Response:
+        """Usage samples (one a minute per chip type) for the last ``hours``."""
+        query = s.UsageHistoryQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        samples = selectors.usage_history(self.get_object(), **query.validated_data)
+        return Response(s.UsageSampleSerializer(samples, many=True).data)
+
+    @extend_schema(responses={200: s.FragmentationSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def fragmentation(self, request: Request, pk: str | None = None) -> Response:
+        """Memory stranded on chips that cannot fit the smallest template, per chip type."""
+        data = selectors.fragmentation(self.get_object())
+        return Response(s.FragmentationSerializer(data, many=True).data)
 
     @extend_schema(
         parameters=[s.FitQuerySerializer],
@@ -268,6 +296,24 @@ class SliceViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Slice.objects.select_related("chip")
     serializer_class = s.SliceSerializer
     filterset_class = SliceFilterSet
+
+
+@extend_schema(tags=["inventory"])
+class PendingPodViewSet(viewsets.ReadOnlyModelViewSet):
+    """Pods waiting for a vNPU, with the scheduler's reason."""
+
+    queryset = PendingPod.objects.all()
+    serializer_class = s.PendingPodSerializer
+    filterset_fields = ["cluster", "namespace", "common_word"]
+
+
+@extend_schema(tags=["inventory"])
+class PriorityClassViewSet(viewsets.ReadOnlyModelViewSet):
+    """PriorityClasses mirrored from each cluster."""
+
+    queryset = PriorityClass.objects.all()
+    serializer_class = s.PriorityClassSerializer
+    filterset_fields = ["cluster", "name"]
 
 
 @extend_schema(tags=["device-config"])

@@ -98,20 +98,21 @@ class TargetWatcher:
         """List and watch until stopped; never raises (errors are recorded and retried)."""
         attempt = 0
         api = None
-        resource_version = self._cursor().resource_version or None
-        if resource_version:
+        self.resource_version = self._cursor().resource_version or None
+        if self.resource_version:
             SyncCursor.objects.filter(
                 cluster_id=self.cluster_id, resource=self.target.key
             ).update(restarts=F("restarts") + 1)
         while not self.stop.is_set():
+            self.progressed = False
             try:
                 if api is None:
                     cluster = Cluster.objects.get(pk=self.cluster_id)
                     api = api_client_for(cluster)
                     writer = ClusterWriter(cluster)
-                if not resource_version:
-                    resource_version = self.relist(api, writer)
-                resource_version = self.watch_once(api, writer, resource_version)
+                if not self.resource_version:
+                    self.resource_version = self.relist(api, writer)
+                self.watch_once(api, writer, self.resource_version)
                 attempt = 0
             except kubeapi.Gone:
                 self.stats.gone += 1
@@ -123,7 +124,7 @@ class TargetWatcher:
                 SyncCursor.objects.filter(
                     cluster_id=self.cluster_id, resource=self.target.key
                 ).update(relists=F("relists") + 1)
-                resource_version = None
+                self.resource_version = None
             except Cluster.DoesNotExist:
                 return
             except DB_ERRORS as exc:
@@ -133,6 +134,12 @@ class TargetWatcher:
                 connection.close()
                 attempt += 1
             except (*NETWORK_ERRORS, DatabaseError) as exc:
+                if self.progressed and not isinstance(exc, ApiException):
+                    # A stream cut after it delivered events: resume at once from
+                    # where it got to (a proxy or the server dropped the watch).
+                    self.stats.errors += 1
+                    attempt = 0
+                    continue
                 self._failed(exc, attempt)
                 attempt += 1
                 if isinstance(exc, ApiException) and exc.status in (401, 403):
@@ -199,14 +206,16 @@ class TargetWatcher:
     def _consume(
         self, writer: ClusterWriter, events: queue.Queue[Any], resource_version: str
     ) -> str:
-        last_saved = time.monotonic()
+        # An open, quiet stream proves the API server is there: record success
+        # often enough that a healthy cluster is never shown stale.
+        heartbeat = max(0.5, min(5.0, settings.SYNC_STALE_AFTER_SECONDS / 3))
+        last_saved = 0.0
         while not self.stop.is_set():
             try:
-                item = events.get(timeout=1.0)
+                batch = [events.get(timeout=heartbeat / 2)]
             except queue.Empty:
-                continue
-            batch = [item]
-            while len(batch) < BATCH_MAX:
+                batch = []
+            while batch and len(batch) < BATCH_MAX:
                 try:
                     batch.append(events.get_nowait())
                 except queue.Empty:
@@ -216,35 +225,38 @@ class TargetWatcher:
             for event in batch:
                 if isinstance(event, BaseException):
                     break
-                rv = ((event.get("object") or {}).get("metadata") or {}).get(
-                    "resourceVersion"
-                )
+                meta = (event.get("object") or {}).get("metadata") or {}
                 if event.get("type") != "BOOKMARK":
                     changes.append((event["type"], event["object"]))
-                if rv:
-                    resource_version = rv
+                if meta.get("resourceVersion"):
+                    resource_version = meta["resourceVersion"]
             if changes:
                 self.target.apply_events(writer, changes)
                 self.stats.events += len(changes)
                 self.stats.batches += 1
                 self.stats.applied_at.append(time.monotonic())
-            if changes or time.monotonic() - last_saved > 5:
+            # Only now is the batch in the database: a failure before this
+            # point replays it from the previous resourceVersion.
+            if resource_version != self.resource_version:
+                self.resource_version = resource_version
+                self.progressed = True
+            now = time.monotonic()
+            if changes or now - last_saved >= heartbeat:
+                extra: dict[str, Any] = {}
+                if changes:
+                    extra = {
+                        "last_event_at": timezone.now(),
+                        "events": F("events") + len(changes),
+                    }
                 self._save_cursor(
                     resource_version=resource_version,
                     last_success_at=timezone.now(),
                     last_error="",
-                    **(
-                        {
-                            "last_event_at": timezone.now(),
-                            "events": F("events") + len(changes),
-                        }
-                        if changes
-                        else {}
-                    ),
+                    **extra,
                 )
-                if time.monotonic() - last_saved > 5:
+                if now - last_saved >= heartbeat:
                     refresh_cluster_state(self.cluster_id)
-                last_saved = time.monotonic()
+                    last_saved = now
             if end is not None:
                 if isinstance(end, StopIteration):
                     return resource_version
@@ -345,15 +357,16 @@ def sync_run(
     *,
     seconds: float,
     watch_timeout: int = 60,
+    stop: threading.Event | None = None,
     on_start: Callable[[list[TargetWatcher]], None] | None = None,
 ) -> dict[str, WatchStats]:
-    """Mirror one cluster for ``seconds``: a thread per target whose lock we get.
+    """Mirror one cluster for ``seconds`` (or until ``stop`` is set).
 
-    Returns the stats of the targets this call watched (empty when another
-    worker holds every lock).
+    Starts a thread per target whose lock this call gets, and returns the
+    stats of those targets (empty when other workers hold every lock).
     """
     cluster = Cluster.objects.get(pk=cluster_id)
-    stop = threading.Event()
+    stop = stop or threading.Event()
     watchers: list[TargetWatcher] = []
     threads: list[threading.Thread] = []
     held: list[locks.Lock] = []
@@ -367,6 +380,7 @@ def sync_run(
         held.append(lock)
         watcher = TargetWatcher(cluster_id, target, stop, watch_timeout=watch_timeout)
         watchers.append(watcher)
+    _prime_device_config(watchers)
     if on_start:
         on_start(watchers)
     for watcher in watchers:
@@ -387,6 +401,38 @@ def sync_run(
         for lock in held:
             lock.release()
     return {w.target.key: w.stats for w in watchers}
+
+
+def _prime_device_config(watchers: list[TargetWatcher]) -> None:
+    """List the device config before the other streams start.
+
+    Chips take their AICPU, and slices their AICore/AICPU, from the chip types
+    the first device config brings; listing it first means the first nodes and
+    pods written already see them.
+    """
+    for watcher in watchers:
+        if watcher.target.key != "configmap:device-config":
+            continue
+        if (
+            SyncCursor.objects.filter(
+                cluster_id=watcher.cluster_id, resource=watcher.target.key
+            )
+            .exclude(resource_version="")
+            .exists()
+        ):
+            return
+        cluster = Cluster.objects.get(pk=watcher.cluster_id)
+        api = api_client_for(cluster)
+        try:
+            watcher._cursor()
+            watcher.relist(api, ClusterWriter(cluster))
+        except (*NETWORK_ERRORS, kubeapi.Gone, DatabaseError):
+            log.warning(
+                "cluster %s: first list of the device config failed; its watcher retries",
+                cluster.pk,
+            )
+        finally:
+            api.close()
 
 
 def _run_in_thread(watcher: TargetWatcher) -> None:

@@ -95,6 +95,7 @@ class _PodsAndNodesWriter:
     def replace_nodes(self, nodes: Sequence[Mapping[str, Any]]) -> None:
         """Make the stored nodes and chips equal to a full list."""
         states = [node_state(n) for n in nodes]
+        self.refresh_chip_types()
         with transaction.atomic():
             names = {s.name for s in states}
             gone = list(
@@ -281,6 +282,7 @@ class _PodsAndNodesWriter:
         """Make stored slices and pending pods equal to a full list of pods."""
         slices = [s for pod in pods for s in pod_slices(pod)]
         pending = [p for p in (pod_pending(pod) for pod in pods) if p is not None]
+        self.refresh_chip_types()
         with transaction.atomic():
             self._sync_slices(slices, scope=None)
             self._sync_pending(pending, scope=None)
@@ -293,6 +295,7 @@ class _PodsAndNodesWriter:
             latest[(meta.get("namespace", ""), meta.get("name", ""))] = (kind, obj)
         slices: list[SliceState] = []
         pending: list[PendingState] = []
+        self.refresh_chip_types()
         for kind, obj in latest.values():
             if kind == "DELETED":
                 continue
@@ -433,6 +436,34 @@ class _PodsAndNodesWriter:
                 "pending_reason",
                 {"pod": f"{namespace}/{name}", "reason": reason},
             )
+
+    def reapply_chip_types(self) -> None:
+        """After the chip types changed: new AICPU per chip, AICore/AICPU per slice, usage."""
+        self.refresh_chip_types()
+        for common_word, aicpu in self._chip_aicpu.items():
+            Chip.objects.filter(cluster=self.cluster, common_word=common_word).exclude(
+                aicpu=aicpu
+            ).update(aicpu=aicpu)
+            for template, (aicore, t_aicpu) in self._shapes.get(
+                common_word, {}
+            ).items():
+                Slice.objects.filter(
+                    cluster=self.cluster, common_word=common_word, template=template
+                ).exclude(aicore=aicore, aicpu=t_aicpu).update(
+                    aicore=aicore, aicpu=t_aicpu
+                )
+            # a whole card holds all of the chip's cores
+            Slice.objects.filter(
+                cluster=self.cluster, common_word=common_word, template=""
+            ).update(
+                aicore=Subquery(
+                    Chip.objects.filter(
+                        cluster=self.cluster, uuid=OuterRef("chip_uuid")
+                    ).values("aicore")[:1]
+                ),
+                aicpu=aicpu,
+            )
+        self.recompute_usage(None)
 
     # --- usage ---------------------------------------------------------------------
 
@@ -578,11 +609,10 @@ class ControlPlaneMixin:
             from apps.inventory.services import deviceconfig_observe
 
             text = (obj.get("data") or {}).get("device-config.yaml")
-            if text is not None:
-                deviceconfig_observe(
-                    cluster=self.cluster, text=text, resource_version=rv
-                )
-                self.refresh_chip_types()
+            if text is not None and deviceconfig_observe(
+                cluster=self.cluster, text=text, resource_version=rv
+            ):
+                self.reapply_chip_types()
 
     def replace_priority_classes(self, items: Sequence[Mapping[str, Any]]) -> None:
         from apps.inventory.models import PriorityClass

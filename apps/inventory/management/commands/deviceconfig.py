@@ -6,20 +6,32 @@ Scripts rely on these names and exit codes (see the README):
   export --cluster NAME         print the YAML the portal would publish
   fit --cluster NAME --chip-type CW --memory MB
                                 print the template name first, or "whole card", or exit 1
+  publish --cluster NAME --reason TEXT [--force]
+                                write the portal's config to the cluster; exit 1 with the
+                                diff on a conflict or unadopted drift, 0 when nothing changes
+  drift --cluster NAME          exit 0 when the live ConfigMap equals the last published or
+                                adopted version, 1 with the diff otherwise
+  adopt --cluster NAME [--reason TEXT]
+                                take the live content as the portal's
+  rollback --cluster NAME --version N --reason TEXT [--force]
+                                publish version N's text again (exit codes as publish)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.common.exceptions import DomainError
-from apps.inventory import selectors, services
+from apps.common.exceptions import Conflict, DomainError
+from apps.inventory import publishing, selectors, services
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.fit import FitKind
 from apps.inventory.hami.validation import validate_configs
+from apps.inventory.health import deviceconfig_drift
+from apps.inventory.publishing import PublishResult
 
 
 def _read(path: str) -> str:
@@ -51,6 +63,26 @@ class Command(BaseCommand):
         fit.add_argument("--chip-type", required=True, dest="chip_type")
         fit.add_argument(
             "--memory", type=int, default=None, help="MB; omit for a whole card"
+        )
+        pub = sub.add_parser("publish", help="write the portal's config to the cluster")
+        pub.add_argument("--cluster", required=True)
+        pub.add_argument("--reason", required=True)
+        pub.add_argument(
+            "--force", action="store_true", help="publish over a hand edit"
+        )
+        drift = sub.add_parser(
+            "drift", help="compare the live ConfigMap with the portal's version"
+        )
+        drift.add_argument("--cluster", required=True)
+        adopt = sub.add_parser("adopt", help="take the live content as the portal's")
+        adopt.add_argument("--cluster", required=True)
+        adopt.add_argument("--reason", default="")
+        back = sub.add_parser("rollback", help="publish an earlier version's text")
+        back.add_argument("--cluster", required=True)
+        back.add_argument("--version", type=int, required=True, dest="number")
+        back.add_argument("--reason", required=True)
+        back.add_argument(
+            "--force", action="store_true", help="publish over a hand edit"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -101,3 +133,78 @@ class Command(BaseCommand):
             self.stdout.write(f"whole card ({result.memory} MB): {result.reason}")
         else:
             self.stdout.write(f"{result.template} ({result.memory} MB)")
+
+    # --- publishing (talks to the cluster) ------------------------------------------
+
+    def _publish(self, options: dict[str, Any]) -> None:
+        cluster = selectors.cluster_get(options["cluster"])
+        self._published(
+            lambda: publishing.deviceconfig_publish(
+                cluster=cluster,
+                actor=None,
+                actor_name="manage.py",
+                reason=options["reason"],
+                force=options["force"],
+            )
+        )
+
+    def _rollback(self, options: dict[str, Any]) -> None:
+        cluster = selectors.cluster_get(options["cluster"])
+        self._published(
+            lambda: publishing.deviceconfig_rollback(
+                cluster=cluster,
+                actor=None,
+                actor_name="manage.py",
+                number=options["number"],
+                reason=options["reason"],
+                force=options["force"],
+            )
+        )
+
+    def _published(self, publish: Callable[[], PublishResult]) -> None:
+        try:
+            result = publish()
+        except Conflict as exc:
+            # Scripts get the three-way picture on stderr, and exit 1.
+            self.stderr.write(f"conflict: {exc.message}")
+            detail = exc.detail or {}
+            for key in ("diff_live", "diff_proposed"):
+                if detail.get(key):
+                    self.stderr.write(detail[key], ending="")
+            raise SystemExit(1) from exc
+        except DomainError as exc:
+            if exc.code != "no_change":
+                raise
+            # Publishing what is already live is not a failure for a script.
+            self.stdout.write(exc.message)
+            return
+        for warning in result.warnings:
+            self.stdout.write(f"warning: {warning.message}")
+        self.stdout.write(result.diff, ending="")
+        self.stdout.write(
+            f"published version {result.version.number} "
+            f"(resourceVersion {result.version.resource_version})"
+        )
+
+    def _drift(self, options: dict[str, Any]) -> None:
+        drift = deviceconfig_drift(selectors.cluster_get(options["cluster"]))
+        if drift["in_sync"]:
+            self.stdout.write(
+                f"in sync with version {drift['baseline_version']} "
+                f"(resourceVersion {drift['live_resource_version']})"
+            )
+            return
+        self.stdout.write(drift["diff"], ending="")
+        raise SystemExit(1)
+
+    def _adopt(self, options: dict[str, Any]) -> None:
+        version = publishing.deviceconfig_adopt(
+            cluster=selectors.cluster_get(options["cluster"]),
+            actor=None,
+            actor_name="manage.py",
+            reason=options["reason"],
+        )
+        self.stdout.write(
+            f"adopted the live device config as version {version.number} "
+            f"(resourceVersion {version.resource_version})"
+        )

@@ -49,3 +49,5 @@ class Command(BaseCommand):
             return
         if not stats:
             self.stdout.write("another worker already watches this cluster")
+        for key, stat in sorted(stats.items()):
+            self.stdout.write(f"watched {key}: {stat.lists} lists, {stat.events} events, {stat.errors} errors")

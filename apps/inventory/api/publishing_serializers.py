@@ -1,0 +1,225 @@
+"""Serializers of the publishing endpoints (inputs validate, outputs document)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.inventory.api.serializers import ValidationIssueSerializer
+
+# --- inputs ----------------------------------------------------------------------
+
+
+class PublishInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        allow_blank=False, help_text="why; kept with the version and in the audit log"
+    )
+    force = serializers.BooleanField(
+        default=False,
+        help_text="publish over a hand edit of the ConfigMap (admin only)",
+    )
+
+
+class RollbackInputSerializer(PublishInputSerializer):
+    version = serializers.IntegerField(
+        min_value=1, help_text="the version number to restore (3 for v3)"
+    )
+
+
+class AdoptInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class RestartInputSerializer(serializers.Serializer):
+    confirm = serializers.BooleanField(
+        default=False,
+        help_text="must be true: every pod of the component is replaced",
+    )
+
+    def validate_confirm(self, value: bool) -> bool:
+        if value is not True:
+            raise serializers.ValidationError(
+                "send confirm: true to restart; every pod of the component is replaced"
+            )
+        return value
+
+
+class DriftQuerySerializer(serializers.Serializer):
+    live = serializers.BooleanField(
+        default=True,
+        help_text="false: use what sync recorded instead of asking the cluster",
+    )
+
+
+# --- outputs ---------------------------------------------------------------------
+
+
+class PublishResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="version.id", help_text="version id")
+    number = serializers.IntegerField(source="version.number")
+    source = serializers.CharField(source="version.source")
+    author = serializers.CharField(
+        source="version.author.username", default=None, allow_null=True
+    )
+    reason = serializers.CharField(source="version.reason")
+    resource_version = serializers.CharField(source="version.resource_version")
+    previous_resource_version = serializers.CharField()
+    created_at = serializers.DateTimeField(source="version.created_at")
+    diff = serializers.CharField(help_text="unified diff, live text to published text")
+    forced = serializers.BooleanField()
+    rollback_of = serializers.IntegerField(allow_null=True)
+    warnings = ValidationIssueSerializer(many=True)
+
+
+class AdoptResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    source = serializers.CharField()
+    reason = serializers.CharField()
+    resource_version = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class DriftSerializer(serializers.Serializer):
+    in_sync = serializers.BooleanField()
+    checked = serializers.ChoiceField(
+        choices=["live", "recorded"],
+        help_text="live: the ConfigMap was read now; recorded: what sync saw",
+    )
+    baseline_version = serializers.IntegerField(allow_null=True)
+    live_version = serializers.IntegerField(allow_null=True)
+    live_resource_version = serializers.CharField(allow_blank=True)
+    diff = serializers.CharField(allow_blank=True, help_text="baseline to live")
+
+
+class DriftConflictDetailSerializer(serializers.Serializer):
+    baseline_version = serializers.IntegerField()
+    live_resource_version = serializers.CharField()
+    last_seen = serializers.CharField(help_text="the portal's baseline text")
+    live = serializers.CharField(help_text="the ConfigMap's text now")
+    proposed = serializers.CharField(help_text="what the portal wanted to write")
+    diff_live = serializers.CharField(help_text="last seen to live")
+    diff_proposed = serializers.CharField(help_text="last seen to proposed")
+
+
+class PublishConflictSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="drift or no_baseline")
+    message = serializers.CharField()
+    detail = DriftConflictDetailSerializer(required=False)
+
+
+class PublishingErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()), required=False
+    )
+    detail = serializers.JSONField(required=False)
+
+
+class RestartPodSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    node = serializers.CharField(allow_blank=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    ready = serializers.BooleanField()
+    terminating = serializers.BooleanField()
+    stale = serializers.BooleanField(help_text="started before the config changed")
+
+
+class ComponentRestartSerializer(serializers.Serializer):
+    component = serializers.CharField()
+    kind = serializers.CharField()
+    namespace = serializers.CharField()
+    restart_state = serializers.ChoiceField(
+        choices=["restart_pending", "rolling", "in_effect", "missing", "unknown"]
+    )
+    message = serializers.CharField()
+    restarted_at = serializers.DateTimeField(allow_null=True)
+    pods = RestartPodSerializer(many=True)
+
+
+class RestartStatesSerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    config_version = serializers.IntegerField(
+        allow_null=True, help_text="the version whose change the pods must pick up"
+    )
+    config_changed_at = serializers.DateTimeField(allow_null=True)
+    components = ComponentRestartSerializer(many=True)
+
+
+class WhatIfTemplateSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    memory = serializers.IntegerField()
+    ai_core = serializers.IntegerField(allow_null=True)
+    ai_cpu = serializers.IntegerField(allow_null=True)
+    fit_alone = serializers.IntegerField(help_text="slices of it alone on one chip")
+    template_change = serializers.ChoiceField(choices=["added", "resized", "unchanged"])
+    memory_before = serializers.IntegerField(allow_null=True)
+
+
+class WhatIfChipTypeSerializer(serializers.Serializer):
+    common_word = serializers.CharField()
+    chip_name = serializers.CharField()
+    chip_type_change = serializers.ChoiceField(
+        choices=["added", "changed", "renamed", "unchanged"]
+    )
+    renamed_from = serializers.CharField(allow_null=True)
+    memory_allocatable = serializers.IntegerField()
+    slots_per_chip = serializers.IntegerField()
+    slots_per_chip_before = serializers.IntegerField(allow_null=True)
+    templates = WhatIfTemplateSerializer(many=True)
+    removed_templates = serializers.ListField(child=serializers.CharField())
+    overcommit = serializers.ListField(child=serializers.CharField())
+    warnings = serializers.ListField(child=serializers.CharField())
+
+
+class WhatIfRemovedChipTypeSerializer(serializers.Serializer):
+    common_word = serializers.CharField()
+    renamed_to = serializers.CharField(allow_null=True)
+
+
+class WhatIfSliceSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    pod_name = serializers.CharField()
+    node_name = serializers.CharField(allow_blank=True)
+    common_word = serializers.CharField()
+    chip_uuid = serializers.CharField()
+    chip_index = serializers.IntegerField(allow_null=True)
+    template = serializers.CharField(allow_blank=True)
+    memory = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class WhatIfChipSerializer(serializers.Serializer):
+    node_name = serializers.CharField()
+    common_word = serializers.CharField()
+    chip_index = serializers.IntegerField()
+    slots_used = serializers.IntegerField()
+    slots_per_chip = serializers.IntegerField()
+    memory_used = serializers.IntegerField()
+    memory_allocatable = serializers.IntegerField()
+
+
+class WhatIfSerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    baseline_version = serializers.IntegerField(allow_null=True)
+    valid = serializers.BooleanField()
+    errors = serializers.ListField(child=serializers.CharField())
+    chip_types = WhatIfChipTypeSerializer(many=True)
+    removed_chip_types = WhatIfRemovedChipTypeSerializer(many=True)
+    invalid_slices = WhatIfSliceSerializer(many=True)
+    overbooked_chips = WhatIfChipSerializer(many=True)
+
+
+class HealthCheckSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    check_status = serializers.ChoiceField(choices=["ok", "warn", "fail"])
+    message = serializers.CharField()
+    fix = serializers.CharField(allow_blank=True)
+
+
+class ClusterHealthSerializer(serializers.Serializer):
+    cluster = serializers.CharField()
+    check_status = serializers.ChoiceField(
+        choices=["ok", "warn", "fail"], help_text="the worst of the checks"
+    )
+    checks = HealthCheckSerializer(many=True)

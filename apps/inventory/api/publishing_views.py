@@ -1,0 +1,211 @@
+"""Publishing endpoints: actions on a cluster's device config and its components.
+
+Thin: each action validates its input, calls one service or selector, and
+serializes the answer; DomainErrors become HTTP responses in
+``apps.common.api``. Roles: viewers read (drift, restarts, what-if, health);
+operators publish, roll back and restart; adopting, and publishing over
+drift (``force``, checked by the service), need an admin.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.accounts.choices import Role
+from apps.inventory import publishing
+from apps.inventory.api import publishing_serializers as s
+from apps.inventory.health import cluster_health, deviceconfig_drift, restart_states
+from apps.inventory.models import Cluster
+from apps.inventory.whatif import template_what_if
+
+TAGS = ["publishing"]
+
+
+def _error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(
+        response=s.PublishingErrorSerializer, description=description
+    )
+
+
+READ_ERRORS = {
+    403: _error("your role does not allow this"),
+    404: _error("no such cluster (or ConfigMap, version or component in it)"),
+}
+CLUSTER_ERRORS = {
+    **READ_ERRORS,
+    503: _error("the cluster's API server could not be reached or refused the call"),
+}
+WRITE_ERRORS = {
+    400: _error("invalid input or config (`errors` names each field), or no_change"),
+    **CLUSTER_ERRORS,
+    409: OpenApiResponse(
+        response=s.PublishConflictSerializer,
+        description="drift: the ConfigMap changed outside the portal (three-way "
+        "detail); no_baseline: adopt the live config first",
+    ),
+}
+
+
+def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+class ClusterPublishingViewSet(viewsets.GenericViewSet):
+    """Publish, roll back, adopt, watch drift and restarts, check configuration health."""
+
+    queryset = Cluster.objects.all()
+    filter_backends: list[Any] = []
+    action_roles = {
+        "publish": Role.OPERATOR,
+        "rollback": Role.OPERATOR,
+        "restart": Role.OPERATOR,
+        "adopt": Role.ADMIN,
+    }
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_publish",
+        request=s.PublishInputSerializer,
+        responses={201: s.PublishResultSerializer, **WRITE_ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def publish(self, request: Request, pk: str | None = None) -> Response:
+        """Write the portal's chip types and templates to the ConfigMap (guarded by resourceVersion)."""
+        data = _valid(s.PublishInputSerializer, request.data)
+        result = publishing.deviceconfig_publish(
+            cluster=self.get_object(),
+            actor=request.user,
+            reason=data["reason"],
+            force=data["force"],
+        )
+        return Response(
+            s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_rollback",
+        request=s.RollbackInputSerializer,
+        responses={201: s.PublishResultSerializer, **WRITE_ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def rollback(self, request: Request, pk: str | None = None) -> Response:
+        """Publish the exact text of an earlier version again (a new version)."""
+        data = _valid(s.RollbackInputSerializer, request.data)
+        result = publishing.deviceconfig_rollback(
+            cluster=self.get_object(),
+            actor=request.user,
+            number=data["version"],
+            reason=data["reason"],
+            force=data["force"],
+        )
+        return Response(
+            s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_adopt",
+        request=s.AdoptInputSerializer,
+        responses={201: s.AdoptResultSerializer, **WRITE_ERRORS},
+    )
+    @action(detail=True, methods=["post"])
+    def adopt(self, request: Request, pk: str | None = None) -> Response:
+        """Take the live ConfigMap content as the portal's (admin)."""
+        data = _valid(s.AdoptInputSerializer, request.data)
+        version = publishing.deviceconfig_adopt(
+            cluster=self.get_object(), actor=request.user, reason=data["reason"]
+        )
+        return Response(
+            s.AdoptResultSerializer(version).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_drift",
+        request=None,
+        parameters=[s.DriftQuerySerializer],
+        responses={200: s.DriftSerializer, **CLUSTER_ERRORS},
+    )
+    @action(detail=True, methods=["get"])
+    def drift(self, request: Request, pk: str | None = None) -> Response:
+        """Whether the ConfigMap still holds the portal's last published or adopted version."""
+        query = _valid(s.DriftQuerySerializer, request.query_params)
+        data = deviceconfig_drift(self.get_object(), live=query["live"])
+        return Response(s.DriftSerializer(data).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_restarts",
+        request=None,
+        responses={200: s.RestartStatesSerializer, **CLUSTER_ERRORS},
+    )
+    @action(detail=True, methods=["get"])
+    def restarts(self, request: Request, pk: str | None = None) -> Response:
+        """Restart state of the HAMi scheduler, the device plugin and volcano-scheduler."""
+        data = restart_states(self.get_object())
+        return Response(s.RestartStatesSerializer(data).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_restart_component",
+        request=s.RestartInputSerializer,
+        parameters=[
+            OpenApiParameter(
+                "component",
+                OpenApiTypes.STR,
+                OpenApiParameter.PATH,
+                description="workload name, e.g. hami-scheduler",
+            )
+        ],
+        responses={
+            202: s.ComponentRestartSerializer,
+            400: _error("confirm is not true"),
+            **CLUSTER_ERRORS,
+        },
+    )
+    @action(detail=True, methods=["post"], url_path=r"restarts/(?P<component>[^/.]+)")
+    def restart(
+        self, request: Request, pk: str | None = None, component: str = ""
+    ) -> Response:
+        """Rollout-restart one component so it reads the device config again (needs confirm: true)."""
+        _valid(s.RestartInputSerializer, request.data)
+        data = publishing.workload_restart(
+            cluster=self.get_object(), component=component, actor=request.user
+        )
+        return Response(
+            s.ComponentRestartSerializer(data).data, status=status.HTTP_202_ACCEPTED
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_what_if",
+        request=None,
+        responses={200: s.WhatIfSerializer, **READ_ERRORS},
+    )
+    @action(detail=True, methods=["get"], url_path="what-if")
+    def what_if(self, request: Request, pk: str | None = None) -> Response:
+        """What publishing the edited templates would change: slots, fits, broken slices."""
+        data = template_what_if(self.get_object())
+        return Response(s.WhatIfSerializer(data).data)
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_health",
+        request=None,
+        responses={200: s.ClusterHealthSerializer, **READ_ERRORS},
+    )
+    @action(detail=True, methods=["get"])
+    def health(self, request: Request, pk: str | None = None) -> Response:
+        """Configuration checks: Volcano deviceshare, preempt, device plugin, registrations."""
+        data = cluster_health(self.get_object())
+        return Response(s.ClusterHealthSerializer(data).data)

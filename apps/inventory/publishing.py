@@ -1,0 +1,494 @@
+"""Publishing the portal's device config to the cluster, and the writes around it.
+
+This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
+
+- **Never overwrite someone else's edit.** The baseline ("last seen") is the
+  portal's newest own version (imported, published or adopted). A publish
+  GETs the ConfigMap from the API server (not from the database, which sync
+  may not have refreshed yet) and refuses with a 409 ``drift`` when its text
+  differs from the baseline, showing last seen, live and proposed. An admin
+  may pass ``force`` to publish over it deliberately.
+- **Read-modify-write guarded by resourceVersion.** The write is a PUT of the
+  object just read, with its resourceVersion; if anyone wrote in between the
+  API server answers 409. When only metadata changed (a label, an annotation)
+  the write is retried on the new object; when the text changed it becomes
+  the same 409 ``drift`` with fresh data.
+- **Keep what the portal does not manage.** The proposed text is rendered from
+  the *live* document, so its shape (list or wrapper), other vendors' keys,
+  unknown keys and comments come from the cluster; only ``vnpus`` entries
+  come from the portal's chip types. Other data keys, labels and annotations
+  of the ConfigMap are written back untouched.
+- **Never publish an invalid config** (400 with the errors by field), and
+  refuse a publish that would change nothing (400 ``no_change``): it would
+  add a version and mark every component "restart pending" for nothing.
+- **Nothing is written to the database unless the PUT succeeded.** Then one
+  transaction stores the ``published`` version (author, reason, the
+  resourceVersion the PUT returned) and the audit event with the diff. (If
+  the database fails after the PUT, sync later records the text as an
+  ``observed`` version, which shows as drift: visible, not lost.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+from apps.accounts.choices import Role
+from apps.accounts.selectors import user_role
+from apps.audit.services import audit_record
+from apps.common.exceptions import (
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+)
+from apps.inventory import services
+from apps.inventory.choices import DeviceConfigSource
+from apps.inventory.hami.deviceconfig import (
+    DeviceConfigDocument,
+    DeviceConfigError,
+    parse_device_config,
+    render_device_config,
+)
+from apps.inventory.hami.validation import Issue, validate_configs
+from apps.inventory.health import (
+    DEVICE_CONFIG_KEY,
+    RESTARTED_AT,
+    LiveConfigMap,
+    cluster_api,
+    configmap_path,
+    kube_json,
+    live_device_config_read,
+    restart_component_get,
+    restart_states,
+)
+from apps.inventory.models import Cluster, DeviceConfigVersion
+from apps.inventory.selectors import (
+    chip_type_specs,
+    deviceconfig_baseline,
+    text_diff,
+)
+
+# A metadata-only write between our GET and PUT is retried this many times.
+MAX_ATTEMPTS = 3
+
+Propose = Callable[[LiveConfigMap, DeviceConfigVersion], str]
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """What a publish (or rollback) wrote.
+
+    Attributes:
+        version: The new ``published`` version.
+        diff: Unified diff from the live text it replaced to the new text.
+        warnings: Validation warnings of the new text (slot counts...).
+        previous_resource_version: The ConfigMap's resourceVersion before.
+        forced: It was published over drift (``force``).
+        rollback_of: The version number it restored, for a rollback.
+    """
+
+    version: DeviceConfigVersion
+    diff: str
+    warnings: tuple[Issue, ...]
+    previous_resource_version: str
+    forced: bool = False
+    rollback_of: int | None = None
+
+
+def deviceconfig_publish(
+    *,
+    cluster: Cluster,
+    actor: Any,
+    reason: str,
+    force: bool = False,
+    actor_name: str = "",
+) -> PublishResult:
+    """Write the portal's chip types and templates to the cluster's ConfigMap.
+
+    Args:
+        cluster: The cluster.
+        actor: The user publishing (None for the command line).
+        reason: Why; required, it goes to the version and the audit log.
+        force: Publish even when the live text differs from the baseline
+            (admin only).
+        actor_name: Name recorded for a None actor.
+
+    Returns:
+        The new version, the diff and the validation warnings.
+
+    Raises:
+        ValidationFailed: No reason, an invalid config, or nothing to change
+            (code ``no_change``).
+        Conflict: ``drift`` (someone else's edit; detail has the three-way
+            diff) or ``no_baseline`` (adopt the live config first).
+        PermissionDenied: ``force`` without the admin role.
+        NotFound: The ConfigMap does not exist.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    specs = chip_type_specs(cluster)
+
+    def propose(live: LiveConfigMap, baseline: DeviceConfigVersion) -> str:
+        # Unmanaged keys come from the cluster; a live text too broken to
+        # parse (only ever written over with force) yields to the baseline.
+        try:
+            document = parse_device_config(live.text)
+        except DeviceConfigError:
+            document = parse_device_config(baseline.text)
+        return render_device_config(document, specs)
+
+    return _publish(
+        cluster=cluster,
+        actor=actor,
+        actor_name=actor_name,
+        reason=reason,
+        force=force,
+        propose=propose,
+    )
+
+
+def deviceconfig_rollback(
+    *,
+    cluster: Cluster,
+    actor: Any,
+    number: int,
+    reason: str,
+    force: bool = False,
+    actor_name: str = "",
+) -> PublishResult:
+    """Publish exactly the text of version ``number`` again, then make it the portal's copy.
+
+    A rollback is a new publish (a new version), with the same drift guard;
+    the text is the old one verbatim, unmanaged keys and comments included,
+    and the portal's chip types and templates are set from it.
+
+    Args:
+        cluster: The cluster.
+        actor: The user (None for the command line).
+        number: The version number to restore (``v3`` is 3).
+        reason: Why; required.
+        force: Publish over drift (admin only).
+        actor_name: Name recorded for a None actor.
+
+    Raises:
+        NotFound: No such version.
+        ValidationFailed: That version is not a valid config, no reason, or it
+            is what the cluster already has (``no_change``).
+        Conflict: As for :func:`deviceconfig_publish`.
+        PermissionDenied: ``force`` without the admin role.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    target = DeviceConfigVersion.objects.filter(cluster=cluster, number=number).first()
+    if target is None:
+        raise NotFound(
+            f"cluster {cluster.name!r} has no device-config version {number}"
+        )
+    services.deviceconfig_parse(target.text)  # refuse an invalid one before any call
+    return _publish(
+        cluster=cluster,
+        actor=actor,
+        actor_name=actor_name,
+        reason=reason,
+        force=force,
+        propose=lambda live, baseline: target.text,
+        rollback_of=target.number,
+    )
+
+
+def deviceconfig_adopt(
+    *, cluster: Cluster, actor: Any, reason: str = "", actor_name: str = ""
+) -> DeviceConfigVersion:
+    """Make the live ConfigMap content the portal's (resolves drift the other way).
+
+    The live text becomes an ``adopted`` version and the portal's chip types
+    and templates are replaced with its own.
+
+    Raises:
+        ValidationFailed: The live config is invalid (``errors`` by field; an
+            invalid config cannot be adopted), or it already is the baseline
+            (``no_change``).
+        NotFound: The ConfigMap does not exist.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    live = live_device_config_read(cluster)
+    baseline = deviceconfig_baseline(cluster)
+    if baseline is not None and baseline.text == live.text:
+        raise ValidationFailed(
+            f"nothing to adopt: the live device config is already v{baseline.number}",
+            detail={"non_field_errors": ["the live device config is the portal's"]},
+            code="no_change",
+        )
+    return services.deviceconfig_import(
+        cluster_name=cluster.name,
+        text=live.text,
+        actor=actor,
+        source=DeviceConfigSource.ADOPTED,
+        reason=reason.strip() or "adopted the live device config",
+        resource_version=live.resource_version,
+        actor_name=actor_name,
+    )
+
+
+def workload_restart(
+    *, cluster: Cluster, component: str, actor: Any, actor_name: str = ""
+) -> dict[str, Any]:
+    """Rollout-restart a component so that it reads the device config again.
+
+    Same as ``kubectl rollout restart``: a strategic-merge PATCH of
+    ``kubectl.kubernetes.io/restartedAt`` on the pod template, which makes the
+    controller replace every pod. The caller confirms first (the API asks for
+    ``confirm: true``); running pods are replaced.
+
+    Returns:
+        The component's restart state right after the PATCH, with
+        ``restarted_at``.
+
+    Raises:
+        NotFound: Unknown component, or its workload does not exist.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    target = restart_component_get(component)
+    stamp = timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}
+    with cluster_api(cluster) as api:
+        try:
+            kube_json(
+                api,
+                "PATCH",
+                target.path,
+                body=body,
+                content_type="application/strategic-merge-patch+json",
+            )
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            raise NotFound(
+                f"{target.kind} {target.namespace}/{target.name} does not exist in "
+                f"cluster {cluster.name!r}"
+            ) from exc
+    audit_record(
+        actor=actor,
+        actor_name=actor_name,
+        action="component.restart",
+        cluster=cluster,
+        after={
+            "component": target.name,
+            "kind": target.kind,
+            "namespace": target.namespace,
+            "restarted_at": stamp,
+        },
+    )
+    return restart_states(cluster, only=target)["components"][0]
+
+
+# --- the guarded write -------------------------------------------------------------
+
+
+def _require_admin_for_force(actor: Any) -> None:
+    # None is the command line: whoever runs manage.py owns the portal.
+    role = user_role(actor) if actor is not None else Role.ADMIN
+    if role is None or not role.allows(Role.ADMIN):
+        raise PermissionDenied(
+            "publishing over drift (force) needs the admin role",
+            detail={"force": ["only an admin may publish over someone else's edit"]},
+        )
+
+
+def _drift_conflict(
+    cluster: Cluster,
+    baseline: DeviceConfigVersion,
+    live: LiveConfigMap,
+    proposed: str,
+    message: str,
+) -> Conflict:
+    last_seen = f"v{baseline.number} (last seen)"
+    return Conflict(
+        f"cluster {cluster.name!r}: {message}",
+        code="drift",
+        detail={
+            "baseline_version": baseline.number,
+            "live_resource_version": live.resource_version,
+            "last_seen": baseline.text,
+            "live": live.text,
+            "proposed": proposed,
+            "diff_live": text_diff(
+                baseline.text,
+                live.text,
+                before_label=last_seen,
+                after_label=f"live (resourceVersion {live.resource_version})",
+            ),
+            "diff_proposed": text_diff(
+                baseline.text, proposed, before_label=last_seen, after_label="proposed"
+            ),
+        },
+    )
+
+
+def _safe_propose(
+    propose: Propose, live: LiveConfigMap, baseline: DeviceConfigVersion
+) -> str:
+    # The proposal only illustrates a conflict here; never fail while explaining one.
+    try:
+        return propose(live, baseline)
+    except DeviceConfigError:
+        return ""
+
+
+def _validated(
+    proposed: str, live: LiveConfigMap
+) -> tuple[DeviceConfigDocument, tuple[Issue, ...]]:
+    """Parse and validate the proposal; warnings compare with the live chip types."""
+    document, _ = services.deviceconfig_parse(proposed)
+    try:
+        previous = parse_device_config(live.text).raw_configs
+    except DeviceConfigError:
+        previous = None
+    return document, validate_configs(document.raw_configs, previous=previous).warnings
+
+
+def _put(
+    api: client.ApiClient, cluster: Cluster, live: LiveConfigMap, text: str
+) -> str:
+    """PUT the object just read with only the text changed; returns the new resourceVersion."""
+    obj = dict(live.obj)
+    obj["data"] = {**(live.obj.get("data") or {}), DEVICE_CONFIG_KEY: text}
+    # The resourceVersion read with it makes the API server refuse a stale write.
+    obj["metadata"] = {
+        **(live.obj.get("metadata") or {}),
+        "resourceVersion": live.resource_version,
+    }
+    answer = kube_json(api, "PUT", configmap_path(cluster), body=obj)
+    return str((answer.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _publish(
+    *,
+    cluster: Cluster,
+    actor: Any,
+    actor_name: str,
+    reason: str,
+    force: bool,
+    propose: Propose,
+    rollback_of: int | None = None,
+) -> PublishResult:
+    """The guarded read-modify-write shared by publish and rollback (see the module doc)."""
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed(
+            "reason: required",
+            detail={
+                "reason": ["say why; it is kept with the version and the audit log"]
+            },
+        )
+    if force:
+        _require_admin_for_force(actor)
+    baseline = deviceconfig_baseline(cluster)
+    if baseline is None:
+        raise Conflict(
+            f"cluster {cluster.name!r} has no device config the portal owns yet: "
+            "sync or adopt the live one first",
+            code="no_baseline",
+        )
+    with cluster_api(cluster) as api:
+        live = live_device_config_read(cluster, api)
+        # The live text we may write over: the baseline, or with force the
+        # drifted text the admin chose to replace.
+        accepted = baseline.text
+        if live.text != baseline.text:
+            if not force:
+                raise _drift_conflict(
+                    cluster,
+                    baseline,
+                    live,
+                    _safe_propose(propose, live, baseline),
+                    "the device config was changed outside the portal since "
+                    f"v{baseline.number}; adopt it or publish over it (force)",
+                )
+            accepted = live.text
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            proposed = propose(live, baseline)
+            document, warnings = _validated(proposed, live)
+            if proposed == live.text:
+                raise ValidationFailed(
+                    "nothing to publish: the cluster already has this device config",
+                    detail={"non_field_errors": ["the live device config is the same"]},
+                    code="no_change",
+                )
+            try:
+                new_rv = _put(api, cluster, live, proposed)
+                break
+            except ApiException as exc:
+                if exc.status != 409:
+                    raise
+            fresh = live_device_config_read(cluster, api)
+            if fresh.text != accepted or attempt == MAX_ATTEMPTS:
+                raise _drift_conflict(
+                    cluster,
+                    baseline,
+                    fresh,
+                    _safe_propose(propose, fresh, baseline),
+                    "someone wrote the ConfigMap while the portal was publishing; "
+                    "nothing was written",
+                )
+            live = fresh  # only metadata changed: retry on the new resourceVersion
+    diff = text_diff(
+        live.text,
+        proposed,
+        before_label=f"live (resourceVersion {live.resource_version})",
+        after_label=f"published (resourceVersion {new_rv})",
+    )
+    forced = accepted != baseline.text
+    with transaction.atomic():
+        before_specs = [dataclasses.asdict(s) for s in chip_type_specs(cluster)]
+        version = services.deviceconfig_version_store(
+            cluster=cluster,
+            text=proposed,
+            source=DeviceConfigSource.PUBLISHED,
+            actor=actor,
+            reason=reason,
+            resource_version=new_rv,
+        )
+        after: dict[str, Any] = {
+            "version": version.number,
+            "resource_version": new_rv,
+            "diff": diff,
+            "forced": forced,
+            "rollback_of": rollback_of,
+        }
+        before: dict[str, Any] = {
+            "version": baseline.number,
+            "resource_version": live.resource_version,
+        }
+        if rollback_of is not None:
+            # A plain publish wrote the portal's own chip types; a rollback
+            # makes the restored text the portal's copy again.
+            services.chip_types_replace(cluster=cluster, specs=document.chip_types())
+            before["chip_types"] = before_specs
+            after["chip_types"] = [
+                dataclasses.asdict(s) for s in chip_type_specs(cluster)
+            ]
+        audit_record(
+            actor=actor,
+            actor_name=actor_name,
+            action="deviceconfig.publish",
+            target=version,
+            cluster=cluster,
+            before=before,
+            after=after,
+            reason=reason,
+        )
+    return PublishResult(
+        version=version,
+        diff=diff,
+        warnings=warnings,
+        previous_resource_version=live.resource_version,
+        forced=forced,
+        rollback_of=rollback_of,
+    )

@@ -1,0 +1,353 @@
+"""Sync against simcluster: the database equals the simulator after every kind of trouble.
+
+"Equal" is checked on everything sync derives, not samples: every chip (node,
+index, uuid, type, health, slots, memory, AICore, AICPU and their use) and every
+slice, computed here independently from what a real client (the kubernetes
+client) lists from the simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from kubernetes import client
+
+from apps.inventory.choices import ConnectionKind, SyncState
+from apps.inventory.models import Cluster, Slice, SyncCursor
+from apps.inventory.services import cluster_create
+from apps.inventory.sync.engine import sync_run
+from simcluster.server import SimCluster
+
+ROOT = Path(__file__).resolve().parents[3]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+FAST = {"ready_delay": 0.1, "pod_shutdown_seconds": 0.3, "bookmark_interval": 0.5}
+TEMPLATES = {  # the guide's (commonWord, template) -> (aiCore, aiCPU)
+    ("Ascend310P", "vir01"): (1, 1),
+    ("Ascend310P", "vir02"): (2, 2),
+    ("Ascend310P", "vir04"): (4, 4),
+    ("Ascend910B4", "vir05_1c_8g"): (5, 1),
+    ("Ascend910B4", "vir10_3c_16g"): (10, 3),
+}
+CHIP_AICPU = {"Ascend310P": 7, "Ascend910B4": 7}
+
+
+@pytest.fixture
+def sim():
+    cluster = SimCluster(scenario="guide", port=0, history=200, **FAST).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def kubeconfig(sim, tmp_path):
+    return sim.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+@pytest.fixture
+def core(kubeconfig):
+    from kubernetes import config
+
+    return client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
+
+
+@pytest.fixture
+def cluster(kubeconfig):
+    return cluster_create(
+        actor=None,
+        name="sim",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig_path=str(kubeconfig),
+    )
+
+
+class Syncing:
+    """Runs the real sync loop in a background thread for the length of a ``with``."""
+
+    def __init__(self, cluster: Cluster, watch_timeout: int = 5) -> None:
+        self.cluster, self.watch_timeout = cluster, watch_timeout
+        self.stop = threading.Event()
+        self.stats: dict = {}
+
+    def __enter__(self) -> Syncing:
+        def run() -> None:
+            try:
+                self.stats = sync_run(
+                    self.cluster.pk,
+                    seconds=120,
+                    watch_timeout=self.watch_timeout,
+                    stop=self.stop,
+                )
+            finally:
+                connection.close()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+        assert not self.thread.is_alive()
+
+
+def expected_state(core: client.CoreV1Api) -> tuple[list[dict], list[tuple]]:
+    """Chips and slices as HAMi counts them, from the simulator's objects (independent parser)."""
+    nodes = json.loads(core.list_node(_preload_content=False).data)["items"]
+    pods = json.loads(core.list_pod_for_all_namespaces(_preload_content=False).data)[
+        "items"
+    ]
+    used = defaultdict(lambda: [0, 0, 0, 0])
+    slices = []
+    for pod in pods:
+        ann = pod["metadata"].get("annotations") or {}
+        if "hami.io/vgpu-node" not in ann or pod["status"].get("phase") in (
+            "Succeeded",
+            "Failed",
+        ):
+            continue
+        for key, value in ann.items():
+            if not (key.startswith("hami.io/") and key.endswith("-devices-allocated")):
+                continue
+            cw = key[len("hami.io/") : -len("-devices-allocated")]
+            temps = {
+                i["UUID"]: i.get("temp", "")
+                for i in json.loads(ann.get(f"huawei.com/{cw}", "[]"))
+            }
+            for container in value.split(";"):
+                for entry in filter(None, container.split(":")):
+                    uuid, _type, mem, _cores = entry.split(",")
+                    template = temps.get(uuid, "")
+                    core_, cpu = TEMPLATES.get((cw, template), (None, CHIP_AICPU[cw]))
+                    u = used[uuid]
+                    u[0] += 1
+                    u[1] += int(mem)
+                    u[2] += (
+                        core_ if core_ is not None else -1
+                    )  # -1: whole card, fixed below
+                    u[3] += cpu
+                    slices.append(
+                        (
+                            pod["metadata"]["namespace"],
+                            pod["metadata"]["name"],
+                            uuid,
+                            template,
+                            int(mem),
+                        )
+                    )
+    chips = []
+    for node in nodes:
+        for key, value in (node["metadata"].get("annotations") or {}).items():
+            if not key.startswith("hami.io/node-register-"):
+                continue
+            for dev in json.loads(value):
+                dev = {k.lower(): v for k, v in dev.items()}
+                u = used[dev["id"]]
+                aicore_used = u[2] if u[2] >= 0 else dev.get("devcore", 0)
+                chips.append(
+                    {
+                        "node": node["metadata"]["name"],
+                        "index": dev.get("index", 0),
+                        "uuid": dev["id"],
+                        "chip_type": dev.get("type"),
+                        "healthy": bool(dev.get("health", False)),
+                        "slots_used": u[0],
+                        "slots_total": dev.get("count", 0),
+                        "memory_used": u[1],
+                        "memory_total": dev.get("devmem", 0),
+                        "aicore_used": aicore_used,
+                        "aicore_total": dev.get("devcore", 0),
+                        "aicpu_used": u[3],
+                        "aicpu_total": CHIP_AICPU[dev.get("type")],
+                    }
+                )
+    return sorted(chips, key=lambda c: c["uuid"]), sorted(slices)
+
+
+def db_state(cluster: Cluster, capsys) -> tuple[list[dict], list[tuple]]:
+    capsys.readouterr()
+    call_command("inventory", "chips", "--cluster", cluster.name, "--json")
+    chips = sorted(json.loads(capsys.readouterr().out), key=lambda c: c["uuid"])
+    slices = sorted(
+        Slice.objects.filter(cluster=cluster).values_list(
+            "namespace", "pod_name", "chip_uuid", "template", "memory"
+        )
+    )
+    return chips, slices
+
+
+def wait_equal(cluster, core, capsys, timeout: float = 15.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        expected, actual = expected_state(core), db_state(cluster, capsys)
+        if expected == actual:
+            return expected
+        if time.monotonic() > deadline:
+            assert actual == expected
+        time.sleep(0.2)
+
+
+def slice_pod(name: str, memory: int, cw: str = "Ascend310P") -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "busybox",
+                    "resources": {
+                        "limits": {
+                            f"huawei.com/{cw}": "1",
+                            f"huawei.com/{cw}-memory": str(memory),
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_initial_list_equals_the_simulator(cluster, core, capsys):
+    call_command("sync", "--cluster", "sim", "--once")
+    chips, slices = wait_equal(cluster, core, capsys, timeout=0.1)
+    assert len(chips) == 12
+    assert len(slices) == 2
+    assert Cluster.objects.get(pk=cluster.pk).sync_state == SyncState.OK
+
+
+def test_burst_of_changes(cluster, core, capsys):
+    with Syncing(cluster):
+        wait_equal(cluster, core, capsys)
+        for i in range(15):
+            core.create_namespaced_pod(
+                "default", slice_pod(f"burst-{i}", [3072, 6144, 12288][i % 3])
+            )
+        for i in range(0, 15, 4):
+            core.delete_namespaced_pod(f"burst-{i}", "default", grace_period_seconds=0)
+        _, slices = wait_equal(cluster, core, capsys)
+    assert len(slices) == 2 + 15 - 4
+
+
+def test_dropped_watches_lose_nothing(sim, cluster, core, capsys):
+    with Syncing(cluster):
+        wait_equal(cluster, core, capsys)
+        sim.set_faults(watch_drop_after_events=2)
+        for i in range(10):
+            core.create_namespaced_pod("default", slice_pod(f"drop-{i}", 3072))
+        wait_equal(cluster, core, capsys)
+        sim.reset_faults()
+
+
+def test_410_after_the_history_window_relists(sim, cluster, core, capsys):
+    call_command("sync", "--cluster", "sim", "--once")
+    # while nobody watches, more events than the server keeps (history=200)
+    for i in range(60):
+        core.create_namespaced_pod(
+            "default",
+            slice_pod(f"gone-{i}", 3072, cw="Ascend910B4" if i % 2 else "Ascend310P"),
+        )
+        if i % 3 == 0:
+            core.delete_namespaced_pod(f"gone-{i}", "default", grace_period_seconds=0)
+    time.sleep(1)
+    with Syncing(cluster) as syncing:
+        wait_equal(cluster, core, capsys)
+        deadline = time.monotonic() + 10
+        while not SyncCursor.objects.filter(
+            cluster=cluster, resource="pods", relists__gte=1
+        ).exists():
+            assert time.monotonic() < deadline, "no relist after the 410"
+            time.sleep(0.2)
+    assert syncing.stats["pods"].gone >= 1
+    assert Slice.objects.filter(cluster=cluster).count() == len(
+        set(
+            Slice.objects.filter(cluster=cluster).values_list(
+                "namespace", "pod_name", "chip_uuid"
+            )
+        )
+    )
+
+
+def test_outage_shows_stale_then_recovers_without_duplicates(
+    sim, cluster, core, capsys, settings
+):
+    settings.SYNC_STALE_AFTER_SECONDS = 2
+    with Syncing(cluster, watch_timeout=2):
+        wait_equal(cluster, core, capsys)
+        sim.outage(6)
+        deadline = time.monotonic() + 10
+        while True:
+            shown = Cluster.objects.get(pk=cluster.pk)
+            if shown.sync_state in (SyncState.STALE, SyncState.ERROR) and shown.last_sync_error:
+                break
+            assert time.monotonic() < deadline, "the outage never showed as stale with an error"
+            time.sleep(0.2)
+        time.sleep(6.5)  # the outage ends; meanwhile the cluster changed
+        core.create_namespaced_pod("default", slice_pod("after-outage", 6144))
+        wait_equal(cluster, core, capsys, timeout=40)
+        deadline = time.monotonic() + 40
+        while Cluster.objects.get(pk=cluster.pk).sync_state != SyncState.OK:
+            assert time.monotonic() < deadline, "cluster never recovered"
+            time.sleep(0.3)
+
+
+def test_two_workers_never_watch_the_same_stream(cluster):
+    url = _database_url()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "vnpuportal.settings.test",
+        "DATABASE_URL": url,
+    }
+    command = [
+        sys.executable,
+        "manage.py",
+        "sync",
+        "--cluster",
+        "sim",
+        "--seconds",
+        "4",
+    ]
+    workers = [
+        subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [w.communicate(timeout=90) for w in workers]
+    watched = [
+        {
+            line.split()[1].rstrip(":")
+            for line in out.splitlines()
+            if line.startswith("watched ")
+        }
+        for out, _ in outputs
+    ]
+    assert all(w.returncode == 0 for w in workers), [err for _, err in outputs]
+    assert watched[0].isdisjoint(watched[1])
+    assert len(watched[0] | watched[1]) == 9  # every stream watched exactly once
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{db['NAME']}"
+    host = db.get("HOST") or "127.0.0.1"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
