@@ -142,8 +142,9 @@ class _ChipChecker:
             ):
                 self.error(
                     key,
-                    f"commonWord {value!r} must be at most {_MAX_COMMON_WORD} letters, "
-                    "digits, '-', '_' or '.' (it is part of annotation keys)",
+                    f"commonWord {value!r} must be at most {_MAX_COMMON_WORD} "
+                    "letters, digits, '-', '_' or '.', starting and ending with a "
+                    "letter or digit (it is part of annotation keys)",
                 )
             elif key in _RESOURCE_KEYS:
                 name = value.rsplit("/", 1)[-1]
@@ -179,9 +180,7 @@ class _ChipChecker:
                 continue
             if kind is int:
                 problem = _int_problem(value, required=False, minimum=0)
-            elif not isinstance(value, kind) or (
-                kind is not bool and isinstance(value, bool)
-            ):
+            elif not isinstance(value, kind):
                 noun = "true or false" if kind is bool else "a string"
                 problem = f"must be {noun}, not {_describe(value)}"
             else:
@@ -196,7 +195,7 @@ class _ChipChecker:
         for position, template in enumerate(templates):
             key = f"templates[{position}]"
             if not isinstance(template, Mapping):
-                self.error(key, f"{key} must be a mapping, not {_describe(template)}")
+                self.error(key, f"must be a mapping, not {_describe(template)}", key)
                 continue
             name = template.get("name")
             problem = _string_problem(name, required=True)

@@ -34,7 +34,10 @@ from apps.inventory.hami.deviceconfig import (
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures"
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
-SHAPES = {"device-config-list.yaml": Shape.LIST, "device-config-wrapper.yaml": Shape.WRAPPER}
+SHAPES = {
+    "device-config-list.yaml": Shape.LIST,
+    "device-config-wrapper.yaml": Shape.WRAPPER,
+}
 
 
 def _text(name: str) -> str:
@@ -63,7 +66,9 @@ def _compact(lines: list[str]) -> list[str]:
 
 
 def _configmap_text() -> str:
-    data = yaml.safe_load((FIXTURES / "configmap-hami-scheduler-device.yaml").read_text())
+    data = yaml.safe_load(
+        (FIXTURES / "configmap-hami-scheduler-device.yaml").read_text()
+    )
     return str(data["data"]["device-config.yaml"])
 
 
@@ -143,7 +148,8 @@ def test_configmap_fixture_round_trips_with_its_comments():
 
 def _edit_template(chip: ChipTypeSpec, name: str, **changes: Any) -> ChipTypeSpec:
     templates = tuple(
-        dataclasses.replace(t, **changes) if t.name == name else t for t in chip.templates
+        dataclasses.replace(t, **changes) if t.name == name else t
+        for t in chip.templates
     )
     return dataclasses.replace(chip, templates=templates)
 
@@ -333,7 +339,8 @@ def test_extra_is_merged_never_deleted():
     document = parse_device_config(CUSTOM)
     (chip,) = document.chip_types()
     out = render_device_config(
-        document, [dataclasses.replace(chip, extra={"superPod": True, "memoryFactor": 2})]
+        document,
+        [dataclasses.replace(chip, extra={"superPod": True, "memoryFactor": 2})],
     )
     (after,) = parse_device_config(out).chip_types()
     assert after.extra == {
@@ -503,7 +510,9 @@ def test_specs_refuse_managed_keys_in_extra():
     with pytest.raises(ValueError, match="memory"):
         TemplateSpec("vir01", 1, extra={"memory": 2})
     with pytest.raises(ValueError, match="aiCore"):
-        dataclasses.replace(_doc("device-config-list.yaml").chip_types()[0], extra={"aiCore": 1})
+        dataclasses.replace(
+            _doc("device-config-list.yaml").chip_types()[0], extra={"aiCore": 1}
+        )
 
 
 def test_specs_are_hashable_and_take_lists():
@@ -574,7 +583,9 @@ _SCALAR = st.one_of(
 )
 _JSON = st.recursive(
     _SCALAR,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(_KEY, inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -613,7 +624,9 @@ _CHIPS = st.lists(_CHIP, max_size=4, unique_by=lambda c: c.common_word)
 @st.composite
 def _skeletons(draw: st.DrawFn) -> str:
     """A device-config.yaml with other vendors and an empty vnpus section."""
-    vendors = draw(st.dictionaries(_KEY.filter(lambda k: k != "vnpus"), _JSON, max_size=3))
+    vendors = draw(
+        st.dictionaries(_KEY.filter(lambda k: k != "vnpus"), _JSON, max_size=3)
+    )
     shape = draw(st.sampled_from(Shape))
     if shape is Shape.LIST:
         vnpus: Any = []
@@ -645,15 +658,21 @@ def _merge_chip(old: ChipTypeSpec, new: ChipTypeSpec) -> ChipTypeSpec:
     old_templates = {t.name: t for t in old.templates}
     new_templates = {t.name: t for t in new.templates}
     templates = [
-        dataclasses.replace(new_templates[t.name], extra={**t.extra, **new_templates[t.name].extra})
+        dataclasses.replace(
+            new_templates[t.name], extra={**t.extra, **new_templates[t.name].extra}
+        )
         for t in old.templates
         if t.name in new_templates
     ]
     templates += [t for t in new.templates if t.name not in old_templates]
-    return dataclasses.replace(new, templates=tuple(templates), extra={**old.extra, **new.extra})
+    return dataclasses.replace(
+        new, templates=tuple(templates), extra={**old.extra, **new.extra}
+    )
 
 
-_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @_SETTINGS
@@ -680,7 +699,9 @@ def test_render_then_parse_gives_the_chip_types_back(skeleton, chips):
 @given(skeleton=_skeletons(), first=_CHIPS, second=_CHIPS)
 def test_editing_an_edited_document(skeleton, first, second):
     # given a document rendered with some chip types
-    document = parse_device_config(render_device_config(parse_device_config(skeleton), first))
+    document = parse_device_config(
+        render_device_config(parse_device_config(skeleton), first)
+    )
     # when re-rendered with others, then kept entries stay in place with merged extras
     out = render_device_config(document, second)
     assert parse_device_config(out).chip_types() == _merged(first, second)
@@ -698,13 +719,17 @@ def _fixture_edits(draw: st.DrawFn) -> list[ChipTypeSpec]:
     for chip in wanted:
         templates = draw(st.lists(st.sampled_from(chip.templates), unique=True))
         templates = [
-            dataclasses.replace(t, memory=draw(st.sampled_from([t.memory, t.memory - 1])))
+            dataclasses.replace(
+                t, memory=draw(st.sampled_from([t.memory, t.memory - 1]))
+            )
             for t in templates
         ]
         templates += draw(st.lists(_TEMPLATE, max_size=2))
         unique = {t.name: t for t in templates}
         edited.append(dataclasses.replace(chip, templates=tuple(unique.values())))
-    edited += draw(_CHIPS.map(lambda new: [c for c in new if c.common_word not in _COMMENTS]))
+    edited += draw(
+        _CHIPS.map(lambda new: [c for c in new if c.common_word not in _COMMENTS])
+    )
     return edited
 
 
@@ -715,7 +740,9 @@ def test_fixture_comments_follow_their_chip_type(wanted):
     document = _doc("device-config-list.yaml")
     out = render_device_config(document, wanted)
     # then the chip types are as wanted and each comment still heads its entry
-    assert parse_device_config(out).chip_types() == _merged(document.chip_types(), wanted)
+    assert parse_device_config(out).chip_types() == _merged(
+        document.chip_types(), wanted
+    )
     kept = {chip.common_word for chip in wanted}
     for word, comment in _COMMENTS.items():
         chip_name = "910B4" if word == "Ascend910B4" else "310P3"

@@ -1,0 +1,102 @@
+"""HAMi's request-to-template rule (trimMemory)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from apps.inventory.hami.deviceconfig import (
+    ChipTypeSpec,
+    TemplateSpec,
+    parse_device_config,
+)
+from apps.inventory.hami.fit import FitKind, FitResult, fit_template
+
+FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
+
+
+def _p310() -> ChipTypeSpec:
+    text = (FIXTURES / "device-config-list.yaml").read_text()
+    return parse_device_config(text).chip_types()[1]
+
+
+@pytest.mark.parametrize(
+    ("memory", "kind", "template", "booked"),
+    [
+        (3072, FitKind.TEMPLATE, "vir01", 3072),
+        (1, FitKind.TEMPLATE, "vir01", 3072),
+        (0, FitKind.TEMPLATE, "vir01", 3072),
+        (3073, FitKind.TEMPLATE, "vir02", 6144),
+        (5000, FitKind.TEMPLATE, "vir02", 6144),
+        (12288, FitKind.TEMPLATE, "vir04", 12288),
+        (12289, FitKind.WHOLE_CARD, None, 21527),
+        (24576, FitKind.WHOLE_CARD, None, 21527),
+        (None, FitKind.WHOLE_CARD, None, 21527),
+        (24577, FitKind.INVALID, None, 0),
+        (-1, FitKind.INVALID, None, 0),
+    ],
+)
+def test_310p_fixture(memory, kind, template, booked):
+    result = fit_template(_p310(), memory)
+    assert (result.kind, result.template, result.memory) == (kind, template, booked)
+    assert result.reason.startswith("Ascend310P: ")
+
+
+def test_invalid_reason_names_the_capacity():
+    result = fit_template(_p310(), 30000)
+    assert result == FitResult(
+        FitKind.INVALID,
+        None,
+        0,
+        "Ascend310P: 30000 MB is more than memoryCapacity 24576 MB",
+    )
+
+
+def test_template_order_in_the_file_does_not_matter():
+    chip = _p310()
+    shuffled = dataclasses.replace(chip, templates=tuple(reversed(chip.templates)))
+    for memory in (None, 0, 3072, 3073, 6145, 12289, 30000):
+        assert fit_template(shuffled, memory) == fit_template(chip, memory)
+
+
+def test_equal_memories_keep_file_order():
+    chip = dataclasses.replace(
+        _p310(),
+        templates=(TemplateSpec("vir04_3c", 12288), TemplateSpec("vir04", 12288)),
+    )
+    assert fit_template(chip, 10000).template == "vir04_3c"
+
+
+def test_chip_type_without_templates_gives_whole_cards():
+    chip = dataclasses.replace(_p310(), templates=())
+    assert fit_template(chip, 1).kind is FitKind.WHOLE_CARD
+    assert fit_template(chip, 0).memory == 21527
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    memories=st.lists(st.integers(1, 70000), min_size=1, max_size=6),
+    capacity=st.integers(1, 80000),
+    request=st.integers(0, 90000),
+)
+def test_smallest_template_that_is_large_enough(memories, capacity, request):
+    templates = tuple(TemplateSpec(f"t{i}", m) for i, m in enumerate(memories))
+    chip = dataclasses.replace(_p310(), templates=templates, memory_capacity=capacity)
+    result = fit_template(chip, request)
+    large_enough = [m for m in memories if m >= request]
+    if large_enough:
+        assert result.kind is FitKind.TEMPLATE
+        assert result.memory == min(large_enough) >= request
+        assert {t.name: t.memory for t in templates}[result.template] == result.memory
+    elif request <= capacity:
+        assert (result.kind, result.memory) == (FitKind.WHOLE_CARD, 21527)
+    else:
+        assert (result.kind, result.memory, result.template) == (
+            FitKind.INVALID,
+            0,
+            None,
+        )
