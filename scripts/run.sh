@@ -39,6 +39,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# The web UI (Node 20+ and npm; without them the API still runs and / says how to build it).
+bash frontend/build.sh
 python manage.py migrate --noinput
 rm -f "$KUBECONFIG_PATH"
 python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenario guide --workload \

@@ -11,5 +11,7 @@ echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
 echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
+echo "==> frontend (tsc, vitest, vite build)"
+bash frontend/build.sh --check
 echo "==> pytest (database: ${DATABASE_URL:-sqlite})"
 python -m pytest "$@"

@@ -234,6 +234,8 @@ class Slice(models.Model):
                 name="slice_unique_pod_chip",
             ),
         ]
+        # Usage is recounted per chip from its slices (sync, after every batch).
+        indexes = [models.Index(fields=["cluster", "chip_uuid"])]
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.pod_name}@{self.chip_uuid[:8]}"

@@ -18,7 +18,10 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'test.sqlite3'}")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
-if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A database per test run, so that concurrent runs on one server do not collide.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_vnpu_{os.getpid()}"}
+else:
     # A file, not memory: sync tests run watcher threads and worker processes
     # that must see (and wait for) each other's writes.
     # One file per test run, so that concurrent runs do not share it.

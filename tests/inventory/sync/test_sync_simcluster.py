@@ -193,6 +193,9 @@ def wait_equal(cluster, core, capsys, timeout: float = 15.0):
         if expected == actual:
             return expected
         if time.monotonic() > deadline:
+            # Name the differences, not two long lists.
+            assert [c for c in actual[0] if c not in expected[0]] == [c for c in expected[0] if c not in actual[0]]
+            assert sorted(set(actual[1]) ^ set(expected[1])) == []
             assert actual == expected
         time.sleep(0.2)
 

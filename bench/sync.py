@@ -1,0 +1,273 @@
+"""Benchmark: cluster sync at the reference scale, on PostgreSQL.
+
+Run: ``python -m bench.sync [--nodes 1000 --pods 30000 --slice-pods 20000]``
+(``--quick`` for a tenth of that). Needs PostgreSQL (``BENCH_DATABASE_URL``,
+default ``postgres://postgres@127.0.0.1:5432/test``: a database ``vnpu_bench``
+is created beside it and dropped at the end) and Redis (``REDIS_URL``, default
+``redis://127.0.0.1:6379/0``) for the WebSocket latency part.
+
+Prints, all measured in the same run:
+1. initial sync of the ``scale`` scenario beside only downloading and parsing
+   the same lists (aim: ratio <= 3);
+2. watch throughput: a backlog of N pod events absorbed by one worker, in
+   events per second (aim: >= 1,000);
+3. event-to-WebSocket-client latency p50/p95 under that load, through a real
+   portal process (uvicorn) and the Redis channel layer (aim: p95 < 300 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _bench_db_url(base: str) -> str:
+    parts = urlsplit(base)
+    return urlunsplit(parts._replace(path="/vnpu_bench"))
+
+
+def _recreate_db(base: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
+        conn.execute("CREATE DATABASE vnpu_bench")
+
+
+def _drop_db(base: str) -> None:
+    import psycopg
+
+    with psycopg.connect(base.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
+
+
+def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[str]:
+    # A process of its own: the simulator must not share a GIL with sync.
+    command = [
+        sys.executable, "-m", "simcluster", "--scenario", "scale", "--port", "0",
+        "--kubeconfig", str(kubeconfig), "--nodes", str(args.nodes), "--pods", str(args.pods),
+        "--slice-pods", str(args.slice_pods), "--history", "200000", "--no-device-plugin",
+        "--bookmark-interval", "1",
+    ]
+    sim = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not (kubeconfig.exists() and kubeconfig.stat().st_size):
+        if sim.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"simcluster did not start: {sim.stdout.read() if sim.stdout else ''}")
+        time.sleep(0.2)
+    return sim
+
+
+def _events_burst(kubeconfig: Path, names: list[tuple[str, str]], threads: int = 16) -> float:
+    """MODIFIED events: one label patch per pod, from a pool of client threads."""
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(config_file=str(kubeconfig))
+    api.rest_client.pool_manager.connection_pool_kw["maxsize"] = threads
+    core = client.CoreV1Api(api)
+    started = time.perf_counter()
+
+    def patch(item: tuple[str, str]) -> None:
+        namespace, name = item
+        core.patch_namespaced_pod(name, namespace, {"metadata": {"labels": {"bench": str(time.time_ns())}}},
+                                  _preload_content=False)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(patch, names))
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear script
+    parser = argparse.ArgumentParser(prog="python -m bench.sync")
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--pods", type=int, default=30000)
+    parser.add_argument("--slice-pods", type=int, default=20000)
+    parser.add_argument("--events", type=int, default=20000, help="watch backlog size")
+    parser.add_argument("--probes", type=int, default=60, help="latency samples")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the reference scale")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.nodes, args.pods, args.slice_pods, args.events, args.probes = 100, 3000, 2000, 3000, 30
+
+    base = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    _recreate_db(base)
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="vnpuportal.settings.base",
+        DATABASE_URL=_bench_db_url(base),
+        DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY", "bench-" + "x" * 50),
+        DJANGO_DEBUG="false",
+        REDIS_URL=redis_url,
+        REALTIME_OUTBOX="false",
+        CELERY_BROKER_URL="memory://",
+        LOG_LEVEL="WARNING",
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from apps.accounts.services import token_create, user_ensure
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.kube import api_client_for
+    from apps.inventory.models import Chip, Slice
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync import kubeapi
+    from apps.inventory.sync.engine import sync_once, sync_run
+
+    call_command("migrate", verbosity=0)
+    procs: list[subprocess.Popen[str]] = []
+    tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-"))
+    try:
+        kubeconfig = tmp / "kubeconfig"
+        print(f"scale: {args.nodes} nodes x 8 chips, {args.pods} pods ({args.slice_pods} with slices)")
+        procs.append(_start_sim(args, kubeconfig))
+        cluster = cluster_create(actor=None, name="scale", connection=ConnectionKind.KUBECONFIG,
+                                 kubeconfig_path=str(kubeconfig))
+
+        # 1. download + parse only, then the real initial sync (best of two for the first)
+        api = api_client_for(cluster)
+        parse_s = []
+        for _ in range(2):
+            started = time.perf_counter()
+            nodes = kubeapi.list_all(api, "/api/v1/nodes")
+            pods = kubeapi.list_all(api, "/api/v1/pods")
+            parse_s.append(time.perf_counter() - started)
+        download = min(parse_s)
+        started = time.perf_counter()
+        counts = sync_once(cluster)
+        initial = time.perf_counter() - started
+        chips, slices = Chip.objects.filter(cluster=cluster).count(), Slice.objects.filter(cluster=cluster).count()
+        print(f"download+parse nodes and pods ({len(nodes.items)} + {len(pods.items)} objects): {download:.2f} s")
+        print(f"initial sync into PostgreSQL (all {len(counts)} streams; {chips} chips, {slices} slices): {initial:.2f} s")
+        print(f"initial_sync_ratio={initial / download:.2f}  (aim <= 3)")
+
+        # 2. watch throughput: a backlog of events while nobody watches, then one worker absorbs it
+        names = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods.items][: args.events]
+        made = _events_burst(kubeconfig, names)
+        print(f"generated {len(names)} pod events in {made:.2f} s ({len(names) / made:.0f}/s)")
+        stop = threading.Event()
+        holder: dict = {}
+        started = time.perf_counter()
+        runner = threading.Thread(
+            target=lambda: holder.update(stats=sync_run(cluster.pk, seconds=600, watch_timeout=300, stop=stop,
+                                                        on_start=lambda ws: holder.update(watchers=ws)))
+        )
+        runner.start()
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            watchers = {w.target.key: w for w in holder.get("watchers", [])}
+            pods_watcher = watchers.get("pods")
+            if pods_watcher and pods_watcher.stats.events >= len(names):
+                break
+            time.sleep(0.05)
+        absorbed = time.perf_counter() - started
+        events = pods_watcher.stats.events if pods_watcher else 0
+        print(f"absorbed {events} events in {absorbed:.2f} s (one worker, batches of up to 2000)")
+        print(f"watch_events_per_s={events / absorbed:.0f}  (aim >= 1000)")
+
+        # 3. latency to a WebSocket client through uvicorn + Redis, under a steady patch load
+        user = user_ensure(username="bench", role="viewer")
+        token = token_create(user=user).plaintext
+        port = _free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        procs.append(subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "vnpuportal.asgi:application", "--port", str(port), "--log-level", "warning"],
+            cwd=ROOT, env=env,
+        ))
+        latencies = asyncio.run(_measure_latency(port, token, cluster.pk, kubeconfig, pods.items, args))
+        p50 = statistics.median(latencies)
+        p95 = statistics.quantiles(latencies, n=20)[18]
+        print(f"event-to-WebSocket latency over {len(latencies)} probes under load: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms")
+        print(f"ws_latency_p50_ms={p50 * 1000:.0f} ws_latency_p95_ms={p95 * 1000:.0f}  (aim p95 < 300)")
+        stop.set()
+        runner.join(timeout=60)
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        from django.db import connections
+
+        connections.close_all()
+        _drop_db(base)
+    return 0
+
+
+async def _measure_latency(port: int, token: str, cluster_id: int, kubeconfig: Path, pods: list, args) -> list[float]:
+    import websockets
+    from kubernetes import client, config
+
+    core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
+    slice_pods = [p for p in pods if "hami.io/vgpu-node" in (p["metadata"].get("annotations") or {})]
+    probes = slice_pods[-args.probes:]
+    load = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods[: args.events]]
+    stop_load = threading.Event()
+
+    def background_load() -> None:  # about 1,000 MODIFIED events a second
+        i = 0
+        while not stop_load.is_set():
+            chunk = [load[(i + k) % len(load)] for k in range(200)]
+            i += 200
+            started = time.perf_counter()
+            _events_burst(kubeconfig, chunk, threads=8)
+            time.sleep(max(0.0, 0.2 - (time.perf_counter() - started)))
+
+    url = f"ws://127.0.0.1:{port}/ws/clusters/{cluster_id}/"
+    for _ in range(100):
+        try:
+            ws = await websockets.connect(url, additional_headers={"Authorization": f"Bearer {token}", "Origin": f"http://127.0.0.1:{port}"}, max_size=None)
+            break
+        except OSError:
+            await asyncio.sleep(0.2)
+    else:
+        raise SystemExit("portal did not start")
+    await ws.recv()  # snapshot
+    loader = threading.Thread(target=background_load, daemon=True)
+    loader.start()
+    latencies: list[float] = []
+    try:
+        for pod in probes:
+            name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
+            await asyncio.to_thread(core.delete_namespaced_pod, name, namespace, grace_period_seconds=0, _preload_content=False)
+            sent = time.perf_counter()
+            while True:
+                message = json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
+                if message.get("event") == "slices_removed" and f"{namespace}/{name}" in message["payload"]["pods"]:
+                    latencies.append(time.perf_counter() - sent)
+                    break
+            await asyncio.sleep(0.05)
+    finally:
+        stop_load.set()
+        await ws.close()
+    return latencies
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,432 @@
+"""Benchmark: the web UI at the reference scale, in headless Chromium.
+
+Run: ``python -m bench.ui [--nodes 1000] [--pods 30000] [--slice-pods 20000]``.
+
+Starts the whole portal the way the browser tests do (``tests/e2e/stack.py``:
+simcluster ``scale``, a temp SQLite database, ``sync``, ``uvicorn``), waits
+for the initial sync, then measures in Chromium:
+
+- navigation to the chips page being usable (8,000 chips counted, the heat
+  map drawn, the table's first rows in the DOM), cold and warm;
+- the same for the overview;
+- a node filter applied (keystroke to table updated);
+- scrolling the virtualised table: frame times;
+- a change in the simulator (a pod created on a chosen chip) to the page
+  showing it, next to the time the database shows it (the sync's share), so
+  the UI's own share (WebSocket relay + render) can be read off in one run.
+
+Figures are printed; ratios are measured in the same run so a noisy machine
+does not hide a regression.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.e2e.stack import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ApiClient,
+    Stack,
+    ensure_frontend_built,
+)
+
+USABLE_JS = """(expected) => {
+  const count = document.querySelector('[data-testid=chip-count]');
+  const canvas = document.querySelector('[data-testid=heatmap] canvas');
+  const rows = document.querySelectorAll('[data-testid=chip-row]').length;
+  return !!count && count.textContent.startsWith(expected + ' of ' + expected)
+    && !!canvas && canvas.height > 10 && rows > 0;
+}"""
+OVERVIEW_JS = """(expected) => {
+  const k = document.querySelector('[data-testid=kpi-chips] .value');
+  return !!k && k.textContent === expected;
+}"""
+SCROLL_JS = """async (steps) => {
+  const el = document.querySelector('[data-testid=chips-table]');
+  const frames = [];
+  let last = performance.now();
+  for (let i = 0; i < steps; i++) {
+    el.scrollTop += el.clientHeight * 0.9;
+    await new Promise(requestAnimationFrame);
+    const now = performance.now();
+    frames.push(now - last);
+    last = now;
+  }
+  return { frames, rows: document.querySelectorAll('[data-testid=chip-row]').length, top: el.scrollTop };
+}"""
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations:
+    hami.io/use-Ascend310P-uuid: "{uuid}"
+spec:
+  schedulerName: volcano
+  containers:
+  - name: main
+    image: busybox
+    command: ["sleep", "3600"]
+    resources:
+      limits:
+        huawei.com/Ascend310P: "1"
+        huawei.com/Ascend310P-memory: "3072"
+"""
+
+
+def fmt(values: list[float]) -> str:
+    if not values:
+        return "-"
+    if len(values) == 1:
+        return f"{values[0] * 1000:7.0f} ms"
+    return (
+        f"median {statistics.median(values) * 1000:7.0f} ms"
+        f"  min {min(values) * 1000:6.0f}  max {max(values) * 1000:6.0f}  (n={len(values)})"
+    )
+
+
+def line(label: str, value: str) -> None:
+    print(f"{label:<52} {value}", flush=True)
+
+
+def timed_get(client: ApiClient, path: str, runs: int) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        status, _ = client.call("GET", path)
+        out.append(time.perf_counter() - t0)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status}")
+    return out
+
+
+def idle_310p_chips(
+    client: ApiClient, cluster_id: int, count: int
+) -> list[dict[str, Any]]:
+    status, usage = client.call("GET", f"/api/clusters/{cluster_id}/chip-usage/")
+    if status != 200:
+        raise RuntimeError(f"chip-usage: {status}")
+    cols = usage["columns"]
+    chips = [dict(zip(cols, row, strict=True)) for row in usage["rows"]]
+    free = [
+        c
+        for c in chips
+        if c["common_word"] == "Ascend310P"
+        and c["healthy"]
+        and c["slots_used"] < c["slots"]
+        and c["memory"] - c["memory_used"] >= 3072
+    ]
+    step = max(1, len(free) // max(1, count))
+    return free[::step][:count]
+
+
+def pick_postgres(choice: str) -> str | None:
+    """The PostgreSQL server to create the benchmark's database on, or None for SQLite."""
+    if choice == "sqlite":
+        return None
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith(("postgres://", "postgresql://")):
+        return url
+    local = "postgres://postgres@127.0.0.1:5432/postgres"
+    try:
+        import psycopg
+
+        with psycopg.connect(local, connect_timeout=2):
+            return local
+    except Exception:  # no server: fall back to SQLite, or refuse below
+        if choice == "postgres":
+            raise SystemExit(
+                "--database postgres: no PostgreSQL server (set DATABASE_URL)"
+            ) from None
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.ui")
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--pods", type=int, default=30000)
+    parser.add_argument("--slice-pods", type=int, default=20000)
+    parser.add_argument("--runs", type=int, default=5, help="page loads per page")
+    parser.add_argument(
+        "--changes", type=int, default=5, help="simulator changes timed"
+    )
+    parser.add_argument(
+        "--sync-timeout", type=float, default=1800, help="seconds for the initial sync"
+    )
+    parser.add_argument(
+        "--database",
+        choices=["auto", "postgres", "sqlite"],
+        default="auto",
+        help="auto: a fresh PostgreSQL database on DATABASE_URL's server (or "
+        "postgres://postgres@127.0.0.1:5432 when it answers), else a temp SQLite file",
+    )
+    args = parser.parse_args(argv)
+    chips_expected = args.nodes * 8
+    expected_text = f"{chips_expected:,}"
+
+    from playwright.sync_api import sync_playwright
+
+    ensure_frontend_built()
+    postgres_url = pick_postgres(args.database)
+    print(
+        f"== vNPU Portal UI benchmark: {args.nodes} nodes x 8 chips, {args.pods} pods "
+        f"({args.slice_pods} with slices)",
+        flush=True,
+    )
+    t0 = time.perf_counter()
+    stack = Stack(
+        "scale",
+        sim_options={
+            "nodes": args.nodes,
+            "pods": args.pods,
+            "slice_pods": args.slice_pods,
+            "ready_delay": 0.1,
+            "pod_shutdown_seconds": 0.3,
+        },
+        sync_seconds=args.sync_timeout + 3600,
+        log=lambda msg: line("  " + msg, ""),
+        postgres_url=postgres_url,
+    )
+    try:
+        stack.start()
+        line(
+            "stack started (simcluster built, migrate, demo)",
+            f"{time.perf_counter() - t0:7.1f} s",
+        )
+        t1 = time.perf_counter()
+        client = stack.api()
+        stack._wait_chips(client, chips_expected, args.sync_timeout)
+        line(
+            f"initial sync: {chips_expected} chips in the database",
+            f"{time.perf_counter() - t1:7.1f} s",
+        )
+        # Let the pods' initial list land too (slices), then settle.
+        deadline = time.monotonic() + args.sync_timeout
+        while time.monotonic() < deadline:
+            status, body = client.call(
+                "GET", f"/api/slices/?cluster={stack.cluster_id}&page_size=1"
+            )
+            if status == 200 and body["count"] >= args.slice_pods * 0.99:
+                break
+            time.sleep(1)
+        line(
+            "initial sync: slices in the database", f"{time.perf_counter() - t1:7.1f} s"
+        )
+        cid = stack.cluster_id
+
+        print("-- REST (reference for the page loads)", flush=True)
+        me = timed_get(client, "/api/me/", 10)
+        usage = timed_get(client, f"/api/clusters/{cid}/chip-usage/", 5)
+        line("GET /api/me/ (trivial endpoint)", fmt(me))
+        line(f"GET chip-usage ({chips_expected} rows)", fmt(usage))
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+            )
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            page = context.new_page()
+            page.set_default_timeout(120_000)
+            page.goto(stack.url + "/")
+            page.fill("input[name=username]", "admin")
+            page.fill("input[name=password]", "admin")
+            page.click("button[type=submit]")
+            page.wait_for_selector("[data-testid=connection][data-state=live]")
+
+            print("-- page loads (navigation start -> usable)", flush=True)
+            # Cold: a new context (empty HTTP cache) with the same session.
+            cold_context = browser.new_context(viewport={"width": 1440, "height": 900})
+            cold_context.add_cookies(context.cookies())
+            cold = cold_context.new_page()
+            cold.set_default_timeout(120_000)
+            cold.goto(stack.url + "/chips")
+            cold.wait_for_function(USABLE_JS, arg=expected_text, polling="raf")
+            cold_time = cold.evaluate("performance.now()") / 1000
+            cold_context.close()
+            loads: dict[str, list[float]] = {"chips": [], "overview": []}
+            for _ in range(args.runs):
+                for name, path, check in (
+                    ("chips", "/chips", USABLE_JS),
+                    ("overview", "/", OVERVIEW_JS),
+                ):
+                    page.goto(stack.url + path)
+                    page.wait_for_function(check, arg=expected_text, polling="raf")
+                    loads[name].append(page.evaluate("performance.now()") / 1000)
+            # In the app (no reload): the store is already filled, only the view renders.
+            spa_nav = []
+            for _ in range(args.runs):
+                page.locator("nav").get_by_role("link", name="Overview").click()
+                page.wait_for_function(OVERVIEW_JS, arg=expected_text, polling="raf")
+                t = time.perf_counter()
+                page.locator("nav").get_by_role("link", name="Nodes & chips").click()
+                page.wait_for_function(USABLE_JS, arg=expected_text, polling="raf")
+                spa_nav.append(time.perf_counter() - t)
+            line("chips page usable, cold cache", fmt([cold_time]))
+            line(
+                f"chips page usable (heat map + table, {expected_text} chips)",
+                fmt(loads["chips"]),
+            )
+            line(
+                "overview usable (totals from the live snapshot)",
+                fmt(loads["overview"]),
+            )
+            line("in-app click overview -> chips page usable", fmt(spa_nav))
+            shots = ROOT / "tests" / "e2e" / "screenshots"
+            shots.mkdir(exist_ok=True)
+            page.goto(stack.url + "/")
+            page.wait_for_function(OVERVIEW_JS, arg=expected_text, polling="raf")
+            page.screenshot(path=str(shots / "bench-overview-8000.png"))
+            page.goto(stack.url + "/chips")
+            page.wait_for_function(USABLE_JS, arg=expected_text, polling="raf")
+            page.screenshot(
+                path=str(
+                    ROOT / "tests" / "e2e" / "screenshots" / "bench-chips-8000.png"
+                )
+            )
+            heap = page.evaluate(
+                "performance.memory ? performance.memory.usedJSHeapSize : 0"
+            )
+            if heap:
+                line("JS heap on the chips page", f"{heap / 1e6:7.1f} MB")
+            page.get_by_test_id("node-filter").fill("")
+
+            print("-- interaction", flush=True)
+            filters = []
+            names = [f"npu-node-{i:04d}" for i in range(args.nodes)]
+            last = names[-1]
+            for term in ("npu-node-00", last, ""):
+                expect_nodes = sum(term in n for n in names)
+                t = time.perf_counter()
+                page.get_by_test_id("node-filter").fill(term)
+                page.wait_for_function(
+                    "(n) => document.querySelector('[data-testid=chip-count]').textContent.includes(n + ' nodes')",
+                    arg=f"{expect_nodes:,}",
+                    polling="raf",
+                )
+                filters.append(time.perf_counter() - t)
+            line(
+                "node filter typed -> table and heat map updated",
+                fmt(filters) + "  (incl. 150 ms debounce)",
+            )
+            for label, quiet in (("", False), (", sync paused", True)):
+                page.evaluate(
+                    "document.querySelector('[data-testid=chips-table]').scrollTop = 0"
+                )
+                sync_pid = stack.procs["sync"].pid
+                if quiet:  # the UI's own cost, without the sync process competing for the 2 cores
+                    os.killpg(sync_pid, signal.SIGSTOP)
+                    time.sleep(1)
+                try:
+                    result = page.evaluate(SCROLL_JS, 120)
+                finally:
+                    if quiet:
+                        os.killpg(sync_pid, signal.SIGCONT)
+                frames = sorted(result["frames"])
+                p95 = frames[int(len(frames) * 0.95) - 1]
+                line(
+                    f"scroll the {expected_text}-row table{label}: frame time",
+                    f"median {statistics.median(frames):5.1f} ms  p95 {p95:5.1f}  max {frames[-1]:5.1f}  "
+                    f"(rows in DOM: {result['rows']})",
+                )
+
+            print(
+                "-- live: a pod created in the simulator -> shown in the browser",
+                flush=True,
+            )
+            targets = idle_310p_chips(client, cid, args.changes)
+            poller = stack.api()  # signed in before the clock starts
+            browser_times: list[float] = []
+            db_times: list[float] = []
+            for k, chip in enumerate(targets):
+                page.evaluate(
+                    "(id) => { history.replaceState(null, '', '/chips?chip=' + id); dispatchEvent(new PopStateEvent('popstate')); }",
+                    chip["id"],
+                )
+                before = f"{chip['slots_used']} / {chip['slots']}"
+                after = f"{chip['slots_used'] + 1} / {chip['slots']}"
+                page.wait_for_function(
+                    "(t) => (document.querySelector('[data-testid=chip-metrics]')?.textContent || '').includes(t)",
+                    arg=before,
+                )
+                seen_db: list[float] = []
+                done = threading.Event()
+
+                def poll_db(
+                    uuid: str = chip["uuid"],
+                    want: int = chip["slots_used"] + 1,
+                    done: threading.Event = done,
+                    seen_db: list[float] = seen_db,
+                ) -> None:
+                    while not done.is_set():
+                        status, body = poller.call(
+                            "GET", f"/api/chips/?cluster={cid}&uuid={uuid}"
+                        )
+                        if (
+                            status == 200
+                            and body["results"]
+                            and body["results"][0]["slots_used"] >= want
+                        ):
+                            seen_db.append(time.perf_counter())
+                            return
+                        time.sleep(0.01)
+
+                started = time.perf_counter()
+                thread = threading.Thread(target=poll_db, daemon=True)
+                stack.kubectl(
+                    "apply",
+                    "-f",
+                    "-",
+                    stdin=POD.format(name=f"bench-{k}", uuid=chip["uuid"]),
+                )
+                thread.start()
+                page.wait_for_function(
+                    "(t) => (document.querySelector('[data-testid=chip-metrics]')?.textContent || '').includes(t)",
+                    arg=after,
+                    polling="raf",
+                    timeout=60_000,
+                )
+                browser_times.append(time.perf_counter() - started)
+                thread.join(timeout=30)
+                done.set()
+                if seen_db:
+                    db_times.append(seen_db[0] - started)
+            line("kubectl apply -> database shows the slice (sync)", fmt(db_times))
+            line(
+                "kubectl apply -> browser shows it (sync + WS + render)",
+                fmt(browser_times),
+            )
+            if db_times and browser_times:
+                ui_share = statistics.median(browser_times) - statistics.median(
+                    db_times
+                )
+                line(
+                    "  the UI's share (median browser - median database)",
+                    f"{ui_share * 1000:7.0f} ms",
+                )
+            usable = statistics.median(loads["chips"])
+            line(
+                "ratio: chips page usable / chip-usage GET",
+                f"{usable / statistics.median(usage):7.1f} x",
+            )
+            browser.close()
+    finally:
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

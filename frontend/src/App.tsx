@@ -1,0 +1,289 @@
+// The app: session (login or the shell), the selected cluster and its live
+// connection, the layout (left nav, top bar) and the routes.
+
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
+import { api, ApiError, onUnauthorized } from "./api/client";
+import type { Cluster, Me, Page } from "./api/types";
+import { Icon } from "./components/Icon";
+import { Banner, ConnectionDot, Loading, SyncBadge, Badge } from "./components/ui";
+import { ClusterLive } from "./live/store";
+import { LiveSocket, wsUrl } from "./live/socket";
+import { Link, navigate, useLocation } from "./lib/router";
+import { useNow } from "./lib/useApi";
+import { ago } from "./lib/format";
+import { allows, SessionContext, useSession, type Session } from "./state/session";
+import { ClusterContext, rememberCluster, rememberedCluster, useClusters, useLiveVersion } from "./state/cluster";
+import { LoginPage } from "./pages/Login";
+import { OverviewPage } from "./pages/Overview";
+import { ChipsPage } from "./pages/Chips";
+import { SlicesPage } from "./pages/Slices";
+import { TemplatesPage } from "./pages/Templates";
+import { AuditPage } from "./pages/Audit";
+import { HealthPage } from "./pages/Health";
+
+export function App() {
+  const [me, setMe] = useState<Me | null | undefined>(undefined);
+
+  useEffect(() => {
+    api.get<Me>("/api/me/").then(setMe, () => setMe(null));
+    return onUnauthorized(() => setMe(null));
+  }, []);
+
+  const logout = useCallback(async () => {
+    try {
+      await api.post("/api/auth/logout/");
+    } finally {
+      setMe(null);
+    }
+  }, []);
+
+  const session = useMemo<Session | null>(
+    () => (me ? { me, logout, can: (needed) => allows(me.role, needed) } : null),
+    [me, logout],
+  );
+
+  if (me === undefined) return <Loading label="Starting" />;
+  if (!session) return <LoginPage onLogin={setMe} />;
+  return (
+    <SessionContext.Provider value={session}>
+      <ClusterProvider>
+        <Shell />
+      </ClusterProvider>
+    </SessionContext.Provider>
+  );
+}
+
+function ClusterProvider({ children }: { children: ReactNode }) {
+  const [clusters, setClusters] = useState<Cluster[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [selected, setSelected] = useState<number | null>(rememberedCluster());
+  const [nonce, setNonce] = useState(0);
+
+  useEffect(() => {
+    api.get<Page<Cluster>>("/api/clusters/?page_size=1000").then(
+      (page) => {
+        setClusters(page.results);
+        setError(null);
+      },
+      (e: ApiError) => setError(e.message),
+    );
+  }, [nonce]);
+
+  const cluster = useMemo(() => {
+    if (!clusters?.length) return null;
+    return clusters.find((c) => c.id === selected) ?? clusters[0];
+  }, [clusters, selected]);
+
+  const [live, setLive] = useState<ClusterLive | null>(null);
+  const [socket, setSocket] = useState<LiveSocket | null>(null);
+  const clusterId = cluster?.id ?? null;
+  useEffect(() => {
+    if (clusterId === null) return undefined;
+    const store = new ClusterLive(clusterId);
+    const socket = new LiveSocket(wsUrl(clusterId), store, {
+      onDenied: () => window.location.reload(),
+    });
+    setLive(store);
+    setSocket(socket);
+    socket.start();
+    const sampler = setInterval(() => store.sample(), 10_000);
+    // The socket sends the sync state when it changes; its last success time
+    // moves all the time, so read it now and then.
+    const refreshSync = () =>
+      api.get<Cluster>(`/api/clusters/${clusterId}/`).then(
+        (c) => store.setSync({ state: c.sync_state, lastSyncAt: c.last_sync_at, lastSyncError: c.last_sync_error }),
+        () => undefined,
+      );
+    const syncPoller = setInterval(() => {
+      if (!document.hidden) void refreshSync();
+    }, 15_000);
+    const wake = () => socket.retryNow();
+    window.addEventListener("online", wake);
+    document.addEventListener("visibilitychange", wake);
+    return () => {
+      window.removeEventListener("online", wake);
+      document.removeEventListener("visibilitychange", wake);
+      clearInterval(sampler);
+      clearInterval(syncPoller);
+      socket.stop();
+    };
+  }, [clusterId]);
+
+  const value = useMemo(
+    () => ({
+      clusters: clusters ?? [],
+      cluster,
+      select: (id: number) => {
+        rememberCluster(id);
+        setSelected(id);
+      },
+      live: live && live.clusterId === clusterId ? live : null,
+      reloadClusters: () => setNonce((n) => n + 1),
+      retry: () => socket?.retryNow(),
+    }),
+    [clusters, cluster, live, clusterId, socket],
+  );
+
+  if (error) return <div className="empty">Could not load clusters: {error}</div>;
+  if (clusters === null) return <Loading label="Loading clusters" />;
+  return <ClusterContext.Provider value={value}>{children}</ClusterContext.Provider>;
+}
+
+const NAV = [
+  { to: "/", label: "Overview", icon: "overview" },
+  { to: "/chips", label: "Nodes & chips", icon: "chips" },
+  { to: "/slices", label: "Slices", icon: "slices" },
+  { to: "/templates", label: "Templates", icon: "templates" },
+  { to: "/health", label: "Health", icon: "health" },
+  { to: "/audit", label: "Audit log", icon: "audit" },
+];
+
+function Shell() {
+  const { path } = useLocation();
+  const { cluster } = useClusters();
+  const page = route(path);
+  useEffect(() => {
+    const item = NAV.find((n) => n.to === path);
+    document.title = `${item ? item.label + " · " : ""}${cluster ? cluster.name + " · " : ""}vNPU Portal`;
+  }, [path, cluster]);
+  return (
+    <div className="shell">
+      <nav className="nav" aria-label="main">
+        <div className="brand">
+          <span className="brand-mark">v</span> vNPU Portal
+        </div>
+        <ul>
+          {NAV.map((item) => (
+            <li key={item.to}>
+              <Link to={item.to} className={isActive(path, item.to) ? "active" : ""}>
+                <Icon name={item.icon} />
+                {item.label}
+              </Link>
+            </li>
+          ))}
+        </ul>
+        <div className="nav-foot">
+          HAMi · Volcano · Ascend
+          <br />
+          <a href="/api/docs/" style={{ color: "#7f8ea3" }}>
+            API docs
+          </a>
+        </div>
+      </nav>
+      <TopBar />
+      <main className="main">
+        <StaleBanner />
+        {cluster ? page : <NoCluster />}
+      </main>
+    </div>
+  );
+}
+
+function isActive(path: string, to: string) {
+  return to === "/" ? path === "/" : path === to || path.startsWith(to + "/");
+}
+
+function route(path: string): ReactNode {
+  switch (path.replace(/\/+$/, "") || "/") {
+    case "/":
+      return <OverviewPage />;
+    case "/chips":
+      return <ChipsPage />;
+    case "/slices":
+      return <SlicesPage />;
+    case "/templates":
+      return <TemplatesPage />;
+    case "/health":
+      return <HealthPage />;
+    case "/audit":
+      return <AuditPage />;
+    default:
+      return (
+        <div className="empty">
+          No page at {path}. <Link to="/">Go to the overview</Link>
+        </div>
+      );
+  }
+}
+
+/** While the socket is down, every page says its figures may be old. */
+function StaleBanner() {
+  const { live } = useClusters();
+  useLiveVersion(live);
+  const now = useNow(1000);
+  if (!live || live.connection === "live" || live.connection === "closed" || !live.lastMessageAt) return null;
+  const text =
+    live.connection === "denied"
+      ? "Your session ended: sign in again."
+      : live.connection === "missing"
+        ? "This cluster no longer exists."
+        : `Live updates are interrupted; what you see may be out of date (last update ${ago(new Date(live.lastMessageAt).toISOString(), now)}). Reconnecting…`;
+  return (
+    <Banner kind={live.connection === "reconnecting" || live.connection === "connecting" ? "warn" : "error"} testId="stale-banner">
+      {text}
+    </Banner>
+  );
+}
+
+function NoCluster() {
+  const { can } = useSession();
+  return (
+    <div className="panel">
+      <div className="empty">
+        No cluster is registered yet.{" "}
+        {can("admin")
+          ? "Register one with `manage.py cluster add` or POST /api/clusters/."
+          : "Ask an admin to register one."}
+      </div>
+    </div>
+  );
+}
+
+function TopBar() {
+  const { me, logout } = useSession();
+  const { clusters, cluster, select, live, retry } = useClusters();
+  useLiveVersion(live);
+  const now = useNow(1000);
+  return (
+    <header className="topbar">
+      <label className="muted" htmlFor="cluster-select">
+        Cluster
+      </label>
+      <select
+        id="cluster-select"
+        data-testid="cluster-select"
+        value={cluster?.id ?? ""}
+        onChange={(e) => select(Number(e.target.value))}
+        disabled={!clusters.length}
+      >
+        {clusters.map((c) => (
+          <option key={c.id} value={c.id}>
+            {c.name}
+          </option>
+        ))}
+      </select>
+      {live && (
+        <>
+          <SyncBadge state={live.sync.state} />
+          <span className="muted" title="last successful sync watch">
+            synced {ago(live.sync.lastSyncAt, now)}
+          </span>
+        </>
+      )}
+      <span className="spacer" />
+      {live && <ConnectionDot state={live.connection} retryAt={live.retryAt} now={now} onRetry={retry} />}
+      <span style={{ display: "inline-flex", alignItems: "center", gap: 8 }} data-testid="user">
+        <b>{me.username}</b>
+        <Badge kind="role">{me.role ?? "no role"}</Badge>
+      </span>
+      <button
+        className="btn small"
+        onClick={() => {
+          void logout().then(() => navigate("/"));
+        }}
+      >
+        Sign out
+      </button>
+    </header>
+  );
+}

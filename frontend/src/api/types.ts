@@ -1,0 +1,356 @@
+// Shapes of the portal's API answers (see /api/schema/). Only what the UI reads.
+
+export type Role = "viewer" | "operator" | "admin";
+
+export interface Me {
+  username: string;
+  role: Role | null;
+  is_service_account: boolean;
+}
+
+export interface Page<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+export type SyncState = "never" | "ok" | "stale" | "error" | string;
+
+export interface Cluster {
+  id: number;
+  name: string;
+  description: string;
+  connection: string;
+  sync_state: SyncState;
+  last_sync_at: string | null;
+  last_sync_error: string;
+  sync_lag_seconds: number | null;
+}
+
+export interface ChipTypeSummary {
+  common_word: string;
+  chips: number;
+  healthy_chips: number;
+  slices: number;
+  memory_total: number;
+  memory_used: number;
+  memory_free: number;
+  slots_total: number;
+  slots_used: number;
+  slots_free: number;
+  aicore_total: number;
+  aicore_used: number;
+  aicpu_total: number;
+  aicpu_used: number;
+}
+
+export interface ClusterSummary {
+  cluster: string;
+  nodes: number;
+  chips: number;
+  slices: number;
+  sync_state: SyncState;
+  last_sync_at: string | null;
+  chip_types: ChipTypeSummary[];
+}
+
+export interface ChipUsage {
+  cluster: string;
+  columns: string[];
+  rows: unknown[][];
+}
+
+export interface SyncCursor {
+  resource: string;
+  resource_version: string;
+  last_list_at: string | null;
+  last_event_at: string | null;
+  last_success_at: string | null;
+  last_error: string;
+  last_error_at: string | null;
+  relists: number;
+  restarts: number;
+  events: number;
+}
+
+export interface Slice {
+  id: number;
+  cluster: number;
+  chip: number | null;
+  chip_uuid: string;
+  chip_index: number | null;
+  common_word: string;
+  namespace: string;
+  pod_name: string;
+  pod_uid: string;
+  container_index: number;
+  node_name: string;
+  template: string;
+  memory: number;
+  aicore: number;
+  aicpu: number;
+  priority: number;
+  priority_class: string;
+  phase: string;
+  started_at: string | null;
+}
+
+export interface PendingPod {
+  id: number;
+  cluster: number;
+  namespace: string;
+  name: string;
+  common_word: string;
+  memory: number | null;
+  priority: number;
+  priority_class: string;
+  reason: string;
+  created_at: string | null;
+}
+
+export interface TemplateSpec {
+  id?: number;
+  name: string;
+  memory: number;
+  ai_core: number | null;
+  ai_cpu: number | null;
+  extra?: Record<string, unknown>;
+}
+
+export interface Template extends TemplateSpec {
+  id: number;
+  chip_type: number;
+  cluster: number;
+  common_word: string;
+}
+
+export interface ChipType {
+  id: number;
+  cluster: number;
+  common_word: string;
+  chip_name: string;
+  resource_name: string;
+  resource_memory_name: string;
+  resource_core_name: string;
+  memory_allocatable: number;
+  memory_capacity: number;
+  ai_core: number | null;
+  ai_cpu: number | null;
+  extra: Record<string, unknown>;
+  templates: TemplateSpec[];
+  slots_per_chip: number;
+}
+
+export interface ValidationIssue {
+  field: string;
+  message: string;
+  chip_type: string | null;
+  template: string | null;
+  severity: string;
+}
+
+/** Successful writes of chip types and templates also carry the config's warnings. */
+export type WithWarnings<T> = T & { warnings?: ValidationIssue[] };
+
+export interface DeviceConfigState {
+  yaml: string;
+  base_version: number | null;
+  diff_from_base: string;
+  errors: ValidationIssue[];
+  warnings: ValidationIssue[];
+}
+
+export interface DeviceConfigVersion {
+  id: number;
+  cluster: number;
+  number: number;
+  shape: string;
+  source: "imported" | "published" | "observed" | "adopted" | string;
+  author: string | null;
+  reason: string;
+  sha256: string;
+  resource_version: string;
+  created_at: string;
+  text?: string;
+}
+
+export interface Diff {
+  before: number;
+  after: number;
+  diff: string;
+}
+
+export interface AuditEvent {
+  id: number;
+  created_at: string;
+  cluster: number | null;
+  actor_name: string;
+  action: string;
+  object_type: string;
+  object_id: string;
+  object_repr: string;
+  reason: string;
+  before: unknown;
+  after: unknown;
+}
+
+export interface UsageSample {
+  at: string;
+  common_word: string;
+  chips: number;
+  slices: number;
+  memory_total: number;
+  memory_used: number;
+  slots_total: number;
+  slots_used: number;
+  aicore_total: number;
+  aicore_used: number;
+  aicpu_total: number;
+  aicpu_used: number;
+  stranded_memory: number;
+}
+
+export interface Fragmentation {
+  common_word: string;
+  stranded_memory: number;
+  stranded_chips: number;
+  free_memory: number;
+  smallest_template_memory: number | null;
+}
+
+// --- publishing -------------------------------------------------------------------
+
+export interface PublishResult {
+  id: number;
+  number: number;
+  source: string;
+  author: string | null;
+  reason: string;
+  resource_version: string;
+  previous_resource_version: string;
+  created_at: string;
+  diff: string;
+  forced: boolean;
+  rollback_of: number | null;
+  warnings: ValidationIssue[];
+}
+
+export interface Drift {
+  in_sync: boolean;
+  checked: "live" | "recorded";
+  baseline_version: number | null;
+  live_version: number | null;
+  live_resource_version: string;
+  diff: string;
+}
+
+export interface DriftConflictDetail {
+  baseline_version: number;
+  live_resource_version: string;
+  last_seen: string;
+  live: string;
+  proposed: string;
+  diff_live: string;
+  diff_proposed: string;
+}
+
+export type RestartState = "restart_pending" | "rolling" | "in_effect" | "missing" | "unknown";
+
+export interface RestartPod {
+  name: string;
+  node: string;
+  started_at: string | null;
+  ready: boolean;
+  terminating: boolean;
+  stale: boolean;
+}
+
+export interface ComponentRestart {
+  component: string;
+  kind: string;
+  namespace: string;
+  restart_state: RestartState;
+  message: string;
+  restarted_at: string | null;
+  pods: RestartPod[];
+}
+
+export interface RestartStates {
+  cluster: string;
+  config_version: number | null;
+  config_changed_at: string | null;
+  components: ComponentRestart[];
+}
+
+export interface WhatIfTemplate {
+  name: string;
+  memory: number;
+  ai_core: number | null;
+  ai_cpu: number | null;
+  fit_alone: number;
+  template_change: "added" | "resized" | "unchanged";
+  memory_before: number | null;
+}
+
+export interface WhatIfChipType {
+  common_word: string;
+  chip_name: string;
+  chip_type_change: "added" | "changed" | "renamed" | "unchanged";
+  renamed_from: string | null;
+  memory_allocatable: number;
+  slots_per_chip: number;
+  slots_per_chip_before: number | null;
+  templates: WhatIfTemplate[];
+  removed_templates: string[];
+  overcommit: string[];
+  warnings: string[];
+}
+
+export interface WhatIfSlice {
+  namespace: string;
+  pod_name: string;
+  node_name: string;
+  common_word: string;
+  chip_uuid: string;
+  chip_index: number | null;
+  template: string;
+  memory: number;
+  reason: string;
+}
+
+export interface WhatIfChip {
+  node_name: string;
+  common_word: string;
+  chip_index: number;
+  slots_used: number;
+  slots_per_chip: number;
+  memory_used: number;
+  memory_allocatable: number;
+}
+
+export interface WhatIf {
+  cluster: string;
+  baseline_version: number | null;
+  valid: boolean;
+  errors: string[];
+  chip_types: WhatIfChipType[];
+  removed_chip_types: { common_word: string; renamed_to: string | null }[];
+  invalid_slices: WhatIfSlice[];
+  overbooked_chips: WhatIfChip[];
+}
+
+export type CheckStatus = "ok" | "warn" | "fail";
+
+export interface HealthCheck {
+  id: string;
+  check_status: CheckStatus;
+  message: string;
+  fix: string;
+}
+
+export interface ClusterHealth {
+  cluster: string;
+  check_status: CheckStatus;
+  checks: HealthCheck[];
+}

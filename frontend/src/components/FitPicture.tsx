@@ -1,0 +1,99 @@
+// How the templates fit one chip: the slots HAMi gives a chip, and per
+// template how many slices fit alone, drawn to scale on the chip's memory.
+
+import { chipFit, type FitChip, type FitTemplate } from "../lib/fit";
+import { mb } from "../lib/format";
+
+export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitTemplate[] }) {
+  const fit = chipFit(chip, templates);
+  const alloc = chip.memory_allocatable > 0 ? chip.memory_allocatable : 0;
+  const capacity = Math.max(alloc, chip.memory_capacity ?? 0);
+  const scale = capacity > 0 ? 100 / capacity : 0;
+  return (
+    <div data-testid="fit-picture">
+      <div style={{ display: "flex", alignItems: "center", gap: 12, marginBottom: 12, flexWrap: "wrap" }}>
+        <span>
+          <b data-testid="fit-slots">{fit.slots}</b> slots per chip
+        </span>
+        <span className="muted">
+          = memoryAllocatable {mb(alloc)} // smallest template {mb(fit.smallestMemory)}
+        </span>
+        <div className="slots" aria-hidden>
+          {Array.from({ length: Math.min(fit.slots, 64) }, (_, i) => (
+            <span key={i} />
+          ))}
+        </div>
+      </div>
+      <div className="fit">
+        {fit.templates.map((t, i) => (
+          <FitRow key={`${t.name}-${i}`} i={i} t={t} scale={scale} reserved={fit.reserved} chipCore={chip.ai_core ?? null} chipCpu={chip.ai_cpu ?? null} />
+        ))}
+      </div>
+      {fit.reserved > 0 && (
+        <div className="muted" style={{ marginTop: 8, fontSize: 12 }}>
+          Grey: {mb(fit.reserved)} reserved (memoryCapacity {mb(capacity)} − memoryAllocatable), never given to slices. Hatched: memory left over.
+        </div>
+      )}
+    </div>
+  );
+}
+
+function FitRow({
+  i,
+  t,
+  scale,
+  reserved,
+  chipCore,
+  chipCpu,
+}: {
+  i: number;
+  t: ReturnType<typeof chipFit>["templates"][number];
+  scale: number;
+  reserved: number;
+  chipCore: number | null;
+  chipCpu: number | null;
+}) {
+  const segments = Math.min(t.fit, 64);
+  return (
+    <>
+      <div className="ellipsis">
+        <b>{t.name || "(unnamed)"}</b> <span className="muted">{mb(t.memory)}</span>
+        {t.smallest && (
+          <span className="badge info" style={{ marginLeft: 6 }} title="the smallest template sets the slot count">
+            slots
+          </span>
+        )}
+      </div>
+      <div className="track" title={t.invalid ?? `${t.fit} × ${mb(t.memory)}, ${mb(t.leftover)} left`}>
+        {t.invalid ? (
+          <div className="rest" style={{ width: "100%", color: "var(--hot)" }}>
+            {t.invalid}
+          </div>
+        ) : (
+          <>
+            {Array.from({ length: segments }, (_, k) => (
+              <div key={k} className={`seg t${i % 6}`} style={{ width: `${t.memory * scale}%` }}>
+                {t.memory * scale > 6 ? k + 1 : ""}
+              </div>
+            ))}
+            <div className="rest" style={{ width: `${t.leftover * scale}%` }}>
+              {t.leftover * scale > 9 ? mb(t.leftover) : ""}
+            </div>
+            {reserved > 0 && <div className="reserved" style={{ width: `${reserved * scale}%`, marginLeft: "auto" }} />}
+          </>
+        )}
+      </div>
+      <div className="count" title={t.byMemory > t.fit ? `${t.byMemory} by memory, capped by the slots` : undefined}>
+        {t.invalid ? "–" : `× ${t.fit}`}
+        {(t.overcommitCore || t.overcommitCpu) && (
+          <div
+            className="badge warn"
+            title={`${t.fit} slices need ${t.coresUsed ?? "?"} AICore of ${chipCore ?? "?"} and ${t.cpusUsed ?? "?"} AICPU of ${chipCpu ?? "?"}: HAMi does not count cores`}
+          >
+            over-commit
+          </div>
+        )}
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,196 @@
+// The chips heat map: one canvas, one cell per chip (or per node), coloured
+// green -> amber -> red by the chosen metric. Unhealthy chips are dark with a
+// cross, cordoned ones hatched. Hover shows the numbers, click opens the chip.
+
+import { useEffect, useMemo, useRef, useState } from "react";
+import { fraction, totalsUsedTotal, type Chip, type Metric, type NodeGroup } from "../lib/chips";
+import { blockOrigin, cellOrigin, hitTest, layoutHeatmap, type HeatMode } from "../lib/heatmap";
+import { heatColor, mb, pctText } from "../lib/format";
+
+interface Props {
+  groups: NodeGroup[];
+  metric: Metric;
+  mode: HeatMode;
+  selectedId: number | null;
+  version: number;
+  onSelectChip: (chip: Chip) => void;
+  onSelectNode: (node: string) => void;
+  maxHeight?: number;
+}
+
+interface Hover {
+  x: number;
+  y: number;
+  group: NodeGroup;
+  chip: Chip | null;
+}
+
+export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChip, onSelectNode, maxHeight = 460 }: Props) {
+  const wrapRef = useRef<HTMLDivElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const [width, setWidth] = useState(800);
+  const [hover, setHover] = useState<Hover | null>(null);
+
+  useEffect(() => {
+    const el = wrapRef.current;
+    if (!el || typeof ResizeObserver === "undefined") return undefined;
+    const ro = new ResizeObserver(([entry]) => setWidth(Math.max(200, Math.floor(entry.contentRect.width))));
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+
+  const layout = useMemo(() => layoutHeatmap(groups, width, mode), [groups, width, mode]);
+
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const dpr = window.devicePixelRatio || 1;
+    canvas.width = Math.ceil(layout.width * dpr);
+    canvas.height = Math.ceil(Math.max(1, layout.height) * dpr);
+    canvas.style.width = `${layout.width}px`;
+    canvas.style.height = `${Math.max(1, layout.height)}px`;
+    const ctx = canvas.getContext("2d");
+    if (!ctx) return;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, layout.width, layout.height);
+    const { cell } = layout;
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "bottom";
+    groups.forEach((g, i) => {
+      if (layout.label) {
+        const [bx, by] = blockOrigin(layout, i);
+        ctx.fillStyle = "#4a5666";
+        const text = g.node.length > 26 ? `…${g.node.slice(-25)}` : g.node;
+        ctx.fillText(text, bx, by - 3, layout.blockW);
+      }
+      if (mode === "node") {
+        const [x, y] = blockOrigin(layout, i);
+        const [used, total] = totalsUsedTotal(g.totals, metric);
+        ctx.fillStyle = heatColor(total > 0 ? used / total : 0);
+        ctx.fillRect(x, y, cell, cell);
+        if (g.totals.unhealthy) {
+          // a dark corner: this node has unhealthy chips
+          ctx.fillStyle = "#1d0908";
+          ctx.beginPath();
+          ctx.moveTo(x, y);
+          ctx.lineTo(x + cell * 0.75, y);
+          ctx.lineTo(x, y + cell * 0.75);
+          ctx.closePath();
+          ctx.fill();
+        }
+        return;
+      }
+      g.chips.forEach((c, j) => {
+        const [x, y] = cellOrigin(layout, i, j);
+        drawChip(ctx, c, x, y, cell, metric, c.id === selectedId);
+      });
+    });
+  }, [groups, layout, metric, mode, selectedId, version]);
+
+  const onMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
+    const rect = e.currentTarget.getBoundingClientRect();
+    const hit = hitTest(layout, groups, e.clientX - rect.left, e.clientY - rect.top);
+    if (!hit) return setHover(null);
+    const group = groups[hit.group];
+    setHover({ x: e.clientX, y: e.clientY, group, chip: hit.chip >= 0 ? group.chips[hit.chip] : null });
+  };
+
+  const onClick = () => {
+    if (!hover) return;
+    if (hover.chip) onSelectChip(hover.chip);
+    else onSelectNode(hover.group.node);
+  };
+
+  return (
+    <div ref={wrapRef} className="heat-wrap" style={{ maxHeight, overflow: "auto" }} data-testid="heatmap">
+      {groups.length === 0 ? (
+        <div className="empty">No chips match the filters.</div>
+      ) : (
+        <canvas
+          ref={canvasRef}
+          className="heat-canvas"
+          onMouseMove={onMove}
+          onMouseLeave={() => setHover(null)}
+          onClick={onClick}
+          role="img"
+          aria-label={`heat map of ${metric} usage`}
+        />
+      )}
+      {hover && <HeatTooltip hover={hover} metric={metric} />}
+    </div>
+  );
+}
+
+function drawChip(ctx: CanvasRenderingContext2D, c: Chip, x: number, y: number, cell: number, metric: Metric, selected: boolean) {
+  if (!c.healthy) {
+    ctx.fillStyle = "#3a1614";
+    ctx.fillRect(x, y, cell, cell);
+    ctx.strokeStyle = "#ff6b61";
+    ctx.lineWidth = cell >= 12 ? 2 : 1;
+    ctx.beginPath();
+    ctx.moveTo(x + 2, y + 2);
+    ctx.lineTo(x + cell - 2, y + cell - 2);
+    ctx.moveTo(x + cell - 2, y + 2);
+    ctx.lineTo(x + 2, y + cell - 2);
+    ctx.stroke();
+  } else {
+    ctx.fillStyle = heatColor(fraction(c, metric));
+    ctx.fillRect(x, y, cell, cell);
+    if (c.cordoned) {
+      ctx.strokeStyle = "rgba(40,50,60,0.55)";
+      ctx.lineWidth = 1;
+      ctx.beginPath();
+      for (let k = -cell; k < cell; k += 4) {
+        ctx.moveTo(x + Math.max(0, k), y + Math.max(0, -k));
+        ctx.lineTo(x + Math.min(cell, cell + k), y + Math.min(cell, cell - k));
+      }
+      ctx.stroke();
+    }
+    if (cell >= 22) {
+      ctx.fillStyle = fraction(c, metric) > 0.55 ? "#fff" : "#2b3440";
+      ctx.font = "10px system-ui, sans-serif";
+      ctx.textBaseline = "middle";
+      ctx.textAlign = "center";
+      ctx.fillText(String(c.index), x + cell / 2, y + cell / 2 + 0.5);
+      ctx.textAlign = "start";
+      ctx.textBaseline = "bottom";
+      ctx.font = "11px system-ui, sans-serif";
+    }
+  }
+  if (selected) {
+    ctx.strokeStyle = "#2f6fde";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(x - 1, y - 1, cell + 2, cell + 2);
+  }
+}
+
+function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
+  const style = { left: Math.min(hover.x + 14, window.innerWidth - 300), top: hover.y + 14 };
+  const c = hover.chip;
+  if (!c) {
+    const t = hover.group.totals;
+    return (
+      <div className="tooltip" style={style}>
+        <div className="t-title">{hover.group.node}</div>
+        <div className="t-row"><span>chips</span><span>{t.chips}{t.unhealthy ? ` (${t.unhealthy} unhealthy)` : ""}</span></div>
+        <div className="t-row"><span>memory</span><span>{mb(t.memUsed)} / {mb(t.mem)}</span></div>
+        <div className="t-row"><span>slots</span><span>{t.slotsUsed} / {t.slots}</span></div>
+        <div className="t-row"><span>AICore</span><span>{t.coreUsed} / {t.core}</span></div>
+        <div className="t-row"><span>{metric}</span><span>{pctText(...totalsUsedTotal(t, metric))}</span></div>
+      </div>
+    );
+  }
+  return (
+    <div className="tooltip" style={style}>
+      <div className="t-title">
+        {c.node} · {c.type} #{c.index}
+      </div>
+      {!c.healthy && <div style={{ color: "#ff8a80", fontWeight: 650 }}>unhealthy</div>}
+      {c.cordoned && <div style={{ color: "#f0bd5c" }}>cordoned</div>}
+      <div className="t-row"><span>memory</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
+      <div className="t-row"><span>slots</span><span>{c.slotsUsed} / {c.slots}</span></div>
+      <div className="t-row"><span>AICore</span><span>{c.coreUsed} / {c.core}</span></div>
+      <div className="t-row"><span>AICPU</span><span>{c.cpuUsed} / {c.cpu}</span></div>
+    </div>
+  );
+}

@@ -1,0 +1,22 @@
+// A handful of line icons (inline SVG: no font, no request).
+
+const PATHS: Record<string, string> = {
+  overview: "M3 13h8V3H3zm0 8h8v-6H3zm10 0h8V11h-8zm0-18v6h8V3z",
+  chips: "M9 3v2M15 3v2M9 19v2M15 19v2M3 9h2M3 15h2M19 9h2M19 15h2M7 5h10a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H7a2 2 0 0 1-2-2V7a2 2 0 0 1 2-2zm3 5h4v4h-4z",
+  slices: "M12 3 2 8l10 5 10-5zM2 13l10 5 10-5M2 18l10 5 10-5",
+  templates: "M4 21v-7M4 10V3M12 21v-9M12 8V3M20 21v-5M20 12V3M1 14h6M9 8h6M17 16h6",
+  health: "M22 12h-4l-3 9L9 3l-3 9H2",
+  audit: "M12 8v4l3 3M3.05 11a9 9 0 1 1 .5 4M3 4v5h5",
+  info: "M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM12 16v-4M12 8h.01",
+  warn: "M10.3 3.9 1.8 18a2 2 0 0 0 1.7 3h17a2 2 0 0 0 1.7-3L13.7 3.9a2 2 0 0 0-3.4 0zM12 9v4M12 17h.01",
+  error: "M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM15 9l-6 6M9 9l6 6",
+  ok: "M22 11.1V12a10 10 0 1 1-5.9-9.1M22 4 12 14l-3-3",
+};
+
+export function Icon({ name, size = 16 }: { name: keyof typeof PATHS | string; size?: number }) {
+  return (
+    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" aria-hidden style={{ flex: "none" }}>
+      <path d={PATHS[name] ?? PATHS.info} />
+    </svg>
+  );
+}

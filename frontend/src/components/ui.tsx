@@ -1,0 +1,303 @@
+// Small shared pieces: usage bars, badges, banners, diffs, modals, fields.
+
+import { useEffect, type ReactNode } from "react";
+import { usageLevel, pct } from "../lib/format";
+import { Icon } from "./Icon";
+import { errorText } from "../lib/errors";
+import type { ConnectionState } from "../live/store";
+
+export function UsageBar({
+  used,
+  total,
+  text,
+  thin,
+  title,
+}: {
+  used: number;
+  total: number;
+  text?: string;
+  thin?: boolean;
+  title?: string;
+}) {
+  const f = pct(used, total);
+  return (
+    <div className={`bar${thin ? " thin" : ""}`} title={title ?? `${used} / ${total}`}>
+      <div className={`fill ${usageLevel(f)}`} style={{ width: `${(f * 100).toFixed(1)}%` }} />
+      {!thin && <span className="text">{text ?? `${Math.round(f * 100)}%`}</span>}
+    </div>
+  );
+}
+
+export function Badge({ kind, children, title }: { kind?: string; children: ReactNode; title?: string }) {
+  return (
+    <span className={`badge ${kind ?? ""}`} title={title}>
+      {children}
+    </span>
+  );
+}
+
+export function Banner({
+  kind,
+  children,
+  action,
+  testId,
+}: {
+  kind: "info" | "warn" | "error" | "ok";
+  children: ReactNode;
+  action?: ReactNode;
+  testId?: string;
+}) {
+  return (
+    <div className={`banner ${kind}`} role={kind === "error" ? "alert" : "status"} data-testid={testId}>
+      <span style={{ marginTop: 1 }}>
+        <Icon name={kind} />
+      </span>
+      <div className="grow">{children}</div>
+      {action}
+    </div>
+  );
+}
+
+const CONNECTION_TEXT: Record<ConnectionState, string> = {
+  connecting: "connecting",
+  live: "live",
+  reconnecting: "reconnecting",
+  denied: "signed out",
+  missing: "no such cluster",
+  closed: "offline",
+};
+
+export function ConnectionDot({
+  state,
+  retryAt,
+  now,
+  onRetry,
+}: {
+  state: ConnectionState;
+  retryAt: number | null;
+  now: number;
+  onRetry?: () => void;
+}) {
+  const wait = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
+  return (
+    <span className="conn" data-testid="connection" data-state={state} title="live updates over WebSocket">
+      <span className={`dot ${state}`} />
+      {CONNECTION_TEXT[state]}
+      {state === "reconnecting" && wait > 0 && <span className="muted">in {wait}s</span>}
+      {state === "reconnecting" && onRetry && (
+        <button className="btn link small" onClick={onRetry}>
+          retry now
+        </button>
+      )}
+    </span>
+  );
+}
+
+export function syncKind(state: string): string {
+  return { ok: "ok", stale: "warn", error: "fail", never: "" }[state] ?? "";
+}
+
+export function SyncBadge({ state }: { state: string }) {
+  return (
+    <Badge kind={syncKind(state)} title="state of the sync watches">
+      sync {state}
+    </Badge>
+  );
+}
+
+export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  if (!error) return null;
+  return (
+    <Banner kind="error" action={onRetry && <button className="btn small" onClick={onRetry}>Retry</button>}>
+      {errorText(error)}
+    </Banner>
+  );
+}
+
+export function Loading({ label = "Loading" }: { label?: string }) {
+  return (
+    <div className="empty">
+      <span className="spinner" /> {label}…
+    </div>
+  );
+}
+
+export function Kpi({
+  label,
+  value,
+  hint,
+  tone,
+  testId,
+}: {
+  label: string;
+  value: ReactNode;
+  hint?: ReactNode;
+  tone?: "bad" | "warn";
+  testId?: string;
+}) {
+  return (
+    <div className={`kpi ${tone ?? ""}`} data-testid={testId}>
+      <div className="label">{label}</div>
+      <div className="value">{value}</div>
+      {hint !== undefined && <div className="hint">{hint}</div>}
+    </div>
+  );
+}
+
+export function DiffView({ diff, empty = "No differences." }: { diff: string; empty?: string }) {
+  if (!diff.trim()) return <div className="empty">{empty}</div>;
+  return (
+    <pre className="diff" data-testid="diff">
+      {diff.split("\n").map((line, i) => {
+        const kind = line.startsWith("+++") || line.startsWith("---")
+          ? "meta"
+          : line.startsWith("@@")
+            ? "hunk"
+            : line.startsWith("+")
+              ? "add"
+              : line.startsWith("-")
+                ? "del"
+                : "";
+        return (
+          <div key={i} className={kind}>
+            {line || " "}
+          </div>
+        );
+      })}
+    </pre>
+  );
+}
+
+function useEscape(onClose: () => void) {
+  useEffect(() => {
+    const handler = (e: KeyboardEvent) => {
+      if (e.key === "Escape") onClose();
+    };
+    window.addEventListener("keydown", handler);
+    return () => window.removeEventListener("keydown", handler);
+  }, [onClose]);
+}
+
+export function Drawer({ title, onClose, children, actions }: { title: ReactNode; onClose: () => void; children: ReactNode; actions?: ReactNode }) {
+  useEscape(onClose);
+  return (
+    <>
+      <div className="drawer-backdrop" onClick={onClose} />
+      <aside className="drawer" role="dialog" aria-label={typeof title === "string" ? title : "details"} data-testid="drawer">
+        <div className="drawer-head">
+          <h2>{title}</h2>
+          <div style={{ marginLeft: "auto", display: "flex", gap: 8 }}>
+            {actions}
+            <button className="btn small" onClick={onClose} aria-label="close">
+              ✕
+            </button>
+          </div>
+        </div>
+        <div className="drawer-body">{children}</div>
+      </aside>
+    </>
+  );
+}
+
+export function Modal({ title, onClose, children, footer }: { title: ReactNode; onClose: () => void; children: ReactNode; footer?: ReactNode }) {
+  useEscape(onClose);
+  return (
+    <div className="modal" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
+      <div className="panel" role="dialog">
+        <div className="panel-head">
+          <h2>{title}</h2>
+          <div className="right">
+            <button className="btn small" onClick={onClose} aria-label="close">
+              ✕
+            </button>
+          </div>
+        </div>
+        <div className="panel-body">{children}</div>
+        {footer && <div className="panel-body" style={{ borderTop: "1px solid var(--line-2)", display: "flex", gap: 8, justifyContent: "flex-end" }}>{footer}</div>}
+      </div>
+    </div>
+  );
+}
+
+export function Field({
+  label,
+  errors,
+  hint,
+  children,
+}: {
+  label: string;
+  errors?: string[];
+  hint?: ReactNode;
+  children: ReactNode;
+}) {
+  return (
+    <div className="field">
+      <label>{label}</label>
+      {children}
+      {errors?.map((e, i) => (
+        <div key={i} className="field-error" role="alert">
+          {e}
+        </div>
+      ))}
+      {hint && !errors?.length && <div className="field-hint">{hint}</div>}
+    </div>
+  );
+}
+
+export function Pager({
+  page,
+  count,
+  pageSize,
+  onPage,
+}: {
+  page: number;
+  count: number;
+  pageSize: number;
+  onPage: (page: number) => void;
+}) {
+  const pages = Math.max(1, Math.ceil(count / pageSize));
+  const from = count ? (page - 1) * pageSize + 1 : 0;
+  const to = Math.min(count, page * pageSize);
+  return (
+    <div className="pager">
+      <span>
+        {from.toLocaleString()}–{to.toLocaleString()} of {count.toLocaleString()}
+      </span>
+      <span style={{ marginLeft: "auto" }} />
+      <button className="btn small" disabled={page <= 1} onClick={() => onPage(1)}>
+        «
+      </button>
+      <button className="btn small" disabled={page <= 1} onClick={() => onPage(page - 1)}>
+        ‹ Prev
+      </button>
+      <span>
+        page {page} / {pages}
+      </span>
+      <button className="btn small" disabled={page >= pages} onClick={() => onPage(page + 1)}>
+        Next ›
+      </button>
+    </div>
+  );
+}
+
+export function Segmented<T extends string>({
+  value,
+  options,
+  onChange,
+  label,
+}: {
+  value: T;
+  options: { key: T; label: string }[];
+  onChange: (v: T) => void;
+  label?: string;
+}) {
+  return (
+    <div className="segmented" role="group" aria-label={label}>
+      {options.map((o) => (
+        <button key={o.key} className={o.key === value ? "on" : ""} onClick={() => onChange(o.key)} aria-pressed={o.key === value}>
+          {o.label}
+        </button>
+      ))}
+    </div>
+  );
+}

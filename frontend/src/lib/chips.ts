@@ -1,0 +1,415 @@
+// Chips as the UI holds them: rows of /api/clusters/<id>/chip-usage/ (and of the
+// WebSocket's snapshot and `chips` deltas) turned into objects keyed by id, plus
+// the filters and aggregations the chips page and the overview need. Pure: no
+// React, no DOM; everything here runs in O(chips) and is unit-tested.
+
+export interface Chip {
+  id: number;
+  node: string;
+  type: string;
+  index: number;
+  uuid: string;
+  healthy: boolean;
+  cordoned: boolean;
+  slotsUsed: number;
+  slots: number;
+  memUsed: number;
+  mem: number;
+  coreUsed: number;
+  core: number;
+  cpuUsed: number;
+  cpu: number;
+}
+
+/** A chip's state at a moment (t = 0: as in the snapshot). */
+export interface ChipPoint {
+  t: number;
+  slotsUsed: number;
+  memUsed: number;
+  healthy: boolean;
+}
+
+/** API column name -> Chip property. Columns are read by name, so their order may change. */
+const COLUMN_KEYS: Record<string, keyof Chip> = {
+  id: "id",
+  node: "node",
+  node__name: "node",
+  common_word: "type",
+  index: "index",
+  uuid: "uuid",
+  healthy: "healthy",
+  cordoned: "cordoned",
+  slots_used: "slotsUsed",
+  slots: "slots",
+  memory_used: "memUsed",
+  memory: "mem",
+  aicore_used: "coreUsed",
+  aicore: "core",
+  aicpu_used: "cpuUsed",
+  aicpu: "cpu",
+};
+
+/** The column order of the portal's chip_usage selector (deltas carry rows in it). */
+export const DEFAULT_COLUMNS = [
+  "id",
+  "node",
+  "common_word",
+  "index",
+  "uuid",
+  "healthy",
+  "cordoned",
+  "slots_used",
+  "slots",
+  "memory_used",
+  "memory",
+  "aicore_used",
+  "aicore",
+  "aicpu_used",
+  "aicpu",
+];
+
+export type RowDecoder = (row: readonly unknown[]) => Chip;
+
+export function rowDecoder(columns: readonly string[]): RowDecoder {
+  const slots = columns.map((c) => COLUMN_KEYS[c]);
+  return (row) => {
+    const chip = {
+      id: 0,
+      node: "",
+      type: "",
+      index: 0,
+      uuid: "",
+      healthy: true,
+      cordoned: false,
+      slotsUsed: 0,
+      slots: 0,
+      memUsed: 0,
+      mem: 0,
+      coreUsed: 0,
+      core: 0,
+      cpuUsed: 0,
+      cpu: 0,
+    } as Chip;
+    const target = chip as unknown as Record<string, unknown>;
+    for (let i = 0; i < slots.length; i++) {
+      const key = slots[i];
+      if (key !== undefined) target[key] = row[i] ?? target[key];
+    }
+    return chip;
+  };
+}
+
+/** Compare for the natural order: node, chip type, index. */
+export function naturalOrder(a: Chip, b: Chip): number {
+  if (a.node !== b.node) return a.node < b.node ? -1 : 1;
+  if (a.type !== b.type) return a.type < b.type ? -1 : 1;
+  return a.index - b.index;
+}
+
+function sameChip(a: Chip, b: Chip): boolean {
+  return (
+    a.node === b.node &&
+    a.type === b.type &&
+    a.index === b.index &&
+    a.uuid === b.uuid &&
+    a.healthy === b.healthy &&
+    a.cordoned === b.cordoned &&
+    a.slotsUsed === b.slotsUsed &&
+    a.slots === b.slots &&
+    a.memUsed === b.memUsed &&
+    a.mem === b.mem &&
+    a.coreUsed === b.coreUsed &&
+    a.core === b.core &&
+    a.cpuUsed === b.cpuUsed &&
+    a.cpu === b.cpu
+  );
+}
+
+/**
+ * Every chip of one cluster, by id. `version` grows with every change so views
+ * can memoise on it; `sorted()` is cached per version.
+ */
+export class ChipTable {
+  readonly byId = new Map<number, Chip>();
+  version = 0;
+  /** ids changed by deltas, with the time they last changed (for a flash) */
+  readonly changedAt = new Map<number, number>();
+  /** per chip, its states since the snapshot (only chips that changed; at most 30 each) */
+  readonly history = new Map<number, ChipPoint[]>();
+  private columns: string[] = DEFAULT_COLUMNS;
+  private decode: RowDecoder = rowDecoder(DEFAULT_COLUMNS);
+  private sortedCache: { version: number; list: Chip[] } | null = null;
+
+  /** Replace everything with a snapshot (on connect and on every reconnect). */
+  load(columns: readonly string[] | undefined, rows: readonly (readonly unknown[])[]): void {
+    if (columns && columns.length) {
+      this.columns = [...columns];
+      this.decode = rowDecoder(this.columns);
+    }
+    this.byId.clear();
+    this.changedAt.clear();
+    this.history.clear();
+    for (const row of rows) {
+      const chip = this.decode(row);
+      this.byId.set(chip.id, chip);
+    }
+    this.version++;
+  }
+
+  /** Apply a `chips` delta: rows (in the snapshot's columns) upserted by id. Returns the changed ids. */
+  applyRows(rows: readonly (readonly unknown[])[], now: number = Date.now()): number[] {
+    const changed: number[] = [];
+    for (const row of rows) {
+      const chip = this.decode(row);
+      const old = this.byId.get(chip.id);
+      if (old && sameChip(old, chip)) continue;
+      this.byId.set(chip.id, chip);
+      this.changedAt.set(chip.id, now);
+      changed.push(chip.id);
+      let points = this.history.get(chip.id);
+      if (!points) {
+        points = old ? [{ t: 0, slotsUsed: old.slotsUsed, memUsed: old.memUsed, healthy: old.healthy }] : [];
+        this.history.set(chip.id, points);
+      }
+      points.push({ t: now, slotsUsed: chip.slotsUsed, memUsed: chip.memUsed, healthy: chip.healthy });
+      if (points.length > 30) points.splice(0, points.length - 30);
+    }
+    if (changed.length) this.version++;
+    return changed;
+  }
+
+  /** Drop the chips of a node that left the cluster. */
+  removeNode(name: string): number {
+    let removed = 0;
+    for (const [id, chip] of this.byId) {
+      if (chip.node === name) {
+        this.byId.delete(id);
+        removed++;
+      }
+    }
+    if (removed) this.version++;
+    return removed;
+  }
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  sorted(): Chip[] {
+    if (this.sortedCache?.version !== this.version) {
+      this.sortedCache = { version: this.version, list: [...this.byId.values()].sort(naturalOrder) };
+    }
+    return this.sortedCache.list;
+  }
+}
+
+// --- filters -------------------------------------------------------------------------
+
+export type ChipState = "all" | "healthy" | "unhealthy" | "cordoned" | "free" | "full" | "idle" | "busy";
+
+export interface ChipFilter {
+  /** node name: substring, case-insensitive; several separated by spaces or commas match any */
+  node?: string;
+  /** chip type (commonWord); empty = all */
+  type?: string;
+  state?: ChipState;
+}
+
+export function matchesState(chip: Chip, state: ChipState | undefined): boolean {
+  switch (state ?? "all") {
+    case "all":
+      return true;
+    case "healthy":
+      return chip.healthy;
+    case "unhealthy":
+      return !chip.healthy;
+    case "cordoned":
+      return chip.cordoned;
+    case "free":
+      return chip.healthy && !chip.cordoned && chip.slotsUsed < chip.slots && chip.memUsed < chip.mem;
+    case "full":
+      return chip.slotsUsed >= chip.slots || chip.memUsed >= chip.mem;
+    case "idle":
+      return chip.slotsUsed === 0;
+    case "busy":
+      return chip.slotsUsed > 0;
+    default:
+      return true;
+  }
+}
+
+export function filterChips(chips: readonly Chip[], filter: ChipFilter): Chip[] {
+  const terms = (filter.node ?? "")
+    .toLowerCase()
+    .split(/[\s,]+/)
+    .filter(Boolean);
+  const type = filter.type ?? "";
+  const state = filter.state ?? "all";
+  if (!terms.length && !type && state === "all") return chips as Chip[];
+  return chips.filter(
+    (c) =>
+      (!type || c.type === type) &&
+      matchesState(c, state) &&
+      (!terms.length || terms.some((t) => c.node.toLowerCase().includes(t))),
+  );
+}
+
+// --- metrics and aggregation ------------------------------------------------------
+
+export type Metric = "memory" | "slots" | "aicore" | "aicpu";
+
+export const METRICS: { key: Metric; label: string }[] = [
+  { key: "memory", label: "Memory" },
+  { key: "slots", label: "Slots" },
+  { key: "aicore", label: "AICore" },
+  { key: "aicpu", label: "AICPU" },
+];
+
+export function usedTotal(chip: Chip, metric: Metric): [number, number] {
+  switch (metric) {
+    case "memory":
+      return [chip.memUsed, chip.mem];
+    case "slots":
+      return [chip.slotsUsed, chip.slots];
+    case "aicore":
+      return [chip.coreUsed, chip.core];
+    case "aicpu":
+      return [chip.cpuUsed, chip.cpu];
+  }
+}
+
+export function fraction(chip: Chip, metric: Metric): number {
+  const [used, total] = usedTotal(chip, metric);
+  return total > 0 ? Math.min(1, used / total) : 0;
+}
+
+export interface Totals {
+  chips: number;
+  healthy: number;
+  unhealthy: number;
+  cordoned: number;
+  /** chips with no free slot or no free memory */
+  full: number;
+  /** slices = slots in use */
+  slices: number;
+  memUsed: number;
+  mem: number;
+  slotsUsed: number;
+  slots: number;
+  coreUsed: number;
+  core: number;
+  cpuUsed: number;
+  cpu: number;
+}
+
+export function emptyTotals(): Totals {
+  return {
+    chips: 0,
+    healthy: 0,
+    unhealthy: 0,
+    cordoned: 0,
+    full: 0,
+    slices: 0,
+    memUsed: 0,
+    mem: 0,
+    slotsUsed: 0,
+    slots: 0,
+    coreUsed: 0,
+    core: 0,
+    cpuUsed: 0,
+    cpu: 0,
+  };
+}
+
+export function addChip(t: Totals, c: Chip): void {
+  t.chips++;
+  if (c.healthy) t.healthy++;
+  else t.unhealthy++;
+  if (c.cordoned) t.cordoned++;
+  if (c.slotsUsed >= c.slots || c.memUsed >= c.mem) t.full++;
+  t.slices += c.slotsUsed;
+  t.memUsed += c.memUsed;
+  t.mem += c.mem;
+  t.slotsUsed += c.slotsUsed;
+  t.slots += c.slots;
+  t.coreUsed += c.coreUsed;
+  t.core += c.core;
+  t.cpuUsed += c.cpuUsed;
+  t.cpu += c.cpu;
+}
+
+export function totalsUsedTotal(t: Totals, metric: Metric): [number, number] {
+  switch (metric) {
+    case "memory":
+      return [t.memUsed, t.mem];
+    case "slots":
+      return [t.slotsUsed, t.slots];
+    case "aicore":
+      return [t.coreUsed, t.core];
+    case "aicpu":
+      return [t.cpuUsed, t.cpu];
+  }
+}
+
+/** Totals per chip type (sorted by type), computed from the chips themselves so they stay live. */
+export function totalsByType(chips: Iterable<Chip>): Map<string, Totals> {
+  const out = new Map<string, Totals>();
+  for (const c of chips) {
+    let t = out.get(c.type);
+    if (!t) out.set(c.type, (t = emptyTotals()));
+    addChip(t, c);
+  }
+  return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export interface NodeGroup {
+  node: string;
+  chips: Chip[];
+  types: string[];
+  totals: Totals;
+}
+
+/** Chips grouped by node, in node order (input order is kept inside a node). */
+export function groupByNode(chips: readonly Chip[]): NodeGroup[] {
+  const groups = new Map<string, NodeGroup>();
+  for (const c of chips) {
+    let g = groups.get(c.node);
+    if (!g) groups.set(c.node, (g = { node: c.node, chips: [], types: [], totals: emptyTotals() }));
+    g.chips.push(c);
+    if (!g.types.includes(c.type)) g.types.push(c.type);
+    addChip(g.totals, c);
+  }
+  return [...groups.values()].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+}
+
+// --- sorting the chips table ---------------------------------------------------------
+
+export type SortKey = "node" | "type" | "memory" | "slots" | "aicore" | "aicpu" | "health";
+export interface Sort {
+  key: SortKey;
+  dir: 1 | -1;
+}
+
+export function sortChips(chips: readonly Chip[], sort: Sort): Chip[] {
+  if (sort.key === "node" && sort.dir === 1) return chips as Chip[];
+  const list = [...chips];
+  const d = sort.dir;
+  const by = (value: (c: Chip) => number) => (a: Chip, b: Chip) =>
+    (value(a) - value(b)) * d || naturalOrder(a, b);
+  switch (sort.key) {
+    case "node":
+      list.sort((a, b) => naturalOrder(a, b) * d);
+      break;
+    case "type":
+      list.sort((a, b) => (a.type < b.type ? -d : a.type > b.type ? d : naturalOrder(a, b)));
+      break;
+    case "health":
+      list.sort(by((c) => (c.healthy ? 1 : 0) + (c.cordoned ? 0 : 0.5)));
+      break;
+    default: {
+      const metric = sort.key as Metric;
+      list.sort(by((c) => fraction(c, metric)));
+    }
+  }
+  return list;
+}

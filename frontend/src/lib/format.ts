@@ -1,0 +1,74 @@
+// Number, size and time formatting used across the pages.
+
+/** MB (the unit of HAMi and the API) as a short human size: 3072 -> "3 GiB", 21527 -> "21.0 GiB". */
+export function mb(value: number | null | undefined): string {
+  if (value === null || value === undefined || Number.isNaN(value)) return "–";
+  const abs = Math.abs(value);
+  if (abs >= 1024 * 1024) return `${(value / 1024 / 1024).toFixed(abs >= 10 * 1024 * 1024 ? 0 : 1)} TiB`;
+  if (abs >= 1024) {
+    const gib = value / 1024;
+    return Number.isInteger(gib) ? `${gib} GiB` : `${gib.toFixed(1)} GiB`;
+  }
+  return `${value} MB`;
+}
+
+export function int(value: number | null | undefined): string {
+  if (value === null || value === undefined) return "–";
+  return value.toLocaleString("en-US");
+}
+
+export function pct(used: number, total: number): number {
+  return total > 0 ? Math.max(0, Math.min(1, used / total)) : 0;
+}
+
+export function pctText(used: number, total: number): string {
+  return total > 0 ? `${Math.round((used / total) * 100)}%` : "–";
+}
+
+/** "12s", "5m", "3h 2m", "4d" from seconds. */
+export function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return "–";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  return `${Math.floor(h / 24)}d`;
+}
+
+export function ageSeconds(iso: string | null | undefined, now: number = Date.now()): number {
+  if (!iso) return Number.NaN;
+  return (now - Date.parse(iso)) / 1000;
+}
+
+/** "5m ago" (or "–" when unknown). */
+export function ago(iso: string | null | undefined, now: number = Date.now()): string {
+  const s = ageSeconds(iso, now);
+  return Number.isNaN(s) ? "–" : `${duration(s)} ago`;
+}
+
+export function dateTime(iso: string | null | undefined): string {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Usage colour scale: green below 60 %, amber to 85 %, red above (CSS variables). */
+export function usageLevel(fraction: number): "ok" | "warn" | "hot" | "idle" {
+  if (fraction <= 0) return "idle";
+  if (fraction < 0.6) return "ok";
+  if (fraction < 0.85) return "warn";
+  return "hot";
+}
+
+/** A continuous green -> amber -> red colour for a fraction (heat maps). */
+export function heatColor(fraction: number): string {
+  if (fraction <= 0) return "#e7ebf0";
+  const f = Math.max(0, Math.min(1, fraction));
+  // hue 140 (green) -> 40 (amber) -> 0 (red)
+  const hue = f < 0.6 ? 140 - (f / 0.6) * 95 : 45 - ((f - 0.6) / 0.4) * 45;
+  const light = 58 - f * 12;
+  return `hsl(${hue.toFixed(0)} 62% ${light.toFixed(0)}%)`;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { groupByNode, type Chip } from "./chips";
+import { cellOrigin, cellSizeFor, hitTest, layoutHeatmap } from "./heatmap";
+
+function chips(nodes: number, perNode: number): Chip[] {
+  const out: Chip[] = [];
+  let id = 1;
+  for (let n = 0; n < nodes; n++)
+    for (let i = 0; i < perNode; i++)
+      out.push({
+        id: id++, node: `node-${String(n).padStart(4, "0")}`, type: "Ascend310P", index: i, uuid: `u${id}`, healthy: true, cordoned: false,
+        slotsUsed: 0, slots: 7, memUsed: 0, mem: 21527, coreUsed: 0, core: 8, cpuUsed: 0, cpu: 7,
+      });
+  return out;
+}
+
+describe("heat map layout", () => {
+  it("shrinks cells as chips grow", () => {
+    expect(cellSizeFor(12)).toBeGreaterThan(cellSizeFor(8000));
+    expect(cellSizeFor(8000)).toBeGreaterThanOrEqual(7);
+  });
+
+  it("lays 8,000 chips out in a bounded height and hit-tests every cell back", () => {
+    const groups = groupByNode(chips(1000, 8));
+    const layout = layoutHeatmap(groups, 1100, "chip");
+    expect(layout.perRow).toBeGreaterThan(10);
+    expect(layout.height).toBeLessThan(1200);
+    for (const [i, j] of [[0, 0], [17, 5], [999, 7]]) {
+      const [x, y] = cellOrigin(layout, i, j);
+      expect(hitTest(layout, groups, x + 1, y + 1)).toEqual({ group: i, chip: j });
+    }
+    expect(hitTest(layout, groups, -1, 5)).toBeNull();
+    expect(hitTest(layout, groups, 5, layout.height + 100)).toBeNull();
+  });
+
+  it("in node mode one cell stands for a node", () => {
+    const groups = groupByNode(chips(1000, 8));
+    const layout = layoutHeatmap(groups, 1100, "node");
+    expect(layout.height).toBeLessThan(300);
+    const [x, y] = cellOrigin(layout, 42, 0);
+    expect(hitTest(layout, groups, x + 1, y + 1)).toEqual({ group: 42, chip: -1 });
+  });
+});

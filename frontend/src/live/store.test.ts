@@ -1,0 +1,130 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_COLUMNS } from "../lib/chips";
+import { ClusterLive } from "./store";
+
+const chipRow = (id: number, node: string, slotsUsed = 0, memUsed = 0) => [
+  id, node, "Ascend310P", id - 1, `U${id}`, true, false, slotsUsed, 7, memUsed, 21527, 0, 8, 0, 7,
+];
+
+function snapshot() {
+  return {
+    type: "snapshot" as const,
+    event: "snapshot",
+    payload: {
+      summary: { cluster: "demo", nodes: 2, sync_state: "ok", last_sync_at: "2026-01-01T00:00:00Z" },
+      chips: { cluster: "demo", columns: DEFAULT_COLUMNS, rows: [chipRow(1, "a", 1, 3072), chipRow(2, "a"), chipRow(3, "b")] },
+      last_sync_error: "",
+    },
+  };
+}
+
+/** A store whose notifications run when flush() is called (instead of on the next frame). */
+function store() {
+  const queued: (() => void)[] = [];
+  const live = new ClusterLive(1, (fn) => queued.push(fn));
+  let notified = 0;
+  live.subscribe(() => notified++);
+  const flush = () => {
+    while (queued.length) queued.shift()!();
+    return notified;
+  };
+  return { live, flush };
+}
+
+describe("ClusterLive: delta application", () => {
+  it("takes chips, sync state and node count from the snapshot", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    expect(live.chips.size).toBe(3);
+    expect(live.nodeCount).toBe(2);
+    expect(live.sync).toEqual({ state: "ok", lastSyncAt: "2026-01-01T00:00:00Z", lastSyncError: "" });
+    expect(live.samples).toHaveLength(1);
+    expect(live.samples[0].byType.Ascend310P).toMatchObject({ slotsUsed: 1, slots: 21, memUsed: 3072 });
+  });
+
+  it("applies `chips` rows by id", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    live.apply({ type: "delta", event: "chips", payload: { rows: [chipRow(2, "a", 2, 6144)] } });
+    expect(live.chips.byId.get(2)).toMatchObject({ slotsUsed: 2, memUsed: 6144 });
+    expect(live.chips.byId.get(1)).toMatchObject({ slotsUsed: 1 });
+  });
+
+  it("counts slice, pending, object and cluster events for the pages to refetch", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    const t0 = { ...live.ticks };
+    live.apply({
+      type: "delta",
+      event: "slices",
+      payload: { upserted: [{ namespace: "default", pod_name: "p", chip_uuid: "U2", template: "vir01", memory: 3072, priority: 0, phase: "Running", node_name: "a", common_word: "Ascend310P" }] },
+    });
+    live.apply({ type: "delta", event: "slices_removed", payload: { pods: ["default/q"] } });
+    live.apply({ type: "delta", event: "pending", payload: { count: 4 } });
+    live.apply({ type: "delta", event: "object", payload: { kind: "ConfigMap", namespace: "kube-system", name: "hami-scheduler-device" } });
+    live.apply({ type: "delta", event: "cluster", payload: { id: 1, sync_state: "stale", last_sync_error: "pods: API server answered 500", last_sync_at: "2026-01-01T00:01:00Z" } });
+    expect(live.ticks.slices).toBe(t0.slices + 2);
+    expect(live.ticks.pending).toBe(t0.pending + 1);
+    expect(live.ticks.object).toBe(t0.object + 1);
+    expect(live.touchedUuids.has("U2")).toBe(true);
+    expect(live.recentSlices[0].pod_name).toBe("p");
+    expect(live.pendingCount).toBe(4);
+    expect(live.sync).toEqual({ state: "stale", lastSyncAt: "2026-01-01T00:01:00Z", lastSyncError: "pods: API server answered 500" });
+  });
+
+  it("keeps an activity feed, newest first, bounded", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    const slice = { namespace: "ci", pod_name: "job-1", chip_uuid: "U1", template: "vir01", memory: 3072, priority: 0, phase: "Running", node_name: "a", common_word: "Ascend310P" };
+    live.apply({ type: "delta", event: "slices", payload: { upserted: [slice] } }, 1000);
+    live.apply({ type: "delta", event: "slices_removed", payload: { pods: ["ci/job-0"] } }, 2000);
+    expect(live.activity.map((a) => [a.kind, a.text, a.t])).toEqual([
+      ["released", "ci/job-0", 2000],
+      ["slice", "ci/job-1", 1000],
+    ]);
+    expect(live.activity[1].detail).toBe("vir01 · 3 GiB on a · Running");
+    const many = Array.from({ length: 30 }, (_, i) => `ns/p${i}`);
+    live.apply({ type: "delta", event: "slices_removed", payload: { pods: many } }, 3000);
+    expect(live.activity[20].text).toBe("… and 10 more");
+    for (let i = 0; i < 10; i++) live.apply({ type: "delta", event: "slices_removed", payload: { pods: many } }, 4000 + i);
+    expect(live.activity).toHaveLength(100);
+  });
+
+  it("follows nodes joining and leaving", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    live.apply({ type: "delta", event: "node", payload: { name: "c", ready: true } });
+    expect(live.nodeCount).toBe(3);
+    live.apply({ type: "delta", event: "node_removed", payload: { name: "b" } });
+    expect(live.nodeCount).toBe(2);
+    expect([...live.chips.byId.keys()]).toEqual([1, 2]);
+  });
+
+  it("ignores events it does not know", () => {
+    const { live, flush } = store();
+    live.apply(snapshot());
+    flush();
+    const v = live.version;
+    live.apply({ type: "delta", event: "from_the_future", payload: {} });
+    expect(live.version).toBe(v);
+  });
+
+  it("coalesces a burst of deltas into one notification", () => {
+    const { live, flush } = store();
+    live.apply(snapshot());
+    expect(flush()).toBe(1);
+    for (let i = 0; i < 100; i++) live.apply({ type: "delta", event: "chips", payload: { rows: [chipRow(3, "b", i % 7, 0)] } });
+    expect(flush()).toBe(2);
+  });
+
+  it("a fresh snapshot after a reconnect replaces what deltas built", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    live.apply({ type: "delta", event: "chips", payload: { rows: [chipRow(9, "z", 1, 1)] } });
+    expect(live.chips.size).toBe(4);
+    const before = live.ticks.snapshot;
+    live.apply(snapshot());
+    expect(live.chips.size).toBe(3);
+    expect(live.ticks.snapshot).toBe(before + 1);
+  });
+});

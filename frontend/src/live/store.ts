@@ -1,0 +1,277 @@
+// The live state of one cluster, fed by /ws/clusters/<id>/: a snapshot on every
+// connect, then deltas (apps/inventory/sync/writer.py). Views subscribe and
+// re-render at most once per animation frame, however many deltas arrive.
+
+import { ChipTable } from "../lib/chips";
+
+export type ConnectionState =
+  | "connecting" // first connection in progress
+  | "live" // snapshot received, deltas flowing
+  | "reconnecting" // lost; a retry is scheduled (retryAt)
+  | "denied" // the server refused us (4401): the session ended
+  | "missing" // no such cluster (4404)
+  | "closed"; // stopped by the app
+
+export interface SyncInfo {
+  state: string;
+  lastSyncAt: string | null;
+  lastSyncError: string;
+}
+
+export interface LiveMessage {
+  type: "snapshot" | "delta";
+  event: string;
+  payload: Record<string, unknown> | null;
+}
+
+export interface SnapshotPayload {
+  summary?: {
+    cluster?: string;
+    nodes?: number;
+    sync_state?: string;
+    last_sync_at?: string | null;
+  };
+  chips?: { columns?: string[]; rows?: unknown[][] };
+  last_sync_error?: string;
+}
+
+/** Counters that tell pages "something of this kind changed: refetch if you show it". */
+export interface Ticks {
+  slices: number;
+  pending: number;
+  object: number;
+  cluster: number;
+  node: number;
+  snapshot: number;
+}
+
+export interface SliceDelta {
+  namespace: string;
+  pod_name: string;
+  chip_uuid: string;
+  template: string;
+  memory: number;
+  priority: number;
+  phase: string;
+  node_name: string;
+  common_word: string;
+}
+
+type Listener = () => void;
+
+/** One line of the live activity feed (newest first). */
+export interface Activity {
+  t: number;
+  kind: "slice" | "released" | "node" | "node_removed" | "sync";
+  text: string;
+  detail?: string;
+}
+
+export interface LiveSample {
+  t: number;
+  byType: Record<string, { memUsed: number; mem: number; slotsUsed: number; slots: number; coreUsed: number; core: number }>;
+}
+
+export class ClusterLive {
+  readonly chips = new ChipTable();
+  connection: ConnectionState = "connecting";
+  retryAt: number | null = null;
+  lastMessageAt: number | null = null;
+  connectedAt: number | null = null;
+  sync: SyncInfo = { state: "never", lastSyncAt: null, lastSyncError: "" };
+  nodeCount: number | null = null;
+  pendingCount: number | null = null;
+  readonly nodeReady = new Map<string, boolean>();
+  ticks: Ticks = { slices: 0, pending: 0, object: 0, cluster: 0, node: 0, snapshot: 0 };
+  /** chip uuids touched by the last slice deltas (the chip drawer refetches when its chip is here) */
+  touchedUuids = new Set<string>();
+  recentSlices: SliceDelta[] = [];
+  /** what happened since the page opened, newest first (at most 100) */
+  activity: Activity[] = [];
+  /** usage totals sampled while the page is open (the charts' live tail) */
+  samples: LiveSample[] = [];
+  /** grows on any change; for useSyncExternalStore */
+  version = 0;
+
+  private listeners = new Set<Listener>();
+  private scheduled = false;
+
+  constructor(
+    readonly clusterId: number,
+    private readonly schedule: (fn: () => void) => void = defaultSchedule,
+  ) {}
+
+  subscribe = (listener: Listener): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  getVersion = (): number => this.version;
+
+  /** Notify subscribers on the next frame (coalesces bursts of deltas). */
+  private changed(): void {
+    this.version++;
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.schedule(() => {
+      this.scheduled = false;
+      this.listeners.forEach((l) => l());
+    });
+  }
+
+  setConnection(state: ConnectionState, retryAt: number | null = null): void {
+    if (this.connection === state && this.retryAt === retryAt) return;
+    this.connection = state;
+    this.retryAt = retryAt;
+    if (state === "live") this.connectedAt = Date.now();
+    this.changed();
+  }
+
+  /** Sync state read from the API (the socket only tells when the state changes). */
+  setSync(sync: SyncInfo): void {
+    const same =
+      sync.state === this.sync.state && sync.lastSyncAt === this.sync.lastSyncAt && sync.lastSyncError === this.sync.lastSyncError;
+    if (same) return;
+    this.sync = sync;
+    this.changed();
+  }
+
+  /** Record the current totals per chip type (called every few seconds; keeps 6 hours at 10 s). */
+  sample(now: number = Date.now()): void {
+    if (!this.chips.size) return;
+    const byType: LiveSample["byType"] = {};
+    for (const c of this.chips.byId.values()) {
+      const t = (byType[c.type] ??= { memUsed: 0, mem: 0, slotsUsed: 0, slots: 0, coreUsed: 0, core: 0 });
+      t.memUsed += c.memUsed;
+      t.mem += c.mem;
+      t.slotsUsed += c.slotsUsed;
+      t.slots += c.slots;
+      t.coreUsed += c.coreUsed;
+      t.core += c.core;
+    }
+    this.samples.push({ t: now, byType });
+    if (this.samples.length > 2160) this.samples.splice(0, this.samples.length - 2160);
+  }
+
+  /** Apply one message of the socket. Unknown events are ignored (newer servers may send more). */
+  apply(message: LiveMessage, now: number = Date.now()): void {
+    this.lastMessageAt = now;
+    const p = (message.payload ?? {}) as Record<string, unknown>;
+    if (message.type === "snapshot") {
+      this.applySnapshot(p as SnapshotPayload);
+      this.changed();
+      return;
+    }
+    switch (message.event) {
+      case "chips": {
+        const rows = (p.rows as unknown[][] | undefined) ?? [];
+        this.chips.applyRows(rows, now);
+        break;
+      }
+      case "slices": {
+        const upserted = (p.upserted as SliceDelta[] | undefined) ?? [];
+        for (const s of upserted) this.touchedUuids.add(s.chip_uuid);
+        this.recentSlices = [...upserted, ...this.recentSlices].slice(0, 50);
+        this.log(
+          now,
+          upserted.slice(0, 20).map((s) => ({
+            kind: "slice" as const,
+            text: `${s.namespace}/${s.pod_name}`,
+            detail: `${s.template || "whole card"} · ${Math.round(s.memory / 102.4) / 10} GiB on ${s.node_name} · ${s.phase}`,
+          })),
+          upserted.length,
+        );
+        this.ticks = { ...this.ticks, slices: this.ticks.slices + 1 };
+        break;
+      }
+      case "slices_removed": {
+        const pods = (p.pods as string[] | undefined) ?? [];
+        this.log(
+          now,
+          pods.slice(0, 20).map((pod) => ({ kind: "released" as const, text: pod, detail: "slice released" })),
+          pods.length,
+        );
+        this.ticks = { ...this.ticks, slices: this.ticks.slices + 1 };
+        break;
+      }
+      case "pending":
+        if (typeof p.count === "number") this.pendingCount = p.count;
+        this.ticks = { ...this.ticks, pending: this.ticks.pending + 1 };
+        break;
+      case "pending_reason":
+        this.ticks = { ...this.ticks, pending: this.ticks.pending + 1 };
+        break;
+      case "node":
+        if (typeof p.name === "string") {
+          const known = this.nodeReady.has(p.name);
+          this.nodeReady.set(p.name, Boolean(p.ready));
+          if (!known && this.nodeCount !== null) this.nodeCount++;
+        }
+        this.ticks = { ...this.ticks, node: this.ticks.node + 1 };
+        break;
+      case "node_removed":
+        if (typeof p.name === "string") {
+          this.log(now, [{ kind: "node_removed", text: p.name, detail: "node left the cluster" }], 1);
+          if (this.nodeReady.delete(p.name) && this.nodeCount !== null) this.nodeCount--;
+          else if (this.nodeCount !== null && this.chips.sorted().some((c) => c.node === p.name)) this.nodeCount--;
+          this.chips.removeNode(p.name);
+        }
+        this.ticks = { ...this.ticks, node: this.ticks.node + 1 };
+        break;
+      case "cluster":
+        if (typeof p.sync_state === "string" && p.sync_state !== this.sync.state) {
+          this.log(now, [{ kind: "sync", text: `sync ${p.sync_state}`, detail: String(p.last_sync_error || "") }], 1);
+        }
+        this.sync = {
+          state: typeof p.sync_state === "string" ? p.sync_state : this.sync.state,
+          lastSyncAt: (p.last_sync_at as string | null | undefined) ?? this.sync.lastSyncAt,
+          lastSyncError: typeof p.last_sync_error === "string" ? p.last_sync_error : this.sync.lastSyncError,
+        };
+        this.ticks = { ...this.ticks, cluster: this.ticks.cluster + 1 };
+        break;
+      case "object":
+      case "object_removed":
+        this.ticks = { ...this.ticks, object: this.ticks.object + 1 };
+        break;
+      default:
+        return;
+    }
+    this.changed();
+  }
+
+  private log(now: number, items: Omit<Activity, "t">[], total: number): void {
+    const entries: Activity[] = items.map((i) => ({ ...i, t: now }));
+    if (total > items.length) entries.push({ t: now, kind: entries[0]?.kind ?? "slice", text: `… and ${total - items.length} more` });
+    this.activity = [...entries, ...this.activity].slice(0, 100);
+  }
+
+  private applySnapshot(p: SnapshotPayload): void {
+    this.chips.load(p.chips?.columns, p.chips?.rows ?? []);
+    const s = p.summary ?? {};
+    this.nodeCount = typeof s.nodes === "number" ? s.nodes : null;
+    this.sync = {
+      state: s.sync_state ?? this.sync.state,
+      lastSyncAt: s.last_sync_at ?? null,
+      lastSyncError: p.last_sync_error ?? "",
+    };
+    this.touchedUuids = new Set();
+    // A fresh snapshot may follow missed deltas: every page refetches what it shows.
+    this.ticks = {
+      slices: this.ticks.slices + 1,
+      pending: this.ticks.pending + 1,
+      object: this.ticks.object + 1,
+      cluster: this.ticks.cluster + 1,
+      node: this.ticks.node + 1,
+      snapshot: this.ticks.snapshot + 1,
+    };
+    this.sample();
+  }
+}
+
+function defaultSchedule(fn: () => void): void {
+  if (typeof requestAnimationFrame === "function" && typeof document !== "undefined" && !document.hidden) {
+    requestAnimationFrame(fn);
+  } else {
+    setTimeout(fn, 16);
+  }
+}

@@ -1,0 +1,387 @@
+// Nodes and chips: a heat map of every chip (or node) and a virtualised table,
+// both filtered by node, chip type and state, live from the WebSocket. A click
+// opens the chip: its slices and what changed since the page opened.
+
+import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { api, qs } from "../api/client";
+import type { Page, Slice } from "../api/types";
+import { Heatmap } from "../components/Heatmap";
+import { VirtualRows } from "../components/VirtualRows";
+import { Badge, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
+import {
+  filterChips,
+  groupByNode,
+  METRICS,
+  sortChips,
+  totalsByType,
+  type Chip,
+  type ChipState,
+  type Metric,
+  type SortKey,
+} from "../lib/chips";
+import { ago, dateTime, duration, ageSeconds, int, mb, pctText } from "../lib/format";
+import type { HeatMode } from "../lib/heatmap";
+import { useQueryParam } from "../lib/router";
+import { useApi, useDebounced, useNow } from "../lib/useApi";
+import { useClusters, useLiveVersion } from "../state/cluster";
+
+const STATES: { key: ChipState; label: string }[] = [
+  { key: "all", label: "All states" },
+  { key: "healthy", label: "Healthy" },
+  { key: "unhealthy", label: "Unhealthy" },
+  { key: "cordoned", label: "Cordoned" },
+  { key: "free", label: "Has room" },
+  { key: "full", label: "Full" },
+  { key: "busy", label: "In use" },
+  { key: "idle", label: "Idle" },
+];
+
+const ROW = 30;
+const COLUMNS = "minmax(150px,1.4fr) 96px 34px 96px minmax(120px,1fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(120px,1fr)";
+
+export function ChipsPage() {
+  const { live } = useClusters();
+  useLiveVersion(live);
+  const [nodeParam, setNodeParam] = useQueryParam("node");
+  const [type, setType] = useQueryParam("type");
+  const [state, setState] = useQueryParam("state", "all");
+  const [metric, setMetric] = useQueryParam("metric", "memory");
+  const [view, setView] = useQueryParam("view", "");
+  const [chipParam, setChipParam] = useQueryParam("chip");
+  const [sortKey, setSortKey] = useState<SortKey>("node");
+  const [sortDir, setSortDir] = useState<1 | -1>(1);
+  const [nodeInput, setNodeInput] = useState(nodeParam);
+  const nodeFilter = useDebounced(nodeInput, 150);
+  useEffect(() => setNodeParam(nodeFilter), [nodeFilter, setNodeParam]);
+  useEffect(() => setNodeInput(nodeParam), [nodeParam]);
+
+  const chipsVersion = live?.chips.version ?? 0;
+  const all = useMemo(() => live?.chips.sorted() ?? [], [live, chipsVersion]); // eslint-disable-line react-hooks/exhaustive-deps
+  const types = useMemo(() => [...new Set(all.map((c) => c.type))].sort(), [all]);
+  const filtered = useMemo(
+    () => filterChips(all, { node: nodeFilter, type, state: state as ChipState }),
+    [all, nodeFilter, type, state],
+  );
+  const groups = useMemo(() => groupByNode(filtered), [filtered]);
+  const sorted = useMemo(() => sortChips(filtered, { key: sortKey, dir: sortDir }), [filtered, sortKey, sortDir]);
+  const typeTotals = useMemo(() => totalsByType(filtered), [filtered]);
+  const mode: HeatMode = view === "node" || view === "chip" ? view : all.length > 3000 ? "node" : "chip";
+  const selectedId = chipParam ? Number(chipParam) : null;
+  const selected = selectedId !== null ? (live?.chips.byId.get(selectedId) ?? null) : null;
+  const selectedIndex = useMemo(() => (selectedId === null ? -1 : sorted.findIndex((c) => c.id === selectedId)), [sorted, selectedId]);
+  const unhealthy = useMemo(() => filtered.filter((c) => !c.healthy).length, [filtered]);
+  const m = metric as Metric;
+  const selectChip = useCallback((id: number) => setChipParam(String(id)), [setChipParam]);
+
+  const sortBy = (key: SortKey) => {
+    if (key === sortKey) setSortDir(sortDir === 1 ? -1 : 1);
+    else {
+      setSortKey(key);
+      setSortDir(key === "node" || key === "type" ? 1 : -1);
+    }
+  };
+  const arrow = (key: SortKey) => (key === sortKey ? (sortDir === 1 ? " ▲" : " ▼") : "");
+
+  if (!live || (live.connection !== "live" && live.chips.size === 0)) {
+    return <Loading label="Waiting for the live snapshot of the chips" />;
+  }
+
+  const now = Date.now();
+  const flashSince = now - 1600;
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Nodes & chips</h1>
+        <span className="sub" data-testid="chip-count">
+          {int(filtered.length)} of {int(all.length)} chips · {int(groups.length)} nodes
+          {unhealthy ? ` · ${unhealthy} unhealthy` : ""}
+        </span>
+      </div>
+
+      <div className="panel">
+        <div className="toolbar">
+          <input
+            className="input"
+            placeholder="Filter nodes (e.g. 910b-01, 310p)"
+            value={nodeInput}
+            onChange={(e) => setNodeInput(e.target.value)}
+            style={{ width: 240 }}
+            aria-label="node filter"
+            data-testid="node-filter"
+          />
+          <select className="select" value={type} onChange={(e) => setType(e.target.value)} aria-label="chip type" data-testid="type-filter">
+            <option value="">All chip types</option>
+            {types.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+          <select className="select" value={state} onChange={(e) => setState(e.target.value)} aria-label="state" data-testid="state-filter">
+            {STATES.map((s) => (
+              <option key={s.key} value={s.key}>
+                {s.label}
+              </option>
+            ))}
+          </select>
+          <span className="grow" />
+          <span className="muted">Colour by</span>
+          <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
+          <Segmented
+            value={mode}
+            onChange={(v) => setView(v)}
+            label="granularity"
+            options={[
+              { key: "chip", label: "Per chip" },
+              { key: "node", label: "Per node" },
+            ]}
+          />
+        </div>
+        <div className="toolbar" style={{ gap: 18 }}>
+          {[...typeTotals.entries()].map(([t, v]) => (
+            <span key={t} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>
+              <b>{t}</b>
+              <span className="muted">{v.chips} chips</span>
+              <span style={{ width: 140 }}>
+                <UsageBar used={v.memUsed} total={v.mem} text={`mem ${pctText(v.memUsed, v.mem)}`} />
+              </span>
+              <span style={{ width: 110 }}>
+                <UsageBar used={v.slotsUsed} total={v.slots} text={`slots ${v.slotsUsed}/${v.slots}`} />
+              </span>
+            </span>
+          ))}
+          <span className="grow" />
+          <span className="legend">
+            <span>
+              idle <span className="ramp" /> full
+            </span>
+            {mode === "chip" ? (
+              <span>
+                <span className="swatch" style={{ background: "#3a1614", border: "1px solid #ff6b61" }} />
+                unhealthy
+              </span>
+            ) : (
+              <span>
+                <span className="swatch" style={{ background: "linear-gradient(135deg, #1d0908 45%, #e0a040 45%)" }} />
+                node with unhealthy chips
+              </span>
+            )}
+            <span>{mode === "node" ? "1 cell = 1 node (click to zoom in)" : "1 cell = 1 chip"}</span>
+            <span>
+              <span className="swatch" style={{ background: "repeating-linear-gradient(45deg,#cfd5dd,#cfd5dd 2px,#8d97a3 2px,#8d97a3 3px)" }} />
+              cordoned
+            </span>
+          </span>
+        </div>
+        <Heatmap
+          groups={groups}
+          metric={m}
+          mode={mode}
+          selectedId={selectedId}
+          version={chipsVersion}
+          onSelectChip={(c) => setChipParam(String(c.id))}
+          onSelectNode={(node) => {
+            setNodeInput(node);
+            setView("chip");
+          }}
+        />
+      </div>
+
+      <div className="panel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))`, minHeight: 120, display: "flex", flexDirection: "column" }}>
+        <VirtualRows
+          count={sorted.length}
+          rowHeight={ROW}
+          height="100%"
+          scrollToIndex={selectedIndex}
+          testId="chips-table"
+          header={
+            <div className="vrow vhead" style={{ gridTemplateColumns: COLUMNS, height: 32 }} role="row">
+              <button onClick={() => sortBy("node")}>Node{arrow("node")}</button>
+              <button onClick={() => sortBy("type")}>Type{arrow("type")}</button>
+              <span>#</span>
+              <button onClick={() => sortBy("health")}>State{arrow("health")}</button>
+              <button onClick={() => sortBy("memory")}>Memory{arrow("memory")}</button>
+              <button onClick={() => sortBy("slots")}>Slots{arrow("slots")}</button>
+              <button onClick={() => sortBy("aicore")}>AICore{arrow("aicore")}</button>
+              <button onClick={() => sortBy("aicpu")}>AICPU{arrow("aicpu")}</button>
+              <span>UUID</span>
+            </div>
+          }
+          renderRow={(i) => {
+            const c = sorted[i];
+            return (
+              <ChipRowView
+                key={c.id}
+                chip={c}
+                selected={c.id === selectedId}
+                flash={(live.chips.changedAt.get(c.id) ?? 0) > flashSince}
+                onSelect={selectChip}
+              />
+            );
+          }}
+        />
+        {sorted.length === 0 && <div className="empty">No chips match the filters.</div>}
+      </div>
+
+      {selectedId !== null && <ChipDrawer chipId={selectedId} chip={selected} onClose={() => setChipParam("")} />}
+    </>
+  );
+}
+
+/** One table row; memoised: a chip object is replaced only when its row changes. */
+const ChipRowView = memo(function ChipRowView({
+  chip: c,
+  selected,
+  flash,
+  onSelect,
+}: {
+  chip: Chip;
+  selected: boolean;
+  flash: boolean;
+  onSelect: (id: number) => void;
+}) {
+  return (
+    <div
+      role="row"
+      className={`vrow${selected ? " selected" : ""}${flash ? " flash" : ""}`}
+      style={{ gridTemplateColumns: COLUMNS, height: ROW }}
+      onClick={() => onSelect(c.id)}
+      data-chip-id={c.id}
+      data-testid="chip-row"
+    >
+      <span className="ellipsis" title={c.node}>
+        {c.node}
+      </span>
+      <span>{c.type}</span>
+      <span className="muted">{c.index}</span>
+      <span>
+        <ChipStateBadge chip={c} />
+      </span>
+      <UsageBar used={c.memUsed} total={c.mem} text={`${mb(c.memUsed)} / ${mb(c.mem)}`} />
+      <UsageBar used={c.slotsUsed} total={c.slots} text={`${c.slotsUsed} / ${c.slots}`} />
+      <UsageBar used={c.coreUsed} total={c.core} text={`${c.coreUsed} / ${c.core}`} />
+      <UsageBar used={c.cpuUsed} total={c.cpu} text={c.cpu ? `${c.cpuUsed} / ${c.cpu}` : "–"} />
+      <span className="mono ellipsis muted" title={c.uuid}>
+        {c.uuid}
+      </span>
+    </div>
+  );
+});
+
+function ChipStateBadge({ chip }: { chip: Chip }) {
+  if (!chip.healthy)
+    return (
+      <Badge kind="hot" title="the device plugin reports this chip unhealthy">
+        ✕ unhealthy
+      </Badge>
+    );
+  if (chip.cordoned) return <Badge kind="warn">cordoned</Badge>;
+  if (chip.slotsUsed >= chip.slots || chip.memUsed >= chip.mem) return <Badge kind="info">full</Badge>;
+  return <Badge kind="ok">ok</Badge>;
+}
+
+function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | null; onClose: () => void }) {
+  const { live } = useClusters();
+  const now = useNow(5000);
+  const slices = useApi(
+    (signal) => api.get<Page<Slice>>(`/api/slices/${qs({ chip: chipId, page_size: 200 })}`, signal),
+    // The chip object is replaced on every change of its row: refetch its slices then.
+    [chipId, chip],
+  );
+  const history = live?.chips.history.get(chipId) ?? [];
+
+  return (
+    <Drawer
+      title={chip ? `${chip.node} · ${chip.type} #${chip.index}` : `Chip ${chipId}`}
+      onClose={onClose}
+      actions={chip && <ChipStateBadge chip={chip} />}
+    >
+      {!chip ? (
+        <div className="empty">This chip is not in the cluster any more.</div>
+      ) : (
+        <>
+          <div className="mono muted" style={{ marginBottom: 12 }}>
+            {chip.uuid}
+          </div>
+          <div className="type-card">
+            <div className="metrics" data-testid="chip-metrics">
+              <span className="k">Memory</span>
+              <UsageBar used={chip.memUsed} total={chip.mem} text={`${mb(chip.memUsed)} / ${mb(chip.mem)} · ${mb(chip.mem - chip.memUsed)} free`} />
+              <span className="k">Slots</span>
+              <UsageBar used={chip.slotsUsed} total={chip.slots} text={`${chip.slotsUsed} / ${chip.slots} · ${chip.slots - chip.slotsUsed} free`} />
+              <span className="k">AICore</span>
+              <UsageBar used={chip.coreUsed} total={chip.core} text={`${chip.coreUsed} / ${chip.core}`} />
+              <span className="k">AICPU</span>
+              <UsageBar used={chip.cpuUsed} total={chip.cpu} text={chip.cpu ? `${chip.cpuUsed} / ${chip.cpu}` : "not reported"} />
+            </div>
+          </div>
+          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Slices on this chip</h3>
+          <ErrorNote error={slices.error} onRetry={slices.reload} />
+          {slices.data && slices.data.results.length === 0 ? (
+            <div className="empty">No slice on this chip.</div>
+          ) : (
+            <table className="data" data-testid="chip-slices">
+              <thead>
+                <tr>
+                  <th>Pod</th>
+                  <th>Template</th>
+                  <th className="num">Memory</th>
+                  <th>Priority</th>
+                  <th>Phase</th>
+                  <th>Age</th>
+                </tr>
+              </thead>
+              <tbody>
+                {slices.data?.results.map((s) => (
+                  <tr key={s.id}>
+                    <td>
+                      <div className="mono">{s.pod_name}</div>
+                      <div className="muted" style={{ fontSize: 11 }}>
+                        {s.namespace}
+                      </div>
+                    </td>
+                    <td>{s.template || <span className="muted">whole card</span>}</td>
+                    <td className="num">{mb(s.memory)}</td>
+                    <td>
+                      {s.priority_class || "–"} <span className="muted">({s.priority})</span>
+                    </td>
+                    <td>{s.phase}</td>
+                    <td className="nowrap" title={dateTime(s.started_at)}>
+                      {s.started_at ? duration(ageSeconds(s.started_at, now)) : "–"}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>History</h3>
+          {history.length === 0 ? (
+            <div className="muted">No change since this page opened. The slices' age above tells when each one started.</div>
+          ) : (
+            <table className="data" data-testid="chip-history">
+              <thead>
+                <tr>
+                  <th>When</th>
+                  <th className="num">Slots used</th>
+                  <th className="num">Memory used</th>
+                  <th>Health</th>
+                </tr>
+              </thead>
+              <tbody>
+                {[...history].reverse().map((p, i) => (
+                  <tr key={i}>
+                    <td>{p.t ? ago(new Date(p.t).toISOString(), now) : "at page load"}</td>
+                    <td className="num">{p.slotsUsed}</td>
+                    <td className="num">{mb(p.memUsed)}</td>
+                    <td>{p.healthy ? "healthy" : <span className="health-x">unhealthy</span>}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+    </Drawer>
+  );
+}

@@ -1,0 +1,127 @@
+// Restart state of the components that read the device config only at start:
+// after a publish they run the old config until their pods are replaced.
+
+import { useState } from "react";
+import { api, ApiError } from "../api/client";
+import type { ComponentRestart, RestartStates } from "../api/types";
+import { Badge, ErrorNote, Modal } from "../components/ui";
+import { ago } from "../lib/format";
+import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
+import { useClusters } from "../state/cluster";
+import { useSession } from "../state/session";
+
+const STATE: Record<string, { kind: string; label: string }> = {
+  restart_pending: { kind: "warn", label: "restart pending" },
+  rolling: { kind: "info", label: "rolling" },
+  in_effect: { kind: "ok", label: "in effect" },
+  missing: { kind: "fail", label: "missing" },
+  unknown: { kind: "", label: "unknown" },
+};
+
+export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: number; refreshTick?: number }) {
+  const { live } = useClusters();
+  const { can } = useSession();
+  const now = useNow(5000);
+  const restarts = useApi((signal) => api.get<RestartStates>(`/api/clusters/${clusterId}/restarts/`, signal), [clusterId, refreshTick]);
+  useThrottledEffect(restarts.reload, live?.ticks.object ?? 0, 2000);
+  const rolling = restarts.data?.components.some((c) => c.restart_state === "rolling");
+  useThrottledEffect(restarts.reload, rolling ? Math.floor(now / 5000) : 0, 4000);
+  const [confirm, setConfirm] = useState<ComponentRestart | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const restart = async (c: ComponentRestart) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await api.post(`/api/clusters/${clusterId}/restarts/${encodeURIComponent(c.component)}/`, { confirm: true });
+      setConfirm(null);
+      restarts.reload();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="panel" data-testid="restarts">
+      <div className="panel-head">
+        <h2>Restarts</h2>
+        <span className="right">
+          {restarts.data?.config_version != null
+            ? `config v${restarts.data.config_version} changed ${ago(restarts.data.config_changed_at, now)}`
+            : "components that read the device config at start"}
+        </span>
+      </div>
+      <ErrorNote error={restarts.error} onRetry={restarts.reload} />
+      <table className="data">
+        <thead>
+          <tr>
+            <th>Component</th>
+            <th>State</th>
+            <th>Pods</th>
+            <th />
+          </tr>
+        </thead>
+        <tbody>
+          {restarts.data?.components.map((c) => {
+            const s = STATE[c.restart_state] ?? STATE.unknown;
+            const stale = c.pods.filter((p) => p.stale).length;
+            return (
+              <tr key={c.component}>
+                <td>
+                  <div>{c.component}</div>
+                  <div className="muted" style={{ fontSize: 11 }}>
+                    {c.kind} · {c.namespace}
+                  </div>
+                </td>
+                <td>
+                  <Badge kind={s.kind} title={c.message}>
+                    {s.label}
+                  </Badge>
+                  <div className="muted" style={{ fontSize: 11, maxWidth: 260 }}>
+                    {c.message}
+                  </div>
+                </td>
+                <td className="nowrap">
+                  {c.pods.filter((p) => p.ready).length}/{c.pods.length} ready
+                  {stale ? <span style={{ color: "var(--warn)" }}> · {stale} on old config</span> : null}
+                </td>
+                <td>
+                  {can("operator") && c.restart_state !== "missing" && (
+                    <button className={`btn small${c.restart_state === "restart_pending" ? " primary" : ""}`} onClick={() => setConfirm(c)}>
+                      Restart
+                    </button>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {confirm && (
+        <Modal
+          title={`Restart ${confirm.component}?`}
+          onClose={() => setConfirm(null)}
+          footer={
+            <>
+              <button className="btn" onClick={() => setConfirm(null)}>
+                Cancel
+              </button>
+              <button className="btn danger solid" disabled={busy} onClick={() => void restart(confirm)}>
+                {busy ? "Restarting…" : "Restart every pod"}
+              </button>
+            </>
+          }
+        >
+          <p>
+            Every pod of the {confirm.kind} <b>{confirm.namespace}/{confirm.component}</b> is replaced (a rolling restart), so that it reads the
+            device config again. {confirm.message}
+          </p>
+          {error instanceof ApiError ? <ErrorNote error={error} /> : error ? <ErrorNote error={error} /> : null}
+        </Modal>
+      )}
+    </div>
+  );
+}

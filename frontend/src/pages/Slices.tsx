@@ -1,0 +1,168 @@
+// Slices: every vNPU held by a pod, searchable (pod, namespace, node, template),
+// filtered by chip type and phase, paginated by the API; refreshed live.
+
+import { useEffect, useMemo, useState } from "react";
+import { api, qs } from "../api/client";
+import type { Page, Slice } from "../api/types";
+import { ErrorNote, Loading, Pager } from "../components/ui";
+import { ageSeconds, dateTime, duration, mb } from "../lib/format";
+import { Link, useQueryParam } from "../lib/router";
+import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
+import { useClusters, useLiveVersion } from "../state/cluster";
+
+const PAGE_SIZE = 50;
+
+export function SlicesPage() {
+  const { cluster, live } = useClusters();
+  useLiveVersion(live);
+  const now = useNow(10_000);
+  const [q, setQ] = useQueryParam("q");
+  const [type, setType] = useQueryParam("type");
+  const [phase, setPhase] = useQueryParam("phase");
+  const [pageParam, setPage] = useQueryParam("page", "1");
+  const [input, setInput] = useState(q);
+  const search = useDebounced(input, 250);
+  const page = Math.max(1, Number(pageParam) || 1);
+  useEffect(() => {
+    if (search !== q) {
+      setQ(search);
+      setPage("1");
+    }
+  }, [search]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const id = cluster!.id;
+  const slices = useApi(
+    (signal) =>
+      api.get<Page<Slice>>(
+        `/api/slices/${qs({ cluster: id, q, chip_type: type, phase, page, page_size: PAGE_SIZE })}`,
+        signal,
+      ),
+    [id, q, type, phase, page],
+  );
+  useThrottledEffect(slices.reload, live?.ticks.slices ?? 0, 3000);
+
+  const types = useMemo(() => {
+    const set = new Set<string>();
+    live?.chips.byId.forEach((c) => set.add(c.type));
+    return [...set].sort();
+  }, [live, live?.chips.version]); // eslint-disable-line react-hooks/exhaustive-deps
+  const chipIds = useMemo(() => {
+    const map = new Map<string, number>();
+    live?.chips.byId.forEach((c) => map.set(c.uuid, c.id));
+    return map;
+  }, [live, live?.chips.version]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Slices</h1>
+        <span className="sub">{slices.data ? `${slices.data.count.toLocaleString()} slices` : ""}</span>
+      </div>
+      <div className="panel">
+        <div className="toolbar">
+          <input
+            className="input"
+            type="search"
+            placeholder="Search pod, namespace, node or template"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            style={{ width: 320 }}
+            aria-label="search slices"
+            data-testid="slice-search"
+          />
+          <select
+            className="select"
+            value={type}
+            onChange={(e) => {
+              setType(e.target.value);
+              setPage("1");
+            }}
+            aria-label="chip type"
+          >
+            <option value="">All chip types</option>
+            {types.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+          <select
+            className="select"
+            value={phase}
+            onChange={(e) => {
+              setPhase(e.target.value);
+              setPage("1");
+            }}
+            aria-label="phase"
+          >
+            <option value="">All phases</option>
+            {["Pending", "Running", "Succeeded", "Failed", "Unknown"].map((p) => (
+              <option key={p}>{p}</option>
+            ))}
+          </select>
+          <span className="grow" />
+          {slices.loading && <span className="spinner" />}
+        </div>
+        <ErrorNote error={slices.error} onRetry={slices.reload} />
+        {!slices.data && slices.loading ? (
+          <Loading />
+        ) : slices.data && slices.data.results.length === 0 ? (
+          <div className="empty">{q || type || phase ? "No slice matches." : "No slice in this cluster."}</div>
+        ) : (
+          <div className="table-wrap">
+            <table className="data" data-testid="slices-table">
+              <thead>
+                <tr>
+                  <th>Pod</th>
+                  <th>Namespace</th>
+                  <th>Node · chip</th>
+                  <th>Chip type</th>
+                  <th>Template</th>
+                  <th className="num">Memory</th>
+                  <th className="num">AICore</th>
+                  <th>Priority</th>
+                  <th>Phase</th>
+                  <th>Age</th>
+                </tr>
+              </thead>
+              <tbody>
+                {slices.data?.results.map((s) => {
+                  const chipId = chipIds.get(s.chip_uuid);
+                  return (
+                    <tr key={s.id}>
+                      <td className="mono">{s.pod_name}</td>
+                      <td>{s.namespace}</td>
+                      <td className="nowrap">
+                        {chipId !== undefined ? (
+                          <Link to={`/chips?chip=${chipId}`}>
+                            {s.node_name} #{s.chip_index ?? "?"}
+                          </Link>
+                        ) : (
+                          <span>
+                            {s.node_name} #{s.chip_index ?? "?"}
+                          </span>
+                        )}
+                      </td>
+                      <td>{s.common_word}</td>
+                      <td>{s.template || <span className="muted">whole card</span>}</td>
+                      <td className="num">{mb(s.memory)}</td>
+                      <td className="num">{s.aicore}</td>
+                      <td>
+                        {s.priority_class || "–"} <span className="muted">({s.priority})</span>
+                      </td>
+                      <td>{s.phase}</td>
+                      <td className="nowrap" title={dateTime(s.started_at)}>
+                        {s.started_at ? duration(ageSeconds(s.started_at, now)) : "–"}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {slices.data && slices.data.count > 0 && (
+          <Pager page={page} count={slices.data.count} pageSize={PAGE_SIZE} onPage={(p) => setPage(String(p))} />
+        )}
+      </div>
+    </>
+  );
+}

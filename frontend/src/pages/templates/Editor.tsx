@@ -1,0 +1,447 @@
+// The structured editor of one chip type and its templates. Every save goes to
+// the API, which validates the whole device config: its errors land on the
+// field that caused them, its warnings are listed under the picture.
+
+import { useEffect, useMemo, useState } from "react";
+import { api, ApiError } from "../../api/client";
+import type { ChipType, Template, ValidationIssue, WhatIfChipType, WithWarnings } from "../../api/types";
+import { FitPicture } from "../../components/FitPicture";
+import { Badge, Banner, Field } from "../../components/ui";
+import {
+  allowedNames,
+  changedFields,
+  draftNullable,
+  draftNumber,
+  isDirty,
+  parseIntField,
+  rebase,
+  toValues,
+  type Draft,
+  type Values,
+} from "../../lib/drafts";
+import { errorText, mapErrors, type FieldErrors } from "../../lib/errors";
+import { mb } from "../../lib/format";
+
+const TYPE_FIELDS = ["chip_name", "memory_allocatable", "memory_capacity", "ai_core", "ai_cpu"] as const;
+const TYPE_ERROR_FIELDS = [...TYPE_FIELDS, "common_word", "resource_name", "resource_memory_name", "resource_core_name"];
+const TEMPLATE_FIELDS = ["name", "memory", "ai_core", "ai_cpu"] as const;
+const NULLABLE = new Set(["ai_core", "ai_cpu"]);
+const EMPTY_ERRORS: FieldErrors = { fields: {}, form: [] };
+
+interface Props {
+  chipType: ChipType;
+  templates: Template[];
+  whatIf: WhatIfChipType | undefined;
+  canEdit: boolean;
+  onSaved: (warnings: ValidationIssue[]) => void;
+  warnings: ValidationIssue[];
+}
+
+function payload(d: Draft, fields: readonly string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const f of fields) {
+    const text = d.value[f] ?? "";
+    body[f] = f === "name" || f === "chip_name" ? text.trim() : parseIntField(text, NULLABLE.has(f));
+  }
+  return body;
+}
+
+function errorsOf(e: unknown, fields: readonly string[]): FieldErrors {
+  if (e instanceof ApiError) return mapErrors(e.body, fields);
+  return { fields: {}, form: [errorText(e)] };
+}
+
+export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings }: Props) {
+  const [typeDraft, setTypeDraft] = useState<Draft>(() => rebase(undefined, toValues(chipType, TYPE_FIELDS)));
+  const [rows, setRows] = useState<Record<number, Draft>>({});
+  const [newRow, setNewRow] = useState<Values | null>(null);
+  const [typeErrors, setTypeErrors] = useState<FieldErrors>(EMPTY_ERRORS);
+  const [rowErrors, setRowErrors] = useState<Record<string, FieldErrors>>({});
+  const [busy, setBusy] = useState<string | null>(null);
+  const [confirmDelete, setConfirmDelete] = useState<number | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
+
+  // Server data changed (a save, or another user's): keep edits, move bases.
+  useEffect(() => {
+    setTypeDraft((d) => rebase(d, toValues(chipType, TYPE_FIELDS)));
+  }, [chipType]);
+  useEffect(() => {
+    setRows((old) => {
+      const next: Record<number, Draft> = {};
+      for (const t of templates) next[t.id] = rebase(old[t.id], toValues(t, TEMPLATE_FIELDS));
+      return next;
+    });
+  }, [templates]);
+  // Another chip type selected: start clean.
+  useEffect(() => {
+    setTypeErrors(EMPTY_ERRORS);
+    setRowErrors({});
+    setNewRow(null);
+    setSaved(null);
+    setConfirmDelete(null);
+  }, [chipType.id]);
+
+  const fitChip = {
+    memory_allocatable: draftNumber(typeDraft.value.memory_allocatable),
+    memory_capacity: draftNumber(typeDraft.value.memory_capacity),
+    ai_core: draftNullable(typeDraft.value.ai_core),
+    ai_cpu: draftNullable(typeDraft.value.ai_cpu),
+  };
+  const fitTemplates = useMemo(() => {
+    const list = templates.map((t) => {
+      const v = rows[t.id]?.value ?? toValues(t, TEMPLATE_FIELDS);
+      return { name: v.name, memory: draftNumber(v.memory), ai_core: draftNullable(v.ai_core), ai_cpu: draftNullable(v.ai_cpu) };
+    });
+    if (newRow && newRow.memory.trim()) {
+      list.push({ name: newRow.name || "(new)", memory: draftNumber(newRow.memory), ai_core: draftNullable(newRow.ai_core), ai_cpu: draftNullable(newRow.ai_cpu) });
+    }
+    return list; // server order (by saved memory): colours stay put while typing
+  }, [templates, rows, newRow]);
+
+  const done = (message: string, response: WithWarnings<unknown>) => {
+    setSaved(message);
+    onSaved(response.warnings ?? []);
+  };
+
+  const saveType = async () => {
+    setBusy("type");
+    setSaved(null);
+    try {
+      const body = payload(typeDraft, changedFields(typeDraft));
+      const answer = await api.patch<WithWarnings<ChipType>>(`/api/chip-types/${chipType.id}/`, body);
+      setTypeErrors(EMPTY_ERRORS);
+      setTypeDraft(rebase(undefined, toValues(answer, TYPE_FIELDS)));
+      done(`Saved ${chipType.common_word}.`, answer);
+    } catch (e) {
+      setTypeErrors(errorsOf(e, TYPE_ERROR_FIELDS));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const saveRow = async (t: Template) => {
+    const d = rows[t.id];
+    if (!d) return;
+    setBusy(`row-${t.id}`);
+    setSaved(null);
+    try {
+      const answer = await api.patch<WithWarnings<Template>>(`/api/templates/${t.id}/`, payload(d, changedFields(d)));
+      setRowErrors((e) => ({ ...e, [t.id]: EMPTY_ERRORS }));
+      setRows((r) => ({ ...r, [t.id]: rebase(undefined, toValues(answer, TEMPLATE_FIELDS)) }));
+      done(`Saved template ${answer.name}.`, answer);
+    } catch (e) {
+      setRowErrors((errs) => ({ ...errs, [t.id]: errorsOf(e, TEMPLATE_FIELDS) }));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const deleteRow = async (t: Template) => {
+    setBusy(`row-${t.id}`);
+    setSaved(null);
+    try {
+      await api.del(`/api/templates/${t.id}/`);
+      setConfirmDelete(null);
+      done(`Deleted template ${t.name}.`, {});
+    } catch (e) {
+      setRowErrors((errs) => ({ ...errs, [t.id]: errorsOf(e, TEMPLATE_FIELDS) }));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const addRow = async () => {
+    if (!newRow) return;
+    setBusy("new");
+    setSaved(null);
+    try {
+      const body = { chip_type: chipType.id, ...payload({ base: {}, value: newRow }, TEMPLATE_FIELDS) };
+      const answer = await api.post<WithWarnings<Template>>("/api/templates/", body);
+      setRowErrors((e) => ({ ...e, new: EMPTY_ERRORS }));
+      setNewRow(null);
+      done(`Added template ${answer.name}.`, answer);
+    } catch (e) {
+      setRowErrors((errs) => ({ ...errs, new: errorsOf(e, TEMPLATE_FIELDS) }));
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  const setTypeField = (f: string, v: string) => setTypeDraft((d) => ({ ...d, value: { ...d.value, [f]: v } }));
+  const setRowField = (id: number, f: string, v: string) => setRows((r) => ({ ...r, [id]: { ...r[id], value: { ...r[id].value, [f]: v } } }));
+  const typeWarnings = warnings.filter((w) => !w.chip_type || w.chip_type === chipType.common_word);
+  const te = typeErrors.fields;
+
+  return (
+    <div data-testid="template-editor">
+      <div className="panel">
+        <div className="panel-head">
+          <h2>{chipType.common_word}</h2>
+          <span className="muted mono">{chipType.resource_name}</span>
+          {whatIf && whatIf.chip_type_change !== "unchanged" && <Badge kind="info">{whatIf.chip_type_change} since the last publish</Badge>}
+          <span className="right">
+            {canEdit && isDirty(typeDraft) && (
+              <>
+                <button className="btn small" onClick={() => setTypeDraft(rebase(undefined, typeDraft.base))}>
+                  Revert
+                </button>
+                <button className="btn small primary" disabled={busy === "type"} onClick={() => void saveType()} data-testid="save-chip-type">
+                  Save chip type
+                </button>
+              </>
+            )}
+          </span>
+        </div>
+        <div className="panel-body">
+          {typeErrors.form.length > 0 && <Banner kind="error">{typeErrors.form.join(" ")}</Banner>}
+          <div className="form-grid">
+            <Field label="chipName" errors={te.chip_name} hint="must match the chips' registered name">
+              <input className={`input${te.chip_name ? " invalid" : ""}`} value={typeDraft.value.chip_name} readOnly={!canEdit} onChange={(e) => setTypeField("chip_name", e.target.value)} name="chip_name" />
+            </Field>
+            <Field label="memoryAllocatable (MB)" errors={te.memory_allocatable} hint={mb(draftNumber(typeDraft.value.memory_allocatable))}>
+              <input className={`input${te.memory_allocatable ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.memory_allocatable} readOnly={!canEdit} onChange={(e) => setTypeField("memory_allocatable", e.target.value)} name="memory_allocatable" />
+            </Field>
+            <Field label="memoryCapacity (MB)" errors={te.memory_capacity} hint={mb(draftNumber(typeDraft.value.memory_capacity))}>
+              <input className={`input${te.memory_capacity ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.memory_capacity} readOnly={!canEdit} onChange={(e) => setTypeField("memory_capacity", e.target.value)} name="memory_capacity" />
+            </Field>
+            <Field label="aiCore" errors={te.ai_core}>
+              <input className={`input${te.ai_core ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.ai_core} readOnly={!canEdit} onChange={(e) => setTypeField("ai_core", e.target.value)} name="ai_core" />
+            </Field>
+            <Field label="aiCPU" errors={te.ai_cpu}>
+              <input className={`input${te.ai_cpu ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.ai_cpu} readOnly={!canEdit} onChange={(e) => setTypeField("ai_cpu", e.target.value)} name="ai_cpu" />
+            </Field>
+          </div>
+        </div>
+      </div>
+
+      <div className="panel">
+        <div className="panel-head">
+          <h2>Templates</h2>
+          <span className="right">
+            {canEdit && !newRow && (
+              <button className="btn small" onClick={() => setNewRow({ name: "", memory: "", ai_core: "", ai_cpu: "" })} data-testid="add-template">
+                + Add template
+              </button>
+            )}
+          </span>
+        </div>
+        {saved && (
+          <div className="panel-body" style={{ paddingBottom: 0 }}>
+            <Banner kind="ok" testId="saved">
+              {saved} Not live yet: publish to write it to the ConfigMap.
+            </Banner>
+          </div>
+        )}
+        <table className="data" data-testid="templates-table">
+          <thead>
+            <tr>
+              <th style={{ width: "30%" }}>Name</th>
+              <th>Memory (MB)</th>
+              <th>AICore</th>
+              <th>AICPU</th>
+              <th className="num">Fits per chip</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {templates.map((t) => {
+              const d = rows[t.id] ?? rebase(undefined, toValues(t, TEMPLATE_FIELDS));
+              const errs = rowErrors[t.id] ?? EMPTY_ERRORS;
+              const wt = whatIf?.templates.find((w) => w.name === t.name);
+              const dirty = isDirty(d);
+              return (
+                <TemplateRow
+                  key={t.id}
+                  testId={`template-row-${t.name}`}
+                  values={d.value}
+                  errors={errs}
+                  canEdit={canEdit}
+                  onChange={(f, v) => setRowField(t.id, f, v)}
+                  badge={wt && wt.template_change !== "unchanged" ? wt.template_change : undefined}
+                  fitAlone={wt?.fit_alone}
+                  actions={
+                    canEdit && (
+                      <>
+                        {dirty && (
+                          <>
+                            <button className="btn small" onClick={() => setRows((r) => ({ ...r, [t.id]: rebase(undefined, d.base) }))}>
+                              Revert
+                            </button>
+                            <button className="btn small primary" disabled={busy === `row-${t.id}`} onClick={() => void saveRow(t)} data-testid="save-template">
+                              Save
+                            </button>
+                          </>
+                        )}
+                        {!dirty &&
+                          (confirmDelete === t.id ? (
+                            <>
+                              <button className="btn small danger solid" disabled={busy === `row-${t.id}`} onClick={() => void deleteRow(t)}>
+                                Delete {t.name}
+                              </button>
+                              <button className="btn small" onClick={() => setConfirmDelete(null)}>
+                                Keep
+                              </button>
+                            </>
+                          ) : (
+                            <button className="btn small subtle-danger" onClick={() => setConfirmDelete(t.id)} aria-label={`delete ${t.name}`}>
+                              Delete
+                            </button>
+                          ))}
+                      </>
+                    )
+                  }
+                />
+              );
+            })}
+            {newRow && (
+              <TemplateRow
+                testId="template-row-new"
+                values={newRow}
+                errors={rowErrors.new ?? EMPTY_ERRORS}
+                canEdit
+                onChange={(f, v) => setNewRow((r) => (r ? { ...r, [f]: v } : r))}
+                badge="new"
+                actions={
+                  <>
+                    <button className="btn small" onClick={() => setNewRow(null)}>
+                      Cancel
+                    </button>
+                    <button className="btn small primary" disabled={busy === "new"} onClick={() => void addRow()} data-testid="create-template">
+                      Add
+                    </button>
+                  </>
+                }
+              />
+            )}
+            {templates.length === 0 && !newRow && (
+              <tr>
+                <td colSpan={6} className="empty">
+                  No template: pods can only ask for whole cards of this chip type.
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+        {!canEdit && <div className="panel-body muted">Your role can read templates; operators edit and publish them.</div>}
+      </div>
+
+      <div className="panel">
+        <div className="panel-head">
+          <h2>How the templates fit one chip</h2>
+          <span className="right">live as you type; HAMi counts memory and slots, not cores</span>
+        </div>
+        <div className="panel-body">
+          <FitPicture chip={fitChip} templates={fitTemplates} />
+          {whatIf && whatIf.slots_per_chip_before !== null && whatIf.slots_per_chip_before !== whatIf.slots_per_chip && (
+            <Banner kind="warn">
+              Saved templates change the slots per chip from {whatIf.slots_per_chip_before} to {whatIf.slots_per_chip} once published.
+            </Banner>
+          )}
+          {typeWarnings.length > 0 && (
+            <ul style={{ margin: "12px 0 0", paddingLeft: 18, color: "var(--ink-2)" }} data-testid="warnings">
+              {typeWarnings.map((w, i) => (
+                <li key={i}>
+                  <Badge kind="warn">{w.severity}</Badge> {w.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function TemplateRow({
+  values,
+  errors,
+  canEdit,
+  onChange,
+  actions,
+  badge,
+  fitAlone,
+  testId,
+}: {
+  values: Values;
+  errors: FieldErrors;
+  canEdit: boolean;
+  onChange: (field: string, value: string) => void;
+  actions: React.ReactNode;
+  badge?: string;
+  fitAlone?: number;
+  testId: string;
+}) {
+  const f = errors.fields;
+  const suggestions = allowedNames(f.name);
+  const listId = `${testId}-names`;
+  const input = (field: string, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => (
+    <input
+      className={`input${f[field] ? " invalid" : ""}`}
+      value={values[field] ?? ""}
+      readOnly={!canEdit}
+      onChange={(e) => onChange(field, e.target.value)}
+      name={field}
+      aria-invalid={!!f[field]}
+      style={{ width: "100%" }}
+      {...props}
+    />
+  );
+  return (
+    <>
+      <tr data-testid={testId}>
+        <td>
+          <div style={{ display: "flex", gap: 6, alignItems: "center" }}>
+            {input("name", { list: suggestions.length ? listId : undefined })}
+            {badge && <Badge kind="info">{badge}</Badge>}
+          </div>
+          {suggestions.length > 0 && (
+            <datalist id={listId}>
+              {suggestions.map((s) => (
+                <option key={s} value={s} />
+              ))}
+            </datalist>
+          )}
+          <FieldErrorsView messages={f.name} />
+        </td>
+        <td>
+          {input("memory", { inputMode: "numeric" })}
+          <FieldErrorsView messages={f.memory} testId="error-memory" />
+        </td>
+        <td>
+          {input("ai_core", { inputMode: "numeric" })}
+          <FieldErrorsView messages={f.ai_core} />
+        </td>
+        <td>
+          {input("ai_cpu", { inputMode: "numeric" })}
+          <FieldErrorsView messages={f.ai_cpu} />
+        </td>
+        <td className="num">{fitAlone !== undefined ? `× ${fitAlone}` : "–"}</td>
+        <td className="nowrap" style={{ textAlign: "right" }}>
+          {actions}
+        </td>
+      </tr>
+      {errors.form.length > 0 && (
+        <tr>
+          <td colSpan={6}>
+            <div className="field-error" role="alert">
+              {errors.form.join(" ")}
+            </div>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+function FieldErrorsView({ messages, testId }: { messages?: string[]; testId?: string }) {
+  if (!messages?.length) return null;
+  return (
+    <>
+      {messages.map((m, i) => (
+        <div key={i} className="field-error" role="alert" data-testid={testId}>
+          {m}
+        </div>
+      ))}
+    </>
+  );
+}

@@ -1,0 +1,217 @@
+// Every stored version of the device config: compare any two, read one,
+// roll back to one (a new version with its exact text).
+
+import { useEffect, useState } from "react";
+import { api, ApiError } from "../../api/client";
+import type { DeviceConfigVersion, Diff, Page, PublishResult } from "../../api/types";
+import { Badge, Banner, DiffView, ErrorNote, Field, Loading, Modal } from "../../components/ui";
+import { mapErrors, type FieldErrors } from "../../lib/errors";
+import { dateTime } from "../../lib/format";
+import { useApi } from "../../lib/useApi";
+import { useSession } from "../../state/session";
+
+const SOURCE_KIND: Record<string, string> = { published: "ok", adopted: "info", imported: "", observed: "warn" };
+
+export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId: number; refreshTick: number; onRolledBack: () => void }) {
+  const { can } = useSession();
+  const versions = useApi(
+    (signal) => api.get<Page<DeviceConfigVersion>>(`/api/device-config-versions/?cluster=${clusterId}&page_size=200`, signal),
+    [clusterId, refreshTick],
+  );
+  const list = [...(versions.data?.results ?? [])].sort((a, b) => b.number - a.number);
+  const [a, setA] = useState<number | null>(null);
+  const [b, setB] = useState<number | null>(null);
+  useEffect(() => {
+    if (list.length && (a === null || !list.some((v) => v.id === a) || b === null || !list.some((v) => v.id === b))) {
+      setB(list[0].id);
+      setA((list[1] ?? list[0]).id);
+    }
+  }, [versions.data]); // eslint-disable-line react-hooks/exhaustive-deps
+  const diff = useApi(
+    a !== null && b !== null && a !== b ? (signal) => api.get<Diff>(`/api/device-config-versions/${a}/diff/?other=${b}`, signal) : null,
+    [a, b],
+  );
+  const [viewing, setViewing] = useState<DeviceConfigVersion | null>(null);
+  const [rollback, setRollback] = useState<DeviceConfigVersion | null>(null);
+  const [done, setDone] = useState<PublishResult | null>(null);
+  const byId = (id: number | null) => list.find((v) => v.id === id);
+
+  return (
+    <>
+      {done && (
+        <Banner kind="ok">
+          Rolled back: v{done.number} now holds the text of v{done.rollback_of ?? "?"} (resourceVersion {done.resource_version}).
+        </Banner>
+      )}
+      <div className="grid cols-2" style={{ gridTemplateColumns: "minmax(0,1.1fr) minmax(0,1fr)" }}>
+        <div className="panel">
+          <div className="panel-head">
+            <h2>Versions</h2>
+            <span className="right">choose A and B to compare</span>
+          </div>
+          <ErrorNote error={versions.error} onRetry={versions.reload} />
+          {!versions.data ? (
+            <Loading />
+          ) : (
+            <div className="table-wrap">
+              <table className="data" data-testid="versions-table">
+                <thead>
+                  <tr>
+                    <th>A</th>
+                    <th>B</th>
+                    <th>Version</th>
+                    <th>Source</th>
+                    <th>Who · when</th>
+                    <th>Reason</th>
+                    <th />
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.map((v, i) => (
+                    <tr key={v.id} className={v.id === b ? "selected" : ""}>
+                      <td>
+                        <input type="radio" name="a" checked={a === v.id} onChange={() => setA(v.id)} aria-label={`compare from v${v.number}`} />
+                      </td>
+                      <td>
+                        <input type="radio" name="b" checked={b === v.id} onChange={() => setB(v.id)} aria-label={`compare to v${v.number}`} />
+                      </td>
+                      <td>
+                        <b>v{v.number}</b> {i === 0 && <Badge kind="info">newest</Badge>}
+                      </td>
+                      <td>
+                        <Badge kind={SOURCE_KIND[v.source]}>{v.source}</Badge>
+                      </td>
+                      <td className="nowrap">
+                        {v.author ?? <span className="muted">{v.source === "observed" ? "by hand" : "system"}</span>}
+                        <div className="muted" style={{ fontSize: 11 }}>
+                          {dateTime(v.created_at)}
+                        </div>
+                      </td>
+                      <td style={{ maxWidth: 260 }}>{v.reason || <span className="muted">–</span>}</td>
+                      <td className="nowrap">
+                        <button className="btn small" onClick={() => setViewing(v)}>
+                          View
+                        </button>{" "}
+                        {can("operator") && i > 0 && (
+                          <button className="btn small" onClick={() => setRollback(v)} data-testid={`rollback-v${v.number}`}>
+                            Roll back
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </div>
+        <div className="panel">
+          <div className="panel-head">
+            <h2>
+              {byId(a) && byId(b) ? (
+                <>
+                  v{byId(a)!.number} → v{byId(b)!.number}
+                </>
+              ) : (
+                "Diff"
+              )}
+            </h2>
+          </div>
+          <ErrorNote error={diff.error} />
+          {a === b ? <div className="empty">Choose two different versions.</div> : diff.data ? <DiffView diff={diff.data.diff} empty="The two versions are identical." /> : <Loading />}
+        </div>
+      </div>
+      {viewing && <VersionText version={viewing} onClose={() => setViewing(null)} />}
+      {rollback && (
+        <RollbackDialog
+          clusterId={clusterId}
+          version={rollback}
+          onClose={() => setRollback(null)}
+          onDone={(r) => {
+            setDone(r);
+            setRollback(null);
+            versions.reload();
+            onRolledBack();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function VersionText({ version, onClose }: { version: DeviceConfigVersion; onClose: () => void }) {
+  const full = useApi((signal) => api.get<DeviceConfigVersion>(`/api/device-config-versions/${version.id}/`, signal), [version.id]);
+  return (
+    <Modal title={`v${version.number} (${version.source})`} onClose={onClose}>
+      <ErrorNote error={full.error} />
+      {full.data ? <pre className="code">{full.data.text}</pre> : <Loading />}
+    </Modal>
+  );
+}
+
+function RollbackDialog({
+  clusterId,
+  version,
+  onClose,
+  onDone,
+}: {
+  clusterId: number;
+  version: DeviceConfigVersion;
+  onClose: () => void;
+  onDone: (r: PublishResult) => void;
+}) {
+  const { can } = useSession();
+  const [reason, setReason] = useState(`roll back to v${version.number}`);
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<FieldErrors>({ fields: {}, form: [] });
+  const [conflict, setConflict] = useState<string | null>(null);
+  const submit = async (force: boolean) => {
+    setBusy(true);
+    setErrors({ fields: {}, form: [] });
+    try {
+      onDone(await api.post<PublishResult>(`/api/clusters/${clusterId}/rollback/`, { version: version.number, reason, force }));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) setConflict(e.message);
+      else if (e instanceof ApiError) setErrors(mapErrors(e.body, ["reason", "version"]));
+      else setErrors({ fields: {}, form: [String(e)] });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal
+      title={`Roll back to v${version.number}?`}
+      onClose={onClose}
+      footer={
+        <>
+          <button className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          {conflict && can("admin") && (
+            <button className="btn danger solid" disabled={busy} onClick={() => void submit(true)}>
+              Force over the hand edit
+            </button>
+          )}
+          <button className="btn primary" disabled={busy || !reason.trim()} onClick={() => void submit(false)}>
+            {busy ? "Publishing…" : `Publish v${version.number}'s text`}
+          </button>
+        </>
+      }
+    >
+      <p>
+        The text of v{version.number} ({version.source}, {dateTime(version.created_at)}) is published again as a new version, and the portal's chip types
+        and templates become its own.
+      </p>
+      <Field label="Reason" errors={errors.fields.reason}>
+        <input className="input" value={reason} onChange={(e) => setReason(e.target.value)} />
+      </Field>
+      {errors.fields.version?.map((m) => (
+        <div key={m} className="field-error">
+          {m}
+        </div>
+      ))}
+      {errors.form.length > 0 && <div className="field-error">{errors.form.join(" ")}</div>}
+      {conflict && <Banner kind="error">{conflict}</Banner>}
+    </Modal>
+  );
+}

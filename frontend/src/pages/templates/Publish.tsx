@@ -1,0 +1,323 @@
+// Publishing: what would change (diff and impact), why (a reason), and the
+// write itself, guarded against hand edits of the ConfigMap (409 drift).
+
+import { useState } from "react";
+import { api, ApiError } from "../../api/client";
+import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf } from "../../api/types";
+import { Badge, Banner, DiffView, ErrorNote, Field } from "../../components/ui";
+import { mapErrors, type FieldErrors } from "../../lib/errors";
+import { mb } from "../../lib/format";
+import { useSession } from "../../state/session";
+import { RestartsPanel } from "../Restarts";
+
+interface Props {
+  clusterId: number;
+  config: DeviceConfigState | undefined;
+  configError: unknown;
+  whatIf: WhatIf | undefined;
+  whatIfLoading?: boolean;
+  drift: Drift | undefined;
+  driftError: unknown;
+  onPublished: () => void;
+}
+
+export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoading, drift, driftError, onPublished }: Props) {
+  const { can } = useSession();
+  const [reason, setReason] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [errors, setErrors] = useState<FieldErrors>({ fields: {}, form: [] });
+  const [conflict, setConflict] = useState<{ code: string; message: string; detail?: DriftConflictDetail } | null>(null);
+  const [result, setResult] = useState<PublishResult | null>(null);
+  const [adopted, setAdopted] = useState<DeviceConfigVersion | null>(null);
+  const [failure, setFailure] = useState<unknown>(null);
+  const [restartTick, setRestartTick] = useState(0);
+
+  const nothing = config !== undefined && !config.diff_from_base.trim();
+  const invalid = (config?.errors.length ?? 0) > 0;
+
+  const publish = async (force: boolean) => {
+    setBusy(true);
+    setErrors({ fields: {}, form: [] });
+    setFailure(null);
+    setResult(null);
+    setAdopted(null);
+    try {
+      const answer = await api.post<PublishResult>(`/api/clusters/${clusterId}/publish/`, { reason, force });
+      setResult(answer);
+      setConflict(null);
+      setReason("");
+      setRestartTick((n) => n + 1);
+      onPublished();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409) {
+        setConflict({ code: e.code, message: e.message, detail: e.body.detail as DriftConflictDetail | undefined });
+      } else if (e instanceof ApiError && e.status === 400) {
+        setErrors(mapErrors(e.body, ["reason", "force"]));
+      } else {
+        setFailure(e);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const adopt = async () => {
+    setBusy(true);
+    setFailure(null);
+    try {
+      const answer = await api.post<DeviceConfigVersion>(`/api/clusters/${clusterId}/adopt/`, { reason: reason || "adopted the live ConfigMap" });
+      setAdopted(answer);
+      setConflict(null);
+      onPublished();
+    } catch (e) {
+      setFailure(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <ErrorNote error={configError} />
+      {drift && !drift.in_sync && !conflict && (
+        <Banner kind="error" testId="drift-banner">
+          <b>Drift:</b> the ConfigMap differs from the portal's v{drift.baseline_version} (someone edited it by hand). Publishing will be refused until
+          an admin adopts the live config or publishes over it.
+          {can("admin") && (
+            <div style={{ marginTop: 6 }}>
+              <button className="btn small" disabled={busy} onClick={() => void adopt()}>
+                Adopt the live config
+              </button>
+            </div>
+          )}
+          <details style={{ marginTop: 6 }}>
+            <summary>What changed by hand</summary>
+            <DiffView diff={drift.diff} />
+          </details>
+        </Banner>
+      )}
+      <ErrorNote error={driftError} />
+      {invalid && (
+        <Banner kind="error">
+          <b>The portal's config is invalid; it cannot be published:</b>
+          <ul style={{ margin: "4px 0 0", paddingLeft: 18 }}>
+            {config!.errors.map((e, i) => (
+              <li key={i}>{e.message}</li>
+            ))}
+          </ul>
+        </Banner>
+      )}
+      {result && (
+        <Banner kind="ok" testId="publish-result">
+          <b>Published v{result.number}</b> to the ConfigMap (resourceVersion {result.previous_resource_version} → {result.resource_version})
+          {result.forced ? ", over a hand edit" : ""}. The HAMi scheduler, the device plugin and Volcano read it at start: restart them below.
+        </Banner>
+      )}
+      {adopted && (
+        <Banner kind="ok">
+          Adopted the live ConfigMap as v{adopted.number}. The portal's chip types and templates now equal it.
+        </Banner>
+      )}
+
+      <div className="grid cols-2">
+        <div className="panel">
+          <div className="panel-head">
+            <h2>Changes to publish</h2>
+            <span className="right">{config && (config.base_version ? `from v${config.base_version}` : "no stored version")}</span>
+          </div>
+          <div className="panel-body flush">
+            {config && <DiffView diff={config.diff_from_base} empty={`Nothing to publish: the templates equal v${config.base_version ?? "–"}.`} />}
+          </div>
+        </div>
+        <ImpactPanel whatIf={whatIf} loading={!!whatIfLoading} />
+      </div>
+
+      <div className="panel">
+        <div className="panel-head">
+          <h2>Publish</h2>
+          <span className="right">{drift && (drift.in_sync ? <Badge kind="ok">ConfigMap in sync</Badge> : <Badge kind="fail">drift</Badge>)}</span>
+        </div>
+        <div className="panel-body">
+          {!can("operator") ? (
+            <div className="muted">Your role can read the config; operators publish it.</div>
+          ) : (
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void publish(false);
+              }}
+              style={{ display: "flex", flexDirection: "column", gap: 10, maxWidth: 720 }}
+            >
+              <Field label="Reason (kept with the version and in the audit log)" errors={errors.fields.reason}>
+                <textarea
+                  className={`input${errors.fields.reason ? " invalid" : ""}`}
+                  rows={2}
+                  value={reason}
+                  onChange={(e) => setReason(e.target.value)}
+                  placeholder="e.g. smaller vir01 so that 8 inference pods fit a 310P3"
+                  name="reason"
+                  data-testid="publish-reason"
+                />
+              </Field>
+              {errors.form.length > 0 && (
+                <div className="field-error" role="alert">
+                  {errors.form.join(" ")}
+                </div>
+              )}
+              <div style={{ display: "flex", gap: 8, alignItems: "center" }}>
+                <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim()} data-testid="publish">
+                  {busy ? "Publishing…" : "Publish to the ConfigMap"}
+                </button>
+                {nothing && <span className="muted">The portal's templates equal the stored version; publishing would change nothing.</span>}
+              </div>
+            </form>
+          )}
+          <ErrorNote error={failure} />
+          {conflict && (
+            <div style={{ marginTop: 12 }} data-testid="publish-conflict">
+              <Banner kind="error">
+                <b>{conflict.code === "drift" ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
+                {can("admin") ? (
+                  <div style={{ display: "flex", gap: 8, marginTop: 8 }}>
+                    <button className="btn small" disabled={busy} onClick={() => void adopt()}>
+                      Adopt the live config
+                    </button>
+                    {conflict.code === "drift" && (
+                      <button className="btn small danger solid" disabled={busy || !reason.trim()} onClick={() => void publish(true)}>
+                        Publish over it (force)
+                      </button>
+                    )}
+                  </div>
+                ) : (
+                  <div style={{ marginTop: 6 }}>Ask an admin to adopt the live config or to publish over it.</div>
+                )}
+              </Banner>
+              {conflict.detail && (
+                <div className="grid cols-2">
+                  <div className="panel">
+                    <div className="panel-head">
+                      <h2>Edited by hand (last seen → live)</h2>
+                    </div>
+                    <DiffView diff={conflict.detail.diff_live} />
+                  </div>
+                  <div className="panel">
+                    <div className="panel-head">
+                      <h2>Yours (last seen → proposed)</h2>
+                    </div>
+                    <DiffView diff={conflict.detail.diff_proposed} />
+                  </div>
+                </div>
+              )}
+            </div>
+          )}
+        </div>
+      </div>
+      {result && (
+        <div className="panel">
+          <div className="panel-head">
+            <h2>Written (live → v{result.number})</h2>
+          </div>
+          <DiffView diff={result.diff} />
+        </div>
+      )}
+      <RestartsPanel clusterId={clusterId} refreshTick={restartTick} />
+    </>
+  );
+}
+
+function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading: boolean }) {
+  if (!whatIf) return <div className="panel"><div className="empty">Computing the impact…</div></div>;
+  const changed = whatIf.chip_types.filter(
+    (c) => c.chip_type_change !== "unchanged" || c.slots_per_chip !== c.slots_per_chip_before || c.removed_templates.length || c.templates.some((t) => t.template_change !== "unchanged"),
+  );
+  return (
+    <div className="panel" data-testid="impact">
+      <div className="panel-head">
+        <h2>Impact</h2>
+        <span className="right">{loading && <span className="spinner" />}{whatIf.valid ? <Badge kind="ok">valid</Badge> : <Badge kind="fail">invalid</Badge>}</span>
+      </div>
+      <div className="panel-body">
+        {whatIf.errors.map((e, i) => (
+          <div key={i} className="field-error">
+            {e}
+          </div>
+        ))}
+        {changed.length === 0 && whatIf.invalid_slices.length === 0 && <div className="muted">No change to slots or templates since the last publish.</div>}
+        {changed.map((c) => (
+          <div key={c.common_word} style={{ marginBottom: 10 }}>
+            <b>{c.common_word}</b> <Badge kind="info">{c.chip_type_change}</Badge>{" "}
+            {c.slots_per_chip_before !== null && c.slots_per_chip_before !== c.slots_per_chip ? (
+              <span style={{ color: "var(--warn)" }}>
+                slots per chip {c.slots_per_chip_before} → <b>{c.slots_per_chip}</b>
+              </span>
+            ) : (
+              <span className="muted">{c.slots_per_chip} slots per chip</span>
+            )}
+            <ul style={{ margin: "4px 0", paddingLeft: 18 }}>
+              {c.templates
+                .filter((t) => t.template_change !== "unchanged")
+                .map((t) => (
+                  <li key={t.name}>
+                    {t.name}: {t.template_change === "added" ? `added, ${mb(t.memory)}` : `${mb(t.memory_before)} → ${mb(t.memory)}`}, fits × {t.fit_alone}
+                  </li>
+                ))}
+              {c.removed_templates.map((n) => (
+                <li key={n} style={{ color: "var(--hot)" }}>
+                  {n}: removed
+                </li>
+              ))}
+              {c.overcommit.map((o, i) => (
+                <li key={i} style={{ color: "var(--warn)" }}>
+                  {o}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+        {whatIf.removed_chip_types.map((r) => (
+          <div key={r.common_word} style={{ color: "var(--hot)" }}>
+            Chip type {r.common_word} removed{r.renamed_to ? ` (renamed to ${r.renamed_to})` : ""}.
+          </div>
+        ))}
+        {whatIf.invalid_slices.length > 0 && (
+          <>
+            <div style={{ margin: "8px 0 4px", color: "var(--hot)", fontWeight: 650 }}>
+              {whatIf.invalid_slices.length} running slice{whatIf.invalid_slices.length > 1 ? "s" : ""} would no longer fit
+            </div>
+            <table className="data">
+              <thead>
+                <tr>
+                  <th>Pod</th>
+                  <th>Chip</th>
+                  <th>Template</th>
+                  <th>Why</th>
+                </tr>
+              </thead>
+              <tbody>
+                {whatIf.invalid_slices.slice(0, 50).map((s) => (
+                  <tr key={`${s.namespace}/${s.pod_name}/${s.chip_uuid}`}>
+                    <td className="mono">
+                      {s.namespace}/{s.pod_name}
+                    </td>
+                    <td>
+                      {s.node_name} #{s.chip_index ?? "?"}
+                    </td>
+                    <td>{s.template || "–"}</td>
+                    <td>{s.reason}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        )}
+        {whatIf.overbooked_chips.length > 0 && (
+          <div style={{ marginTop: 8, color: "var(--warn)" }}>
+            {whatIf.overbooked_chips.length} chip{whatIf.overbooked_chips.length > 1 ? "s" : ""} would hold more slices than their new slot count (e.g.{" "}
+            {whatIf.overbooked_chips[0].node_name} #{whatIf.overbooked_chips[0].chip_index}: {whatIf.overbooked_chips[0].slots_used} used of{" "}
+            {whatIf.overbooked_chips[0].slots_per_chip}).
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

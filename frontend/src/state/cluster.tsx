@@ -1,0 +1,50 @@
+// The selected cluster and its live connection, shared by every page.
+
+import { createContext, useContext, useSyncExternalStore } from "react";
+import type { Cluster } from "../api/types";
+import type { ClusterLive } from "../live/store";
+
+export interface ClusterContextValue {
+  clusters: Cluster[];
+  cluster: Cluster | null;
+  select: (id: number) => void;
+  live: ClusterLive | null;
+  reloadClusters: () => void;
+  /** reconnect the live socket now instead of waiting for the backoff */
+  retry: () => void;
+}
+
+export const ClusterContext = createContext<ClusterContextValue | null>(null);
+
+export function useClusters(): ClusterContextValue {
+  const value = useContext(ClusterContext);
+  if (!value) throw new Error("useClusters outside ClusterContext");
+  return value;
+}
+
+const noop = () => () => {};
+const zero = () => 0;
+
+/** Re-render when the live store changes (at most once per frame). Returns its version. */
+export function useLiveVersion(live: ClusterLive | null): number {
+  return useSyncExternalStore(live ? live.subscribe : noop, live ? live.getVersion : zero, zero);
+}
+
+const STORAGE_KEY = "vnpu.cluster";
+
+export function rememberedCluster(): number | null {
+  try {
+    const value = Number(window.localStorage.getItem(STORAGE_KEY));
+    return Number.isFinite(value) && value > 0 ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+export function rememberCluster(id: number): void {
+  try {
+    window.localStorage.setItem(STORAGE_KEY, String(id));
+  } catch {
+    /* private mode: fine */
+  }
+}

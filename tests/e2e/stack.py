@@ -1,0 +1,446 @@
+"""The whole portal, started for real: simcluster, a fresh database, sync, uvicorn.
+
+Used by the browser tests (``tests/e2e/conftest.py``) and the UI benchmark
+(``python -m bench.ui``). Everything runs on this machine's loopback address and
+is stopped by ``Stack.stop()``:
+
+- ``SimCluster`` in this process (threads), with its kubeconfig in a temp dir;
+- a temporary SQLite file as the database (never the developer's or CI's
+  PostgreSQL: ``DATABASE_URL`` is overridden for the child processes);
+- ``manage.py migrate`` and ``manage.py demo --kubeconfig`` (admin/admin and
+  the cluster ``demo``);
+- ``manage.py sync --cluster demo --seconds N`` in the background (live watches);
+- ``uvicorn vnpuportal.asgi:application`` on a free port, with the settings of
+  production (``DEBUG=false``) and the database outbox for live deltas, since
+  sync runs in another process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.cookiejar
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONTEND = ROOT / "frontend"
+DIST_INDEX = FRONTEND / "dist" / "index.html"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+class StackError(RuntimeError):
+    """The stack could not be started; the message says why and where the logs are."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# --- the built frontend ------------------------------------------------------------
+
+
+def _newest_source_mtime() -> float:
+    paths = [
+        *FRONTEND.joinpath("src").rglob("*"),
+        *FRONTEND.joinpath("public").rglob("*"),
+        FRONTEND / "index.html",
+        FRONTEND / "package.json",
+        FRONTEND / "package-lock.json",
+        FRONTEND / "vite.config.ts",
+        FRONTEND / "tsconfig.json",
+    ]
+    return max((p.stat().st_mtime for p in paths if p.is_file()), default=0.0)
+
+
+def frontend_is_stale() -> bool:
+    return (
+        not DIST_INDEX.is_file() or DIST_INDEX.stat().st_mtime < _newest_source_mtime()
+    )
+
+
+def ensure_frontend_built(log: Callable[[str], None] = print) -> None:
+    """Build ``frontend/dist`` when it is missing or older than the sources."""
+    if not frontend_is_stale():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise StackError(
+            "frontend/dist is missing or stale and npm is not installed: "
+            "install Node 20+ and run (cd frontend && npm ci && npm run build)"
+        )
+    steps = []
+    if not (FRONTEND / "node_modules" / ".bin" / "vite").exists():
+        steps.append([npm, "ci", "--no-audit", "--no-fund"])
+    steps.append([npm, "run", "build"])
+    for cmd in steps:
+        log(f"==> {' '.join(cmd[1:])} (frontend/)")
+        result = subprocess.run(
+            cmd, cwd=FRONTEND, capture_output=True, text=True, check=False
+        )
+        if result.returncode != 0:
+            raise StackError(
+                f"`{' '.join(cmd)}` in frontend/ failed ({result.returncode}):\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+
+
+# --- a small HTTP client for the portal's API -------------------------------------
+
+
+class ApiClient:
+    """Session-authenticated JSON calls to the portal (as a script would make them)."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar)
+        )
+
+    def _csrf(self) -> str:
+        return next((c.value for c in self.jar if c.name == "csrftoken"), "")
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(  # noqa: S310 - our own http://127.0.0.1 URL
+            self.base_url + path,
+            data=data,
+            method=method,
+            headers={
+                "Content-Type": "application/json",
+                "X-CSRFToken": self._csrf(),
+                "Referer": self.base_url + "/",
+            },
+        )
+        try:
+            with self.opener.open(request, timeout=60) as response:
+                text = response.read().decode()
+                status = response.status
+        except urllib.error.HTTPError as exc:
+            text, status = exc.read().decode(), exc.code
+        try:
+            return status, json.loads(text) if text else None
+        except json.JSONDecodeError:
+            return status, text
+
+    def login(self, credentials: tuple[str, str] = ("admin", "admin")) -> None:
+        """Sign in (the demo's admin by default) and keep the session cookie."""
+        username, password = credentials
+        status, body = self.call(
+            "POST", "/api/auth/login/", {"username": username, "password": password}
+        )
+        if status != 200:
+            raise StackError(f"login failed: {status} {body}")
+
+
+# --- the stack ------------------------------------------------------------------------
+
+
+class Stack:
+    """Start with ``Stack(...).start()``; ``stop()`` ends every process it started."""
+
+    def __init__(
+        self,
+        scenario: str = "guide",
+        *,
+        sim_options: dict[str, Any] | None = None,
+        sync_seconds: float = 600,
+        workdir: Path | None = None,
+        log: Callable[[str], None] = print,
+        postgres_url: str | None = None,
+    ) -> None:
+        """``postgres_url``: a PostgreSQL server (``postgres://user@host:port/db``) on
+        which a fresh database is created for this stack and dropped by ``stop()``;
+        without it the stack uses a temporary SQLite file."""
+        self.scenario = scenario
+        self.sim_options = sim_options or {}
+        self.sync_seconds = sync_seconds
+        self.log = log
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="vnpu-e2e-"))
+        self.kubeconfig = self.workdir / "kubeconfig"
+        self.database = self.workdir / "portal.sqlite3"
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.sim: Any = None
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.cluster_id: int | None = None
+        self.postgres_url = postgres_url
+        self._pg_database: str | None = None
+
+    # -- environment of the portal's processes
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        for key in ("REDIS_URL", "CACHE_URL", "DJANGO_DEBUG"):
+            env.pop(key, None)
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "vnpuportal.settings.base",
+                "DJANGO_SECRET_KEY": "e2e-secret-key-not-for-production-0123456789",
+                "DJANGO_DEBUG": "false",
+                # production settings over plain http on 127.0.0.1: no HTTPS
+                # redirect, no Secure-only cookies (README "Security and production")
+                "DJANGO_SECURE": "false",
+                "DATABASE_URL": self.database_url(),
+                "REDIS_URL": "",
+                "REALTIME_OUTBOX": "true",
+                "CELERY_BROKER_URL": "memory://",
+                "LOCK_DIR": str(self.workdir / "locks"),
+                "LOG_LEVEL": "WARNING",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        return env
+
+    def database_url(self) -> str:
+        if self._pg_database is None:
+            return f"sqlite:///{self.database}"
+        base = urllib.parse.urlsplit(self.postgres_url or "")
+        return urllib.parse.urlunsplit(base._replace(path=f"/{self._pg_database}"))
+
+    def _pg_admin(self, sql: str) -> None:
+        import psycopg
+
+        base = urllib.parse.urlsplit(self.postgres_url or "")
+        admin = urllib.parse.urlunsplit(base._replace(path="/postgres"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(sql)
+
+    def _create_pg_database(self) -> None:
+        name = f"vnpu_e2e_{os.getpid()}_{self.port}"
+        self._pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
+        self._pg_admin(f'CREATE DATABASE "{name}"')
+        self._pg_database = name
+
+    def manage(self, *args: str, timeout: float = 600) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise StackError(
+                f"manage.py {' '.join(args)} failed ({result.returncode}):\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+        return result.stdout
+
+    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+        logfile = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=self.env(),
+            stdout=logfile,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        logfile.close()
+        self.procs[name] = proc
+        return proc
+
+    def logs(self, name: str, tail: int = 4000) -> str:
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace")[-tail:] if path.exists() else ""
+
+    # -- start and stop
+
+    def start(
+        self, *, wait_for_chips: int | None = None, timeout: float = 300
+    ) -> Stack:
+        from simcluster.server import SimCluster
+
+        try:
+            t0 = time.monotonic()
+            self.sim = SimCluster(scenario=self.scenario, port=0, **self.sim_options)
+            self.sim.start()
+            self.sim.write_kubeconfig(self.kubeconfig)
+            self.log(f"simcluster ({self.scenario}) at {self.sim.url}")
+            if self.postgres_url:
+                self._create_pg_database()
+            self.log(f"database: {self.database_url()}")
+            self.manage("migrate", "--noinput")
+            self.manage("demo", "--kubeconfig", str(self.kubeconfig))
+            self._spawn(
+                "sync",
+                [
+                    sys.executable,
+                    "manage.py",
+                    "sync",
+                    "--cluster",
+                    "demo",
+                    "--seconds",
+                    str(self.sync_seconds),
+                ],
+            )
+            self.start_web()
+            client = self.api()
+            status, clusters = client.call("GET", "/api/clusters/")
+            if status != 200 or not clusters["results"]:
+                raise StackError(f"no cluster registered: {status} {clusters}")
+            self.cluster_id = int(clusters["results"][0]["id"])
+            if wait_for_chips:
+                self._wait_chips(client, wait_for_chips, timeout)
+            self.log(f"portal at {self.url} ready in {time.monotonic() - t0:.1f}s")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def start_web(self) -> None:
+        """Start uvicorn on this stack's port and wait until it answers."""
+        self._spawn(
+            "web",
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "vnpuportal.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--no-access-log",
+            ],
+        )
+        self._wait_http(timeout=60)
+
+    def stop_web(self) -> None:
+        """Stop the web process (browsers lose their WebSocket); sync keeps running."""
+        proc = self.procs.pop("web")
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+
+    def api(self) -> ApiClient:
+        client = ApiClient(self.url)
+        client.login()
+        return client
+
+    def _wait_http(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.procs["web"].poll() is not None:
+                raise StackError("uvicorn exited:\n" + self.logs("web"))
+            try:
+                with urllib.request.urlopen(self.url + "/api/auth/login/", timeout=2):  # noqa: S310
+                    return
+            except urllib.error.HTTPError:
+                return  # 405 for GET: the server answers
+            except OSError:
+                time.sleep(0.2)
+        raise StackError("uvicorn did not answer:\n" + self.logs("web"))
+
+    def _wait_chips(self, client: ApiClient, count: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        rows = 0
+        while time.monotonic() < deadline:
+            if self.procs["sync"].poll() is not None:
+                raise StackError("sync exited:\n" + self.logs("sync"))
+            status, body = client.call(
+                "GET", f"/api/clusters/{self.cluster_id}/chip-usage/"
+            )
+            rows = len(body["rows"]) if status == 200 else 0
+            if rows >= count:
+                return
+            time.sleep(0.5)
+        raise StackError(
+            f"only {rows} of {count} chips synced after {timeout}s:\n"
+            + self.logs("sync")
+        )
+
+    def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
+        result = subprocess.run(
+            ["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise StackError(f"kubectl {' '.join(args)}: {result.stderr}")
+        return result.stdout
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for proc in self.procs.values():
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+        self.procs.clear()
+        if self.sim is not None:
+            self.sim.stop()
+            self.sim = None
+        if self._pg_database is not None:
+            try:
+                self._pg_admin(
+                    f'DROP DATABASE IF EXISTS "{self._pg_database}" WITH (FORCE)'
+                )
+            except Exception as exc:  # report it, never mask the error that stopped us
+                self.log(f"could not drop database {self._pg_database}: {exc}")
+            self._pg_database = None
+        if self._own_workdir and not os.environ.get("E2E_KEEP"):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":  # a dev stack: python tests/e2e/stack.py [scenario]
+
+    def _interrupt(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    stack = Stack(sys.argv[1] if len(sys.argv) > 1 else "guide", sync_seconds=86400)
+    stack.start(wait_for_chips=1)
+    sys.stdout.write(
+        f"portal: {stack.url}  kubeconfig: {stack.kubeconfig}  (Ctrl-C stops)\n"
+    )
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stack.stop()

@@ -1,0 +1,310 @@
+"""The web UI end to end: a real portal, a simulated cluster, headless Chromium.
+
+Each test starts from a fresh browser context and signs in through the login
+form. Screenshots go to tests/e2e/screenshots/ (the overview one is copied to
+docs/screenshot.png for the README).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import SCREENSHOTS, login
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+# The guide's second 310P3 chip: idle at start, so a pod pinned to it is the only one there.
+CHIP_UUID = "0C5C7FD0-128B2F33-D23F0824-892F902B-1818E811"
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations:
+    hami.io/use-Ascend310P-uuid: "{uuid}"
+spec:
+  schedulerName: volcano
+  containers:
+  - name: main
+    image: busybox
+    command: ["sleep", "3600"]
+    resources:
+      limits:
+        huawei.com/Ascend310P: "1"
+        huawei.com/Ascend310P-memory: "3072"
+"""
+
+
+def _chip_id(portal, uuid: str) -> int:
+    status, body = portal.api().call(
+        "GET", f"/api/chips/?cluster={portal.cluster_id}&uuid={uuid}"
+    )
+    assert status == 200, body
+    return int(body["results"][0]["id"])
+
+
+def test_login_shows_role_and_the_guides_twelve_chips(page, portal, shot):
+    page.goto(portal.url + "/")
+    expect(page.locator("input[name=username]")).to_be_visible()
+    # wrong password: the API's message, on the form
+    page.fill("input[name=username]", "admin")
+    page.fill("input[name=password]", "wrong")
+    page.click("button[type=submit]")
+    expect(page.get_by_test_id("login-error")).to_contain_text(
+        "Wrong username or password"
+    )
+    shot(page, "login-error")
+
+    page.fill("input[name=password]", "admin")
+    page.click("button[type=submit]")
+    expect(page.get_by_test_id("connection")).to_have_attribute("data-state", "live")
+    expect(page.get_by_test_id("user")).to_contain_text("admin")
+    expect(page.get_by_test_id("user")).to_contain_text("admin", ignore_case=True)
+    expect(page.get_by_test_id("kpi-chips")).to_contain_text("12")
+    expect(page.get_by_test_id("kpi-chips")).to_contain_text("1 unhealthy")
+    expect(page.get_by_test_id("type-card-Ascend310P")).to_contain_text("4 chips")
+    expect(page.get_by_test_id("type-card-Ascend910B4")).to_contain_text("8 chips")
+    time.sleep(0.5)  # let the charts and banners settle for the picture
+    path = shot(page, "overview")
+    (ROOT / "docs").mkdir(exist_ok=True)
+    shutil.copyfile(path, ROOT / "docs" / "screenshot.png")
+
+    page.locator("nav").get_by_role("link", name="Nodes & chips").click()
+    expect(page.get_by_test_id("chip-count")).to_contain_text(
+        "12 of 12 chips · 2 nodes · 1 unhealthy"
+    )
+    expect(page.get_by_test_id("chip-row")).to_have_count(12)
+    expect(page.locator("[data-testid=chip-row]", has_text="unhealthy")).to_have_count(
+        1
+    )
+    # filters: chip type, state, node
+    page.get_by_test_id("type-filter").select_option("Ascend310P")
+    expect(page.get_by_test_id("chip-row")).to_have_count(4)
+    page.get_by_test_id("type-filter").select_option("")
+    page.get_by_test_id("state-filter").select_option("unhealthy")
+    expect(page.get_by_test_id("chip-row")).to_have_count(1)
+    page.get_by_test_id("state-filter").select_option("all")
+    page.get_by_test_id("node-filter").fill("910b")
+    expect(page.get_by_test_id("chip-row")).to_have_count(8)
+    page.get_by_test_id("node-filter").fill("")
+    expect(page.get_by_test_id("chip-row")).to_have_count(12)
+    shot(page, "chips")
+
+
+def test_a_new_pod_shows_up_on_its_chip_without_reload(page, portal, shot):
+    chip_id = _chip_id(portal, CHIP_UUID)
+    login(page, portal, path=f"/chips?chip={chip_id}")
+    drawer = page.get_by_test_id("drawer")
+    expect(drawer).to_contain_text("npu-node-310p-01 · Ascend310P #1")
+    expect(drawer).to_contain_text("No slice on this chip.")
+    row = page.locator(f"[data-chip-id='{chip_id}']")
+    expect(row).to_contain_text("0 / 7")
+    page.evaluate("window.__noReload = true")
+
+    portal.kubectl(
+        "apply", "-f", "-", stdin=POD.format(name="e2e-live", uuid=CHIP_UUID)
+    )
+    try:
+        expect(drawer.get_by_test_id("chip-slices")).to_contain_text(
+            "e2e-live", timeout=20_000
+        )
+        expect(drawer.get_by_test_id("chip-slices")).to_contain_text("vir01")
+        expect(row).to_contain_text("1 / 7")
+        expect(drawer.get_by_test_id("chip-metrics")).to_contain_text(
+            "3 GiB / 21.0 GiB"
+        )
+        expect(drawer.get_by_test_id("chip-history")).to_be_visible()
+        assert page.evaluate("window.__noReload") is True, "the page was reloaded"
+        shot(page, "chip-live-pod")
+
+        # and the slices page finds it by name
+        page.keyboard.press("Escape")
+        expect(drawer).to_have_count(0)
+        page.locator("nav").get_by_role("link", name="Slices").click()
+        page.get_by_test_id("slice-search").fill("e2e-live")
+        expect(page.get_by_test_id("slices-table")).to_contain_text(
+            "npu-node-310p-01 #1"
+        )
+        shot(page, "slices")
+    finally:
+        portal.kubectl("delete", "pod", "e2e-live", "--wait=false")
+    # gone again, still without reload
+    page.go_back()
+    expect(page.locator(f"[data-chip-id='{chip_id}']")).to_contain_text(
+        "0 / 7", timeout=20_000
+    )
+
+
+def test_the_page_reconnects_and_resynchronises_after_the_server_restarts(
+    page, portal, shot
+):
+    chip_id = _chip_id(portal, CHIP_UUID)
+    login(page, portal, path="/chips")
+    row = page.locator(f"[data-chip-id='{chip_id}']")
+    expect(row).to_contain_text("0 / 7")
+    page.evaluate("window.__noReload = true")
+    portal.stop_web()
+    try:
+        expect(page.get_by_test_id("connection")).to_have_attribute(
+            "data-state", "reconnecting"
+        )
+        expect(page.get_by_test_id("stale-banner")).to_contain_text(
+            "Live updates are interrupted"
+        )
+        shot(page, "reconnecting")
+        # a change while the page is cut off: it arrives with the next snapshot
+        portal.kubectl(
+            "apply", "-f", "-", stdin=POD.format(name="e2e-offline", uuid=CHIP_UUID)
+        )
+        time.sleep(2)
+    finally:
+        portal.start_web()
+    try:
+        expect(page.get_by_test_id("connection")).to_have_attribute(
+            "data-state", "live", timeout=40_000
+        )
+        expect(page.get_by_test_id("stale-banner")).to_have_count(0)
+        expect(row).to_contain_text("1 / 7", timeout=20_000)
+        assert page.evaluate("window.__noReload") is True
+    finally:
+        portal.kubectl("delete", "pod", "e2e-offline", "--wait=false")
+    expect(row).to_contain_text("0 / 7", timeout=20_000)
+
+
+def test_an_invalid_template_value_shows_the_api_error_on_the_field(page, portal, shot):
+    login(page, portal, path="/templates?type=Ascend310P")
+    row = page.get_by_test_id("template-row-vir01")
+    memory = row.locator("input[name=memory]")
+    expect(memory).to_have_value("3072")
+    memory.fill("99999")
+    # the picture follows the draft before anything is saved
+    expect(page.get_by_test_id("fit-picture")).to_contain_text(
+        "more than memoryAllocatable"
+    )
+    row.get_by_test_id("save-template").click()
+    error = row.get_by_test_id("error-memory")
+    expect(error).to_contain_text(
+        "memory 99999 MB is more than memoryAllocatable 21527 MB"
+    )
+    expect(memory).to_have_attribute("aria-invalid", "true")
+    shot(page, "template-invalid")
+
+    memory.fill("0")
+    row.get_by_test_id("save-template").click()
+    expect(error).to_contain_text("memory must be greater than 0")
+    # nothing was written
+    status, body = portal.api().call(
+        "GET", f"/api/templates/?cluster={portal.cluster_id}&name=vir01"
+    )
+    assert status == 200, body
+    assert [t["memory"] for t in body["results"]] == [3072]
+
+
+def test_a_valid_edit_publishes_to_the_configmap(page, portal, shot):
+    login(page, portal, path="/templates?type=Ascend310P")
+    row = page.get_by_test_id("template-row-vir02")
+    row.locator("input[name=memory]").fill("6000")
+    row.get_by_test_id("save-template").click()
+    expect(page.get_by_test_id("saved")).to_contain_text("Saved template vir02")
+    expect(page.get_by_test_id("tab-publish")).to_contain_text("•")
+
+    page.get_by_test_id("tab-publish").click()
+    diff = page.get_by_test_id("diff").first
+    expect(diff).to_contain_text("-    memory: 6144")
+    expect(diff).to_contain_text("+    memory: 6000")
+    expect(page.get_by_test_id("impact")).to_contain_text("vir02")
+    page.get_by_test_id("publish-reason").fill("e2e: vir02 to 6000 MB")
+    page.get_by_test_id("publish").click()
+    expect(page.get_by_test_id("publish-result")).to_contain_text("Published v")
+    shot(page, "template-published", full_page=True)
+
+    deadline = time.monotonic() + 10
+    text = ""
+    while time.monotonic() < deadline:
+        text = portal.kubectl(
+            "get", "cm", "hami-scheduler-device", "-n", "kube-system", "-o", "yaml"
+        )
+        if re.search(r"name: vir02\n\s+memory: 6000", text):
+            break
+        time.sleep(0.3)
+    assert re.search(r"name: vir02\n\s+memory: 6000", text), text
+
+    # the components that read the config at start are now behind: restart one
+    restarts = page.get_by_test_id("restarts")
+    hami = restarts.locator("tr", has_text="hami-scheduler").first
+    expect(hami).to_contain_text("restart pending")
+    hami.get_by_role("button", name="Restart").click()
+    page.get_by_role("button", name="Restart every pod").click()
+    expect(hami).not_to_contain_text("restart pending", timeout=20_000)
+    shot(page, "template-restarted")
+
+    # history: the published version is there, with the reason
+    page.get_by_test_id("tab-history").click()
+    expect(page.get_by_test_id("versions-table")).to_contain_text(
+        "e2e: vir02 to 6000 MB"
+    )
+    shot(page, "template-history")
+
+
+def test_a_viewer_sees_no_write_actions(page, portal, shot):
+    portal.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model;"
+        "from apps.accounts.services import user_set_role;"
+        "u, _ = get_user_model().objects.get_or_create(username='vera');"
+        "u.set_password('vera-pw-123'); u.save(); user_set_role(user=u, role='viewer')",
+    )
+    login(page, portal, ("vera", "vera-pw-123"), path="/templates?type=Ascend310P")
+    expect(page.get_by_test_id("user")).to_contain_text("viewer")
+    expect(page.get_by_test_id("template-row-vir01")).to_be_visible()
+    expect(page.get_by_test_id("add-template")).to_have_count(0)
+    expect(page.get_by_role("button", name="Delete")).to_have_count(0)
+    expect(
+        page.get_by_test_id("template-row-vir01").locator("input[name=memory]")
+    ).to_have_attribute("readonly", "")
+    page.get_by_test_id("tab-publish").click()
+    expect(page.get_by_test_id("publish")).to_have_count(0)
+    expect(page.get_by_role("button", name="Restart")).to_have_count(0)
+    shot(page, "viewer-publish")
+
+
+def test_django_serves_the_app_and_keeps_api_404s_json(portal):
+    for path in ("/", "/chips", "/templates?tab=publish"):
+        with urllib.request.urlopen(portal.url + path) as response:  # noqa: S310
+            body = response.read().decode()
+            assert response.status == 200
+            assert '<div id="root">' in body
+            assert response.headers["Cache-Control"] == "no-cache"
+    asset = re.search(r'src="(/assets/[^"]+\.js)"', body).group(1)
+    request = urllib.request.Request(  # noqa: S310
+        portal.url + asset, headers={"Accept-Encoding": "gzip"}
+    )
+    with urllib.request.urlopen(request) as response:  # noqa: S310
+        assert response.status == 200
+        assert "javascript" in response.headers["Content-Type"]
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(portal.url + "/api/no-such-endpoint/")  # noqa: S310
+    assert info.value.code == 404
+    assert info.value.headers["Content-Type"] == "application/json"
+    assert json.loads(info.value.read())["code"] == "not_found"
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(portal.url + "/no-such-file.png")  # noqa: S310
+    assert info.value.code == 404
+
+
+def test_screenshots_directory_is_populated():
+    # Runs last in this module: the screenshots above exist for a person to look at.
+    names = {p.name for p in SCREENSHOTS.glob("*.png")}
+    assert {"overview.png", "chips.png", "template-invalid.png"} <= names
