@@ -109,6 +109,7 @@ class ChipTypeSerializer(serializers.ModelSerializer):
     ai_core = serializers.IntegerField(required=False, allow_null=True)
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
     slots_per_chip = serializers.SerializerMethodField()
+    allowed_template_names = serializers.SerializerMethodField()
 
     class Meta:
         model = ChipType
@@ -127,9 +128,18 @@ class ChipTypeSerializer(serializers.ModelSerializer):
             "extra",
             "templates",
             "slots_per_chip",
+            "allowed_template_names",
         ]
         # Uniqueness is a device-config rule: the validator reports it on the field.
         validators: list = []
+
+    def get_allowed_template_names(self, obj: ChipType) -> list[str]:
+        """Names ascend-docker-runtime and the chip family accept (for the editor)."""
+        from apps.inventory.hami.catalog import allowed_template_names, chip_family
+
+        return sorted(
+            allowed_template_names(chip_family(obj.chip_name, obj.common_word))
+        )
 
     def get_slots_per_chip(self, obj: ChipType) -> int:
         from apps.inventory.hami.validation import slots_per_chip

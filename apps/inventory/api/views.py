@@ -6,6 +6,7 @@ import dataclasses
 
 from django.db.models import Count, Prefetch
 from django.http import HttpResponse
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -15,6 +16,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.filters import OrderingFilter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -296,6 +298,18 @@ class SliceViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Slice.objects.select_related("chip")
     serializer_class = s.SliceSerializer
     filterset_class = SliceFilterSet
+    filter_backends = [DjangoFilterBackend, OrderingFilter]
+    ordering_fields = [
+        "pod_name",
+        "namespace",
+        "node_name",
+        "template",
+        "memory",
+        "priority",
+        "started_at",
+        "phase",
+    ]
+    ordering = ["namespace", "pod_name"]
 
 
 @extend_schema(tags=["inventory"])

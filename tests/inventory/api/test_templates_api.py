@@ -199,3 +199,14 @@ def test_export_and_versions(viewer_client, operator_client, guide_cluster):
         "/api/device-config-versions/", {"cluster": guide_cluster.pk}
     ).json()["results"]
     assert [v["source"] for v in versions] == ["imported"]
+
+
+def test_chip_type_lists_allowed_template_names(viewer_client, guide_cluster):
+    rows = viewer_client.get("/api/chip-types/", {"cluster": guide_cluster.pk}).json()[
+        "results"
+    ]
+    allowed = {row["common_word"]: row["allowed_template_names"] for row in rows}
+    assert "vir04_3c" in allowed["Ascend310P"]
+    assert "vir05_1c_8g" not in allowed["Ascend310P"]
+    assert "vir10_3c_16g" in allowed["Ascend910B4"]
+    assert "vir01" not in allowed["Ascend910B4"]
