@@ -436,3 +436,30 @@ class LiveEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} {self.group} {self.event}"
+
+
+class ChipEvent(models.Model):
+    """A slice placed on or released from a chip: the chip's history."""
+
+    class Kind(models.TextChoices):
+        PLACED = "placed", "Placed"
+        RELEASED = "released", "Released"
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="chip_events"
+    )
+    chip_uuid = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    namespace = models.CharField(max_length=63)
+    pod_name = models.CharField(max_length=253)
+    template = models.CharField(max_length=63, blank=True)
+    memory = models.PositiveIntegerField(default=0)
+    priority = models.IntegerField(default=0)
+    at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["cluster", "chip_uuid", "-at"])]
+
+    def __str__(self) -> str:
+        return f"{self.chip_uuid[:8]} {self.kind} {self.namespace}/{self.pod_name}"

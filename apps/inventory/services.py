@@ -658,6 +658,12 @@ def usage_samples_record() -> int:
     UsageSample.objects.filter(
         at__lt=now - timedelta(days=settings.USAGE_SAMPLE_RETENTION_DAYS)
     ).delete()
+    # Chip history is kept as long as the usage samples.
+    from apps.inventory.models import ChipEvent
+
+    ChipEvent.objects.filter(
+        at__lt=now - timedelta(days=settings.USAGE_SAMPLE_RETENTION_DAYS)
+    ).delete()
     return len(samples)
 
 

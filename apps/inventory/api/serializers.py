@@ -7,6 +7,7 @@ from rest_framework import serializers
 from apps.inventory.choices import ConnectionKind
 from apps.inventory.models import (
     Chip,
+    ChipEvent,
     ChipType,
     Cluster,
     DeviceConfigVersion,
@@ -415,3 +416,19 @@ class FragmentationSerializer(serializers.Serializer):
     stranded_chips = serializers.IntegerField()
     free_memory = serializers.IntegerField()
     smallest_template_memory = serializers.IntegerField(allow_null=True)
+
+
+class ChipEventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ChipEvent
+        fields = [
+            "id",
+            "chip_uuid",
+            "kind",
+            "namespace",
+            "pod_name",
+            "template",
+            "memory",
+            "priority",
+            "at",
+        ]

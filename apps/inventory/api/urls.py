@@ -10,7 +10,9 @@ router.register("nodes", views.NodeViewSet, basename="node")
 router.register("chips", views.ChipViewSet, basename="chip")
 router.register("slices", views.SliceViewSet, basename="slice")
 router.register("pending-pods", views.PendingPodViewSet, basename="pendingpod")
-router.register("priority-classes", views.PriorityClassViewSet, basename="priorityclass")
+router.register(
+    "priority-classes", views.PriorityClassViewSet, basename="priorityclass"
+)
 router.register(
     "device-config-versions",
     views.DeviceConfigVersionViewSet,

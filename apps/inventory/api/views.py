@@ -35,6 +35,7 @@ from apps.inventory.hami.deviceconfig import config_to_raw
 from apps.inventory.hami.validation import validate_configs
 from apps.inventory.models import (
     Chip,
+    ChipEvent,
     ChipType,
     Cluster,
     DeviceConfigVersion,
@@ -291,6 +292,17 @@ class ChipViewSet(viewsets.ReadOnlyModelViewSet):
     queryset = Chip.objects.select_related("node")
     serializer_class = s.ChipSerializer
     filterset_class = ChipFilterSet
+
+    @extend_schema(responses={200: s.ChipEventSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        """Slices placed on and released from this chip, newest first (paginated)."""
+        chip = self.get_object()
+        events = ChipEvent.objects.filter(
+            cluster_id=chip.cluster_id, chip_uuid=chip.uuid
+        )
+        page = self.paginate_queryset(events)
+        return self.get_paginated_response(s.ChipEventSerializer(page, many=True).data)
 
 
 @extend_schema(tags=["inventory"])

@@ -19,7 +19,15 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from apps.common.realtime import broadcast_on_commit, cluster_group
-from apps.inventory.models import Chip, ChipType, Cluster, Node, PendingPod, Slice
+from apps.inventory.models import (
+    Chip,
+    ChipEvent,
+    ChipType,
+    Cluster,
+    Node,
+    PendingPod,
+    Slice,
+)
 from apps.inventory.selectors import CHIP_USAGE_COLUMNS
 from apps.inventory.sync.bulk import insert_rows
 from apps.inventory.sync.derive import (
@@ -404,6 +412,7 @@ class _PodsAndNodesWriter:
                 changed.append(row)
                 touched.add(state.chip_uuid)
         removed = [row for key, row in stored.items() if key not in wanted_keys]
+        self._record_history(new_rows, removed, first_list=scope is None and not stored)
         insert_rows(Slice, new_rows)
         Slice.objects.bulk_update(changed, [*SLICE_FIELDS, "chip"], batch_size=2000)
         if removed:
@@ -440,6 +449,50 @@ class _PodsAndNodesWriter:
                     removed=gone,
                 )
             )
+
+    def _record_history(
+        self,
+        placed: Sequence[Mapping[str, Any]],
+        released: Sequence[Slice],
+        *,
+        first_list: bool,
+    ) -> None:
+        """Write placed/released events for the chips' history.
+
+        The very first list of a cluster is not history (those slices were
+        placed before the portal looked), so it records nothing.
+        """
+        if first_list:
+            return
+        now = timezone.now()
+        events = [
+            {
+                "cluster_id": self.cluster.pk,
+                "chip_uuid": row["chip_uuid"],
+                "kind": ChipEvent.Kind.PLACED,
+                "namespace": row["namespace"],
+                "pod_name": row["pod_name"],
+                "template": row["template"],
+                "memory": row["memory"],
+                "priority": row["priority"],
+                "at": row["started_at"] or now,
+            }
+            for row in placed
+        ] + [
+            {
+                "cluster_id": self.cluster.pk,
+                "chip_uuid": row.chip_uuid,
+                "kind": ChipEvent.Kind.RELEASED,
+                "namespace": row.namespace,
+                "pod_name": row.pod_name,
+                "template": row.template,
+                "memory": row.memory,
+                "priority": row.priority,
+                "at": now,
+            }
+            for row in released
+        ]
+        insert_rows(ChipEvent, events)
 
     def _sync_pending(
         self, wanted: Sequence[PendingState], scope: set[tuple[str, str]] | None

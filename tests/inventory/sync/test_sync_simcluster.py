@@ -194,7 +194,9 @@ def wait_equal(cluster, core, capsys, timeout: float = 15.0):
             return expected
         if time.monotonic() > deadline:
             # Name the differences, not two long lists.
-            assert [c for c in actual[0] if c not in expected[0]] == [c for c in expected[0] if c not in actual[0]]
+            assert [c for c in actual[0] if c not in expected[0]] == [
+                c for c in expected[0] if c not in actual[0]
+            ]
             assert sorted(set(actual[1]) ^ set(expected[1])) == []
             assert actual == expected
         time.sleep(0.2)
@@ -293,9 +295,14 @@ def test_outage_shows_stale_then_recovers_without_duplicates(
         deadline = time.monotonic() + 10
         while True:
             shown = Cluster.objects.get(pk=cluster.pk)
-            if shown.sync_state in (SyncState.STALE, SyncState.ERROR) and shown.last_sync_error:
+            if (
+                shown.sync_state in (SyncState.STALE, SyncState.ERROR)
+                and shown.last_sync_error
+            ):
                 break
-            assert time.monotonic() < deadline, "the outage never showed as stale with an error"
+            assert time.monotonic() < deadline, (
+                "the outage never showed as stale with an error"
+            )
             time.sleep(0.2)
         time.sleep(6.5)  # the outage ends; meanwhile the cluster changed
         core.create_namespaced_pod("default", slice_pod("after-outage", 6144))

@@ -150,3 +150,24 @@ def test_pending_pod_with_reason(guide_cluster, objects):
     pod["status"]["phase"] = "Running"
     writer.apply_pod_events([("MODIFIED", pod)])
     assert not PendingPod.objects.exists()
+
+
+def test_chip_history_records_placements_and_releases(
+    guide_cluster, objects, viewer_client
+):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.replace_pods(objects["pods"])
+    from apps.inventory.models import ChipEvent
+
+    assert not ChipEvent.objects.exists()  # the first list is not history
+    second = copy.deepcopy(objects["pods"][0])
+    second["metadata"]["name"] = "second"
+    writer.apply_pod_events([("ADDED", second)])
+    writer.apply_pod_events([("DELETED", second)])
+    chip0 = Chip.objects.get(node__name="npu-node-310p-01", index=0)
+    history = viewer_client.get(f"/api/chips/{chip0.pk}/history/").json()["results"]
+    assert [(e["kind"], e["pod_name"], e["template"]) for e in history] == [
+        ("released", "second", "vir01"),
+        ("placed", "second", "vir01"),
+    ]

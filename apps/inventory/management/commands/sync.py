@@ -50,4 +50,6 @@ class Command(BaseCommand):
         if not stats:
             self.stdout.write("another worker already watches this cluster")
         for key, stat in sorted(stats.items()):
-            self.stdout.write(f"watched {key}: {stat.lists} lists, {stat.events} events, {stat.errors} errors")
+            self.stdout.write(
+                f"watched {key}: {stat.lists} lists, {stat.events} events, {stat.errors} errors"
+            )
