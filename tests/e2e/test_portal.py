@@ -124,7 +124,10 @@ def test_a_new_pod_shows_up_on_its_chip_without_reload(page, portal, shot):
         expect(drawer.get_by_test_id("chip-metrics")).to_contain_text(
             "3 GiB / 21.0 GiB"
         )
-        expect(drawer.get_by_test_id("chip-history")).to_be_visible()
+        # the chip's history (from the API) has the pod placed on it
+        history = drawer.get_by_test_id("chip-history")
+        expect(history).to_contain_text("e2e-live", timeout=20_000)
+        expect(history).to_contain_text("placed")
         assert page.evaluate("window.__noReload") is True, "the page was reloaded"
         shot(page, "chip-live-pod")
 

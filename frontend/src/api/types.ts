@@ -96,6 +96,19 @@ export interface Slice {
   started_at: string | null;
 }
 
+/** One line of a chip's history (GET /api/chips/<id>/history/, newest first). */
+export interface ChipEvent {
+  id: number;
+  chip_uuid: string;
+  kind: "placed" | "released";
+  namespace: string;
+  pod_name: string;
+  template: string;
+  memory: number;
+  priority: number;
+  at: string;
+}
+
 export interface PendingPod {
   id: number;
   cluster: number;
@@ -140,6 +153,8 @@ export interface ChipType {
   extra: Record<string, unknown>;
   templates: TemplateSpec[];
   slots_per_chip: number;
+  /** template names ascend-docker-runtime and the chip family accept, sorted */
+  allowed_template_names: string[];
 }
 
 export interface ValidationIssue {

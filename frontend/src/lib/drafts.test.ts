@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowedNames, changedFields, isDirty, parseIntField, rebase } from "./drafts";
+import { changedFields, isAllowedName, isDirty, parseIntField, rebase, templateNameOptions } from "./drafts";
 
 describe("drafts", () => {
   it("parses integer fields for the API, leaving junk for the API to name", () => {
@@ -18,12 +18,24 @@ describe("drafts", () => {
     expect(rebase(d, { memory: "4096" }).value.memory).toBe("4096");
   });
 
-  it("reads the allowed template names out of the API's message", () => {
-    expect(allowedNames(["Ascend310P template vir03: vir03 is not a template name ascend-docker-runtime accepts (allowed: vir01, vir02, vir04)"])).toEqual([
-      "vir01",
-      "vir02",
-      "vir04",
-    ]);
-    expect(allowedNames(["memory must be greater than 0"])).toEqual([]);
+  it("offers the allowed template names no other template uses", () => {
+    const allowed = ["vir01", "vir02", "vir04", "vir04_3c"];
+    // the new row: every allowed name not taken
+    expect(templateNameOptions(allowed, ["vir01", "vir02"])).toEqual(["vir04", "vir04_3c"]);
+    // an existing row keeps its own name among the options
+    expect(templateNameOptions(allowed, ["vir01", "vir02"], "vir02")).toEqual(["vir02", "vir04", "vir04_3c"]);
+    // drafts being typed count by their trimmed text; empty ones take nothing
+    expect(templateNameOptions(allowed, [" vir04 ", ""])).toEqual(["vir01", "vir02", "vir04_3c"]);
+    expect(templateNameOptions(undefined, ["vir01"])).toEqual([]);
+  });
+
+  it("tells whether a typed name is allowed, leaving unknown cases to the API", () => {
+    const allowed = ["vir01", "vir02"];
+    expect(isAllowedName("vir01", allowed)).toBe(true);
+    expect(isAllowedName(" vir02 ", allowed)).toBe(true);
+    expect(isAllowedName("vir03", allowed)).toBe(false);
+    expect(isAllowedName("", allowed)).toBe(true);
+    expect(isAllowedName("anything", [])).toBe(true);
+    expect(isAllowedName("anything", undefined)).toBe(true);
   });
 });

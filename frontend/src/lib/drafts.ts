@@ -55,11 +55,22 @@ export function draftNullable(text: string | undefined): number | null {
   return Number.isFinite(n) ? n : null;
 }
 
-/** "allowed: vir01, vir02" in an API message -> the names, for suggestions. */
-export function allowedNames(messages: readonly string[] | undefined): string[] {
-  for (const m of messages ?? []) {
-    const match = /allowed: ([^)]+)\)/.exec(m);
-    if (match) return match[1].split(",").map((s) => s.trim()).filter(Boolean);
-  }
-  return [];
+/**
+ * Names to offer for one template of a chip type: the names the chip type
+ * allows (`allowed_template_names` of the API) that no other template of it
+ * uses, plus the template's own name. Sorted as the API sends them.
+ */
+export function templateNameOptions(allowed: readonly string[] | undefined, others: readonly string[], own = ""): string[] {
+  const taken = new Set(others.map((n) => n.trim()).filter((n) => n && n !== own.trim()));
+  return (allowed ?? []).filter((n) => !taken.has(n));
+}
+
+/**
+ * Whether a typed name is one the chip type allows. Unknown (no list from the
+ * API, or nothing typed yet) counts as allowed: the API has the last word.
+ */
+export function isAllowedName(name: string, allowed: readonly string[] | undefined): boolean {
+  const t = name.trim();
+  if (!t || !allowed?.length) return true;
+  return allowed.includes(t);
 }

@@ -90,14 +90,78 @@ describe("ClusterLive: delta application", () => {
     expect(live.activity).toHaveLength(100);
   });
 
-  it("follows nodes joining and leaving", () => {
+  it("follows nodes joining and leaving (the one-node `node` event older servers send)", () => {
     const { live } = store();
     live.apply(snapshot());
     live.apply({ type: "delta", event: "node", payload: { name: "c", ready: true } });
     expect(live.nodeCount).toBe(3);
+    live.apply({ type: "delta", event: "node", payload: { name: "a", ready: true } });
+    expect(live.nodeCount).toBe(3);
     live.apply({ type: "delta", event: "node_removed", payload: { name: "b" } });
     expect(live.nodeCount).toBe(2);
     expect([...live.chips.byId.keys()]).toEqual([1, 2]);
+  });
+
+  it("takes batched `nodes` deltas: counts new nodes once, not known ones", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    const t0 = live.ticks.node;
+    live.apply(
+      {
+        type: "delta",
+        event: "nodes",
+        payload: {
+          nodes: [
+            { name: "a", ready: true }, // in the snapshot: not a new node
+            { name: "c", ready: true },
+            { name: "d", ready: false },
+          ],
+        },
+      },
+      1000,
+    );
+    expect(live.nodeCount).toBe(4);
+    expect(live.nodeReady.get("d")).toBe(false);
+    expect(live.ticks.node).toBe(t0 + 1);
+    expect(live.activity.map((a) => [a.kind, a.text, a.detail])).toEqual([
+      ["node", "c", "node joined the cluster"],
+      ["node_not_ready", "d", "node joined the cluster (not ready)"],
+    ]);
+    // the same nodes again, one of them now ready: no new node, one readiness change
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "c", ready: true }, { name: "d", ready: true }] } }, 2000);
+    expect(live.nodeCount).toBe(4);
+    expect(live.activity[0]).toMatchObject({ kind: "node", text: "d", detail: "node is ready", t: 2000 });
+    expect(live.activity).toHaveLength(3);
+    // a node of the snapshot going not ready
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "b", ready: false }] } }, 3000);
+    expect(live.nodeCount).toBe(4);
+    expect(live.activity[0]).toMatchObject({ kind: "node_not_ready", text: "b", detail: "node is not ready" });
+    live.apply({ type: "delta", event: "node_removed", payload: { name: "c" } });
+    expect(live.nodeCount).toBe(3);
+  });
+
+  it("bounds the log of a large `nodes` batch and skips malformed entries", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    const nodes = Array.from({ length: 1000 }, (_, i) => ({ name: `n${i}`, ready: true }));
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [...nodes, { ready: true }, null] } }, 1000);
+    expect(live.nodeCount).toBe(1002);
+    expect(live.activity).toHaveLength(21);
+    expect(live.activity[20].text).toBe("… and 980 more");
+    live.apply({ type: "delta", event: "nodes", payload: {} });
+    expect(live.nodeCount).toBe(1002);
+  });
+
+  it("a snapshot forgets the nodes deltas told about", () => {
+    const { live } = store();
+    live.apply(snapshot());
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "c", ready: true }] } });
+    expect(live.nodeCount).toBe(3);
+    live.apply(snapshot()); // the server says 2 nodes: c left while we were away
+    expect(live.nodeCount).toBe(2);
+    expect(live.nodeReady.size).toBe(0);
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "c", ready: true }] } });
+    expect(live.nodeCount).toBe(3);
   });
 
   it("ignores events it does not know", () => {

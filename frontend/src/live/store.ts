@@ -62,7 +62,7 @@ type Listener = () => void;
 /** One line of the live activity feed (newest first). */
 export interface Activity {
   t: number;
-  kind: "slice" | "released" | "node" | "node_removed" | "sync";
+  kind: "slice" | "released" | "node" | "node_not_ready" | "node_removed" | "sync";
   text: string;
   detail?: string;
 }
@@ -81,7 +81,10 @@ export class ClusterLive {
   sync: SyncInfo = { state: "never", lastSyncAt: null, lastSyncError: "" };
   nodeCount: number | null = null;
   pendingCount: number | null = null;
+  /** readiness of the nodes that deltas told about since the last snapshot */
   readonly nodeReady = new Map<string, boolean>();
+  /** nodes the last snapshot counted (those with chips): a delta about them is not a new node */
+  private snapshotNodes = new Set<string>();
   ticks: Ticks = { slices: 0, pending: 0, object: 0, cluster: 0, node: 0, snapshot: 0 };
   /** chip uuids touched by the last slice deltas (the chip drawer refetches when its chip is here) */
   touchedUuids = new Set<string>();
@@ -201,18 +204,21 @@ export class ClusterLive {
       case "pending_reason":
         this.ticks = { ...this.ticks, pending: this.ticks.pending + 1 };
         break;
+      case "nodes": {
+        // Batched (one message for many nodes): {nodes: [{name, ready}, ...]}.
+        const nodes = Array.isArray(p.nodes) ? (p.nodes as { name?: unknown; ready?: unknown }[]) : [];
+        this.applyNodes(nodes, now);
+        break;
+      }
       case "node":
-        if (typeof p.name === "string") {
-          const known = this.nodeReady.has(p.name);
-          this.nodeReady.set(p.name, Boolean(p.ready));
-          if (!known && this.nodeCount !== null) this.nodeCount++;
-        }
-        this.ticks = { ...this.ticks, node: this.ticks.node + 1 };
+        // The one-node form older servers send.
+        this.applyNodes([p], now);
         break;
       case "node_removed":
         if (typeof p.name === "string") {
           this.log(now, [{ kind: "node_removed", text: p.name, detail: "node left the cluster" }], 1);
-          if (this.nodeReady.delete(p.name) && this.nodeCount !== null) this.nodeCount--;
+          const counted = this.nodeReady.delete(p.name) || this.snapshotNodes.delete(p.name);
+          if (counted && this.nodeCount !== null) this.nodeCount--;
           else if (this.nodeCount !== null && this.chips.sorted().some((c) => c.node === p.name)) this.nodeCount--;
           this.chips.removeNode(p.name);
         }
@@ -239,6 +245,28 @@ export class ClusterLive {
     this.changed();
   }
 
+  /** Nodes that joined or changed: count the new ones, log joins and readiness changes. */
+  private applyNodes(nodes: readonly { name?: unknown; ready?: unknown }[], now: number): void {
+    const items: Omit<Activity, "t">[] = [];
+    let total = 0;
+    for (const n of nodes) {
+      if (typeof n?.name !== "string" || !n.name) continue;
+      const ready = Boolean(n.ready);
+      const before = this.nodeReady.get(n.name);
+      const known = before !== undefined || this.snapshotNodes.has(n.name);
+      this.nodeReady.set(n.name, ready);
+      if (!known && this.nodeCount !== null) this.nodeCount++;
+      let detail: string | null = null;
+      if (!known) detail = ready ? "node joined the cluster" : "node joined the cluster (not ready)";
+      else if (before !== undefined ? before !== ready : !ready) detail = ready ? "node is ready" : "node is not ready";
+      if (detail === null) continue;
+      total++;
+      if (items.length < 20) items.push({ kind: ready ? "node" : "node_not_ready", text: n.name, detail });
+    }
+    if (total) this.log(now, items, total);
+    this.ticks = { ...this.ticks, node: this.ticks.node + 1 };
+  }
+
   private log(now: number, items: Omit<Activity, "t">[], total: number): void {
     const entries: Activity[] = items.map((i) => ({ ...i, t: now }));
     if (total > items.length) entries.push({ t: now, kind: entries[0]?.kind ?? "slice", text: `… and ${total - items.length} more` });
@@ -255,6 +283,8 @@ export class ClusterLive {
       lastSyncError: p.last_sync_error ?? "",
     };
     this.touchedUuids = new Set();
+    this.nodeReady.clear();
+    this.snapshotNodes = new Set(this.chips.sorted().map((c) => c.node));
     // A fresh snapshot may follow missed deltas: every page refetches what it shows.
     this.ticks = {
       slices: this.ticks.slices + 1,

@@ -1,6 +1,7 @@
 // Nodes and chips: a heat map of every chip (or node) and a virtualised table,
 // both filtered by node, chip type and state, live from the WebSocket. A click
-// opens the chip: its slices and what changed since the page opened.
+// opens the chip: its slices, its history (slices placed and released, from the
+// API) and how its usage and health changed since the page opened.
 
 import { memo, useCallback, useEffect, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
@@ -8,6 +9,7 @@ import type { Page, Slice } from "../api/types";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
+import { ChipHistory } from "./ChipHistory";
 import {
   filterChips,
   groupByNode,
@@ -289,7 +291,8 @@ function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | nu
     // The chip object is replaced on every change of its row: refetch its slices then.
     [chipId, chip],
   );
-  const history = live?.chips.history.get(chipId) ?? [];
+  // Usage and health as the socket saw them change (the API's history has slices only).
+  const changes = live?.chips.history.get(chipId) ?? [];
 
   return (
     <Drawer
@@ -356,29 +359,31 @@ function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | nu
             </table>
           )}
           <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>History</h3>
-          {history.length === 0 ? (
-            <div className="muted">No change since this page opened. The slices' age above tells when each one started.</div>
-          ) : (
-            <table className="data" data-testid="chip-history">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th className="num">Slots used</th>
-                  <th className="num">Memory used</th>
-                  <th>Health</th>
-                </tr>
-              </thead>
-              <tbody>
-                {[...history].reverse().map((p, i) => (
-                  <tr key={i}>
-                    <td>{p.t ? ago(new Date(p.t).toISOString(), now) : "at page load"}</td>
-                    <td className="num">{p.slotsUsed}</td>
-                    <td className="num">{mb(p.memUsed)}</td>
-                    <td>{p.healthy ? "healthy" : <span className="health-x">unhealthy</span>}</td>
+          <ChipHistory key={chipId} chipId={chipId} refresh={chip} now={now} />
+          {changes.length > 0 && (
+            <>
+              <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Usage and health since this page opened</h3>
+              <table className="data" data-testid="chip-changes">
+                <thead>
+                  <tr>
+                    <th>When</th>
+                    <th className="num">Slots used</th>
+                    <th className="num">Memory used</th>
+                    <th>Health</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {[...changes].reverse().map((p, i) => (
+                    <tr key={i}>
+                      <td>{p.t ? ago(new Date(p.t).toISOString(), now) : "at page load"}</td>
+                      <td className="num">{p.slotsUsed}</td>
+                      <td className="num">{mb(p.memUsed)}</td>
+                      <td>{p.healthy ? "healthy" : <span className="health-x">unhealthy</span>}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
           )}
         </>
       )}

@@ -264,7 +264,7 @@ function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number })
         <ul className="feed">
           {items.slice(0, 12).map((a, i) => (
             <li key={`${a.t}-${i}`}>
-              <span className={`dot ${a.kind === "released" || a.kind === "node_removed" ? "" : a.kind === "sync" ? "warn" : "ok"}`} />
+              <span className={`dot ${a.kind === "released" || a.kind === "node_removed" ? "" : a.kind === "sync" || a.kind === "node_not_ready" ? "warn" : "ok"}`} />
               <span className="ellipsis">
                 <span className="mono">{a.text}</span>
                 {a.detail && <span className="muted"> {a.detail}</span>}

@@ -1,17 +1,58 @@
 // Slices: every vNPU held by a pod, searchable (pod, namespace, node, template),
-// filtered by chip type and phase, paginated by the API; refreshed live.
+// filtered by chip type and phase, sorted and paginated by the API
+// (`?ordering=`); refreshed live.
 
 import { useEffect, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice } from "../api/types";
 import { ErrorNote, Loading, Pager } from "../components/ui";
 import { ageSeconds, dateTime, duration, mb } from "../lib/format";
+import { orderingParam, orderingText, parseOrdering, toggleOrdering, type Ordering } from "../lib/ordering";
 import { Link, useQueryParam } from "../lib/router";
 import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
 const PAGE_SIZE = 50;
 
+/** The fields `/api/slices/?ordering=` accepts. */
+export const SLICE_ORDERING = ["pod_name", "namespace", "node_name", "template", "memory", "priority", "started_at", "phase"] as const;
+export type SliceOrderingField = (typeof SLICE_ORDERING)[number];
+/** Rows that compare equal keep the server's default order across pages. */
+const TIE_BREAKERS: readonly SliceOrderingField[] = ["namespace", "pod_name"];
+
+/**
+ * A sortable column header. `firstDir` is the direction of the first click;
+ * `invert` shows the arrow for what the column displays (Age is the reverse
+ * of started_at).
+ */
+function SortHeader({
+  field,
+  label,
+  ordering,
+  onSort,
+  firstDir = 1,
+  invert = false,
+  className,
+}: {
+  field: SliceOrderingField;
+  label: string;
+  ordering: Ordering<SliceOrderingField> | null;
+  onSort: (o: Ordering<SliceOrderingField>) => void;
+  firstDir?: 1 | -1;
+  invert?: boolean;
+  className?: string;
+}) {
+  const active = ordering?.field === field;
+  const shown = active ? (invert ? -ordering.dir : ordering.dir) : 0;
+  return (
+    <th className={className} aria-sort={shown === 1 ? "ascending" : shown === -1 ? "descending" : undefined}>
+      <button className="sort" onClick={() => onSort(toggleOrdering(ordering, field, firstDir))} data-testid={`sort-${field}`}>
+        {label}
+        {shown === 1 ? " ▲" : shown === -1 ? " ▼" : ""}
+      </button>
+    </th>
+  );
+}
 export function SlicesPage() {
   const { cluster, live } = useClusters();
   useLiveVersion(live);
@@ -20,6 +61,13 @@ export function SlicesPage() {
   const [type, setType] = useQueryParam("type");
   const [phase, setPhase] = useQueryParam("phase");
   const [pageParam, setPage] = useQueryParam("page", "1");
+  const [orderingParamText, setOrderingParam] = useQueryParam("ordering");
+  const ordering = parseOrdering(orderingParamText, SLICE_ORDERING);
+  const sortBy = (o: Ordering<SliceOrderingField>) => {
+    setOrderingParam(orderingText(o));
+    setPage("1");
+  };
+  const order = orderingParam(ordering, TIE_BREAKERS);
   const [input, setInput] = useState(q);
   const search = useDebounced(input, 250);
   const page = Math.max(1, Number(pageParam) || 1);
@@ -34,10 +82,10 @@ export function SlicesPage() {
   const slices = useApi(
     (signal) =>
       api.get<Page<Slice>>(
-        `/api/slices/${qs({ cluster: id, q, chip_type: type, phase, page, page_size: PAGE_SIZE })}`,
+        `/api/slices/${qs({ cluster: id, q, chip_type: type, phase, ordering: order, page, page_size: PAGE_SIZE })}`,
         signal,
       ),
-    [id, q, type, phase, page],
+    [id, q, type, phase, order, page],
   );
   useThrottledEffect(slices.reload, live?.ticks.slices ?? 0, 3000);
 
@@ -111,16 +159,16 @@ export function SlicesPage() {
             <table className="data" data-testid="slices-table">
               <thead>
                 <tr>
-                  <th>Pod</th>
-                  <th>Namespace</th>
-                  <th>Node · chip</th>
+                  <SortHeader field="pod_name" label="Pod" ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="namespace" label="Namespace" ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="node_name" label="Node · chip" ordering={ordering} onSort={sortBy} />
                   <th>Chip type</th>
-                  <th>Template</th>
-                  <th className="num">Memory</th>
+                  <SortHeader field="template" label="Template" ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="memory" label="Memory" ordering={ordering} onSort={sortBy} firstDir={-1} className="num" />
                   <th className="num">AICore</th>
-                  <th>Priority</th>
-                  <th>Phase</th>
-                  <th>Age</th>
+                  <SortHeader field="priority" label="Priority" ordering={ordering} onSort={sortBy} firstDir={-1} />
+                  <SortHeader field="phase" label="Phase" ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="started_at" label="Age" ordering={ordering} onSort={sortBy} firstDir={-1} invert />
                 </tr>
               </thead>
               <tbody>

@@ -18,6 +18,7 @@ const chipType: ChipType = {
   extra: {},
   templates: [],
   slots_per_chip: 7,
+  allowed_template_names: ["vir01", "vir02", "vir02_1c", "vir04", "vir04_3c", "vir04_3c_ndvpp", "vir04_4c_dvpp"],
 };
 const tpl = (id: number, name: string, memory: number): Template => ({
   id,
@@ -82,6 +83,56 @@ describe("templates editor", () => {
     fireEvent.click(screen.getByTestId("save-template"));
     await waitFor(() => expect(onSaved).toHaveBeenCalledWith(warnings));
     expect(screen.getByTestId("saved").textContent).toContain("Saved template vir01");
+  });
+
+  it("suggests the template names the chip type allows, from the API's list", () => {
+    render(<Editor chipType={chipType} templates={templates} whatIf={undefined} canEdit onSaved={() => {}} warnings={[]} />);
+    const options = (row: HTMLElement) => {
+      const input = row.querySelector("input[name=name]") as HTMLInputElement;
+      const list = document.getElementById(input.getAttribute("list") ?? "");
+      return [...(list?.querySelectorAll("option") ?? [])].map((o) => o.getAttribute("value"));
+    };
+    // an existing template: its own name and the names no other template uses
+    expect(options(screen.getByTestId("template-row-vir02"))).toEqual(["vir02", "vir02_1c", "vir04_3c", "vir04_3c_ndvpp", "vir04_4c_dvpp"]);
+    // a new template: only the free names
+    fireEvent.click(screen.getByTestId("add-template"));
+    const row = screen.getByTestId("template-row-new");
+    expect(options(row)).toEqual(["vir02_1c", "vir04_3c", "vir04_3c_ndvpp", "vir04_4c_dvpp"]);
+    const name = row.querySelector("input[name=name]") as HTMLInputElement;
+    expect(name.placeholder).toBe("e.g. vir02_1c");
+    // a name being typed elsewhere is taken at once
+    fireEvent.change(screen.getByTestId("template-row-vir04").querySelector("input[name=name]") as HTMLInputElement, { target: { value: "vir04_3c" } });
+    expect(options(row)).toEqual(["vir02_1c", "vir04", "vir04_3c_ndvpp", "vir04_4c_dvpp"]);
+  });
+
+  it("hints at a name the chip type does not accept before saving", () => {
+    render(<Editor chipType={chipType} templates={templates} whatIf={undefined} canEdit onSaved={() => {}} warnings={[]} />);
+    const row = screen.getByTestId("template-row-vir01");
+    const name = row.querySelector("input[name=name]") as HTMLInputElement;
+    expect(screen.queryByTestId("name-hint")).toBeNull();
+    fireEvent.change(name, { target: { value: "vir03" } });
+    expect(screen.getByTestId("name-hint").textContent).toContain("not a template name Ascend310P accepts");
+    fireEvent.change(name, { target: { value: "vir04_3c" } });
+    expect(screen.queryByTestId("name-hint")).toBeNull();
+  });
+
+  it("shows the API's error on the name field instead of the hint once saved", async () => {
+    const message = "Ascend310P template vir03: vir03 is not a template name ascend-docker-runtime accepts (allowed: vir01, vir02)";
+    vi.stubGlobal("fetch", respond(400, { code: "invalid", message, errors: { name: [message] } }));
+    render(<Editor chipType={chipType} templates={templates} whatIf={undefined} canEdit onSaved={() => {}} warnings={[]} />);
+    const row = screen.getByTestId("template-row-vir01");
+    fireEvent.change(row.querySelector("input[name=name]") as HTMLInputElement, { target: { value: "vir03" } });
+    fireEvent.click(screen.getByTestId("save-template"));
+    await waitFor(() => expect(row.textContent).toContain(message));
+    expect(screen.queryByTestId("name-hint")).toBeNull();
+  });
+
+  it("offers no names when the API lists none (a chip family it does not know)", () => {
+    render(<Editor chipType={{ ...chipType, allowed_template_names: [] }} templates={templates} whatIf={undefined} canEdit onSaved={() => {}} warnings={[]} />);
+    const name = screen.getByTestId("template-row-vir01").querySelector("input[name=name]") as HTMLInputElement;
+    expect(name.getAttribute("list")).toBeNull();
+    fireEvent.change(name, { target: { value: "anything" } });
+    expect(screen.queryByTestId("name-hint")).toBeNull();
   });
 
   it("hides every write action from a viewer", () => {

@@ -8,13 +8,14 @@ import type { ChipType, Template, ValidationIssue, WhatIfChipType, WithWarnings 
 import { FitPicture } from "../../components/FitPicture";
 import { Badge, Banner, Field } from "../../components/ui";
 import {
-  allowedNames,
   changedFields,
   draftNullable,
   draftNumber,
+  isAllowedName,
   isDirty,
   parseIntField,
   rebase,
+  templateNameOptions,
   toValues,
   type Draft,
   type Values,
@@ -169,6 +170,11 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
 
   const setTypeField = (f: string, v: string) => setTypeDraft((d) => ({ ...d, value: { ...d.value, [f]: v } }));
   const setRowField = (id: number, f: string, v: string) => setRows((r) => ({ ...r, [id]: { ...r[id], value: { ...r[id].value, [f]: v } } }));
+  // Names ascend-docker-runtime and this chip family accept (from the API), for the name fields.
+  const allowed = chipType.allowed_template_names ?? [];
+  const draftNames = templates.map((t) => rows[t.id]?.value.name ?? t.name);
+  if (newRow) draftNames.push(newRow.name);
+  const nameOptions = (own: string) => templateNameOptions(allowed, draftNames, own);
   const typeWarnings = warnings.filter((w) => !w.chip_type || w.chip_type === chipType.common_word);
   const te = typeErrors.fields;
 
@@ -256,6 +262,9 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
                   values={d.value}
                   errors={errs}
                   canEdit={canEdit}
+                  nameOptions={nameOptions(d.value.name ?? "")}
+                  allowedNames={allowed}
+                  commonWord={chipType.common_word}
                   onChange={(f, v) => setRowField(t.id, f, v)}
                   badge={wt && wt.template_change !== "unchanged" ? wt.template_change : undefined}
                   fitAlone={wt?.fit_alone}
@@ -299,6 +308,9 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
                 values={newRow}
                 errors={rowErrors.new ?? EMPTY_ERRORS}
                 canEdit
+                nameOptions={nameOptions(newRow.name)}
+                allowedNames={allowed}
+                commonWord={chipType.common_word}
                 onChange={(f, v) => setNewRow((r) => (r ? { ...r, [f]: v } : r))}
                 badge="new"
                 actions={
@@ -361,10 +373,17 @@ function TemplateRow({
   badge,
   fitAlone,
   testId,
+  nameOptions,
+  allowedNames,
+  commonWord,
 }: {
   values: Values;
   errors: FieldErrors;
   canEdit: boolean;
+  /** names to suggest for this template (allowed and not used by another) */
+  nameOptions: string[];
+  allowedNames: string[];
+  commonWord: string;
   onChange: (field: string, value: string) => void;
   actions: React.ReactNode;
   badge?: string;
@@ -372,8 +391,10 @@ function TemplateRow({
   testId: string;
 }) {
   const f = errors.fields;
-  const suggestions = allowedNames(f.name);
+  const suggestions = canEdit ? nameOptions : [];
   const listId = `${testId}-names`;
+  // Before the API is asked: a name the chip family does not accept (the API's error wins once saved).
+  const nameHint = !f.name?.length && !isAllowedName(values.name ?? "", allowedNames);
   const input = (field: string, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => (
     <input
       className={`input${f[field] ? " invalid" : ""}`}
@@ -391,7 +412,11 @@ function TemplateRow({
       <tr data-testid={testId}>
         <td>
           <div style={{ display: "flex", gap: 6, alignItems: "center" }}>
-            {input("name", { list: suggestions.length ? listId : undefined })}
+            {input("name", {
+              list: suggestions.length ? listId : undefined,
+              placeholder: suggestions.length ? `e.g. ${suggestions[0]}` : undefined,
+              autoComplete: "off",
+            })}
             {badge && <Badge kind="info">{badge}</Badge>}
           </div>
           {suggestions.length > 0 && (
@@ -402,6 +427,11 @@ function TemplateRow({
             </datalist>
           )}
           <FieldErrorsView messages={f.name} />
+          {nameHint && (
+            <div className="muted" style={{ fontSize: 11 }} data-testid="name-hint">
+              not a template name {commonWord} accepts ({allowedNames.join(", ")})
+            </div>
+          )}
         </td>
         <td>
           {input("memory", { inputMode: "numeric" })}

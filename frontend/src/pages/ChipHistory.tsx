@@ -1,0 +1,80 @@
+// The history of one chip, from the API (GET /api/chips/<id>/history/): slices
+// placed on it and released from it, newest first, a page at a time. Sync
+// records it, so it reaches back before the page opened (not before the portal
+// first looked at the cluster).
+
+import { useState } from "react";
+import { api, qs } from "../api/client";
+import type { ChipEvent, Page } from "../api/types";
+import { Badge, ErrorNote, Pager } from "../components/ui";
+import { ago, dateTime, mb } from "../lib/format";
+import { useApi } from "../lib/useApi";
+
+export const HISTORY_PAGE_SIZE = 20;
+
+export function chipHistoryUrl(chipId: number, page: number, pageSize: number = HISTORY_PAGE_SIZE): string {
+  return `/api/chips/${chipId}/history/${qs({ page: page > 1 ? page : undefined, page_size: pageSize })}`;
+}
+
+/**
+ * `refresh`: a value that changes when the chip changed (its live row object),
+ * so that a slice placed or released while the drawer is open shows up.
+ */
+export function ChipHistory({ chipId, refresh, now }: { chipId: number; refresh?: unknown; now: number }) {
+  // The drawer keys this by chip, so another chip starts again on page 1.
+  const [page, setPage] = useState(1);
+  const history = useApi(
+    (signal) => api.get<Page<ChipEvent>>(chipHistoryUrl(chipId, page), signal),
+    [chipId, page, refresh],
+  );
+  const data = history.data;
+
+  return (
+    <>
+      <ErrorNote error={history.error} onRetry={history.reload} />
+      {!data ? (
+        history.loading && <div className="muted">Loading the history…</div>
+      ) : data.results.length === 0 && page === 1 ? (
+        <div className="empty" data-testid="chip-history-empty">
+          Nothing placed on or released from this chip since the portal started watching the cluster.
+        </div>
+      ) : (
+        <>
+          <table className="data" data-testid="chip-history">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Event</th>
+                <th>Pod</th>
+                <th>Template</th>
+                <th className="num">Memory</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.results.map((e) => (
+                <tr key={e.id} data-testid="chip-history-row">
+                  <td className="nowrap" title={dateTime(e.at)}>
+                    {ago(e.at, now)}
+                  </td>
+                  <td>{e.kind === "placed" ? <Badge kind="ok">placed</Badge> : <Badge>released</Badge>}</td>
+                  <td>
+                    <div className="mono">{e.pod_name}</div>
+                    <div className="muted" style={{ fontSize: 11 }}>
+                      {e.namespace}
+                      {e.priority ? ` · priority ${e.priority}` : ""}
+                    </div>
+                  </td>
+                  <td>{e.template || <span className="muted">whole card</span>}</td>
+                  <td className="num">{mb(e.memory)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {data.count > HISTORY_PAGE_SIZE && (
+            <Pager page={page} count={data.count} pageSize={HISTORY_PAGE_SIZE} onPage={setPage} />
+          )}
+        </>
+      )}
+    </>
+  );
+}
