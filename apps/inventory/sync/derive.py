@@ -9,7 +9,7 @@ entry of its ``hami.io/<cw>-devices-allocated`` annotation.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -177,8 +177,14 @@ def _runtime_templates(
         return {}
 
 
-def pod_slices(pod: Mapping[str, Any]) -> list[SliceState]:
-    """The slices a pod holds, counted as HAMi counts them (empty for terminal pods)."""
+def pod_slices(
+    pod: Mapping[str, Any], common_words: Collection[str] | None = None
+) -> list[SliceState]:
+    """The slices a pod holds, counted as HAMi counts them (empty for terminal pods).
+
+    ``common_words`` limits them to those chip types: HAMi's other vendors use
+    the same key pattern (``hami.io/vgpu-devices-allocated`` for NVIDIA).
+    """
     meta = _meta(pod)
     annotations = meta.get("annotations") or {}
     status = pod.get("status") or {}
@@ -189,9 +195,9 @@ def pod_slices(pod: Mapping[str, Any]) -> list[SliceState]:
     spec = pod.get("spec") or {}
     slices: list[SliceState] = []
     for key, value in annotations.items():
-        if not (key.startswith("hami.io/") and key.endswith("-devices-allocated")):
+        common_word = ann.allocated_common_word(key)
+        if common_word is None or (common_words and common_word not in common_words):
             continue
-        common_word = key[len("hami.io/") : -len("-devices-allocated")]
         try:
             containers = ann.parse_pod_devices(value)
         except ValueError as exc:

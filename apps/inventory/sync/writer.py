@@ -333,7 +333,7 @@ class _PodsAndNodesWriter:
 
     def replace_pods(self, pods: Sequence[Mapping[str, Any]]) -> None:
         """Make stored slices and pending pods equal to a full list of pods."""
-        slices = [s for pod in pods for s in pod_slices(pod)]
+        slices = [s for pod in pods for s in pod_slices(pod, self._shapes.keys())]
         pending = [p for p in (pod_pending(pod) for pod in pods) if p is not None]
         self.refresh_chip_types()
         with transaction.atomic():
@@ -353,7 +353,7 @@ class _PodsAndNodesWriter:
         for kind, obj in latest.values():
             if kind == "DELETED":
                 continue
-            slices.extend(pod_slices(obj))
+            slices.extend(pod_slices(obj, self._shapes.keys()))
             state = pod_pending(obj)
             if state is not None:
                 pending.append(state)
