@@ -49,3 +49,7 @@ def insert_rows(
                         value = json.dumps(value)
                     values.append(value)
                 copy.write_row(values)
+        if len(rows) >= 1000:
+            # Fresh statistics, so the next statements (usage recounts) are
+            # planned for the table's real size.
+            cursor.execute(f"ANALYZE {table}")

@@ -667,8 +667,10 @@ def _recount(cluster_id: int, chip_uuids: list[str] | None) -> None:
         cursor.execute(
             f"UPDATE {chip} SET slots_used = 0, memory_used = 0, aicore_used = 0, aicpu_used = 0 "  # noqa: S608
             f"WHERE {chip}.cluster_id = %s{only_chip} AND slots_used + memory_used + aicore_used + aicpu_used > 0 "
-            f"AND NOT EXISTS (SELECT 1 FROM {slice_} s WHERE s.cluster_id = {chip}.cluster_id AND s.chip_uuid = {chip}.uuid)",
-            [cluster_id, *uuids],
+            # NOT IN over a hashed subquery: a correlated NOT EXISTS was
+            # planned as a nested loop right after a big COPY (2.7 s at 8,000 chips).
+            f"AND {chip}.uuid NOT IN (SELECT chip_uuid FROM {slice_} WHERE cluster_id = %s)",
+            [cluster_id, *uuids, cluster_id],
         )
 
 
