@@ -52,7 +52,9 @@ def _bench_db_url(base: str) -> str:
 def _recreate_db(base: str) -> None:
     import psycopg
 
-    with psycopg.connect(base.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+    with psycopg.connect(
+        base.replace("postgres://", "postgresql://"), autocommit=True
+    ) as conn:
         conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
         conn.execute("CREATE DATABASE vnpu_bench")
 
@@ -60,28 +62,52 @@ def _recreate_db(base: str) -> None:
 def _drop_db(base: str) -> None:
     import psycopg
 
-    with psycopg.connect(base.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+    with psycopg.connect(
+        base.replace("postgres://", "postgresql://"), autocommit=True
+    ) as conn:
         conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
 
 
 def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[str]:
     # A process of its own: the simulator must not share a GIL with sync.
     command = [
-        sys.executable, "-m", "simcluster", "--scenario", "scale", "--port", "0",
-        "--kubeconfig", str(kubeconfig), "--nodes", str(args.nodes), "--pods", str(args.pods),
-        "--slice-pods", str(args.slice_pods), "--history", "200000", "--no-device-plugin",
-        "--bookmark-interval", "1",
+        sys.executable,
+        "-m",
+        "simcluster",
+        "--scenario",
+        "scale",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--nodes",
+        str(args.nodes),
+        "--pods",
+        str(args.pods),
+        "--slice-pods",
+        str(args.slice_pods),
+        "--history",
+        "200000",
+        "--no-device-plugin",
+        "--bookmark-interval",
+        "1",
     ]
-    sim = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sim = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     deadline = time.monotonic() + 120
     while not (kubeconfig.exists() and kubeconfig.stat().st_size):
         if sim.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"simcluster did not start: {sim.stdout.read() if sim.stdout else ''}")
+            raise SystemExit(
+                f"simcluster did not start: {sim.stdout.read() if sim.stdout else ''}"
+            )
         time.sleep(0.2)
     return sim
 
 
-def _events_burst(kubeconfig: Path, names: list[tuple[str, str]], threads: int = 16) -> float:
+def _events_burst(
+    kubeconfig: Path, names: list[tuple[str, str]], threads: int = 16
+) -> float:
     """MODIFIED events: one label patch per pod, from a pool of client threads."""
     from kubernetes import client, config
 
@@ -92,27 +118,41 @@ def _events_burst(kubeconfig: Path, names: list[tuple[str, str]], threads: int =
 
     def patch(item: tuple[str, str]) -> None:
         namespace, name = item
-        core.patch_namespaced_pod(name, namespace, {"metadata": {"labels": {"bench": str(time.time_ns())}}},
-                                  _preload_content=False)
+        core.patch_namespaced_pod(
+            name,
+            namespace,
+            {"metadata": {"labels": {"bench": str(time.time_ns())}}},
+            _preload_content=False,
+        )
 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(patch, names))
     return time.perf_counter() - started
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear script
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sync")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=30000)
     parser.add_argument("--slice-pods", type=int, default=20000)
     parser.add_argument("--events", type=int, default=20000, help="watch backlog size")
     parser.add_argument("--probes", type=int, default=60, help="latency samples")
-    parser.add_argument("--quick", action="store_true", help="a tenth of the reference scale")
+    parser.add_argument(
+        "--quick", action="store_true", help="a tenth of the reference scale"
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.nodes, args.pods, args.slice_pods, args.events, args.probes = 100, 3000, 2000, 3000, 30
+        args.nodes, args.pods, args.slice_pods, args.events, args.probes = (
+            100,
+            3000,
+            2000,
+            3000,
+            30,
+        )
 
-    base = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+    base = os.environ.get(
+        "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"
+    )
     redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
     _recreate_db(base)
     os.environ.update(
@@ -143,10 +183,16 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear sc
     tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-"))
     try:
         kubeconfig = tmp / "kubeconfig"
-        print(f"scale: {args.nodes} nodes x 8 chips, {args.pods} pods ({args.slice_pods} with slices)")
+        print(
+            f"scale: {args.nodes} nodes x 8 chips, {args.pods} pods ({args.slice_pods} with slices)"
+        )
         procs.append(_start_sim(args, kubeconfig))
-        cluster = cluster_create(actor=None, name="scale", connection=ConnectionKind.KUBECONFIG,
-                                 kubeconfig_path=str(kubeconfig))
+        cluster = cluster_create(
+            actor=None,
+            name="scale",
+            connection=ConnectionKind.KUBECONFIG,
+            kubeconfig_path=str(kubeconfig),
+        )
 
         # 1. download + parse only, then the real initial sync (best of two for the first)
         api = api_client_for(cluster)
@@ -160,21 +206,39 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear sc
         started = time.perf_counter()
         counts = sync_once(cluster)
         initial = time.perf_counter() - started
-        chips, slices = Chip.objects.filter(cluster=cluster).count(), Slice.objects.filter(cluster=cluster).count()
-        print(f"download+parse nodes and pods ({len(nodes.items)} + {len(pods.items)} objects): {download:.2f} s")
-        print(f"initial sync into PostgreSQL (all {len(counts)} streams; {chips} chips, {slices} slices): {initial:.2f} s")
+        chips, slices = (
+            Chip.objects.filter(cluster=cluster).count(),
+            Slice.objects.filter(cluster=cluster).count(),
+        )
+        print(
+            f"download+parse nodes and pods ({len(nodes.items)} + {len(pods.items)} objects): {download:.2f} s"
+        )
+        print(
+            f"initial sync into PostgreSQL (all {len(counts)} streams; {chips} chips, {slices} slices): {initial:.2f} s"
+        )
         print(f"initial_sync_ratio={initial / download:.2f}  (aim <= 3)")
 
         # 2. watch throughput: a backlog of events while nobody watches, then one worker absorbs it
-        names = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods.items][: args.events]
+        names = [
+            (p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods.items
+        ][: args.events]
         made = _events_burst(kubeconfig, names)
-        print(f"generated {len(names)} pod events in {made:.2f} s ({len(names) / made:.0f}/s)")
+        print(
+            f"generated {len(names)} pod events in {made:.2f} s ({len(names) / made:.0f}/s)"
+        )
         stop = threading.Event()
         holder: dict = {}
         started = time.perf_counter()
         runner = threading.Thread(
-            target=lambda: holder.update(stats=sync_run(cluster.pk, seconds=600, watch_timeout=300, stop=stop,
-                                                        on_start=lambda ws: holder.update(watchers=ws)))
+            target=lambda: holder.update(
+                stats=sync_run(
+                    cluster.pk,
+                    seconds=600,
+                    watch_timeout=300,
+                    stop=stop,
+                    on_start=lambda ws: holder.update(watchers=ws),
+                )
+            )
         )
         runner.start()
         deadline = time.monotonic() + 600
@@ -186,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear sc
             time.sleep(0.05)
         absorbed = time.perf_counter() - started
         events = pods_watcher.stats.events if pods_watcher else 0
-        print(f"absorbed {events} events in {absorbed:.2f} s (one worker, batches of up to 2000)")
+        print(
+            f"absorbed {events} events in {absorbed:.2f} s (one worker, batches of up to 2000)"
+        )
         print(f"watch_events_per_s={events / absorbed:.0f}  (aim >= 1000)")
 
         # 3. latency to a WebSocket client through uvicorn + Redis, under a steady patch load
@@ -194,15 +260,33 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear sc
         token = token_create(user=user).plaintext
         port = _free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "vnpuportal.asgi:application", "--port", str(port), "--log-level", "warning"],
-            cwd=ROOT, env=env,
-        ))
-        latencies = asyncio.run(_measure_latency(port, token, cluster.pk, kubeconfig, pods.items, args))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "uvicorn",
+                    "vnpuportal.asgi:application",
+                    "--port",
+                    str(port),
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=ROOT,
+                env=env,
+            )
+        )
+        latencies = asyncio.run(
+            _measure_latency(port, token, cluster.pk, kubeconfig, pods.items, args)
+        )
         p50 = statistics.median(latencies)
         p95 = statistics.quantiles(latencies, n=20)[18]
-        print(f"event-to-WebSocket latency over {len(latencies)} probes under load: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms")
-        print(f"ws_latency_p50_ms={p50 * 1000:.0f} ws_latency_p95_ms={p95 * 1000:.0f}  (aim p95 < 300)")
+        print(
+            f"event-to-WebSocket latency over {len(latencies)} probes under load: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
+        )
+        print(
+            f"ws_latency_p50_ms={p50 * 1000:.0f} ws_latency_p95_ms={p95 * 1000:.0f}  (aim p95 < 300)"
+        )
         stop.set()
         runner.join(timeout=60)
     finally:
@@ -220,14 +304,22 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0915 - one linear sc
     return 0
 
 
-async def _measure_latency(port: int, token: str, cluster_id: int, kubeconfig: Path, pods: list, args) -> list[float]:
+async def _measure_latency(
+    port: int, token: str, cluster_id: int, kubeconfig: Path, pods: list, args
+) -> list[float]:
     import websockets
     from kubernetes import client, config
 
     core = client.CoreV1Api(config.new_client_from_config(config_file=str(kubeconfig)))
-    slice_pods = [p for p in pods if "hami.io/vgpu-node" in (p["metadata"].get("annotations") or {})]
-    probes = slice_pods[-args.probes:]
-    load = [(p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods[: args.events]]
+    slice_pods = [
+        p
+        for p in pods
+        if "hami.io/vgpu-node" in (p["metadata"].get("annotations") or {})
+    ]
+    probes = slice_pods[-args.probes :]
+    load = [
+        (p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods[: args.events]
+    ]
     stop_load = threading.Event()
 
     def background_load() -> None:  # about 1,000 MODIFIED events a second
@@ -242,7 +334,14 @@ async def _measure_latency(port: int, token: str, cluster_id: int, kubeconfig: P
     url = f"ws://127.0.0.1:{port}/ws/clusters/{cluster_id}/"
     for _ in range(100):
         try:
-            ws = await websockets.connect(url, additional_headers={"Authorization": f"Bearer {token}", "Origin": f"http://127.0.0.1:{port}"}, max_size=None)
+            ws = await websockets.connect(
+                url,
+                additional_headers={
+                    "Authorization": f"Bearer {token}",
+                    "Origin": f"http://127.0.0.1:{port}",
+                },
+                max_size=None,
+            )
             break
         except OSError:
             await asyncio.sleep(0.2)
@@ -255,11 +354,20 @@ async def _measure_latency(port: int, token: str, cluster_id: int, kubeconfig: P
     try:
         for pod in probes:
             name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
-            await asyncio.to_thread(core.delete_namespaced_pod, name, namespace, grace_period_seconds=0, _preload_content=False)
+            await asyncio.to_thread(
+                core.delete_namespaced_pod,
+                name,
+                namespace,
+                grace_period_seconds=0,
+                _preload_content=False,
+            )
             sent = time.perf_counter()
             while True:
                 message = json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
-                if message.get("event") == "slices_removed" and f"{namespace}/{name}" in message["payload"]["pods"]:
+                if (
+                    message.get("event") == "slices_removed"
+                    and f"{namespace}/{name}" in message["payload"]["pods"]
+                ):
                     latencies.append(time.perf_counter() - sent)
                     break
             await asyncio.sleep(0.05)

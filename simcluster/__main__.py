@@ -28,6 +28,12 @@ def parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="listen address (default 127.0.0.1)"
     )
     p.add_argument(
+        "--advertise-host",
+        default="",
+        help="host name clients use, for the URL, kubeconfig and certificate "
+        "(default: the listen address)",
+    )
+    p.add_argument(
         "--kubeconfig", help="write a kubeconfig here (contexts simcluster, readonly)"
     )
     p.add_argument("--scenario", choices=SCENARIOS, default="guide")
@@ -103,6 +109,7 @@ def options_from(args: argparse.Namespace) -> dict[str, Any]:
         "scenario": args.scenario,
         "port": args.port,
         "host": args.host,
+        "advertise_host": args.advertise_host,
         "nodes": args.nodes,
         "pods": args.pods,
         "slice_pods": args.slice_pods,

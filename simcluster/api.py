@@ -99,6 +99,11 @@ def _status_success(res: ResourceType, obj: Obj | None, name: str) -> bytes:
     )
 
 
+def _dry_run(req: ApiRequest) -> bool:
+    """``?dryRun=All``: validate, admit and answer as if written, store nothing."""
+    return bool(req.query.get("dryRun"))
+
+
 def _decode(body: bytes) -> Any:
     if not body:
         raise errors.bad_request("the request body is empty")
@@ -286,7 +291,7 @@ class Api:
         ):
             raise errors.not_found("namespaces", "", meta["namespace"])
         self._admit(res, obj)
-        if req.query.get("dryRun"):
+        if _dry_run(req):
             return ApiResponse(201, dumps(obj))
         stored = self.store.create(res, obj)
         return ApiResponse(201, stored.raw)
@@ -371,6 +376,8 @@ class Api:
             if expected and expected != str(old.rv):
                 raise errors.conflict(res.plural, res.group, req.name or "")
             obj = self._merge_subresource(req, old, obj)
+            if _dry_run(req):
+                return ApiResponse(body=dumps(obj))
             stored = self._write(res, obj, expected)
         return ApiResponse(body=stored.raw)
 
@@ -394,6 +401,8 @@ class Api:
             if expected and expected != str(old.rv):
                 raise errors.conflict(res.plural, res.group, req.name or "")
             patched = self._merge_subresource(req, old, patched)
+            if _dry_run(req):
+                return ApiResponse(body=dumps(patched))
             stored = self._write(res, patched, None)
         return ApiResponse(body=stored.raw)
 
@@ -427,6 +436,9 @@ class Api:
 
     def _delete(self, req: ApiRequest) -> ApiResponse:
         options = self._delete_options(req)
+        if _dry_run(req):
+            found = self.store.require(req.res, req.namespace or "", req.name or "")
+            return ApiResponse(body=found.raw)
         stored = self.delete_object(
             req.res, req.namespace or "", req.name or "", options
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -33,6 +34,13 @@ class Faults:
         self.settings = settings or FaultSettings()
         self._random = random.Random(seed)  # noqa: S311 - not for security
         self.outage_until = 0.0
+        # What was injected so far (500, 429, 409, dropped watches, delayed requests).
+        self.injected: Counter[str] = Counter()
+
+    def count(self, kind: str) -> None:
+        """Record one injected fault of ``kind``."""
+        with self._lock:
+            self.injected[kind] += 1
 
     def update(self, values: dict[str, Any]) -> FaultSettings:
         """Set some fields (unknown names are a 400); returns the new settings."""
@@ -71,14 +79,20 @@ class Faults:
         """Apply latency, then maybe raise an injected error."""
         settings = self.settings
         if settings.latency_ms > 0:
+            self.count("latency")
             time.sleep(settings.latency_ms / 1000.0)
         if self._roll(settings.error_500_rate):
+            self.count("500")
             raise errors.internal_error("simcluster: injected internal error")
         if self._roll(settings.error_429_rate):
+            self.count("429")
             raise errors.too_many_requests(
                 "simcluster: injected rate limit (too many requests)"
             )
 
     def forced_conflict(self) -> bool:
         """Whether this write should fail with an injected 409 Conflict."""
-        return self._roll(self.settings.conflict_rate)
+        if self._roll(self.settings.conflict_rate):
+            self.count("409")
+            return True
+        return False

@@ -34,6 +34,8 @@ META_FIELDS = frozenset(
     }
 )
 _SPEC_STATUS = frozenset({"apiVersion", "kind", "metadata", "spec", "status"})
+_RULES = frozenset({"apiVersion", "kind", "metadata", "rules"})
+_BINDING = frozenset({"apiVersion", "kind", "metadata", "subjects", "roleRef"})
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,82 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("q", "queue-v1beta1"),
         ("status",),
     ),
+    # Objects a deployment of the portal itself brings (its ServiceAccount,
+    # Service, Secret and RBAC), so that `kubectl apply --dry-run=server -f
+    # deploy/` and RBAC checks work here. Stored and served; only RBAC acts.
+    ResourceType(
+        "",
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        True,
+        ("sa",),
+        top_fields=frozenset(
+            {
+                "apiVersion",
+                "kind",
+                "metadata",
+                "secrets",
+                "imagePullSecrets",
+                "automountServiceAccountToken",
+            }
+        ),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Service",
+        "services",
+        True,
+        ("svc",),
+        ("status",),
+        categories=("all",),
+    ),
+    ResourceType(
+        "",
+        "v1",
+        "Secret",
+        "secrets",
+        True,
+        top_fields=frozenset(
+            {
+                "apiVersion",
+                "kind",
+                "metadata",
+                "data",
+                "stringData",
+                "type",
+                "immutable",
+            }
+        ),
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRole",
+        "clusterroles",
+        False,
+        top_fields=_RULES | {"aggregationRule"},
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        False,
+        top_fields=_BINDING,
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io", "v1", "Role", "roles", True, top_fields=_RULES
+    ),
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "RoleBinding",
+        "rolebindings",
+        True,
+        top_fields=_BINDING,
+    ),
     ResourceType(
         "scheduling.volcano.sh",
         "v1beta1",
@@ -234,4 +312,10 @@ DAEMONSET = BY_KEY["daemonsets.apps"]
 DEPLOYMENT = BY_KEY["deployments.apps"]
 PDB = BY_KEY["poddisruptionbudgets.policy"]
 QUEUE = BY_KEY["queues.scheduling.volcano.sh"]
+SERVICEACCOUNT = BY_KEY["serviceaccounts"]
+SECRET = BY_KEY["secrets"]
+CLUSTERROLE = BY_KEY["clusterroles.rbac.authorization.k8s.io"]
+CLUSTERROLEBINDING = BY_KEY["clusterrolebindings.rbac.authorization.k8s.io"]
+ROLE = BY_KEY["roles.rbac.authorization.k8s.io"]
+ROLEBINDING = BY_KEY["rolebindings.rbac.authorization.k8s.io"]
 PODGROUP = BY_KEY["podgroups.scheduling.volcano.sh"]

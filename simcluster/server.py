@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import secrets
 import socket
 import ssl
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,7 +27,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from simcluster import auth, discovery, errors, resources, routing, scenarios, tls
+from simcluster import (
+    auth,
+    discovery,
+    errors,
+    rbac,
+    resources,
+    routing,
+    scenarios,
+    tls,
+)
 from simcluster.api import Api, ApiOptions, ApiRequest, ApiResponse
 from simcluster.controllers.base import Controller, Manager
 from simcluster.controllers.binder import Binder
@@ -49,6 +60,10 @@ class SimOptions:
     scenario: str = "guide"
     host: str = "127.0.0.1"
     port: int = 0
+    # The name clients use when it differs from the listen address (a container
+    # listening on 0.0.0.0, reached as https://simcluster:6443): in the URL, the
+    # kubeconfig and the certificate.
+    advertise_host: str = ""
     nodes: int = 1000
     pods: int = 30000
     slice_pods: int = 20000
@@ -177,6 +192,21 @@ class _Handler(BaseHTTPRequestHandler):
                 stream.close()
 
 
+@dataclass(frozen=True)
+class AuditEntry:
+    """One resource request: who asked for what, and whether it was allowed."""
+
+    user: str
+    verb: str
+    group: str
+    resource: str
+    subresource: str
+    namespace: str
+    name: str
+    allowed: bool
+    dry_run: bool = False
+
+
 class SimCluster:
     """A simulated Ascend cluster serving the Kubernetes API in background threads."""
 
@@ -222,7 +252,11 @@ class SimCluster:
         self._conn_lock = threading.Lock()
         self._timers: list[threading.Timer] = []
         self.kubeconfig_path: Path | None = None
-        self.certificate = tls.self_signed([opts.host]) if opts.tls else None
+        # Tokens of ServiceAccounts (RBAC applies to them), and the request log.
+        self._sa_tokens: dict[str, str] = {}
+        self.audit: deque[AuditEntry] = deque(maxlen=100_000)
+        hosts = [opts.host, *([opts.advertise_host] if opts.advertise_host else [])]
+        self.certificate = tls.self_signed(hosts) if opts.tls else None
         self._ssl_context = (
             self.certificate.server_context() if self.certificate else None
         )
@@ -265,7 +299,8 @@ class SimCluster:
     def url(self) -> str:
         """Base URL of the API server."""
         scheme = "https" if self.options.tls else "http"
-        return f"{scheme}://{self.options.host}:{self.port}"
+        host = self.options.advertise_host or self.options.host
+        return f"{scheme}://{host}:{self.port}"
 
     def start(self) -> SimCluster:
         """Start the controllers and the HTTP listener; returns self."""
@@ -353,6 +388,20 @@ class SimCluster:
             config_file=str(path), context="readonly" if readonly else "simcluster"
         )
 
+    def service_account_token(self, namespace: str, name: str) -> str:
+        """A bearer token for the ServiceAccount ``namespace/name`` (RBAC applies).
+
+        Like a projected token, it works whether or not the ServiceAccount
+        object exists; what it may do comes from the stored role bindings.
+        """
+        token = f"sa-{namespace}-{name}-" + secrets.token_hex(16)
+        self._sa_tokens[token] = rbac.service_account_user(namespace, name)
+        return token
+
+    def requests_by(self, user: str) -> list[AuditEntry]:
+        """The logged resource requests of ``user`` (oldest first)."""
+        return [entry for entry in list(self.audit) if entry.user == user]
+
     def set_faults(self, **values: Any) -> FaultSettings:
         """Change fault settings (see ``FaultSettings``)."""
         settings = self.faults.update(values)
@@ -417,7 +466,7 @@ class SimCluster:
                 return ApiResponse(body=dumps(discovery.VERSION)), None
             return ApiResponse(body=b"ok"), None
         lowered = {k.lower(): v for k, v in headers.items()}
-        user = self.tokens.user_for(lowered.get("authorization"))
+        user = self._user(lowered.get("authorization"))
         if path.startswith("/simcluster/"):
             return self._control(method, path, user, body)
         if self.faults.in_outage():
@@ -437,15 +486,7 @@ class SimCluster:
             )
         group, version, rest = split
         target = routing.route(method, group, version, rest, query)
-        if target.verb in routing.WRITE_VERBS:
-            auth.check_write(
-                user,
-                target.verb,
-                target.res.plural,
-                target.res.group,
-                target.namespace,
-                target.name,
-            )
+        self._authorize(user, target, query)
         self.faults.before_request(write=target.verb in routing.WRITE_VERBS)
         content_type = lowered.get("content-type", "application/json")
         if body and "json" not in content_type and "yaml" not in content_type:
@@ -469,6 +510,62 @@ class SimCluster:
             self._listener_stop,
         )
         return self.api.handle(request), None
+
+    def _user(self, authorization: str | None) -> str:
+        if authorization and authorization.lower().startswith("bearer "):
+            found = self._sa_tokens.get(authorization[7:].strip())
+            if found:
+                return found
+        return self.tokens.user_for(authorization)
+
+    def _authorize(
+        self, user: str, target: routing.Route, query: dict[str, str]
+    ) -> None:
+        """Admin and read-only by their fixed rules, service accounts by RBAC; log it."""
+        name = target.name or ""
+        if not name and target.verb in ("list", "watch"):
+            name = rbac.name_from_field_selector(query.get("fieldSelector", ""))
+        attrs = rbac.Attributes(
+            user=user,
+            verb=target.verb,
+            group=target.res.group,
+            resource=target.res.plural,
+            subresource=target.subresource or "",
+            namespace=target.namespace or "",
+            name=name,
+        )
+        if user.startswith(rbac.SA_PREFIX):
+            allowed = rbac.authorize(self.store, attrs)
+        else:
+            allowed = user == "admin" or target.verb not in routing.WRITE_VERBS
+        self.audit.append(
+            AuditEntry(
+                **asdict(attrs), allowed=allowed, dry_run=bool(query.get("dryRun"))
+            )
+        )
+        if allowed:
+            return
+        if not user.startswith(rbac.SA_PREFIX):
+            auth.check_write(
+                user,
+                target.verb,
+                target.res.plural,
+                target.res.group,
+                target.namespace,
+                target.name,
+            )
+        what = f"{attrs.resource}{'/' + attrs.subresource if attrs.subresource else ''}"
+        named = f' "{name}"' if name else ""
+        where = f' in the namespace "{attrs.namespace}"' if attrs.namespace else ""
+        raise errors.forbidden(
+            f'{what}{named} is forbidden: User "{user}" cannot {attrs.verb} resource '
+            f'"{what}" in API group "{attrs.group}"{where}',
+            {
+                "name": name,
+                "kind": attrs.resource,
+                **({"group": attrs.group} if attrs.group else {}),
+            },
+        )
 
     def _discovery(
         self, method: str, path: str, parts: list[str]
@@ -538,6 +635,16 @@ class SimCluster:
                 bool(data.get("healthy", True)),
             )
             return ApiResponse(body=dumps({"ok": True})), None
+        if name == "tokens" and method == "POST":
+            namespace, account = (
+                str(data.get("namespace", "")),
+                str(data.get("name", "")),
+            )
+            if not namespace or not account:
+                raise errors.bad_request("namespace and name are required")
+            token = self.service_account_token(namespace, account)
+            user = rbac.service_account_user(namespace, account)
+            return ApiResponse(body=dumps({"token": token, "user": user})), None
         if name == "expire-continue" and method == "POST":
             self.api.snapshots.clear()
             return ApiResponse(body=dumps({"ok": True})), None
@@ -549,6 +656,7 @@ class SimCluster:
                         "resourceVersion": str(self.store.rv),
                         "compactedResourceVersion": str(self.store.compacted_rv),
                         "counts": counts,
+                        "injected": dict(self.faults.injected),
                     }
                 )
             ), None

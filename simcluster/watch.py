@@ -100,6 +100,7 @@ def open_watch(
                     sent += 1
                     drop_after = faults.settings.watch_drop_after_events
                     if drop_after and sent >= drop_after:
+                        faults.count("watch_drop")
                         raise WatchDropped
         else:
             last = start_rv
@@ -110,6 +111,7 @@ def open_watch(
             if settings.watch_drop_after_seconds and (
                 now - started >= settings.watch_drop_after_seconds
             ):
+                faults.count("watch_drop")
                 raise WatchDropped
             if now >= deadline:
                 break
@@ -133,6 +135,7 @@ def open_watch(
                     settings.watch_drop_after_events
                     and sent >= settings.watch_drop_after_events
                 ):
+                    faults.count("watch_drop")
                     raise WatchDropped
             last = current
             if (

@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("apps.inventory.api.urls")),
     path("", include("apps.inventory.api.publishing_urls")),
     path("", include("apps.audit.api.urls")),
+    path("", include("apps.scheduling.api.urls")),
     path("schema/", schema_view, name="schema"),
     path("docs/", docs_view, name="docs"),
 ]

@@ -1,14 +1,27 @@
-"""Top-level URLs: the API, the admin, and the single-page app."""
+"""Top-level URLs: the API, the admin, probes and metrics, and the single-page app."""
 
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from apps.common import probes
+from apps.common.metrics import metrics_view
 from vnpuportal import spa
 
 urlpatterns = [
     path("api/", include("vnpuportal.api")),
     path("admin/", admin.site.urls),
+    # For Kubernetes and Prometheus: plain http to the pod, no trailing slash
+    # (exempt from the HTTPS redirect; /metrics needs METRICS_TOKEN).
+    path("healthz", probes.healthz, name="healthz"),
+    path("readyz", probes.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     # The web UI (frontend/dist) on every other path; unknown /api/... paths
     # get the API's JSON 404 from it, never the app's HTML.
     re_path(r"^(?P<path>.*)$", spa.app, name="spa"),
 ]
+
+# Errors outside DRF's views get the portal's error body, never a debug page.
+handler400 = "apps.common.http_errors.bad_request"
+handler403 = "apps.common.http_errors.permission_denied"
+handler404 = "apps.common.http_errors.page_not_found"
+handler500 = "apps.common.http_errors.server_error"

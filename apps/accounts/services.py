@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken, Profile
 from apps.audit.services import audit_record
-from apps.common.exceptions import NotFound, ValidationFailed
+from apps.common.exceptions import Conflict, NotFound, ValidationFailed
 
 TOKEN_PREFIX = "vnp"  # noqa: S105 - a public marker, not a secret
 
@@ -69,6 +69,11 @@ def user_ensure(
     return user
 
 
+def _new_secret() -> tuple[str, str]:
+    """A fresh (prefix, secret) pair; the prefix is unique in practice (32 bits)."""
+    return secrets.token_hex(4), secrets.token_urlsafe(32)
+
+
 @transaction.atomic
 def token_create(
     *,
@@ -79,8 +84,7 @@ def token_create(
     actor: AbstractBaseUser | None = None,
 ) -> IssuedToken:
     """Issue a new API token for ``user``; the plaintext is returned once."""
-    prefix = secrets.token_hex(4)
-    secret = secrets.token_urlsafe(32)
+    prefix, secret = _new_secret()
     token = ApiToken.objects.create(
         user=user,
         name=name,
@@ -138,3 +142,46 @@ def token_revoke(*, token_id: int, actor: AbstractBaseUser) -> ApiToken:
             after={"revoked": True},
         )
     return token
+
+
+@transaction.atomic
+def token_rotate(*, token_id: int, actor: AbstractBaseUser) -> IssuedToken:
+    """Replace a live token by a new one with the same user, name, queues and expiry.
+
+    The old token is revoked in the same transaction, so exactly one of the two
+    works at any moment; the new plaintext is returned once. A revoked or
+    expired token cannot be rotated (issue a new one instead).
+
+    Raises:
+        NotFound: No such token.
+        Conflict: The token is revoked or expired.
+    """
+    # Locked: two concurrent rotations of one token must not both succeed.
+    old = ApiToken.objects.select_for_update().filter(pk=token_id).first()
+    if old is None:
+        raise NotFound(f"token {token_id} does not exist")
+    now = timezone.now()
+    if old.revoked_at is not None or (old.expires_at and old.expires_at <= now):
+        raise Conflict(
+            f"token {old.prefix} is revoked or expired; issue a new one instead",
+            code="token_not_live",
+        )
+    prefix, secret = _new_secret()
+    new = ApiToken.objects.create(
+        user=old.user,
+        name=old.name,
+        prefix=prefix,
+        key_hash=_hash(secret),
+        queues=old.queues,
+        expires_at=old.expires_at,
+    )
+    old.revoked_at = now
+    old.save(update_fields=["revoked_at"])
+    audit_record(
+        actor=actor,
+        action="token.rotate",
+        target=new,
+        before={"token_id": old.pk, "prefix": old.prefix},
+        after={"token_id": new.pk, "prefix": new.prefix, "queues": new.queues},
+    )
+    return IssuedToken(token=new, plaintext=f"{TOKEN_PREFIX}_{prefix}_{secret}")

@@ -2,6 +2,7 @@
 
 import django_filters
 
+from apps.common.filters import IdFilter
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -13,7 +14,7 @@ from apps.inventory.models import (
 
 
 class ClusterScopedFilterSet(django_filters.FilterSet):
-    cluster = django_filters.NumberFilter(field_name="cluster_id")
+    cluster = IdFilter(field_name="cluster_id")
     cluster_name = django_filters.CharFilter(field_name="cluster__name")
 
 
@@ -24,7 +25,7 @@ class ChipTypeFilterSet(ClusterScopedFilterSet):
 
 
 class TemplateFilterSet(django_filters.FilterSet):
-    cluster = django_filters.NumberFilter(field_name="chip_type__cluster_id")
+    cluster = IdFilter(field_name="chip_type__cluster_id")
     common_word = django_filters.CharFilter(field_name="chip_type__common_word")
 
     class Meta:

@@ -5,3 +5,11 @@ class SchedulingConfig(AppConfig):
     name = "apps.scheduling"
     label = "scheduling"
     verbose_name = "Scheduling"
+
+    def ready(self) -> None:
+        # Sync announces slice changes; scheduling listens (inventory never
+        # imports scheduling).
+        from apps.inventory.sync.writer import slices_changed
+        from apps.scheduling.signals import on_slices_changed
+
+        slices_changed.connect(on_slices_changed, dispatch_uid="scheduling-slices")

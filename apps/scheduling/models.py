@@ -1,1 +1,250 @@
-"""Requests, queues, reservations and preemption proposals (a later issue fills this in)."""
+"""Queues and quotas, requests for vNPUs, reservations and preemption proposals.
+
+Everything belongs to a cluster. The flow of one request:
+
+    Pending --(allocation pass)--> Reserved --(pod created)--> Admitted
+            --(sync sees the Slice of its pod)--> Running --> Succeeded/Failed/...
+
+A Reservation is capacity booked on a chip that sync cannot see yet (no Slice
+for the pod); allocation passes count it as used, so two passes never book the
+same capacity. It is deleted when the Slice appears or the request ends.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+
+from apps.inventory.models import Chip, Cluster
+from apps.scheduling.choices import ProposalState, RequestState
+
+# Queue names become label values and Volcano queue names: a DNS-1123 label.
+queue_name_validator = RegexValidator(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    "lowercase letters, digits and '-', starting and ending with a letter or digit",
+)
+
+
+class Queue(models.Model):
+    """A queue of requests (and of their pods in Volcano), with quotas per chip type."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="queues"
+    )
+    name = models.CharField(max_length=63, validators=[queue_name_validator])
+    description = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["cluster", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "name"], name="queue_unique_name"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QueueQuota(models.Model):
+    """What one queue may hold of one chip type at once. An empty limit is unlimited."""
+
+    queue = models.ForeignKey(Queue, on_delete=models.CASCADE, related_name="quotas")
+    common_word = models.CharField(max_length=63)
+    memory_limit = models.PositiveIntegerField(null=True, blank=True, help_text="MB")
+    slots_limit = models.PositiveIntegerField(
+        null=True, blank=True, help_text="number of vNPUs"
+    )
+
+    class Meta:
+        ordering = ["queue", "common_word"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["queue", "common_word"], name="queuequota_unique_chip_type"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.queue.name}/{self.common_word}"
+
+
+class Request(models.Model):
+    """A submission asking for one vNPU (or a whole card), with a priority and a workload.
+
+    ``memory`` and ``template`` are what was asked (a template name wins; neither
+    is a whole card); ``template_booked`` and ``memory_booked`` what it got.
+    """
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="scheduling_requests"
+    )
+    namespace = models.CharField(max_length=63)
+    common_word = models.CharField(max_length=63)
+    memory = models.PositiveIntegerField(null=True, blank=True, help_text="MB asked")
+    template = models.CharField(max_length=63, blank=True)
+    priority_class = models.CharField(max_length=253)
+    # Resolved from the PriorityClass at submission: later edits of the class do
+    # not reorder requests already queued (the pod gets the class by name).
+    priority = models.IntegerField()
+    # RESTRICT: a queue with requests cannot be deleted, but its cluster can (both go).
+    queue = models.ForeignKey(Queue, on_delete=models.RESTRICT, related_name="requests")
+    workload = models.JSONField(default=dict, blank=True)
+    pod_template = models.JSONField(null=True, blank=True)
+    time_limit_seconds = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    idempotency_key = models.CharField(max_length=128)
+    # SHA-256 of the normalised submission: a repeated key with another body is a 409.
+    fingerprint = models.CharField(max_length=64)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="vnpu_requests",
+    )
+    state = models.CharField(
+        max_length=16, choices=RequestState.choices, default=RequestState.PENDING
+    )
+    reason = models.TextField(blank=True)
+    # Cleared when an admin rejects a preemption for it: it then waits for room.
+    allow_preemption = models.BooleanField(default=True)
+    # Admissions tried so far (a pod not bound in time is deleted and tried again).
+    attempts = models.PositiveIntegerField(default=0)
+    chip = models.ForeignKey(
+        Chip, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    chip_uuid = models.CharField(max_length=64, blank=True)
+    node = models.CharField(max_length=253, blank=True)
+    template_booked = models.CharField(max_length=63, blank=True)
+    memory_booked = models.PositiveIntegerField(null=True, blank=True)
+    pod_name = models.CharField(max_length=253, blank=True)
+    # The request ended with a pod that must still be deleted (retried until done).
+    pod_cleanup = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    reserved_at = models.DateTimeField(null=True, blank=True)
+    admitted_at = models.DateTimeField(null=True, blank=True)
+    running_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submitted_by", "idempotency_key"],
+                name="request_unique_idempotency_key",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["cluster", "state"]),
+            models.Index(fields=["queue", "state"]),
+            models.Index(fields=["cluster", "namespace", "pod_name"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"request {self.pk} ({self.common_word}, {self.state})"
+
+    @property
+    def whole_card(self) -> bool:
+        """True when the request asks for a whole card (no memory, no template)."""
+        return self.memory is None and not self.template
+
+
+class PreemptionProposal(models.Model):
+    """The allocator's plan to evict named lower-priority pods so that a request fits.
+
+    ``victims`` is a list of dicts (namespace, pod, slice_id, priority,
+    priority_class, started_at, lost_seconds, template, memory, queue, request)
+    that eviction extends with its progress (annotated, event, evicted,
+    blocked, last_error).
+    """
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="preemption_proposals"
+    )
+    request = models.ForeignKey(
+        Request, on_delete=models.CASCADE, related_name="proposals"
+    )
+    chip = models.ForeignKey(
+        Chip,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="preemption_proposals",
+    )
+    # Kept with the proposal so that its history survives the chip's removal.
+    chip_uuid = models.CharField(max_length=64)
+    node = models.CharField(max_length=253)
+    template = models.CharField(max_length=63, blank=True)
+    memory = models.PositiveIntegerField(help_text="MB the request books")
+    aicore = models.PositiveIntegerField(default=0)
+    aicpu = models.PositiveIntegerField(default=0)
+    victims = models.JSONField(default=list)
+    max_victim_priority = models.IntegerField()
+    lost_seconds = models.FloatField(default=0.0)
+    state = models.CharField(
+        max_length=16, choices=ProposalState.choices, default=ProposalState.PENDING
+    )
+    # Why it was decided (the admin's words, or the policy), or why it was superseded.
+    reason = models.TextField(blank=True)
+    # How carrying it out goes: evictions done, held back by a PDB, failed...
+    progress = models.TextField(blank=True)
+    auto_approved = models.BooleanField(default=False)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # When evictions held back by a PodDisruptionBudget are tried again.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["cluster", "state"]),
+            models.Index(fields=["chip_uuid"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"proposal {self.pk} for request {self.request_id} ({self.state})"
+
+
+class Reservation(models.Model):
+    """Capacity booked on a chip for a request whose pod sync cannot see bound yet."""
+
+    request = models.OneToOneField(
+        Request, on_delete=models.CASCADE, related_name="reservation"
+    )
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="reservations"
+    )
+    chip = models.ForeignKey(Chip, on_delete=models.CASCADE, related_name="+")
+    template = models.CharField(max_length=63, blank=True)
+    memory = models.PositiveIntegerField(help_text="MB")
+    aicore = models.PositiveIntegerField(default=0)
+    aicpu = models.PositiveIntegerField(default=0)
+    # Set when the room comes from a preemption: the pod is created only once
+    # the proposal is done (every victim gone).
+    proposal = models.ForeignKey(
+        PreemptionProposal,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["cluster", "chip", "id"]
+
+    def __str__(self) -> str:
+        return f"reservation of request {self.request_id} on chip {self.chip_id}"

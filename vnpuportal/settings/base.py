@@ -235,8 +235,146 @@ WATCHED_DEPLOYMENTS = env.list(
 FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
 WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
-# settings.test star-imports this module, which exports only __all__: recount it
-# so that the settings added after its first definition reach the tests too.
 # Whether the portal proposes preemptions (health checks then want Volcano's
 # `preempt` action enabled).
 PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
+
+# =====================================================================================
+# Security and production (docker/, deploy/; README "Security and production").
+#
+# Production is DJANGO_DEBUG=false. There every HTTPS-only switch is on, so
+# `manage.py check --deploy --fail-level WARNING` is clean; the local demo
+# (DJANGO_DEBUG=true, plain http on 127.0.0.1) has them off. DJANGO_SECURE turns
+# them all off (or on) at once, e.g. to try production settings over plain http;
+# each one can still be set on its own.
+# =====================================================================================
+if not DEBUG and not str(SECRET_KEY).strip():
+    # environ already refuses a missing DJANGO_SECRET_KEY; an empty one would
+    # otherwise only fail at the first request that signs something.
+    raise environ.ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is empty: production refuses to start without a secret "
+        "key (set DJANGO_DEBUG=true for a local demo)"
+    )
+DJANGO_SECURE = env.bool("DJANGO_SECURE", default=not DEBUG)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=DJANGO_SECURE)
+# Kubelet probes and Prometheus talk plain http to the pod: never redirect them.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=DJANGO_SECURE)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=DJANGO_SECURE)
+SESSION_COOKIE_HTTPONLY = True
+# The SPA reads the csrftoken cookie to send X-CSRFToken, so it cannot be HttpOnly;
+# SameSite=Lax keeps both cookies off cross-site POSTs.
+CSRF_COOKIE_HTTPONLY = False
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+SECURE_HSTS_SECONDS = env.int(
+    "SECURE_HSTS_SECONDS", default=31_536_000 if DJANGO_SECURE else 0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool(
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS", default=DJANGO_SECURE
+)
+# "preload" only allows submitting the domain to the browsers' list; nothing is
+# preloaded until someone does.
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=DJANGO_SECURE)
+# Behind a TLS-terminating proxy (an Ingress): the header it sets, e.g.
+# "X-Forwarded-Proto". Only set it when the proxy overwrites that header, or
+# clients could claim https themselves.
+_PROXY_SSL_HEADER = env("SECURE_PROXY_SSL_HEADER", default="")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+    if _PROXY_SSL_HEADER
+    else None
+)
+USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Kubelet probes and Prometheus address the pod by its IP (the Deployment passes
+# it through the downward API as POD_IP).
+if env("POD_IP", default=""):
+    ALLOWED_HOSTS = [*ALLOWED_HOSTS, env("POD_IP")]
+
+# Rate limits (DRF throttles on the Django cache: locmem embedded, CACHE_URL=redis://
+# in deployment so that every replica counts together). Values are "N/period".
+THROTTLE_RATES = {
+    # per client IP and username: guessing passwords
+    "login": env("THROTTLE_LOGIN", default="10/min"),
+    # per API token: a runaway CI job
+    "token": env("THROTTLE_TOKEN", default="1200/min"),
+    # per user: submissions of scheduling requests
+    "request_create": env("THROTTLE_REQUEST_CREATE", default="60/min"),
+}
+REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+    "apps.common.throttling.TokenRateThrottle"
+]
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = THROTTLE_RATES
+# How many proxies sit in front of the portal (X-Forwarded-For hops to trust for
+# the client IP of the login throttle); 0 uses REMOTE_ADDR.
+REST_FRAMEWORK["NUM_PROXIES"] = env.int("NUM_PROXIES", default=0)
+
+# Prometheus metrics at /metrics, for a scraper that sends
+# "Authorization: Bearer <METRICS_TOKEN>"; empty means /metrics answers 404.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+MIDDLEWARE = ["apps.common.metrics.RequestMetricsMiddleware", *MIDDLEWARE]
+
+# No secret in a log line: every handler scrubs tokens and Authorization headers.
+# The record factory that configure() installs covers handlers configured by
+# others (uvicorn's); the filter also cleans formatted tracebacks.
+LOGGING_CONFIG = "apps.common.logging.configure"
+LOGGING["filters"] = {"scrub": {"()": "apps.common.logging.ScrubSecretsFilter"}}
+for _handler in LOGGING["handlers"].values():
+    _handler["filters"] = ["scrub"]
+# Celery keeps these handlers (and their filter) instead of installing its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# apps.common has no models; as an app it connects the Celery signals that time
+# tasks (apps.common.task_metrics) in every process.
+INSTALLED_APPS = [*INSTALLED_APPS, "apps.common"]
+# Redis hands a task taken but never acknowledged (its worker died: acks_late)
+# to another worker after this many seconds: longer than the longest task (a
+# sync task keeps its watches for SYNC_TASK_SECONDS), or it would run twice.
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int(
+            "CELERY_VISIBILITY_TIMEOUT", default=SYNC_TASK_SECONDS + 300
+        )
+    }
+# Workers wait for the broker at start (and after it restarts) instead of dying.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# =====================================================================================
+# Scheduling: requests for CI, admission and preemption (apps/scheduling; README
+# "Requests for CI").
+# =====================================================================================
+# An admitted pod still unbound after this long is deleted, its room released,
+# and the request tried again.
+REQUEST_BIND_TIMEOUT_SECONDS = env.int("REQUEST_BIND_TIMEOUT_SECONDS", default=120)
+# Pending requests older than this many seconds expire; 0 keeps them forever.
+REQUEST_PENDING_TTL = env.int("REQUEST_PENDING_TTL", default=0)
+# Approve a preemption without an admin when the request's priority exceeds the
+# highest victim's by at least this much; empty (the default) never does.
+PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = env.int(
+    "PREEMPTION_AUTO_APPROVE_PRIORITY_GAP", default=None
+)
+# A victim whose PodDisruptionBudget refuses the eviction (429) is tried again
+# after this many seconds; it is never forced.
+PREEMPTION_EVICTION_RETRY_SECONDS = env.int(
+    "PREEMPTION_EVICTION_RETRY_SECONDS", default=10
+)
+# How the allocator chooses among chips that fit: binpack (fullest first, as
+# HAMi's default node policy) or spread (empty first).
+ALLOCATOR_STRATEGY = env("ALLOCATOR_STRATEGY", default="binpack")
+# A scheduling pass (reconcile, reserve, admit) for every cluster with active
+# requests, and the evictions due, this often; passes also run at once when a
+# request is submitted or cancelled, a proposal approved, or sync sees a change.
+SCHEDULING_PASS_SECONDS = env.float("SCHEDULING_PASS_SECONDS", default=5.0)
+CELERY_BEAT_SCHEDULE["scheduling-passes"] = {
+    "task": "apps.scheduling.tasks.schedule_clusters_task",
+    "schedule": SCHEDULING_PASS_SECONDS,
+}
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+    {
+        "RequestStateEnum": "apps.scheduling.choices.RequestState",
+        "ProposalStateEnum": "apps.scheduling.choices.ProposalState",
+    }
+)

@@ -25,7 +25,9 @@ else:
     # A file, not memory: sync tests run watcher threads and worker processes
     # that must see (and wait for) each other's writes.
     # One file per test run, so that concurrent runs do not share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3")}
+    DATABASES["default"]["TEST"] = {
+        "NAME": str(BASE_DIR / "var" / f"test-db-{os.getpid()}.sqlite3")
+    }
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",

@@ -26,6 +26,7 @@ from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
 from apps.common.exceptions import ValidationFailed
+from apps.common.throttling import LoginRateThrottle
 
 
 def _me(user) -> dict:
@@ -56,6 +57,8 @@ class LoginView(APIView):
 
     permission_classes = [AllowAny]
     authentication_classes: list = []
+    # Per client IP and username (THROTTLE_LOGIN): password guessing gets 429.
+    throttle_classes = [LoginRateThrottle]
 
     @extend_schema(
         request=LoginSerializer,
@@ -63,6 +66,7 @@ class LoginView(APIView):
             200: MeSerializer,
             400: OpenApiResponse(description="missing field"),
             401: OpenApiResponse(description="wrong credentials"),
+            429: OpenApiResponse(description="too many attempts; see Retry-After"),
         },
     )
     def post(self, request: Request) -> Response:
@@ -141,3 +145,19 @@ class ApiTokenViewSet(
         """Revoke a token at once."""
         token = services.token_revoke(token_id=self.get_object().pk, actor=request.user)
         return Response(ApiTokenSerializer(token).data)
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: ApiTokenIssuedSerializer,
+            409: OpenApiResponse(description="the token is revoked or expired"),
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def rotate(self, request: Request, pk: str | None = None) -> Response:
+        """Replace a token: a new one (same user, name, queues, expiry) shown once; the old one stops working."""
+        issued = services.token_rotate(
+            token_id=self.get_object().pk, actor=request.user
+        )
+        body = {**ApiTokenSerializer(issued.token).data, "token": issued.plaintext}
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -1,0 +1,44 @@
+"""Django's error views (``handler400/403/404/500``): the portal's error body, nothing more.
+
+DRF renders the errors of API views itself (``apps.common.api``); these answer
+what happens outside them: a disallowed Host, a non-DRF view's 404, and any
+exception nothing caught. They never show the exception, a traceback or a
+setting, whatever DEBUG says about Django's own pages; the exception itself
+goes to the log (scrubbed, see ``apps.common.logging``).
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+
+def _answer(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse:
+    wants_json = request.path.startswith("/api/") or "json" in request.headers.get(
+        "Accept", ""
+    )
+    if wants_json:
+        return JsonResponse({"code": code, "message": message}, status=status)
+    return HttpResponse(
+        message + "\n", status=status, content_type="text/plain; charset=utf-8"
+    )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _answer(request, 400, "bad_request", "The request could not be understood.")
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _answer(request, 403, "permission_denied", "You may not do this.")
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _answer(request, 404, "not_found", "Nothing here.")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    return _answer(
+        request,
+        500,
+        "server_error",
+        "The server failed to answer this request; the error has been logged.",
+    )

@@ -1,0 +1,185 @@
+"""Admission: create the pod of every Reserved request whose room is ready.
+
+Runs after the reservation transaction has committed, outside any
+transaction (it talks to the cluster). It is safe to run again at any time:
+
+- the pod name is fixed when the room is reserved (``vnpu-req-<id>``), so a
+  retry after a crash finds the pod the dead worker created (409
+  AlreadyExists with the request's label: adopted) instead of making a second;
+- the move Reserved → Admitted is guarded, so if the request was cancelled
+  while its pod was being created, the pod just created is deleted again;
+- a cluster that is down leaves the request Reserved (its room held) with the
+  reason, and the next pass tries again; an answer that will never change
+  (no such namespace, a pod spec the API server refuses) fails the request.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from datetime import datetime
+
+from django.utils import timezone
+
+from apps.inventory.models import ChipType, Cluster
+from apps.scheduling import states
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.kube import ClusterOps, KubeError, PodExists
+from apps.scheduling.models import Request, Reservation
+from apps.scheduling.pods import (
+    HOSTNAME_LABEL,
+    is_pod_of,
+    pod_manifest,
+    vnpu_resources,
+)
+
+log = logging.getLogger(__name__)
+
+#: Test hook: a process whose environment names a point dies there (SIGKILL),
+#: like a worker killed mid-pass. Points: ``after_reserve``, ``after_pod_create``.
+CRASH_ENV = "VNPU_PORTAL_CRASH_AT"
+
+
+def crash_point(name: str) -> None:
+    """Die here, at once and without cleanup, when the test hook asks for it."""
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def requests_admit(
+    cluster: Cluster, *, ops: ClusterOps, now: datetime | None = None
+) -> list[int]:
+    """Create the pods of the cluster's Reserved requests; returns the ids admitted.
+
+    A request reserved through a preemption waits until its proposal is done
+    (every victim gone). Highest priority first, so a slow cluster serves the
+    most important requests first.
+    """
+    admitted: list[int] = []
+    chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
+    reserved = (
+        Request.objects.filter(cluster=cluster, state=RequestState.RESERVED)
+        .select_related("queue")
+        .order_by("-priority", "created_at", "pk")
+    )
+    for request in reserved:
+        reservation = (
+            Reservation.objects.filter(request=request)
+            .select_related("chip__node", "proposal")
+            .first()
+        )
+        if reservation is None:
+            states.request_move(
+                request.pk,
+                from_states=[RequestState.RESERVED],
+                to=RequestState.PENDING,
+                **states.UNBOOKED,
+                reason="its reservation disappeared (the chip was removed); waiting again",
+            )
+            continue
+        proposal = reservation.proposal
+        if proposal is not None and proposal.state != ProposalState.DONE:
+            continue  # victims still leaving; the room is held meanwhile
+        chip_type = chip_types.get(request.common_word)
+        if chip_type is None:
+            states.request_move(
+                request.pk,
+                from_states=[RequestState.RESERVED],
+                to=RequestState.FAILED,
+                drop_reservation=True,
+                finished_at=timezone.now(),
+                reason=f"chip type {request.common_word} is no longer configured",
+            )
+            continue
+        if _admit(request, reservation, chip_type, ops, now or timezone.now()):
+            admitted.append(request.pk)
+    return admitted
+
+
+def _admit(
+    request: Request,
+    reservation: Reservation,
+    chip_type: ChipType,
+    ops: ClusterOps,
+    now: datetime,
+) -> bool:
+    node = reservation.chip.node
+    manifest = pod_manifest(
+        name=request.pod_name,
+        namespace=request.namespace,
+        request_id=request.pk,
+        attempt=request.attempts,
+        queue=request.queue.name,
+        priority_class=request.priority_class,
+        common_word=request.common_word,
+        chip_uuid=reservation.chip.uuid,
+        node_hostname=(node.labels or {}).get(HOSTNAME_LABEL) or node.name,
+        # A template's memory asks HAMi for exactly that template; a whole
+        # card asks without -memory, as in the guide.
+        resources=vnpu_resources(
+            chip_type.resource_name,
+            chip_type.resource_memory_name,
+            reservation.memory if reservation.template else None,
+        ),
+        workload=request.workload or None,
+        pod_template=request.pod_template,
+    )
+    try:
+        ops.create_pod(request.namespace, manifest)
+    except PodExists as exists:
+        if exists.pod is None:
+            return False  # deleted between our POST and GET: next pass
+        if not is_pod_of(exists.pod, request.pk):
+            return _fail(
+                request,
+                f"a pod named {request.pod_name} already exists in namespace "
+                f"{request.namespace} and is not this request's",
+            )
+        if (exists.pod.get("metadata") or {}).get("deletionTimestamp"):
+            return False  # our own pod on its way out: wait for it to go
+        log.info(
+            "request %s: adopting its existing pod %s", request.pk, request.pod_name
+        )
+    except KubeError as exc:
+        if exc.transient:
+            reason = f"room held; the pod cannot be created yet ({exc}); retrying"
+            if request.reason != reason:
+                states.request_move(
+                    request.pk,
+                    from_states=[RequestState.RESERVED],
+                    to=RequestState.RESERVED,
+                    reason=reason,
+                )
+            return False
+        return _fail(request, f"the API server refused the pod: {exc}")
+    crash_point("after_pod_create")
+    moved = states.request_move(
+        request.pk,
+        from_states=[RequestState.RESERVED],
+        to=RequestState.ADMITTED,
+        admitted_at=now,
+        reason=(
+            f"pod {request.namespace}/{request.pod_name} created; waiting for "
+            f"Volcano to bind it to chip {reservation.chip.uuid} of {node.name}"
+        ),
+    )
+    if not moved:
+        # Cancelled while we were creating it: the pod must not outlive the request.
+        try:
+            ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
+        except KubeError:
+            Request.objects.filter(pk=request.pk).update(pod_cleanup=True)
+    return moved
+
+
+def _fail(request: Request, reason: str) -> bool:
+    states.request_move(
+        request.pk,
+        from_states=[RequestState.RESERVED],
+        to=RequestState.FAILED,
+        drop_reservation=True,
+        finished_at=timezone.now(),
+        reason=reason,
+    )
+    return False

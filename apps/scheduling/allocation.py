@@ -1,0 +1,309 @@
+"""Booking an allocation result: reservations, proposals and reasons.
+
+Called inside ``services.allocation_create``'s transaction, with the cluster's
+row and the pending requests locked.
+
+Proposals are stable across passes: while a request waits for a decision, each
+pass finds the same plan again, and the pending proposal is kept as it is (an
+admin may be reading it). It is superseded when the plan changes (another chip
+or other victims: the new one replaces it), when the request fits without
+preemption, or when it no longer needs one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+
+from apps.audit.services import audit_record
+from apps.inventory.models import Cluster
+from apps.scheduling import allocator as alloc
+from apps.scheduling import notify
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from apps.scheduling.pods import pod_name_for
+from apps.scheduling.snapshot import SliceRow, Snapshot
+
+
+def reserve(
+    request: Request,
+    *,
+    chip_id: int,
+    chip_uuid: str,
+    node: str,
+    template: str | None,
+    memory: int,
+    aicore: int,
+    aicpu: int,
+    proposal: PreemptionProposal | None,
+    now: datetime,
+    reason: str,
+) -> Reservation:
+    """Book room on a chip for a pending request and make it Reserved.
+
+    The pod name is fixed here (from the id and the attempt), before the pod
+    exists, so that whoever creates it later, after a crash too, uses that name.
+    """
+    Reservation.objects.filter(request=request).delete()  # never two bookings
+    reservation = Reservation.objects.create(
+        request=request,
+        cluster_id=request.cluster_id,
+        chip_id=chip_id,
+        template=template or "",
+        memory=memory,
+        aicore=aicore,
+        aicpu=aicpu,
+        proposal=proposal,
+    )
+    request.state = RequestState.RESERVED
+    request.reserved_at = now
+    request.chip_id = chip_id
+    request.chip_uuid = chip_uuid
+    request.node = node
+    request.template_booked = template or ""
+    request.memory_booked = memory
+    request.pod_name = pod_name_for(request.pk, request.attempts)
+    request.reason = reason
+    request.save(
+        update_fields=[
+            "state",
+            "reserved_at",
+            "chip",
+            "chip_uuid",
+            "node",
+            "template_booked",
+            "memory_booked",
+            "pod_name",
+            "reason",
+            "updated_at",
+        ]
+    )
+    notify.request_changed(request)
+    return reservation
+
+
+def persist_result(
+    cluster: Cluster,
+    result: alloc.AllocationResult,
+    pending: Mapping[int, Request],
+    snap: Snapshot,
+    now: datetime,
+    *,
+    actor: Any = None,
+) -> dict[str, list[int]]:
+    """Write one pass's decisions; returns request ids per outcome."""
+    open_proposals = {
+        p.request_id: p
+        for p in PreemptionProposal.objects.filter(
+            request_id__in=list(pending), state=ProposalState.PENDING
+        )
+    }
+    decided: dict[str, list[int]] = {
+        "reserved": [],
+        "proposed": [],
+        "failed": [],
+        "waiting": [],
+    }
+    for placement in result.placements:
+        request = pending[int(placement.request_id)]
+        _supersede(open_proposals.pop(request.pk, None), "placed without preemption")
+        uuid, node = snap.chip_rows[int(placement.chip_id)]
+        shown = placement.template or "a whole card"
+        reserve(
+            request,
+            chip_id=int(placement.chip_id),
+            chip_uuid=uuid,
+            node=node,
+            template=placement.template,
+            memory=placement.memory,
+            aicore=placement.ai_core,
+            aicpu=placement.ai_cpu,
+            proposal=None,
+            now=now,
+            reason=f"room reserved for {shown} on chip {uuid} of {node}; creating the pod",
+        )
+        decided["reserved"].append(request.pk)
+
+    for planned in result.proposals:
+        request = pending[int(planned.request_id)]
+        proposal = _proposal(
+            cluster, request, planned, snap, now, open_proposals.pop(request.pk, None)
+        )
+        if _auto_approves(request, proposal):
+            from apps.scheduling.decisions import approve_now  # (imports this module)
+
+            gap = request.priority - proposal.max_victim_priority
+            approve_now(
+                proposal,
+                request,
+                actor=actor,
+                reason=(
+                    f"auto-approved: priority gap {gap} >= "
+                    f"PREEMPTION_AUTO_APPROVE_PRIORITY_GAP "
+                    f"{settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP}"
+                ),
+                auto=True,
+                now=now,
+            )
+            decided["reserved"].append(request.pk)
+            continue
+        _set_reason(
+            request,
+            f"waiting for an admin to approve preemption proposal {proposal.pk}: "
+            f"evict {_victim_list(proposal.victims)} from chip {proposal.chip_uuid} "
+            f"of {proposal.node}",
+        )
+        decided["proposed"].append(request.pk)
+
+    for waiting in result.waiting:
+        request = pending[int(waiting.request_id)]
+        _supersede(
+            open_proposals.pop(request.pk, None), f"no longer needed: {waiting.reason}"
+        )
+        if waiting.code == alloc.WaitReason.INVALID:
+            # It can never be served under the cluster's current device config.
+            request.state = RequestState.FAILED
+            request.finished_at = now
+            request.reason = f"cannot be served: {waiting.reason}"
+            request.save(update_fields=["state", "finished_at", "reason", "updated_at"])
+            notify.request_changed(request)
+            decided["failed"].append(request.pk)
+            continue
+        _set_reason(request, waiting.reason + _rejection_note(request))
+        decided["waiting"].append(request.pk)
+    return decided
+
+
+def _auto_approves(request: Request, proposal: PreemptionProposal) -> bool:
+    gap = getattr(settings, "PREEMPTION_AUTO_APPROVE_PRIORITY_GAP", None)
+    return (
+        gap is not None
+        and proposal.state == ProposalState.PENDING
+        and request.priority - proposal.max_victim_priority >= gap
+    )
+
+
+def _rejection_note(request: Request) -> str:
+    """Why a request no longer asks for preemption (an admin said no), if it does not."""
+    if request.allow_preemption:
+        return ""
+    rejected = (
+        PreemptionProposal.objects.filter(request=request, state=ProposalState.REJECTED)
+        .select_related("decided_by")
+        .order_by("-decided_at", "-pk")
+        .first()
+    )
+    if rejected is None:
+        return ""
+    who = rejected.decided_by.get_username() if rejected.decided_by else "an admin"
+    return (
+        f" (preemption proposal {rejected.pk} was rejected by {who}: {rejected.reason})"
+    )
+
+
+def _victim_list(victims: list[dict[str, Any]]) -> str:
+    names = [f"{v['namespace']}/{v['pod']} (priority {v['priority']})" for v in victims]
+    return ", ".join(names[:5]) + (
+        f" and {len(names) - 5} more" if len(names) > 5 else ""
+    )
+
+
+def _set_reason(request: Request, reason: str) -> None:
+    # Passes run every few seconds: write (and broadcast) only what changed.
+    if request.reason != reason:
+        request.reason = reason
+        request.save(update_fields=["reason", "updated_at"])
+        notify.request_changed(request)
+
+
+def _supersede(proposal: PreemptionProposal | None, why: str) -> None:
+    if proposal is None:
+        return
+    proposal.state = ProposalState.SUPERSEDED
+    proposal.reason = why
+    proposal.save(update_fields=["state", "reason", "updated_at"])
+    notify.proposal_changed(proposal)
+
+
+def _victim(row: SliceRow, now: datetime) -> dict[str, Any]:
+    started = row.started_at
+    return {
+        "namespace": row.namespace,
+        "pod": row.pod,
+        "slice_id": row.id,
+        "priority": row.priority,
+        "priority_class": row.priority_class,
+        "started_at": started.isoformat() if started else None,
+        "lost_seconds": round(max(0.0, (now - started).total_seconds()), 1)
+        if started
+        else 0.0,
+        "template": row.template,
+        "memory": row.memory,
+        "queue": row.queue,
+        "request": row.request_id,
+    }
+
+
+def _proposal(
+    cluster: Cluster,
+    request: Request,
+    planned: alloc.PreemptionProposal,
+    snap: Snapshot,
+    now: datetime,
+    existing: PreemptionProposal | None,
+) -> PreemptionProposal:
+    """The pending proposal for this plan: the existing one if it is the same plan."""
+    victims = []
+    seen: set[tuple[str, str]] = set()
+    for slice_id in planned.victims:
+        row = snap.slices[slice_id]
+        # One pod may hold several slices; it is evicted (and listed) once.
+        if (row.namespace, row.pod) not in seen:
+            seen.add((row.namespace, row.pod))
+            victims.append(_victim(row, now))
+    chip_id = int(planned.chip_id)
+    if existing is not None:
+        same = existing.chip_id == chip_id and sorted(
+            (v["namespace"], v["pod"]) for v in existing.victims
+        ) == sorted(seen)
+        if same:
+            return existing
+    uuid, node = snap.chip_rows[chip_id]
+    proposal = PreemptionProposal.objects.create(
+        cluster=cluster,
+        request=request,
+        chip_id=chip_id,
+        chip_uuid=uuid,
+        node=node,
+        template=planned.template or "",
+        memory=planned.memory,
+        aicore=planned.ai_core,
+        aicpu=planned.ai_cpu,
+        victims=victims,
+        max_victim_priority=planned.max_victim_priority,
+        lost_seconds=round(planned.lost_seconds, 1),
+        progress="waiting for an admin's decision",
+    )
+    if existing is not None:
+        _supersede(
+            existing, f"replaced by proposal {proposal.pk} (the cluster changed)"
+        )
+    audit_record(
+        actor=None,
+        actor_name="allocator",
+        action="preemption.propose",
+        target=proposal,
+        cluster=cluster,
+        after={
+            "request": request.pk,
+            "chip": uuid,
+            "victims": [f"{v['namespace']}/{v['pod']}" for v in victims],
+            "max_victim_priority": planned.max_victim_priority,
+            "lost_seconds": proposal.lost_seconds,
+        },
+    )
+    notify.proposal_changed(proposal)
+    return proposal

@@ -1,0 +1,289 @@
+"""Serializers of the scheduling API (input and output kept apart)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from apps.inventory.models import Cluster
+from apps.scheduling.models import (
+    PreemptionProposal,
+    Queue,
+    Request,
+    queue_name_validator,
+)
+
+MAX_INT32 = 2**31 - 1
+
+
+class WorkloadSerializer(serializers.Serializer):
+    image = serializers.CharField(max_length=1024)
+    command = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=4096),
+        required=False,
+        max_length=256,
+    )
+    args = serializers.ListField(
+        child=serializers.CharField(allow_blank=True, max_length=4096),
+        required=False,
+        max_length=256,
+    )
+    env = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text='a map {"NAME": "value"} or a list [{"name": ..., "value": ...}]',
+    )
+
+
+class RequestCreateSerializer(serializers.Serializer):
+    cluster = serializers.CharField(max_length=63, help_text="cluster id or name")
+    namespace = serializers.CharField(max_length=63)
+    chip_type = serializers.CharField(
+        max_length=63, help_text="the chip type's commonWord, e.g. Ascend310P"
+    )
+    memory = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MAX_INT32,
+        help_text="MB; HAMi's template rule picks the smallest template that fits",
+    )
+    template = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=63
+    )
+    whole_card = serializers.BooleanField(required=False, default=False)
+    priority = serializers.CharField(
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        max_length=253,
+        help_text="a PriorityClass name of the cluster; default: its global default",
+    )
+    queue = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=63,
+        help_text="default: `default` (created on first use)",
+    )
+    workload = WorkloadSerializer(required=False, allow_null=True)
+    pod_template = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        help_text="a PodTemplateSpec {metadata, spec}, instead of workload",
+    )
+    time_limit_seconds = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, max_value=MAX_INT32
+    )
+    idempotency_key = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=128,
+        help_text="the same key (per user) returns the same request (200)",
+    )
+
+
+class RequestSerializer(serializers.ModelSerializer):
+    cluster_name = serializers.CharField(source="cluster.name", read_only=True)
+    chip_type = serializers.CharField(source="common_word", read_only=True)
+    whole_card = serializers.BooleanField(read_only=True)
+    priority = serializers.CharField(source="priority_class", read_only=True)
+    priority_value = serializers.IntegerField(source="priority", read_only=True)
+    queue = serializers.CharField(source="queue.name", read_only=True)
+    submitted_by = serializers.SerializerMethodField()
+    position = serializers.SerializerMethodField(
+        help_text="1-based rank among the queue's pending requests (priority, then age)"
+    )
+
+    class Meta:
+        model = Request
+        fields = [
+            "id",
+            "cluster",
+            "cluster_name",
+            "namespace",
+            "chip_type",
+            "memory",
+            "template",
+            "whole_card",
+            "priority",
+            "priority_value",
+            "queue",
+            "workload",
+            "pod_template",
+            "time_limit_seconds",
+            "idempotency_key",
+            "submitted_by",
+            "state",
+            "reason",
+            "position",
+            "allow_preemption",
+            "attempts",
+            "chip",
+            "chip_uuid",
+            "node",
+            "template_booked",
+            "memory_booked",
+            "pod_name",
+            "created_at",
+            "updated_at",
+            "reserved_at",
+            "admitted_at",
+            "running_at",
+            "finished_at",
+            "expires_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_submitted_by(self, obj: Request) -> str | None:
+        return obj.submitted_by.get_username() if obj.submitted_by else None
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_position(self, obj: Request) -> int | None:
+        return (self.context.get("positions") or {}).get(obj.pk)
+
+
+class QueueQuotaSerializer(serializers.Serializer):
+    chip_type = serializers.CharField(source="common_word", max_length=63)
+    memory_limit = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MAX_INT32,
+        help_text="MB; empty is unlimited",
+    )
+    slots_limit = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        max_value=MAX_INT32,
+        help_text="vNPUs; empty is unlimited",
+    )
+
+
+class QueueUsageSerializer(serializers.Serializer):
+    chip_type = serializers.CharField()
+    memory_used = serializers.IntegerField(help_text="MB held (running and reserved)")
+    slots_used = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    running = serializers.IntegerField()
+
+
+class QueueSerializer(serializers.ModelSerializer):
+    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    name = serializers.CharField(max_length=63, validators=[queue_name_validator])
+    quotas = QueueQuotaSerializer(many=True, required=False)
+    usage = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Queue
+        fields = [
+            "id",
+            "cluster",
+            "name",
+            "description",
+            "quotas",
+            "usage",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+        # Uniqueness is the service's check (400 naming `name`).
+        validators: list[Any] = []
+
+    @extend_schema_field(QueueUsageSerializer(many=True))
+    def get_usage(self, obj: Queue) -> list[dict[str, Any]]:
+        return (self.context.get("usage") or {}).get(obj.pk, [])
+
+
+class QueueUpdateSerializer(serializers.Serializer):
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=200
+    )
+    quotas = QueueQuotaSerializer(
+        many=True, required=False, help_text="replaces every quota of the queue"
+    )
+
+
+class VictimSerializer(serializers.Serializer):
+    namespace = serializers.CharField()
+    pod = serializers.CharField()
+    slice_id = serializers.IntegerField(required=False)
+    priority = serializers.IntegerField()
+    priority_class = serializers.CharField(required=False)
+    started_at = serializers.CharField(required=False, allow_null=True)
+    lost_seconds = serializers.FloatField(help_text="running time it loses")
+    template = serializers.CharField(required=False)
+    memory = serializers.IntegerField(required=False)
+    queue = serializers.CharField(required=False, help_text="portal queue, if any")
+    request = serializers.IntegerField(
+        required=False, allow_null=True, help_text="portal request, if any"
+    )
+    evicted = serializers.BooleanField(required=False)
+    evicted_at = serializers.CharField(required=False)
+    blocked = serializers.CharField(
+        required=False, help_text="why the Eviction API refused (PDB), when it did"
+    )
+    last_error = serializers.CharField(required=False)
+
+
+class PreemptionProposalSerializer(serializers.ModelSerializer):
+    request_queue = serializers.CharField(source="request.queue.name", read_only=True)
+    request_namespace = serializers.CharField(
+        source="request.namespace", read_only=True
+    )
+    request_priority = serializers.IntegerField(
+        source="request.priority", read_only=True
+    )
+    request_priority_class = serializers.CharField(
+        source="request.priority_class", read_only=True
+    )
+    request_state = serializers.CharField(source="request.state", read_only=True)
+    victims = VictimSerializer(many=True, read_only=True)
+    decided_by = serializers.SerializerMethodField()
+
+    class Meta:
+        model = PreemptionProposal
+        fields = [
+            "id",
+            "cluster",
+            "request",
+            "request_queue",
+            "request_namespace",
+            "request_priority",
+            "request_priority_class",
+            "request_state",
+            "chip",
+            "chip_uuid",
+            "node",
+            "template",
+            "memory",
+            "aicore",
+            "aicpu",
+            "victims",
+            "max_victim_priority",
+            "lost_seconds",
+            "state",
+            "reason",
+            "progress",
+            "auto_approved",
+            "decided_by",
+            "decided_at",
+            "next_attempt_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_decided_by(self, obj: PreemptionProposal) -> str | None:
+        return obj.decided_by.get_username() if obj.decided_by else None
+
+
+class DecisionSerializer(serializers.Serializer):
+    reason = serializers.CharField(
+        max_length=2000, help_text="why; kept with the decision and in the audit log"
+    )

@@ -1,0 +1,50 @@
+"""States of requests and preemption proposals (never compare bare strings)."""
+
+from django.db import models
+
+
+class RequestState(models.TextChoices):
+    """Where a request for a vNPU stands, from submission to its end."""
+
+    PENDING = "pending", "Pending"
+    RESERVED = "reserved", "Reserved"  # capacity booked, pod not created yet
+    ADMITTED = "admitted", "Admitted"  # pod created, waiting for Volcano to bind it
+    RUNNING = "running", "Running"  # bound to a chip, confirmed by sync
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"
+
+
+#: States in which a request still wants or holds capacity.
+ACTIVE_STATES = (
+    RequestState.PENDING,
+    RequestState.RESERVED,
+    RequestState.ADMITTED,
+    RequestState.RUNNING,
+)
+#: States in which capacity is booked for the request (a Reservation or a Slice).
+HOLDING_STATES = (RequestState.RESERVED, RequestState.ADMITTED, RequestState.RUNNING)
+#: States a request never leaves.
+FINAL_STATES = (
+    RequestState.SUCCEEDED,
+    RequestState.FAILED,
+    RequestState.CANCELLED,
+    RequestState.EXPIRED,
+)
+
+
+class ProposalState(models.TextChoices):
+    """Life of a preemption proposal: decided, then carried out."""
+
+    PENDING = "pending", "Pending decision"
+    APPROVED = "approved", "Approved"  # decided, evictions not started yet
+    REJECTED = "rejected", "Rejected"
+    EVICTING = "evicting", "Evicting"  # evictions under way (a PDB may hold one back)
+    DONE = "done", "Done"  # every victim is gone; the request is being admitted
+    FAILED = "failed", "Failed"  # a victim could not be evicted for good
+    SUPERSEDED = "superseded", "Superseded"  # no longer needed or replaced
+
+
+#: Proposals whose victims are being (or are about to be) evicted.
+CARRIED_OUT_STATES = (ProposalState.APPROVED, ProposalState.EVICTING)

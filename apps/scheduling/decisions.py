@@ -1,0 +1,193 @@
+"""Decisions on preemption proposals: approve (hold the room, evict) or reject.
+
+An approval books the request's room on the proposal's chip at once, in the
+same transaction and under the same cluster-row lock as allocation passes, so
+no pass can give that room away while the victims leave; the victims are
+evicted after commit (``evict_victims_task``) and the request's pod is created
+once they are all gone.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+from apps.common.exceptions import Conflict, NotFound, ValidationFailed
+from apps.common.queueing import enqueue
+from apps.inventory.models import Cluster
+from apps.scheduling import notify
+from apps.scheduling.allocation import reserve
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.models import PreemptionProposal, Request
+
+
+def proposal_approve(
+    *,
+    proposal: PreemptionProposal,
+    actor: Any,
+    reason: str,
+    now: datetime | None = None,
+) -> PreemptionProposal:
+    """Approve a pending proposal: hold the room for the request, evict the victims.
+
+    The request's capacity is reserved on the proposal's chip at once (so no
+    pass gives it away), the victims are evicted by ``evict_victims_task``
+    after commit, and the request's pod is created once they are all gone.
+
+    Raises:
+        ValidationFailed: No reason given.
+        Conflict: The proposal was already decided or superseded, or its
+            request is no longer pending.
+    """
+    reason = _reason(reason)
+    with transaction.atomic():
+        Cluster.objects.select_for_update(no_key=True).filter(
+            pk=proposal.cluster_id
+        ).first()
+        current = _open_proposal(proposal.pk)
+        request = Request.objects.select_for_update().get(pk=current.request_id)
+        if request.state != RequestState.PENDING:
+            raise Conflict(
+                f"request {request.pk} is {request.state}, no longer waiting",
+                code="request_not_pending",
+            )
+        approve_now(current, request, actor=actor, reason=reason, auto=False, now=now)
+    return PreemptionProposal.objects.get(pk=proposal.pk)
+
+
+def approve_now(
+    proposal: PreemptionProposal,
+    request: Request,
+    *,
+    actor: Any,
+    reason: str,
+    auto: bool,
+    now: datetime | None = None,
+) -> None:
+    """Inside a transaction holding the cluster lock: book and start the eviction."""
+    from apps.scheduling.tasks import evict_victims_task
+
+    now = now or timezone.now()
+    if proposal.chip_id is None:
+        raise Conflict(
+            f"chip {proposal.chip_uuid} of proposal {proposal.pk} no longer exists",
+            code="chip_gone",
+        )
+    proposal.state = ProposalState.APPROVED
+    proposal.decided_by = actor if getattr(actor, "pk", None) else None
+    proposal.decided_at = now
+    proposal.reason = reason
+    proposal.progress = f"approved; {len(proposal.victims)} victim(s) to evict"
+    proposal.auto_approved = auto
+    proposal.save()
+    reserve(
+        request,
+        chip_id=proposal.chip_id,
+        chip_uuid=proposal.chip_uuid,
+        node=proposal.node,
+        template=proposal.template,
+        memory=proposal.memory,
+        aicore=proposal.aicore,
+        aicpu=proposal.aicpu,
+        proposal=proposal,
+        now=now,
+        reason=(
+            f"preemption approved (proposal {proposal.pk}); room held on chip "
+            f"{proposal.chip_uuid} of {proposal.node} while "
+            f"{len(proposal.victims)} pod(s) are evicted"
+        ),
+    )
+    audit_record(
+        actor=actor,
+        actor_name="" if getattr(actor, "pk", None) else "preemption policy",
+        action="preemption.approve",
+        target=proposal,
+        cluster=proposal.cluster,
+        before={"state": ProposalState.PENDING},
+        after={
+            "state": ProposalState.APPROVED,
+            "request": request.pk,
+            "chip": proposal.chip_uuid,
+            "victims": [f"{v['namespace']}/{v['pod']}" for v in proposal.victims],
+            "auto": auto,
+        },
+        reason=reason,
+    )
+    notify.proposal_changed(proposal)
+    transaction.on_commit(lambda: enqueue(evict_victims_task, proposal.pk))
+
+
+def proposal_reject(
+    *, proposal: PreemptionProposal, actor: Any, reason: str
+) -> PreemptionProposal:
+    """Reject a pending proposal: everyone keeps running.
+
+    The request stays pending and no longer asks for preemption (it waits for
+    room to free up); otherwise the next pass would propose the same again.
+
+    Raises:
+        ValidationFailed: No reason given.
+        Conflict: The proposal was already decided or superseded.
+    """
+    reason = _reason(reason)
+    with transaction.atomic():
+        current = _open_proposal(proposal.pk)
+        current.state = ProposalState.REJECTED
+        current.decided_by = actor if getattr(actor, "pk", None) else None
+        current.decided_at = timezone.now()
+        current.reason = reason
+        current.progress = "rejected; nothing is evicted"
+        current.save()
+        who = actor.get_username() if getattr(actor, "pk", None) else "system"
+        Request.objects.filter(
+            pk=current.request_id, state=RequestState.PENDING
+        ).update(
+            allow_preemption=False,
+            reason=f"preemption rejected by {who} ({reason}); waiting for room "
+            "without preemption",
+            updated_at=timezone.now(),
+        )
+        audit_record(
+            actor=actor,
+            action="preemption.reject",
+            target=current,
+            cluster=current.cluster,
+            before={"state": ProposalState.PENDING},
+            after={"state": ProposalState.REJECTED, "request": current.request_id},
+            reason=reason,
+        )
+        notify.proposal_changed(current)
+        notify.request_changed(Request.objects.get(pk=current.request_id))
+    return current
+
+
+def _reason(reason: str) -> str:
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationFailed(
+            "reason: required",
+            detail={"reason": ["required: say why; it is kept with the decision"]},
+        )
+    return reason
+
+
+def _open_proposal(proposal_id: int) -> PreemptionProposal:
+    current = (
+        PreemptionProposal.objects.select_for_update()
+        .select_related("cluster")
+        .filter(pk=proposal_id)
+        .first()
+    )
+    if current is None:
+        raise NotFound(f"proposal {proposal_id} does not exist")
+    if current.state != ProposalState.PENDING:
+        raise Conflict(
+            f"proposal {proposal_id} is {current.state}; only a pending one can be decided",
+            code="proposal_decided",
+            detail={"state": current.state},
+        )
+    return current

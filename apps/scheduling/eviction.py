@@ -1,0 +1,240 @@
+"""Carrying out an approved preemption: evict each victim, and say why.
+
+For each victim pod, in order, each step done once and remembered in the
+proposal's ``victims`` (so a retry continues where the last attempt stopped):
+
+1. annotate the pod ``vnpu-portal/preempted-by: <request id>`` (and the
+   proposal id), so whoever looks at it, or its controller, sees why it went;
+2. record an Event in the victim's namespace naming the request;
+3. ask the Eviction API (policy/v1). A 429 means a PodDisruptionBudget allows
+   no disruption now: the proposal stays Evicting and the victim is tried
+   again after ``PREEMPTION_EVICTION_RETRY_SECONDS``. Nothing is ever forced.
+
+A victim that is already gone counts as evicted. An error that will not go
+away (403, 422...) fails the proposal and gives the request's room back.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.common import locks
+from apps.scheduling import kube, notify, states
+from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
+from apps.scheduling.kube import ClusterOps, KubeError
+from apps.scheduling.models import PreemptionProposal
+from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, ANNOTATION_PROPOSAL
+
+log = logging.getLogger(__name__)
+COMPONENT = "vnpu-portal"
+
+
+@dataclass
+class EvictionReport:
+    """What one eviction attempt did, per victim pod ("ns/pod")."""
+
+    evicted: list[str]
+    blocked: list[str]
+    errors: list[str]
+    state: str
+
+
+def victims_evict(
+    proposal_id: int, *, now: datetime | None = None
+) -> EvictionReport | None:
+    """Evict the victims of an approved proposal (see the module doc).
+
+    Returns None when there is nothing to do now (another worker is on it,
+    the proposal is not being carried out, or its retry time has not come).
+    """
+    now = now or timezone.now()
+    with locks.held(f"evict:{proposal_id}") as lock:
+        if lock is None:
+            return None
+        proposal = (
+            PreemptionProposal.objects.select_related(
+                "request", "request__queue", "cluster", "decided_by"
+            )
+            .filter(pk=proposal_id, state__in=CARRIED_OUT_STATES)
+            .first()
+        )
+        if proposal is None:
+            return None
+        if proposal.request.state != RequestState.RESERVED:
+            states.proposals_supersede(
+                proposal.request_id,
+                f"request is {proposal.request.state}",
+                states=CARRIED_OUT_STATES,
+            )
+            return None
+        if proposal.next_attempt_at and proposal.next_attempt_at > now:
+            return None
+        victims = [dict(v) for v in proposal.victims]
+        report = EvictionReport([], [], [], ProposalState.EVICTING)
+        ops = kube.ops_for(proposal.cluster)
+        permanent: str | None = None
+        try:
+            for victim in victims:
+                if victim.get("evicted"):
+                    continue
+                name = f"{victim['namespace']}/{victim['pod']}"
+                outcome = _evict_one(ops, proposal, victim, now)
+                if outcome == "evicted":
+                    report.evicted.append(name)
+                elif outcome == "blocked":
+                    report.blocked.append(name)
+                else:
+                    report.errors.append(name)
+                    if outcome == "failed":
+                        permanent = f"could not evict {name}: {victim['last_error']}"
+                        break
+        finally:
+            ops.close()
+        report.state = _save(proposal, victims, permanent, now)
+        return report
+
+
+def _evict_one(
+    ops: ClusterOps, proposal: PreemptionProposal, victim: dict[str, Any], now: datetime
+) -> str:
+    """One victim's next steps; returns evicted, blocked, retry or failed."""
+    namespace, pod = victim["namespace"], victim["pod"]
+    victim["attempts"] = victim.get("attempts", 0) + 1
+    try:
+        if not victim.get("annotated"):
+            present = ops.patch_pod_annotations(
+                namespace,
+                pod,
+                {
+                    ANNOTATION_PREEMPTED_BY: str(proposal.request_id),
+                    ANNOTATION_PROPOSAL: str(proposal.pk),
+                },
+            )
+            if not present:
+                victim.update(evicted=True, gone=True, evicted_at=now.isoformat())
+                return "evicted"
+            victim["annotated"] = True
+        if not victim.get("event"):
+            try:
+                ops.create_event(namespace, _event(proposal, victim, now))
+                victim["event"] = True
+            except KubeError as exc:
+                # The why is on the pod already; an Event is not worth a stuck eviction.
+                victim["event_error"] = str(exc)
+                log.warning("proposal %s: no Event for %s: %s", proposal.pk, pod, exc)
+        outcome, message = ops.evict_pod(namespace, pod)
+    except KubeError as exc:
+        victim["last_error"] = str(exc)
+        return "retry" if exc.transient else "failed"
+    if outcome == "blocked":
+        victim["blocked"] = message or "a PodDisruptionBudget allows no disruption now"
+        return "blocked"
+    victim.pop("blocked", None)
+    victim.pop("last_error", None)
+    victim.update(evicted=True, gone=outcome == "gone", evicted_at=now.isoformat())
+    return "evicted"
+
+
+def _save(
+    proposal: PreemptionProposal,
+    victims: list[dict[str, Any]],
+    permanent: str | None,
+    now: datetime,
+) -> str:
+    retry = timedelta(
+        seconds=getattr(settings, "PREEMPTION_EVICTION_RETRY_SECONDS", 10)
+    )
+    left = [v for v in victims if not v.get("evicted")]
+    blocked = [v for v in left if v.get("blocked")]
+    with transaction.atomic():
+        current = (
+            PreemptionProposal.objects.select_for_update()
+            .filter(pk=proposal.pk, state__in=CARRIED_OUT_STATES)
+            .first()
+        )
+        if current is None:
+            return ProposalState.SUPERSEDED  # decided otherwise meanwhile
+        current.victims = victims
+        if permanent:
+            current.state = ProposalState.FAILED
+            current.progress = f"failed: {permanent}"
+            current.next_attempt_at = None
+        else:
+            current.state = ProposalState.EVICTING
+            if not left:
+                current.progress = "every victim evicted; waiting for them to be gone"
+                current.next_attempt_at = None
+            else:
+                why = "; ".join(
+                    f"{v['namespace']}/{v['pod']}: {v['blocked']}" for v in blocked
+                ) or "; ".join(
+                    f"{v['namespace']}/{v['pod']}: {v.get('last_error', '')}"
+                    for v in left
+                )
+                current.progress = (
+                    f"{len(left)} victim(s) not evicted yet ({why}); retrying"
+                )
+                current.next_attempt_at = now + retry
+        current.save()
+        notify.proposal_changed(current)
+        if permanent:
+            states.request_move(
+                current.request_id,
+                from_states=[RequestState.RESERVED],
+                to=RequestState.PENDING,
+                drop_reservation=True,
+                **states.UNBOOKED,
+                reason=f"preemption proposal {current.pk} failed ({permanent}); waiting again",
+            )
+    return current.state
+
+
+def _event(
+    proposal: PreemptionProposal, victim: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    request = proposal.request
+    if proposal.auto_approved:
+        decision = "auto-approved"
+    else:
+        who = proposal.decided_by.get_username() if proposal.decided_by else "an admin"
+        decision = f"approved by {who}"
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    message = (
+        f"Preempted by vNPU Portal request {request.pk} (priority "
+        f"{request.priority_class} = {request.priority}, queue {request.queue.name}, "
+        f"pod {request.namespace}/{request.pod_name}) to free chip "
+        f"{proposal.chip_uuid} of node {proposal.node}; proposal {proposal.pk} "
+        f"{decision}: {proposal.reason}"
+    )
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "generateName": f"{victim['pod']}.",
+            "namespace": victim["namespace"],
+            "annotations": {ANNOTATION_PREEMPTED_BY: str(request.pk)},
+        },
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": victim["namespace"],
+            "name": victim["pod"],
+        },
+        "reason": "Preempted",
+        "message": message[:1024],
+        "type": "Warning",
+        "action": "Evict",
+        "source": {"component": COMPONENT},
+        "reportingComponent": COMPONENT,
+        "reportingInstance": COMPONENT,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
+    }

@@ -1,0 +1,222 @@
+"""The few calls scheduling makes to a cluster's API server, behind one small interface.
+
+Admission, reconciliation and eviction talk to ``ClusterOps``; production uses
+``KubeClusterOps`` (raw JSON over the ``kubernetes`` client, like the rest of
+the portal), tests swap in a fake through ``ops_for``. Every failure becomes a
+``KubeError`` that says whether trying again later can help, so callers decide
+between "retry on the next pass" and "this request failed" without parsing
+HTTP statuses themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any, Literal, Protocol
+
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+from kubernetes.config.config_exception import ConfigException
+from urllib3.exceptions import HTTPError
+
+from apps.common.exceptions import ValidationFailed
+from apps.inventory.health import kube_json
+from apps.inventory.kube import api_client_for
+from apps.inventory.models import Cluster
+
+Eviction = Literal["evicted", "gone", "blocked"]
+
+
+class KubeError(Exception):
+    """A call failed; ``transient`` says whether the same call may succeed later.
+
+    Attributes:
+        status: The HTTP status, or None when the server was not reached.
+        message: The server's message (or the transport error).
+        transient: True for 429, 5xx, timeouts and unreachable servers.
+    """
+
+    def __init__(self, status: int | None, message: str, *, transient: bool) -> None:
+        super().__init__(f"{status or 'no answer'}: {message}")
+        self.status = status
+        self.message = message
+        self.transient = transient
+
+
+class PodExists(Exception):
+    """Creating a pod answered 409 AlreadyExists; ``pod`` is the existing one (or None)."""
+
+    def __init__(self, pod: dict[str, Any] | None) -> None:
+        super().__init__("pod already exists")
+        self.pod = pod
+
+
+class ClusterOps(Protocol):
+    """What scheduling needs from a cluster (namespaced pods and events)."""
+
+    def create_pod(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a pod; raises PodExists on 409 AlreadyExists."""
+        ...
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The pod, or None when it does not exist."""
+        ...
+
+    def delete_pod(
+        self, namespace: str, name: str, *, grace_seconds: int | None = None
+    ) -> bool:
+        """Delete a pod; False when it was already gone."""
+        ...
+
+    def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> bool:
+        """Merge annotations into a pod; False when it does not exist."""
+        ...
+
+    def evict_pod(self, namespace: str, name: str) -> tuple[Eviction, str]:
+        """Evict through the Eviction API: evicted, gone, or blocked (429) with why."""
+        ...
+
+    def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
+        """Record a core/v1 Event."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...
+
+
+def _error(exc: Exception) -> KubeError:
+    if isinstance(exc, ApiException):
+        status = exc.status or None
+        message = exc.reason or ""
+        if exc.body:
+            # The API server's Status says what went wrong better than the reason.
+            with contextlib.suppress(ValueError, AttributeError):
+                message = json.loads(exc.body).get("message") or message
+        transient = status is None or status == 429 or status >= 500
+        return KubeError(status, message, transient=transient)
+    return KubeError(None, f"{type(exc).__name__}: {exc}", transient=True)
+
+
+class KubeClusterOps:
+    """``ClusterOps`` over the cluster's API server (one connection per instance)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._api: client.ApiClient | None = None
+
+    def _client(self) -> client.ApiClient:
+        if self._api is None:
+            try:
+                self._api = api_client_for(self.cluster)
+            except ValidationFailed as exc:  # no connection configured
+                raise KubeError(None, exc.message, transient=True) from exc
+            except (ConfigException, OSError, ValueError, TypeError) as exc:
+                raise KubeError(
+                    None, f"cannot load the connection: {exc}", transient=True
+                ) from exc
+        return self._api
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content_type: str = "application/json",
+        query: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        try:
+            return kube_json(
+                self._client(),
+                method,
+                path,
+                body=body,
+                content_type=content_type,
+                query=query,
+            )
+        except (ApiException, HTTPError, OSError, ValueError) as exc:
+            raise _error(exc) from exc
+
+    @staticmethod
+    def _pods(namespace: str) -> str:
+        return f"/api/v1/namespaces/{namespace}/pods"
+
+    def create_pod(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return self._call("POST", self._pods(namespace), body=dict(body))
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+        name = str((body.get("metadata") or {}).get("name", ""))
+        raise PodExists(self.get_pod(namespace, name))
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self._call("GET", f"{self._pods(namespace)}/{name}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def delete_pod(
+        self, namespace: str, name: str, *, grace_seconds: int | None = None
+    ) -> bool:
+        query = (
+            {} if grace_seconds is None else {"gracePeriodSeconds": str(grace_seconds)}
+        )
+        try:
+            self._call("DELETE", f"{self._pods(namespace)}/{name}", query=query)
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> bool:
+        try:
+            self._call(
+                "PATCH",
+                f"{self._pods(namespace)}/{name}",
+                body={"metadata": {"annotations": dict(annotations)}},
+                content_type="application/merge-patch+json",
+            )
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def evict_pod(self, namespace: str, name: str) -> tuple[Eviction, str]:
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        try:
+            self._call("POST", f"{self._pods(namespace)}/{name}/eviction", body=body)
+        except KubeError as exc:
+            if exc.status == 404:
+                return "gone", ""
+            if exc.status == 429:  # a PodDisruptionBudget says not now: never force
+                return "blocked", exc.message
+            raise
+        return "evicted", ""
+
+    def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
+        self._call("POST", f"/api/v1/namespaces/{namespace}/events", body=dict(body))
+
+    def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+            self._api = None
+
+
+def ops_for(cluster: Cluster) -> ClusterOps:
+    """The ClusterOps of ``cluster`` (tests replace this function with a fake)."""
+    return KubeClusterOps(cluster)

@@ -1,0 +1,181 @@
+"""The pod a request becomes: names, labels, and the manifest (pure functions).
+
+The pod is shaped like the reference guide's vNPU pods (``schedulerName:
+volcano``; limits and requests ``huawei.com/<cw>: "1"`` and
+``huawei.com/<cw>-memory``), plus what makes admission exact and traceable:
+
+- the chip pinned with ``hami.io/use-<cw>-uuid`` and the node with required
+  node affinity on ``kubernetes.io/hostname``, so Volcano binds it where the
+  portal reserved room;
+- the priority class, and the Volcano queue annotation;
+- labels linking it to the request, and a name derived from the request id and
+  attempt, so a retried creation finds the pod instead of making a second.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+POD_PREFIX = "vnpu-req-"
+LABEL_REQUEST = "vnpu-portal/request"
+LABEL_QUEUE = "vnpu-portal/queue"
+LABEL_ATTEMPT = "vnpu-portal/attempt"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY = "vnpu-portal"
+ANNOTATION_PREEMPTED_BY = "vnpu-portal/preempted-by"
+ANNOTATION_PROPOSAL = "vnpu-portal/preemption-proposal"
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+CONTAINER_NAME = "main"
+
+
+def pod_name_for(request_id: int, attempt: int) -> str:
+    """The pod name of one admission attempt (the first has no suffix).
+
+    A new attempt gets a new name because the previous pod may still be
+    terminating: re-using its name would "find" the dying pod.
+    """
+    base = f"{POD_PREFIX}{request_id}"
+    return base if attempt == 0 else f"{base}-{attempt}"
+
+
+def uuid_annotation(common_word: str) -> str:
+    """HAMi's pin annotation: only these chip UUIDs may serve the pod."""
+    return f"hami.io/use-{common_word}-uuid"
+
+
+def is_pod_of(pod: Mapping[str, Any], request_id: int) -> bool:
+    """True when ``pod`` carries the label of request ``request_id``."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    return labels.get(LABEL_REQUEST) == str(request_id)
+
+
+def vnpu_resources(
+    resource_name: str, memory_resource_name: str, memory: int | None
+) -> dict[str, str]:
+    """Limits (= requests) for one vNPU; no ``-memory`` asks for a whole card."""
+    resources = {resource_name: "1"}
+    if memory is not None:
+        resources[memory_resource_name] = str(memory)
+    return resources
+
+
+def pod_manifest(
+    *,
+    name: str,
+    namespace: str,
+    request_id: int,
+    attempt: int,
+    queue: str,
+    priority_class: str,
+    common_word: str,
+    chip_uuid: str,
+    node_hostname: str,
+    resources: Mapping[str, str],
+    workload: Mapping[str, Any] | None,
+    pod_template: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The pod to create for one admission of a request.
+
+    Args:
+        name: The pod name (``pod_name_for``).
+        namespace: Where the pod runs.
+        request_id: The request it serves (label ``vnpu-portal/request``).
+        attempt: Which admission attempt this is.
+        queue: The request's queue (Volcano annotation and label).
+        priority_class: The PriorityClass name.
+        common_word: The chip type's commonWord (for the pin annotation).
+        chip_uuid: The chip reserved for it.
+        node_hostname: The node's ``kubernetes.io/hostname`` label value.
+        resources: The vNPU limits (``vnpu_resources``).
+        workload: ``{image, command, args, env}`` when no pod template is given.
+        pod_template: A PodTemplateSpec (``{metadata?, spec}``) to start from.
+
+    Returns:
+        The Pod object as a dict.
+    """
+    template = copy.deepcopy(dict(pod_template or {}))
+    metadata = template.get("metadata") or {}
+    spec = template.get("spec") or {}
+    if not pod_template:
+        spec = {"containers": [_container(workload or {})]}
+    labels = {
+        **(metadata.get("labels") or {}),
+        LABEL_REQUEST: str(request_id),
+        LABEL_QUEUE: queue,
+        LABEL_ATTEMPT: str(attempt),
+        LABEL_MANAGED_BY: MANAGED_BY,
+    }
+    annotations = {
+        **(metadata.get("annotations") or {}),
+        VOLCANO_QUEUE: queue,
+        uuid_annotation(common_word): chip_uuid,
+    }
+    spec["schedulerName"] = "volcano"
+    spec["priorityClassName"] = priority_class
+    # The admission controller derives it from the class; a stale copy would be refused.
+    spec.pop("priority", None)
+    spec.setdefault("restartPolicy", "Never")
+    affinity = spec.setdefault("affinity", {})
+    affinity["nodeAffinity"] = {
+        **(affinity.get("nodeAffinity") or {}),
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {
+                            "key": HOSTNAME_LABEL,
+                            "operator": "In",
+                            "values": [node_hostname],
+                        }
+                    ]
+                }
+            ]
+        },
+    }
+    # One vNPU serves one container (HAMi, ascend-docker-runtime): the first.
+    first = spec["containers"][0]
+    res = first.setdefault("resources", {})
+    res["limits"] = {**(res.get("limits") or {}), **resources}
+    res["requests"] = {**(res.get("requests") or {}), **resources}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": spec,
+    }
+
+
+def _container(workload: Mapping[str, Any]) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": CONTAINER_NAME,
+        "image": workload["image"],
+    }
+    if workload.get("command"):
+        container["command"] = list(workload["command"])
+    if workload.get("args"):
+        container["args"] = list(workload["args"])
+    if workload.get("env"):
+        container["env"] = [dict(e) for e in workload["env"]]
+    return container
+
+
+def pod_problem(pod: Mapping[str, Any]) -> str:
+    """A short description of why a terminal or terminating pod stopped."""
+    status = pod.get("status") or {}
+    parts = [status.get("reason") or "", status.get("message") or ""]
+    for cs in status.get("containerStatuses") or []:
+        terminated = (cs.get("state") or {}).get("terminated") or {}
+        if terminated:
+            parts.append(
+                f"container {cs.get('name')} exited {terminated.get('exitCode')}"
+                + (f" ({terminated['reason']})" if terminated.get("reason") else "")
+            )
+    return "; ".join(p for p in parts if p)

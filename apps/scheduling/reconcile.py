@@ -1,0 +1,324 @@
+"""Reconciliation: bring requests and proposals in line with what the cluster shows.
+
+Sync mirrors pods into Slice rows (a pod has Slices while it is bound and not
+terminal), so most of this reads the database:
+
+- **Running**: a Reserved/Admitted request whose pod has a Slice is bound
+  (chip and template are the Slice's); its reservation goes, the Slice counts.
+- **Ended**: a Running request whose Slices are gone has a terminal or deleted
+  pod. The Slice cannot say which, so the pod is read from the API server:
+  Succeeded, Failed (with the container's exit), or gone/terminating (Failed,
+  "preempted by request N" when a proposal evicted it).
+- **Bind timeout**: an Admitted request still unbound after
+  ``REQUEST_BIND_TIMEOUT_SECONDS`` (checked on the pod itself, in case sync is
+  behind) has its pod deleted and goes back to Pending for another attempt.
+- **Expiry**: Running past ``time_limit_seconds``, or Pending past
+  ``REQUEST_PENDING_TTL``: Expired (the pod is deleted).
+- **Pod clean-up**: ended requests whose pod must go (cancelled, expired).
+- **Proposals**: Evicting → Done once every victim is evicted and its Slices
+  are gone (then the request's pod is created); superseded when the request
+  is no longer waiting for them.
+
+Every move is guarded (``states.request_move``), so this may run concurrently
+with a pass or a cancel. Cluster errors leave things as they are until the
+next run.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from apps.inventory.models import Cluster, Slice
+from apps.scheduling import notify, states
+from apps.scheduling.choices import (
+    CARRIED_OUT_STATES,
+    ProposalState,
+    RequestState,
+)
+from apps.scheduling.kube import ClusterOps, KubeError
+from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, pod_problem
+
+log = logging.getLogger(__name__)
+PodKey = tuple[str, str]
+
+
+@dataclass
+class ReconcileReport:
+    """What one reconciliation changed (request and proposal ids)."""
+
+    running: list[int]
+    ended: list[int]
+    retried: list[int]
+    expired: list[int]
+    cleaned: list[int]
+    proposals_done: list[int]
+
+    @property
+    def freed(self) -> bool:
+        """True when room may have appeared or a booked request became ready."""
+        return bool(
+            self.ended
+            or self.retried
+            or self.expired
+            or self.cleaned
+            or self.proposals_done
+        )
+
+
+def requests_reconcile(
+    cluster: Cluster, *, ops: ClusterOps, now: datetime | None = None
+) -> ReconcileReport:
+    """One reconciliation of the cluster's requests and proposals (see the module doc)."""
+    now = now or timezone.now()
+    report = ReconcileReport([], [], [], [], [], [])
+    _orphans(cluster)
+    report.running = _confirm_running(cluster, now)
+    report.ended = _ended(cluster, ops, now)
+    report.retried = _bind_timeouts(cluster, ops, now)
+    report.expired = _expire(cluster, now)
+    report.cleaned = _cleanup_pods(cluster, ops)
+    report.proposals_done = _proposals(cluster)
+    return report
+
+
+def _slices_by_pod(cluster: Cluster, pods: set[PodKey]) -> dict[PodKey, Any]:
+    if not pods:
+        return {}
+    rows = Slice.objects.filter(
+        cluster=cluster, pod_name__in={name for _, name in pods}
+    ).values(
+        "namespace",
+        "pod_name",
+        "chip_id",
+        "chip_uuid",
+        "node_name",
+        "template",
+        "memory",
+    )
+    return {
+        (r["namespace"], r["pod_name"]): r
+        for r in rows
+        if (r["namespace"], r["pod_name"]) in pods
+    }
+
+
+def _orphans(cluster: Cluster) -> None:
+    # Belt and braces: a reservation lives only while its request is booked.
+    Reservation.objects.filter(cluster=cluster).exclude(
+        request__state__in=[RequestState.RESERVED, RequestState.ADMITTED]
+    ).delete()
+
+
+def _confirm_running(cluster: Cluster, now: datetime) -> list[int]:
+    booked = list(
+        Request.objects.filter(
+            cluster=cluster,
+            state__in=[RequestState.RESERVED, RequestState.ADMITTED],
+        ).exclude(pod_name="")
+    )
+    slices = _slices_by_pod(cluster, {(r.namespace, r.pod_name) for r in booked})
+    running = []
+    for request in booked:
+        found = slices.get((request.namespace, request.pod_name))
+        if found is None:
+            continue
+        template = found["template"] or "a whole card"
+        moved = states.request_move(
+            request.pk,
+            from_states=[RequestState.RESERVED, RequestState.ADMITTED],
+            to=RequestState.RUNNING,
+            drop_reservation=True,
+            running_at=now,
+            admitted_at=request.admitted_at or now,
+            chip_id=found["chip_id"] or request.chip_id,
+            chip_uuid=found["chip_uuid"],
+            node=found["node_name"],
+            template_booked=found["template"],
+            memory_booked=found["memory"],
+            expires_at=(
+                now + timedelta(seconds=request.time_limit_seconds)
+                if request.time_limit_seconds
+                else None
+            ),
+            reason=(
+                f"running: {template} on chip {found['chip_uuid']} of "
+                f"{found['node_name']} (confirmed by sync)"
+            ),
+        )
+        if moved:
+            running.append(request.pk)
+    return running
+
+
+def _preempted_by(cluster: Cluster) -> dict[PodKey, str]:
+    """Victim pods of carried-out proposals → who preempted them."""
+    found: dict[PodKey, str] = {}
+    for proposal in PreemptionProposal.objects.filter(
+        cluster=cluster,
+        state__in=[*CARRIED_OUT_STATES, ProposalState.DONE],
+        updated_at__gte=timezone.now() - timedelta(days=1),
+    ).only("pk", "request_id", "victims"):
+        for v in proposal.victims:
+            found[(v["namespace"], v["pod"])] = (
+                f"preempted by request {proposal.request_id} (proposal {proposal.pk})"
+            )
+    return found
+
+
+def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
+    running = list(Request.objects.filter(cluster=cluster, state=RequestState.RUNNING))
+    with_slice = _slices_by_pod(cluster, {(r.namespace, r.pod_name) for r in running})
+    gone = [r for r in running if (r.namespace, r.pod_name) not in with_slice]
+    if not gone:
+        return []
+    preempted = _preempted_by(cluster)
+    ended = []
+    for request in gone:
+        try:
+            pod = ops.get_pod(request.namespace, request.pod_name)
+        except KubeError as exc:
+            log.info("request %s: cannot read its pod yet: %s", request.pk, exc)
+            continue
+        key = (request.namespace, request.pod_name)
+        phase = ((pod or {}).get("status") or {}).get("phase", "")
+        meta = (pod or {}).get("metadata") or {}
+        if phase == "Succeeded":
+            state, reason = RequestState.SUCCEEDED, "the pod succeeded"
+        elif phase == "Failed":
+            state = RequestState.FAILED
+            reason = f"the pod failed: {pod_problem(pod or {}) or 'no reason given'}"
+        elif pod is None or meta.get("deletionTimestamp"):
+            state = RequestState.FAILED
+            by = preempted.get(key)
+            annotations = meta.get("annotations") or {}
+            if by is None and annotations.get(ANNOTATION_PREEMPTED_BY):
+                by = f"preempted by request {annotations[ANNOTATION_PREEMPTED_BY]}"
+            reason = f"the pod was evicted: {by}" if by else "the pod was deleted"
+        else:
+            continue  # still shown Running by the API server: sync will catch up
+        if states.request_move(
+            request.pk,
+            from_states=[RequestState.RUNNING],
+            to=state,
+            finished_at=now,
+            reason=reason,
+        ):
+            ended.append(request.pk)
+    return ended
+
+
+def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
+    timeout = getattr(settings, "REQUEST_BIND_TIMEOUT_SECONDS", 120)
+    late = Request.objects.filter(
+        cluster=cluster,
+        state=RequestState.ADMITTED,
+        admitted_at__lt=now - timedelta(seconds=timeout),
+    )
+    retried = []
+    for request in late:
+        try:
+            pod = ops.get_pod(request.namespace, request.pod_name)
+            if pod is not None and (pod.get("spec") or {}).get("nodeName"):
+                continue  # bound after all: sync has not shown it yet
+            if pod is not None:
+                ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
+        except KubeError as exc:
+            log.info(
+                "request %s: bind timeout, pod not deleted yet: %s", request.pk, exc
+            )
+            continue
+        if states.request_move(
+            request.pk,
+            from_states=[RequestState.ADMITTED],
+            to=RequestState.PENDING,
+            drop_reservation=True,
+            **states.UNBOOKED,
+            attempts=F("attempts") + 1,
+            reason=(
+                f"pod {request.pod_name} was not bound within {timeout} s on chip "
+                f"{request.chip_uuid}; its room was released and it will be tried "
+                f"again (attempt {request.attempts + 2})"
+            ),
+        ):
+            retried.append(request.pk)
+    return retried
+
+
+def _expire(cluster: Cluster, now: datetime) -> list[int]:
+    expired = []
+    for request in Request.objects.filter(
+        cluster=cluster,
+        state__in=[RequestState.PENDING, RequestState.RUNNING],
+        expires_at__lt=now,
+    ):
+        running = request.state == RequestState.RUNNING
+        reason = (
+            f"ran past its time limit of {request.time_limit_seconds} s; pod deleted"
+            if running
+            else "waited longer than REQUEST_PENDING_TTL"
+        )
+        if states.request_move(
+            request.pk,
+            from_states=[RequestState(request.state)],
+            to=RequestState.EXPIRED,
+            finished_at=now,
+            pod_cleanup=running,
+            reason=reason,
+        ):
+            states.proposals_supersede(request.pk, "request expired")
+            expired.append(request.pk)
+    return expired
+
+
+def _cleanup_pods(cluster: Cluster, ops: ClusterOps) -> list[int]:
+    cleaned = []
+    for request in Request.objects.filter(cluster=cluster, pod_cleanup=True):
+        try:
+            ops.delete_pod(request.namespace, request.pod_name)
+        except KubeError as exc:
+            log.info("request %s: pod not deleted yet: %s", request.pk, exc)
+            continue
+        Request.objects.filter(pk=request.pk).update(pod_cleanup=False)
+        cleaned.append(request.pk)
+    return cleaned
+
+
+def _proposals(cluster: Cluster) -> list[int]:
+    done = []
+    for proposal in PreemptionProposal.objects.filter(
+        cluster=cluster, state__in=CARRIED_OUT_STATES
+    ).select_related("request"):
+        if proposal.request.state != RequestState.RESERVED:
+            states.proposals_supersede(
+                proposal.request_id,
+                f"request is {proposal.request.state}",
+                states=CARRIED_OUT_STATES,
+            )
+            continue
+        if proposal.state != ProposalState.EVICTING or not all(
+            v.get("evicted") for v in proposal.victims
+        ):
+            continue
+        pods = {(v["namespace"], v["pod"]) for v in proposal.victims}
+        if _slices_by_pod(cluster, pods):
+            continue  # evicted but still terminating: their room is not free yet
+        updated = PreemptionProposal.objects.filter(
+            pk=proposal.pk, state=ProposalState.EVICTING
+        ).update(
+            state=ProposalState.DONE,
+            progress="every victim is gone; the request is being admitted",
+            updated_at=timezone.now(),
+        )
+        if updated:
+            proposal.refresh_from_db()
+            notify.proposal_changed(proposal)
+            done.append(proposal.pk)
+    return done

@@ -1,0 +1,145 @@
+"""Reads of scheduling: requests (with their queue position), queues, proposals.
+
+A CI token limited to queues (``ApiToken.queues``) sees only those queues'
+requests and proposals; asking for another queue's is a 403 naming ``queue``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db.models import Count, QuerySet, Sum
+
+from apps.accounts.models import ApiToken
+from apps.common.exceptions import PermissionDenied
+from apps.inventory.models import Slice
+from apps.scheduling.choices import HOLDING_STATES, RequestState
+from apps.scheduling.models import (
+    PreemptionProposal,
+    Queue,
+    Request,
+    Reservation,
+)
+
+
+def token_queues(token: Any) -> list[str] | None:
+    """The queues a token is limited to, or None when it may use every queue."""
+    if isinstance(token, ApiToken) and token.queues:
+        return list(token.queues)
+    return None
+
+
+def queue_check(token: Any, queue: str) -> None:
+    """Refuse (403 naming ``queue``) a queue the caller's token is not limited to.
+
+    Raises:
+        PermissionDenied: The token is limited to other queues.
+    """
+    allowed = token_queues(token)
+    if allowed is not None and queue not in allowed:
+        raise PermissionDenied(
+            f"queue: this token is limited to queue(s) {', '.join(sorted(allowed))}",
+            detail={"queue": [f"not allowed for this token: {queue!r}"]},
+        )
+
+
+def request_queryset(*, token: Any = None) -> QuerySet[Request]:
+    """Requests with what their list shows, limited to the token's queues."""
+    requests = Request.objects.select_related("queue", "cluster", "submitted_by")
+    allowed = token_queues(token)
+    if allowed is not None:
+        requests = requests.filter(queue__name__in=allowed)
+    return requests
+
+
+def proposal_queryset(*, token: Any = None) -> QuerySet[PreemptionProposal]:
+    """Preemption proposals, limited to the token's queues (the request's queue)."""
+    proposals = PreemptionProposal.objects.select_related(
+        "request", "request__queue", "decided_by"
+    )
+    allowed = token_queues(token)
+    if allowed is not None:
+        proposals = proposals.filter(request__queue__name__in=allowed)
+    return proposals
+
+
+def queue_positions(requests: Iterable[Request]) -> dict[int, int]:
+    """1-based position of each pending request in its queue.
+
+    The order is the allocator's: priority descending, then oldest first (then
+    id). One query per queue involved, whatever the number of requests.
+    """
+    pending = [r for r in requests if r.state == RequestState.PENDING]
+    positions: dict[int, int] = {}
+    for queue_id in sorted({r.queue_id for r in pending}):
+        ranked = Request.objects.filter(
+            queue_id=queue_id, state=RequestState.PENDING
+        ).order_by("-priority", "created_at", "pk")
+        wanted = {r.pk for r in pending if r.queue_id == queue_id}
+        for position, pk in enumerate(ranked.values_list("pk", flat=True), start=1):
+            if pk in wanted:
+                positions[pk] = position
+                wanted.discard(pk)
+                if not wanted:
+                    break
+    return positions
+
+
+def queue_usage(queues: Sequence[Queue]) -> dict[int, list[dict[str, Any]]]:
+    """Per queue and chip type: memory and slots held (running and reserved), pending count.
+
+    Held means what the quota counts: slices of the queue's running pods and
+    reservations that no slice shows yet.
+    """
+    ids = [q.pk for q in queues]
+    usage: dict[int, dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(
+            lambda: {"memory_used": 0, "slots_used": 0, "pending": 0, "running": 0}
+        )
+    )
+    holding = list(
+        Request.objects.filter(queue_id__in=ids, state__in=HOLDING_STATES).values(
+            "pk", "queue_id", "cluster_id", "namespace", "pod_name", "common_word"
+        )
+    )
+    by_pod = {(h["cluster_id"], h["namespace"], h["pod_name"]): h for h in holding}
+    seen: set[int] = set()
+    pods = {h["pod_name"] for h in holding if h["pod_name"]}
+    for row in (
+        Slice.objects.filter(pod_name__in=pods)
+        .values("cluster_id", "namespace", "pod_name")
+        .annotate(memory=Sum("memory"), n=Count("id"))
+    ):
+        owner = by_pod.get((row["cluster_id"], row["namespace"], row["pod_name"]))
+        if owner is None:
+            continue
+        entry = usage[owner["queue_id"]][owner["common_word"]]
+        entry["memory_used"] += row["memory"] or 0
+        entry["slots_used"] += row["n"]
+        seen.add(owner["pk"])
+    for res in Reservation.objects.filter(request__queue_id__in=ids).values(
+        "request_id", "memory", "request__queue_id", "request__common_word"
+    ):
+        if res["request_id"] in seen:
+            continue
+        entry = usage[res["request__queue_id"]][res["request__common_word"]]
+        entry["memory_used"] += res["memory"]
+        entry["slots_used"] += 1
+    for key, state in (
+        ("pending", RequestState.PENDING),
+        ("running", RequestState.RUNNING),
+    ):
+        for counted in (
+            Request.objects.filter(queue_id__in=ids, state=state)
+            .values("queue_id", "common_word")
+            .annotate(n=Count("id"))
+        ):
+            usage[counted["queue_id"]][counted["common_word"]][key] = counted["n"]
+    return {
+        queue_id: [
+            {"chip_type": word, **numbers} for word, numbers in sorted(per.items())
+        ]
+        for queue_id, per in usage.items()
+    }

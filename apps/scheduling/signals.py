@@ -1,0 +1,48 @@
+"""The sync hook: when sync changes the slices of the portal's pods, reconcile soon.
+
+Sync sends ``apps.inventory.sync.writer.slices_changed`` after each committed
+batch that added or removed slices. Only batches that concern scheduling
+(a pod named ``vnpu-req-*``, or any removal while a preemption is being carried
+out) enqueue ``reconcile_requests_task``: a request becomes Running as soon as
+its pod's Slice appears, and a waiting request is admitted as soon as its
+victims' Slices are gone, instead of at the next beat.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from apps.scheduling.choices import CARRIED_OUT_STATES
+from apps.scheduling.pods import POD_PREFIX
+
+log = logging.getLogger(__name__)
+
+
+def on_slices_changed(
+    sender: Any,
+    *,
+    cluster_id: int,
+    added: Collection[tuple[str, str]] = (),
+    removed: Collection[tuple[str, str]] = (),
+    **kwargs: Any,
+) -> None:
+    """Enqueue a reconciliation of the cluster when the change concerns scheduling."""
+    from apps.scheduling.models import PreemptionProposal
+    from apps.scheduling.tasks import reconcile_requests_task
+
+    ours = any(name.startswith(POD_PREFIX) for _, name in (*added, *removed))
+    try:
+        if not ours and not (
+            removed
+            and PreemptionProposal.objects.filter(
+                cluster_id=cluster_id, state__in=CARRIED_OUT_STATES
+            ).exists()
+        ):
+            return
+        reconcile_requests_task.delay(cluster_id)
+    except Exception:
+        # Runs in sync's thread when tasks are eager: never break sync for this;
+        # the periodic pass reconciles anyway.
+        log.exception("cluster %s: reconciling after a sync batch failed", cluster_id)

@@ -1,0 +1,119 @@
+"""Checks of a submission that need no database: names, workloads, pod templates.
+
+Each returns field errors as ``{"path": [messages]}`` (paths like
+``pod_template.spec.containers[0].image``) so the API answers 400 naming the
+field, before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+FieldErrors = dict[str, list[str]]
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
+IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+# Fields of a pod spec the portal sets itself: a template may not pre-empt them.
+FORBIDDEN_SPEC_FIELDS = {
+    "nodeName": "the portal pins the pod to the reserved chip; do not set nodeName",
+}
+
+
+def namespace_errors(namespace: str) -> FieldErrors:
+    """A Kubernetes namespace name: a DNS-1123 label of at most 63 characters."""
+    if len(namespace) > 63 or not DNS_LABEL.match(namespace):
+        return {
+            "namespace": [
+                "a DNS-1123 label: lowercase letters, digits and '-', at most 63 characters"
+            ]
+        }
+    return {}
+
+
+def idempotency_key_errors(key: str) -> FieldErrors:
+    """Letters, digits and ``._:/-``, 1 to 128 characters."""
+    if not IDEMPOTENCY_KEY.match(key):
+        return {"idempotency_key": ["1 to 128 of letters, digits and ._:/-"]}
+    return {}
+
+
+def normalise_env(env: Any, path: str, errors: FieldErrors) -> list[dict[str, str]]:
+    """Env as a map ``{NAME: value}`` or a list of ``{name, value}``, as a list."""
+    items: list[tuple[Any, Any]]
+    if env is None:
+        return []
+    if isinstance(env, Mapping):
+        items = list(env.items())
+    elif isinstance(env, list) and all(isinstance(e, Mapping) for e in env):
+        items = [(e.get("name"), e.get("value", "")) for e in env]
+    else:
+        errors[path] = ["a map of NAME: value, or a list of {name, value}"]
+        return []
+    result = []
+    for name, value in items:
+        if not isinstance(name, str) or not ENV_NAME.match(name):
+            errors[path] = [f"invalid variable name {name!r}"]
+            return []
+        if not isinstance(value, str | int | float | bool):
+            errors[path] = [f"{name}: the value must be a string"]
+            return []
+        result.append({"name": name, "value": str(value)})
+    return result
+
+
+def pod_template_errors(template: Any) -> FieldErrors:
+    """A PodTemplateSpec: ``{metadata?, spec: {containers: [{name, image}, ...]}}``.
+
+    The portal adds the scheduler, priority class, node affinity, the chip pin
+    and the vNPU resources (on the first container), so a template must not
+    set nodeName or already ask for a vNPU.
+    """
+    errors: FieldErrors = {}
+    root = "pod_template"
+    if not isinstance(template, Mapping):
+        return {root: ["a PodTemplateSpec object: {metadata, spec}"]}
+    metadata = template.get("metadata", {})
+    if not isinstance(metadata, Mapping):
+        errors[f"{root}.metadata"] = ["an object"]
+    else:
+        for part in ("labels", "annotations"):
+            values = metadata.get(part, {})
+            if not isinstance(values, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in values.items()
+            ):
+                errors[f"{root}.metadata.{part}"] = ["a map of strings"]
+    spec = template.get("spec")
+    if not isinstance(spec, Mapping):
+        errors[f"{root}.spec"] = ["required: an object with containers"]
+        return errors
+    for key, why in FORBIDDEN_SPEC_FIELDS.items():
+        if spec.get(key):
+            errors[f"{root}.spec.{key}"] = [why]
+    containers = spec.get("containers")
+    if not isinstance(containers, list) or not containers:
+        errors[f"{root}.spec.containers"] = ["required: a non-empty list"]
+        return errors
+    for index, container in enumerate(containers):
+        path = f"{root}.spec.containers[{index}]"
+        if not isinstance(container, Mapping):
+            errors[path] = ["an object"]
+            continue
+        for key in ("name", "image"):
+            if not isinstance(container.get(key), str) or not container.get(key):
+                errors[f"{path}.{key}"] = ["required"]
+        resources = container.get("resources", {})
+        if not isinstance(resources, Mapping):
+            errors[f"{path}.resources"] = ["an object"]
+            continue
+        for part in ("limits", "requests"):
+            asked = resources.get(part) or {}
+            if not isinstance(asked, Mapping):
+                errors[f"{path}.resources.{part}"] = ["an object"]
+            elif any(str(k).startswith("huawei.com/") for k in asked):
+                errors[f"{path}.resources.{part}"] = [
+                    "the portal sets the vNPU resources; remove huawei.com/*"
+                ]
+    return errors

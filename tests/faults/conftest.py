@@ -1,0 +1,62 @@
+"""Fixtures of the fault tests: a simulated cluster registered in the portal, and callers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from simcluster.server import SimCluster
+
+FAST = {
+    "ready_delay": 0.1,
+    "pod_shutdown_seconds": 0.3,
+    "bookmark_interval": 0.5,
+    "seed": 7,  # the same faults every run
+}
+
+
+@pytest.fixture(autouse=True)
+def _control_plane_and_counters(settings):
+    # The guide scenario's object names, whatever the environment says.
+    settings.VOLCANO_SCHEDULER_CONFIGMAP = "volcano-system/volcano-scheduler-configmap"
+    settings.DEVICE_PLUGIN_DAEMONSET = "kube-system/hami-ascend-device-plugin"
+    settings.WATCHED_DEPLOYMENTS = [
+        "volcano-system/volcano-scheduler",
+        "kube-system/hami-scheduler",
+    ]
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture
+def sim() -> Iterator[SimCluster]:
+    cluster = SimCluster(scenario="guide", port=0, **FAST).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture
+def kubeconfig(sim: SimCluster, tmp_path: Path) -> Path:
+    return sim.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+@pytest.fixture
+def sim_cluster(db, kubeconfig: Path) -> Any:
+    """The sim registered as cluster ``sim`` and synced once (its config adopted)."""
+    from apps.inventory import services
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.sync.engine import sync_once
+
+    cluster = services.cluster_create(
+        actor=None,
+        name="sim",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig_path=str(kubeconfig),
+    )
+    sync_once(cluster)
+    cluster.refresh_from_db()
+    return cluster

@@ -1,0 +1,190 @@
+"""Private, throw-away PostgreSQL and Redis servers for the restart tests.
+
+The machine's shared PostgreSQL (5432) and Redis (6379) are never touched:
+each test session that needs them gets its own ``initdb`` cluster in a temp
+directory and its own ``redis-server``, on free ports of 127.0.0.1, which it
+may restart at will and which are removed at the end.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_postgres(args: list[str]) -> list[str]:
+    # initdb and postgres refuse to run as root.
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *args]
+    return args
+
+
+def _wait_port(port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+class PrivatePostgres:
+    """A PostgreSQL cluster of its own (trust auth on 127.0.0.1)."""
+
+    def __init__(self) -> None:
+        binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+        if not binaries or (shutil.which("runuser") is None and os.geteuid() == 0):
+            pytest.skip("no PostgreSQL server binaries here")
+        self.bin = Path(binaries[-1]).parent
+        self.root = Path(tempfile.mkdtemp(prefix="vnpu-pg-"))
+        self.data = self.root / "data"
+        self.port = free_port()
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres", "postgres")
+        subprocess.run(
+            _as_postgres(
+                [
+                    str(self.bin / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    "postgres",
+                    "-A",
+                    "trust",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        self.start()
+
+    def _ctl(self, *args: str) -> None:
+        subprocess.run(
+            _as_postgres(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-l",
+                    str(self.root / "log"),
+                    "-w",
+                    "-o",
+                    f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off",
+                    *args,
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+
+    def start(self) -> None:
+        self._ctl("start")
+        _wait_port(self.port)
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every connection is cut."""
+        self._ctl("restart", "-m", "fast")
+        _wait_port(self.port)
+
+    def stop(self) -> None:
+        try:
+            self._ctl("stop", "-m", "immediate")
+        finally:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def url(self, database: str) -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        subprocess.run(
+            _as_postgres(
+                [
+                    str(self.bin / "createdb"),
+                    "-h",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "-U",
+                    "postgres",
+                    name,
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        return self.url(name)
+
+
+class PrivateRedis:
+    """A redis-server of its own; with ``appendonly`` its queue survives a restart."""
+
+    def __init__(self, *, appendonly: bool = True) -> None:
+        if shutil.which("redis-server") is None:
+            pytest.skip("no redis-server here")
+        self.dir = Path(tempfile.mkdtemp(prefix="vnpu-redis-"))
+        self.port = free_port()
+        self.appendonly = appendonly
+        self.process: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                "redis-server",
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--dir",
+                str(self.dir),
+                "--save",
+                "",
+                "--appendonly",
+                "yes" if self.appendonly else "no",
+                "--appendfsync",
+                "always",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait_port(self.port)
+
+    def shutdown(self) -> None:
+        """``redis-cli shutdown nosave`` (the AOF, if on, keeps what was queued)."""
+        subprocess.run(
+            ["redis-cli", "-p", str(self.port), "shutdown", "nosave"],
+            capture_output=True,
+            check=False,
+        )
+        if self.process is not None:
+            self.process.wait(timeout=10)
+            self.process = None
+
+    def restart(self) -> None:
+        self.shutdown()
+        self.start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def url(self, db: int = 0) -> str:
+        return f"redis://127.0.0.1:{self.port}/{db}"

@@ -1,0 +1,212 @@
+"""Helpers of the scheduling tests: a fake API server, row builders, one pass."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+
+class FakeOps:
+    """A ClusterOps that keeps pods in a dict and records every call."""
+
+    def __init__(self) -> None:
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        self.calls: list[tuple[str, str, str]] = []
+        self.events: list[dict[str, Any]] = []
+        self.errors: dict[
+            str, Any
+        ] = {}  # method -> KubeError to raise (once or always)
+        self.blocked: set[str] = set()  # pods whose eviction a PDB refuses
+        self.on_create: Callable[[dict[str, Any]], None] | None = None
+
+    def _maybe_fail(self, method: str) -> None:
+        error = self.errors.get(method)
+        if error is not None:
+            raise error
+
+    def create_pod(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+        from apps.scheduling.kube import PodExists
+
+        name = body["metadata"]["name"]
+        self.calls.append(("create_pod", namespace, name))
+        self._maybe_fail("create_pod")
+        if (namespace, name) in self.pods:
+            raise PodExists(copy.deepcopy(self.pods[(namespace, name)]))
+        pod = copy.deepcopy(body)
+        pod.setdefault("status", {"phase": "Pending"})
+        self.pods[(namespace, name)] = pod
+        if self.on_create:
+            self.on_create(pod)
+        return pod
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.calls.append(("get_pod", namespace, name))
+        self._maybe_fail("get_pod")
+        pod = self.pods.get((namespace, name))
+        return copy.deepcopy(pod) if pod else None
+
+    def delete_pod(
+        self, namespace: str, name: str, *, grace_seconds: int | None = None
+    ) -> bool:
+        self.calls.append(("delete_pod", namespace, name))
+        self._maybe_fail("delete_pod")
+        return self.pods.pop((namespace, name), None) is not None
+
+    def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: dict[str, str]
+    ) -> bool:
+        self.calls.append(("patch_pod_annotations", namespace, name))
+        self._maybe_fail("patch_pod_annotations")
+        pod = self.pods.get((namespace, name))
+        if pod is None:
+            return False
+        pod.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+        return True
+
+    def evict_pod(self, namespace: str, name: str) -> tuple[str, str]:
+        self.calls.append(("evict_pod", namespace, name))
+        self._maybe_fail("evict_pod")
+        if name in self.blocked:
+            return (
+                "blocked",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+            )
+        if self.pods.pop((namespace, name), None) is None:
+            return "gone", ""
+        return "evicted", ""
+
+    def create_event(self, namespace: str, body: dict[str, Any]) -> None:
+        self.calls.append(("create_event", namespace, body["involvedObject"]["name"]))
+        self._maybe_fail("create_event")
+        self.events.append(copy.deepcopy(body))
+
+    def close(self) -> None:
+        pass
+
+    def add_pod(self, namespace: str, name: str, **status: Any) -> dict[str, Any]:
+        pod = {
+            "metadata": {"name": name, "namespace": namespace, "labels": {}},
+            "spec": {"nodeName": "n1"},
+            "status": {"phase": "Running", **status},
+        }
+        self.pods[(namespace, name)] = pod
+        return pod
+
+
+class World:
+    """Builders for a cluster's rows: nodes, chips, slices, priority classes, requests."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self._slice = 0
+
+    def priority_classes(self) -> None:
+        from apps.inventory.models import PriorityClass
+
+        for name, value in (
+            ("batch-low", 100),
+            ("batch-medium", 1000),
+            ("inference-high", 100000),
+        ):
+            PriorityClass.objects.get_or_create(
+                cluster=self.cluster, name=name, defaults={"value": value}
+            )
+
+    def chips(
+        self,
+        common_word: str = "Ascend310P",
+        count: int = 1,
+        node: str = "n1",
+        **extra: Any,
+    ) -> list[Any]:
+        from apps.inventory.models import Chip, Node
+
+        sizes = {
+            "Ascend310P": {"slots": 7, "memory": 21527, "aicore": 8, "aicpu": 7},
+            "Ascend910B4": {"slots": 4, "memory": 32768, "aicore": 20, "aicpu": 7},
+        }[common_word]
+        row, _ = Node.objects.get_or_create(
+            cluster=self.cluster,
+            name=node,
+            defaults={"ready": True, "labels": {"kubernetes.io/hostname": node}},
+        )
+        start = Chip.objects.filter(node=row, common_word=common_word).count()
+        return [
+            Chip.objects.create(
+                cluster=self.cluster,
+                node=row,
+                common_word=common_word,
+                uuid=f"{node}-{common_word}-{start + i}",
+                index=start + i,
+                healthy=True,
+                **{**sizes, **extra},
+            )
+            for i in range(count)
+        ]
+
+    def slice(
+        self,
+        chip: Any,
+        pod: str,
+        template: str,
+        *,
+        namespace: str = "default",
+        priority: int = 100,
+        priority_class: str = "batch-low",
+        age_seconds: float = 60,
+    ) -> Any:
+        from django.utils import timezone
+
+        from apps.inventory.models import Slice
+
+        shapes = {
+            "vir01": (3072, 1, 1),
+            "vir02": (6144, 2, 2),
+            "vir04": (12288, 4, 4),
+            "vir05_1c_8g": (8192, 5, 1),
+            "vir10_3c_16g": (16384, 10, 3),
+        }
+        memory, aicore, aicpu = shapes[template]
+        return Slice.objects.create(
+            cluster=self.cluster,
+            chip=chip,
+            chip_uuid=chip.uuid,
+            common_word=chip.common_word,
+            namespace=namespace,
+            pod_name=pod,
+            node_name=chip.node.name,
+            template=template,
+            memory=memory,
+            aicore=aicore,
+            aicpu=aicpu,
+            priority=priority,
+            priority_class=priority_class,
+            phase="Running",
+            started_at=timezone.now() - timedelta(seconds=age_seconds),
+        )
+
+    def request(self, actor: Any, **fields: Any) -> Any:
+        from apps.scheduling.services import request_create
+
+        data = {
+            "cluster": self.cluster.pk,
+            "namespace": "ci",
+            "chip_type": "Ascend310P",
+            "memory": 5000,
+            "priority": "batch-medium",
+            "workload": {"image": "busybox", "command": ["sleep", "5"]},
+            **fields,
+        }
+        request, _ = request_create(actor=actor, **data)
+        return request
+
+
+def run_pass(cluster: Any, **kwargs: Any) -> Any:
+    """One scheduling pass (reconcile, reserve, admit), asserting it got the lock."""
+    from apps.scheduling.passes import scheduling_pass
+
+    report = scheduling_pass(cluster.pk, **kwargs)
+    assert report is not None, "the pass lock was taken"
+    return report

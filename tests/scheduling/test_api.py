@@ -1,0 +1,346 @@
+"""The REST API of requests, queues and preemptions: roles, tokens, errors, idempotency."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from apps.accounts.services import token_create, user_ensure
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.models import PreemptionProposal, Queue, QueueQuota, Request
+from tests.scheduling.helpers import run_pass
+
+pytestmark = pytest.mark.django_db
+
+BODY = {
+    "namespace": "ci",
+    "chip_type": "Ascend310P",
+    "memory": 5000,
+    "priority": "batch-medium",
+    "workload": {"image": "busybox", "command": ["sleep", "60"], "env": {"A": "1"}},
+}
+
+
+def _body(world, **changes):
+    return {"cluster": world.cluster.name, **BODY, **changes}
+
+
+def _token_client(username: str, role: str, queues: list[str] | None = None):
+    user = user_ensure(username=username, role=role, is_service_account=True)
+    issued = token_create(user=user, queues=queues)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    return client
+
+
+def test_submit_poll_and_cancel(world, operator_client):
+    created = operator_client.post(
+        "/api/requests/", _body(world, idempotency_key="job-1"), format="json"
+    )
+    assert created.status_code == 201, created.json()
+    body = created.json()
+    assert body["state"] == RequestState.PENDING
+    assert body["queue"] == "default"
+    assert body["priority"] == "batch-medium"
+    assert body["priority_value"] == 1000
+    assert body["position"] == 1
+    assert body["workload"]["env"] == [{"name": "A", "value": "1"}]
+
+    shown = operator_client.get(f"/api/requests/{body['id']}/").json()
+    assert shown["reason"]
+    assert shown["position"] == 1
+
+    cancelled = operator_client.delete(f"/api/requests/{body['id']}/")
+    assert cancelled.status_code == 200
+    assert cancelled.json()["state"] == RequestState.CANCELLED
+    assert cancelled.json()["position"] is None
+
+
+def test_the_same_idempotency_key_returns_the_same_request(world, operator_client):
+    first = operator_client.post(
+        "/api/requests/", _body(world, idempotency_key="job-7"), format="json"
+    )
+    again = operator_client.post(
+        "/api/requests/", _body(world, idempotency_key="job-7"), format="json"
+    )
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert first.json()["id"] == again.json()["id"]
+    assert Request.objects.count() == 1
+
+    other = operator_client.post(
+        "/api/requests/",
+        _body(world, idempotency_key="job-7", memory=9000),
+        format="json",
+    )
+    assert other.status_code == 409
+    assert other.json()["code"] == "idempotency_conflict"
+    assert "idempotency_key" in other.json()["detail"]
+    assert Request.objects.count() == 1
+
+
+def test_without_a_key_every_post_is_a_new_request(world, operator_client):
+    for _ in range(2):
+        assert (
+            operator_client.post(
+                "/api/requests/", _body(world), format="json"
+            ).status_code
+            == 201
+        )
+    assert Request.objects.count() == 2
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"cluster": "nope"}, "cluster"),
+        ({"namespace": "Bad_NS"}, "namespace"),
+        ({"chip_type": "Ascend999"}, "chip_type"),
+        ({"memory": 99999}, "memory"),
+        ({"memory": -1}, "memory"),
+        ({"template": "vir99", "memory": None}, "template"),
+        ({"template": "vir02"}, "memory"),  # memory and template both given
+        ({"memory": None}, "memory"),  # neither
+        ({"priority": "ultra"}, "priority"),
+        ({"queue": "nope"}, "queue"),
+        ({"workload": None}, "workload"),
+        ({"workload": {"command": ["x"]}}, "workload.image"),
+        ({"workload": {"image": "x", "env": {"1BAD": "x"}}}, "workload.env"),
+        ({"time_limit_seconds": 0}, "time_limit_seconds"),
+        ({"idempotency_key": "has space"}, "idempotency_key"),
+        (
+            {
+                "workload": None,
+                "pod_template": {
+                    "spec": {
+                        "nodeName": "n",
+                        "containers": [{"name": "a", "image": "b"}],
+                    }
+                },
+            },
+            "pod_template.spec.nodeName",
+        ),
+        (
+            {
+                "workload": None,
+                "pod_template": {"spec": {"containers": [{"name": "a"}]}},
+            },
+            "pod_template.spec.containers[0].image",
+        ),
+        (
+            {
+                "workload": None,
+                "pod_template": {
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "a",
+                                "image": "b",
+                                "resources": {"limits": {"huawei.com/Ascend310P": "1"}},
+                            }
+                        ]
+                    }
+                },
+            },
+            "pod_template.spec.containers[0].resources.limits",
+        ),
+        ({"workload": None, "pod_template": "yaml?"}, "pod_template"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(
+    world, operator_client, changes, field
+):
+    response = operator_client.post(
+        "/api/requests/", _body(world, **changes), format="json"
+    )
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["errors"], response.json()
+    assert Request.objects.count() == 0
+    assert not Queue.objects.exists()
+
+
+def test_priority_defaults_to_the_clusters_global_default(world, operator_client):
+    from apps.inventory.models import PriorityClass
+
+    body = _body(world)
+    del body["priority"]
+    assert (
+        operator_client.post("/api/requests/", body, format="json").status_code == 400
+    )
+    PriorityClass.objects.filter(name="batch-low").update(global_default=True)
+    response = operator_client.post("/api/requests/", body, format="json")
+    assert response.status_code == 201
+    assert response.json()["priority"] == "batch-low"
+
+
+def test_roles(world, viewer_client, operator_client, admin_client_api):
+    assert (
+        viewer_client.post("/api/requests/", _body(world), format="json").status_code
+        == 403
+    )
+    created = operator_client.post("/api/requests/", _body(world), format="json").json()
+    assert viewer_client.get("/api/requests/").status_code == 200
+    assert viewer_client.delete(f"/api/requests/{created['id']}/").status_code == 403
+
+
+def test_only_the_submitter_or_an_admin_cancels(
+    world, operator_client, admin_client_api
+):
+    created = operator_client.post("/api/requests/", _body(world), format="json").json()
+    other = _token_client("other-op", "operator")
+    assert other.delete(f"/api/requests/{created['id']}/").status_code == 403
+    response = admin_client_api.delete(f"/api/requests/{created['id']}/")
+    assert response.status_code == 200
+    assert response.json()["state"] == RequestState.CANCELLED
+
+
+def test_a_token_limited_to_queues_only_sees_and_acts_on_them(world, operator_client):
+    Queue.objects.create(cluster=world.cluster, name="ci")
+    Queue.objects.create(cluster=world.cluster, name="prod")
+    elsewhere = operator_client.post(
+        "/api/requests/", _body(world, queue="prod"), format="json"
+    ).json()
+    ci = _token_client("ci-bot", "operator", queues=["ci"])
+
+    refused = ci.post("/api/requests/", _body(world, queue="prod"), format="json")
+    assert refused.status_code == 403
+    assert refused.json()["message"].startswith("queue:")
+    assert "queue" in refused.json()["detail"]
+    # the default queue is a queue too
+    assert ci.post("/api/requests/", _body(world), format="json").status_code == 403
+
+    mine = ci.post("/api/requests/", _body(world, queue="ci"), format="json")
+    assert mine.status_code == 201
+    listed = ci.get("/api/requests/").json()["results"]
+    assert [r["id"] for r in listed] == [mine.json()["id"]]
+    assert ci.get("/api/requests/?queue=prod").status_code == 403
+    detail = ci.get(f"/api/requests/{elsewhere['id']}/")
+    assert detail.status_code == 403
+    assert "queue" in detail.json()["message"]
+    assert ci.delete(f"/api/requests/{elsewhere['id']}/").status_code == 403
+    assert Request.objects.get(pk=elsewhere["id"]).state == RequestState.PENDING
+
+
+def test_createtoken_with_queue_gives_a_token_limited_to_it(world, capsys):
+    Queue.objects.create(cluster=world.cluster, name="ci")
+    call_command("createtoken", "pipeline", "--role", "operator", "--queue", "ci")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {capsys.readouterr().out.strip()}")
+    assert (
+        client.post(
+            "/api/requests/", _body(world, queue="ci"), format="json"
+        ).status_code
+        == 201
+    )
+    assert client.post("/api/requests/", _body(world), format="json").status_code == 403
+
+
+def test_positions_follow_priority_then_age(world, operator_client):
+    ids = [
+        operator_client.post(
+            "/api/requests/", _body(world, priority=p), format="json"
+        ).json()["id"]
+        for p in ("batch-low", "inference-high", "batch-low")
+    ]
+    rows = {
+        r["id"]: r["position"]
+        for r in operator_client.get("/api/requests/?state=pending").json()["results"]
+    }
+    assert rows == {ids[1]: 1, ids[0]: 2, ids[2]: 3}
+
+
+def test_queue_admin(world, admin_client_api, operator_client):
+    body = {
+        "cluster": world.cluster.pk,
+        "name": "ci",
+        "description": "pipelines",
+        "quotas": [
+            {"chip_type": "Ascend310P", "memory_limit": 12288, "slots_limit": 2}
+        ],
+    }
+    assert operator_client.post("/api/queues/", body, format="json").status_code == 403
+    created = admin_client_api.post("/api/queues/", body, format="json")
+    assert created.status_code == 201, created.json()
+    queue = created.json()
+    assert queue["quotas"] == [
+        {"chip_type": "Ascend310P", "memory_limit": 12288, "slots_limit": 2}
+    ]
+    again = admin_client_api.post("/api/queues/", body, format="json")
+    assert again.status_code == 400
+    assert "name" in again.json()["errors"]
+    bad = admin_client_api.post(
+        "/api/queues/",
+        {**body, "name": "x", "quotas": [{"chip_type": "Nope"}]},
+        format="json",
+    )
+    assert bad.status_code == 400
+    assert "quotas[0].chip_type" in bad.json()["errors"]
+    bad_name = admin_client_api.post(
+        "/api/queues/", {**body, "name": "Not A Name"}, format="json"
+    )
+    assert bad_name.status_code == 400
+    assert "name" in bad_name.json()["errors"]
+
+    changed = admin_client_api.patch(
+        f"/api/queues/{queue['id']}/",
+        {"quotas": [{"chip_type": "Ascend910B4", "slots_limit": 1}]},
+        format="json",
+    )
+    assert changed.status_code == 200
+    assert [q["chip_type"] for q in changed.json()["quotas"]] == ["Ascend910B4"]
+    assert QueueQuota.objects.count() == 1
+
+    operator_client.post("/api/requests/", _body(world, queue="ci"), format="json")
+    shown = operator_client.get(f"/api/queues/{queue['id']}/").json()
+    assert shown["usage"] == [
+        {
+            "chip_type": "Ascend310P",
+            "memory_used": 0,
+            "slots_used": 0,
+            "pending": 1,
+            "running": 0,
+        }
+    ]
+    in_use = admin_client_api.delete(f"/api/queues/{queue['id']}/")
+    assert in_use.status_code == 409
+
+
+def test_preemption_api(world, operator, operator_client, admin_client_api, fake_ops):
+    (chip,) = world.chips("Ascend310P", 1)
+    world.slice(chip, "big", "vir04", priority=100)
+    world.slice(chip, "mid", "vir02", priority=1000)
+    world.slice(chip, "small", "vir01", priority=1000)
+    request = world.request(
+        operator, template="vir04", memory=None, priority="inference-high"
+    )
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+
+    listed = operator_client.get(
+        f"/api/preemptions/?chip={chip.pk}&queue=default&state=pending"
+    ).json()["results"]
+    assert [p["id"] for p in listed] == [proposal.pk]
+    assert listed[0]["victims"][0]["pod"] == "big"
+    assert listed[0]["request"] == request.pk
+    assert operator_client.get("/api/preemptions/?queue=other").json()["results"] == []
+    assert operator_client.get("/api/preemptions/?state=done").json()["results"] == []
+
+    url = f"/api/preemptions/{proposal.pk}"
+    assert (
+        operator_client.post(
+            f"{url}/approve/", {"reason": "x"}, format="json"
+        ).status_code
+        == 403
+    )
+    no_reason = admin_client_api.post(f"{url}/approve/", {}, format="json")
+    assert no_reason.status_code == 400
+    assert "reason" in no_reason.json()["errors"]
+    approved = admin_client_api.post(
+        f"{url}/approve/", {"reason": "urgent"}, format="json"
+    )
+    assert approved.status_code == 200, approved.json()
+    assert approved.json()["state"] == ProposalState.APPROVED
+    assert approved.json()["decided_by"] == "ada"
+    again = admin_client_api.post(f"{url}/reject/", {"reason": "oops"}, format="json")
+    assert again.status_code == 409
+    assert again.json()["code"] == "proposal_decided"

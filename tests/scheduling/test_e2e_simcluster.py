@@ -1,0 +1,348 @@
+"""End to end against simcluster, with sync running: REST → pass → pod → bind → Running.
+
+Sync runs in a thread (list + watch, as in production), a "beat" thread runs
+``schedule_clusters_task`` every half second, and Celery is eager, so the
+passes enqueued on commit (submission, approval, sync's hook) run inline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from apps.accounts.services import token_create, user_ensure
+from apps.inventory.models import Chip, Slice
+from apps.inventory.sync.engine import sync_run
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.models import PreemptionProposal, Queue, Request
+from apps.scheduling.tasks import schedule_clusters_task
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+
+@pytest.fixture
+def sim_options() -> dict:
+    # Evicted pods stay terminating for 2 s, long enough to read their annotation.
+    return {"pod_shutdown_seconds": 2.0}
+
+
+class Running:
+    """Sync (list + watch) and a beat loop in background threads, for a ``with``."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.stop = threading.Event()
+        self.errors: list[BaseException] = []
+
+    def _sync(self) -> None:
+        try:
+            sync_run(self.cluster.pk, seconds=120, watch_timeout=5, stop=self.stop)
+        finally:
+            connection.close()
+
+    def _beat(self) -> None:
+        try:
+            while not self.stop.wait(0.5):
+                schedule_clusters_task()
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
+    def __enter__(self) -> Running:
+        self.threads = [
+            threading.Thread(target=self._sync, daemon=True),
+            threading.Thread(target=self._beat, daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        assert not self.errors, self.errors
+
+
+def wait_for(check: Callable[[], Any], what: str, timeout: float = 20) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.2)
+
+
+def _client(username: str, role: str, queues: list[str] | None = None) -> APIClient:
+    user = user_ensure(username=username, role=role, is_service_account=True)
+    issued = token_create(user=user, queues=queues)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    return client
+
+
+def _state(client: APIClient, request_id: int) -> dict:
+    response = client.get(f"/api/requests/{request_id}/")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
+    live, sim_core
+):
+    Queue.objects.create(cluster=live.cluster, name="ci")
+    ci = _client("ci-bot", "operator", queues=["ci"])
+    with Running(live.cluster):
+        submitted = ci.post(
+            "/api/requests/",
+            {
+                "cluster": "sim",
+                "namespace": "default",
+                "chip_type": "Ascend310P",
+                "memory": 5000,
+                "priority": "batch-medium",
+                "queue": "ci",
+                "workload": {"image": "busybox", "command": ["sleep", "600"]},
+                "idempotency_key": "pipeline-42",
+            },
+            format="json",
+        )
+        assert submitted.status_code == 201, submitted.json()
+        assert submitted.json()["state"] == RequestState.PENDING
+        request_id = submitted.json()["id"]
+
+        shown = wait_for(
+            lambda: (
+                (s := _state(ci, request_id))["state"] == RequestState.RUNNING and s
+            ),
+            "the request to run",
+        )
+
+    # then it runs vir02 (HAMi's rule for 5000 MB) on the chip the portal chose
+    assert shown["template_booked"] == "vir02"
+    assert shown["memory_booked"] == 6144
+    assert shown["node"] == "npu-node-310p-01"
+    assert shown["chip_uuid"] in set(
+        Chip.objects.filter(common_word="Ascend310P").values_list("uuid", flat=True)
+    )
+    request = Request.objects.get(pk=request_id)
+    assert request.created_at <= request.reserved_at <= request.admitted_at
+    assert request.admitted_at <= request.running_at
+    pod = sim_core.read_namespaced_pod(request.pod_name, "default")
+    annotations = pod.metadata.annotations
+    assert annotations["hami.io/use-Ascend310P-uuid"] == shown["chip_uuid"]
+    assert annotations["scheduling.volcano.sh/queue-name"] == "ci"
+    assert shown["chip_uuid"] in annotations["hami.io/Ascend310P-devices-allocated"]
+    assert pod.spec.scheduler_name == "volcano"
+    assert pod.spec.priority_class_name == "batch-medium"
+    assert pod.metadata.labels["vnpu-portal/request"] == str(request_id)
+    # the same idempotency key gives the same request, nothing new
+    again = ci.post(
+        "/api/requests/",
+        {
+            "cluster": "sim",
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "memory": 5000,
+            "priority": "batch-medium",
+            "queue": "ci",
+            "workload": {"image": "busybox", "command": ["sleep", "600"]},
+            "idempotency_key": "pipeline-42",
+        },
+        format="json",
+    )
+    assert again.status_code == 200
+    assert again.json()["id"] == request_id
+
+
+def _filler(name: str, memory: int, uuid: str, priority_class: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"app": name},
+            "annotations": {"hami.io/use-Ascend310P-uuid": uuid},
+        },
+        "spec": {
+            "schedulerName": "volcano",
+            "priorityClassName": priority_class,
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "busybox",
+                    "resources": {
+                        "limits": {
+                            "huawei.com/Ascend310P": "1",
+                            "huawei.com/Ascend310P-memory": str(memory),
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+VIR = {"vir01": 3072, "vir02": 6144, "vir04": 12288}
+
+
+def _fill_the_310p_node(live, sim_core) -> list[str]:
+    """Every 310P chip full; the only way to fit a vir04 for priority 100000 is
+    to evict ``victim`` (batch-low vir04 on chip 3). Chip 0 also has the guide's
+    batch-low vir01, but evicting it frees only 3072 MB."""
+    uuids = list(
+        Chip.objects.filter(cluster=live.cluster, common_word="Ascend310P")
+        .order_by("index")
+        .values_list("uuid", flat=True)
+    )
+    plan = [
+        ("keep-0a", "vir04", 0, "inference-high"),
+        ("keep-0b", "vir02", 0, "inference-high"),
+        *(
+            (f"keep-{c}{x}", t, c, "inference-high")
+            for c in (1, 2)
+            for x, t in (("a", "vir04"), ("b", "vir02"), ("c", "vir01"))
+        ),
+        ("victim", "vir04", 3, "batch-low"),
+        ("keep-3b", "vir02", 3, "inference-high"),
+        ("keep-3c", "vir01", 3, "inference-high"),
+    ]
+    for name, template, chip, priority_class in plan:
+        sim_core.create_namespaced_pod(
+            "default", _filler(name, VIR[template], uuids[chip], priority_class)
+        )
+    names = [p[0] for p in plan]
+    wait_for(
+        lambda: Slice.objects.filter(pod_name__in=names).count() == len(names),
+        "sync to show the filler pods bound",
+    )
+    return uuids
+
+
+def _urgent(client: APIClient) -> int:
+    response = client.post(
+        "/api/requests/",
+        {
+            "cluster": "sim",
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "template": "vir04",
+            "priority": "inference-high",
+            "workload": {"image": "busybox"},
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()["id"]
+
+
+def _pending_proposal(admin: APIClient) -> dict:
+    return wait_for(
+        lambda: (
+            (rows := admin.get("/api/preemptions/?state=pending").json()["results"])
+            and rows[0]
+        ),
+        "a preemption proposal",
+    )
+
+
+def _running_pods(sim_core) -> set[str]:
+    return {
+        p.metadata.name
+        for p in sim_core.list_namespaced_pod("default").items
+        if not p.metadata.deletion_timestamp
+    }
+
+
+def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
+    live, sim_core
+):
+    operator = _client("urgent-bot", "operator")
+    admin = _client("boss", "admin")
+    with Running(live.cluster):
+        uuids = _fill_the_310p_node(live, sim_core)
+        request_id = _urgent(operator)
+
+        # then a proposal names the right victim on the right chip
+        proposal = _pending_proposal(admin)
+        assert proposal["request"] == request_id
+        assert [(v["namespace"], v["pod"]) for v in proposal["victims"]] == [
+            ("default", "victim")
+        ]
+        assert proposal["chip_uuid"] == uuids[3]
+        assert proposal["max_victim_priority"] == 100
+        assert _state(operator, request_id)["state"] == RequestState.PENDING
+
+        # when an admin approves it
+        approved = admin.post(
+            f"/api/preemptions/{proposal['id']}/approve/",
+            {"reason": "release blocker"},
+            format="json",
+        )
+        assert approved.status_code == 200, approved.json()
+
+        # then the victim was told why, then evicted (it is terminating now)
+        victim = sim_core.read_namespaced_pod("victim", "default")
+        assert victim.metadata.annotations["vnpu-portal/preempted-by"] == str(
+            request_id
+        )
+        assert victim.metadata.deletion_timestamp is not None
+        events = sim_core.list_namespaced_event(
+            "default", field_selector="involvedObject.name=victim,reason=Preempted"
+        ).items
+        assert len(events) == 1
+        assert f"request {request_id}" in events[0].message
+        assert "release blocker" in events[0].message
+
+        # and the request runs on the freed chip, once the victim is gone
+        shown = wait_for(
+            lambda: (
+                (s := _state(operator, request_id))["state"] == RequestState.RUNNING
+                and s
+            ),
+            "the request to run",
+        )
+    assert shown["chip_uuid"] == uuids[3]
+    assert shown["template_booked"] == "vir04"
+    assert PreemptionProposal.objects.get(pk=proposal["id"]).state == ProposalState.DONE
+    running = _running_pods(sim_core)
+    assert "victim" not in running
+    assert {"keep-0a", "keep-3b", "keep-3c", "npu-pod-310p"} <= running
+
+
+def test_rejected_preemption_keeps_everyone_running(live, sim_core):
+    operator = _client("urgent-bot", "operator")
+    admin = _client("boss", "admin")
+    with Running(live.cluster):
+        _fill_the_310p_node(live, sim_core)
+        before = _running_pods(sim_core)
+        request_id = _urgent(operator)
+        proposal = _pending_proposal(admin)
+
+        rejected = admin.post(
+            f"/api/preemptions/{proposal['id']}/reject/",
+            {"reason": "the victim is a demo"},
+            format="json",
+        )
+        assert rejected.status_code == 200, rejected.json()
+        time.sleep(2)  # several passes
+
+    assert _running_pods(sim_core) == before
+    assert "vnpu-portal/preempted-by" not in (
+        sim_core.read_namespaced_pod("victim", "default").metadata.annotations or {}
+    )
+    shown = _state(operator, request_id)
+    assert shown["state"] == RequestState.PENDING
+    assert "rejected" in shown["reason"]
+    assert [p.state for p in PreemptionProposal.objects.all()] == [
+        ProposalState.REJECTED
+    ]

@@ -1,0 +1,409 @@
+"""Scheduling passes against a fake API server: reserve, admit, run, end, retry, expire."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from apps.inventory.models import ChipType, Slice
+from apps.scheduling.choices import RequestState
+from apps.scheduling.kube import KubeError
+from apps.scheduling.models import Queue, QueueQuota, Request, Reservation
+from apps.scheduling.services import allocation_create, request_cancel
+from tests.scheduling.helpers import run_pass
+
+pytestmark = pytest.mark.django_db
+
+
+def _bind(world, request, chip=None):
+    """What sync writes once Volcano bound the pod: its Slice."""
+    request.refresh_from_db()
+    chip = chip or request.chip
+    return world.slice(
+        chip,
+        request.pod_name,
+        request.template_booked,
+        namespace=request.namespace,
+        priority=request.priority,
+        priority_class=request.priority_class,
+        age_seconds=0,
+    )
+
+
+def test_a_request_is_reserved_admitted_with_the_guides_pod_then_runs(
+    world, operator, fake_ops
+):
+    # given one 310P chip and a request of 5000 MB (HAMi's rule: vir02)
+    (chip,) = world.chips("Ascend310P", 1, node="npu-node-310p-01")
+    request = world.request(operator, memory=5000, queue="default")
+
+    # when a pass runs
+    report = run_pass(world.cluster)
+
+    # then it reserved room on the chip and created the pod
+    request.refresh_from_db()
+    assert report.allocation.reserved == [request.pk]
+    assert report.admitted == [request.pk]
+    assert request.state == RequestState.ADMITTED
+    assert (request.chip_id, request.template_booked, request.memory_booked) == (
+        chip.pk,
+        "vir02",
+        6144,
+    )
+    assert Reservation.objects.get(request=request).memory == 6144
+    pod = fake_ops.pods[("ci", f"vnpu-req-{request.pk}")]
+    spec, meta = pod["spec"], pod["metadata"]
+    assert spec["schedulerName"] == "volcano"
+    assert spec["priorityClassName"] == "batch-medium"
+    terms = spec["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert terms == [
+        {
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/hostname",
+                    "operator": "In",
+                    "values": ["npu-node-310p-01"],
+                }
+            ]
+        }
+    ]
+    assert meta["annotations"]["hami.io/use-Ascend310P-uuid"] == chip.uuid
+    assert meta["annotations"]["scheduling.volcano.sh/queue-name"] == "default"
+    assert meta["labels"]["vnpu-portal/request"] == str(request.pk)
+    limits = spec["containers"][0]["resources"]["limits"]
+    assert limits == {
+        "huawei.com/Ascend310P": "1",
+        "huawei.com/Ascend310P-memory": "6144",
+    }
+    assert spec["containers"][0]["resources"]["requests"] == limits
+    assert spec["containers"][0]["image"] == "busybox"
+
+    # when sync shows the pod bound (its Slice), the next pass confirms it
+    _bind(world, request)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.RUNNING
+    assert request.running_at is not None
+    assert "vir02" in request.reason
+    assert "confirmed by sync" in request.reason
+    assert not Reservation.objects.filter(request=request).exists()
+
+    # when the pod succeeds (sync drops its Slice), the request succeeds
+    fake_ops.pods[("ci", request.pod_name)]["status"] = {"phase": "Succeeded"}
+    Slice.objects.filter(pod_name=request.pod_name).delete()
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.SUCCEEDED
+    assert request.finished_at is not None
+
+
+def test_failed_pod_fails_the_request_with_the_containers_exit(
+    world, operator, fake_ops
+):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    run_pass(world.cluster)
+    _bind(world, request)
+    run_pass(world.cluster)
+    fake_ops.pods[("ci", f"vnpu-req-{request.pk}")]["status"] = {
+        "phase": "Failed",
+        "containerStatuses": [
+            {
+                "name": "main",
+                "state": {"terminated": {"exitCode": 3, "reason": "Error"}},
+            }
+        ],
+    }
+    Slice.objects.filter(pod_name=f"vnpu-req-{request.pk}").delete()
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.FAILED
+    assert "exited 3" in request.reason
+
+
+def test_a_reservation_counts_as_used_so_a_second_pass_never_books_it_again(
+    world, operator, fake_ops
+):
+    # given a chip with room for one vir04 only (a vir02 and a vir01 run there)
+    (chip,) = world.chips("Ascend310P", 1)
+    world.slice(chip, "other-a", "vir02")
+    world.slice(chip, "other-b", "vir01")
+    first = world.request(operator, template="vir04", memory=None)
+    second = world.request(operator, template="vir04", memory=None)
+
+    # when two separate allocation transactions run (the first one's pod not yet seen)
+    one = allocation_create(cluster_id=world.cluster.pk, request_ids=[first.pk])
+    two = allocation_create(cluster_id=world.cluster.pk, request_ids=[second.pk])
+
+    # then the second one sees the first one's reservation
+    assert one.reserved == [first.pk]
+    assert two.reserved == []
+    assert two.waiting == [second.pk]
+    second.refresh_from_db()
+    assert second.state == RequestState.PENDING
+    assert "no Ascend310P chip" in second.reason or "vir04" in second.reason
+
+
+def test_the_slice_replaces_the_reservation_without_counting_twice(
+    world, operator, fake_ops
+):
+    # given a request admitted and bound, whose Slice sync wrote but which no
+    # reconciliation has confirmed yet (reservation and slice both exist)
+    (chip,) = world.chips("Ascend310P", 1)
+    world.slice(chip, "other-a", "vir04")
+    first = world.request(operator, template="vir02", memory=None)
+    allocation_create(cluster_id=world.cluster.pk)
+    _bind(world, first)
+    # when a vir01 asks: 21527 - 12288 - 6144 = 3095 MB leaves room for it
+    second = world.request(operator, template="vir01", memory=None)
+    outcome = allocation_create(cluster_id=world.cluster.pk)
+    # then it is placed (the reservation was not counted on top of the slice)
+    assert outcome.reserved == [second.pk]
+
+
+def test_the_queue_and_its_position_and_quota(world, operator, fake_ops):
+    world.chips("Ascend310P", 2)
+    queue = Queue.objects.create(cluster=world.cluster, name="ci")
+    QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=1)
+    first = world.request(operator, queue="ci", priority="batch-low")
+    second = world.request(operator, queue="ci", priority="batch-medium")
+    run_pass(world.cluster)
+    first.refresh_from_db()
+    second.refresh_from_db()
+    # the higher priority goes first; the quota (1 slot) holds the other back
+    assert second.state == RequestState.ADMITTED
+    assert first.state == RequestState.PENDING
+    assert "quota" in first.reason
+
+
+def test_bind_timeout_deletes_the_pod_and_tries_again_with_a_new_name(
+    world, operator, fake_ops, settings
+):
+    settings.REQUEST_BIND_TIMEOUT_SECONDS = 120
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    run_pass(world.cluster)
+    first_pod = ("ci", f"vnpu-req-{request.pk}")
+    assert first_pod in fake_ops.pods
+
+    # when 121 s pass without Volcano binding it
+    later = timezone.now() + timedelta(seconds=121)
+    report = run_pass(world.cluster, now=later)
+
+    # then the pod is gone, the room released, and a new attempt admitted
+    assert report.reconciled.retried == [request.pk]
+    assert first_pod not in fake_ops.pods
+    request.refresh_from_db()
+    assert request.attempts == 1
+    assert request.state == RequestState.ADMITTED
+    assert request.pod_name == f"vnpu-req-{request.pk}-1"
+    assert ("ci", request.pod_name) in fake_ops.pods
+    assert Reservation.objects.filter(request=request).count() == 1
+
+
+def test_bind_timeout_spares_a_pod_that_is_bound_but_not_yet_synced(
+    world, operator, fake_ops
+):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    run_pass(world.cluster)
+    fake_ops.pods[("ci", f"vnpu-req-{request.pk}")]["spec"]["nodeName"] = "n1"
+    run_pass(world.cluster, now=timezone.now() + timedelta(seconds=500))
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+    assert request.attempts == 0
+
+
+def test_running_past_its_time_limit_expires_and_deletes_the_pod(
+    world, operator, fake_ops
+):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator, time_limit_seconds=30)
+    run_pass(world.cluster)
+    _bind(world, request)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.RUNNING
+    assert request.expires_at is not None
+
+    run_pass(world.cluster, now=timezone.now() + timedelta(seconds=31))
+    request.refresh_from_db()
+    assert request.state == RequestState.EXPIRED
+    assert ("ci", request.pod_name) not in fake_ops.pods
+    assert request.pod_cleanup is False
+
+
+def test_pending_requests_expire_after_the_ttl(world, operator, fake_ops, settings):
+    settings.REQUEST_PENDING_TTL = 60
+    request = world.request(operator)  # no chips: it waits
+    run_pass(world.cluster)
+    run_pass(world.cluster, now=timezone.now() + timedelta(seconds=61))
+    request.refresh_from_db()
+    assert request.state == RequestState.EXPIRED
+
+
+def test_cancel_of_a_running_request_deletes_its_pod(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    run_pass(world.cluster)
+    _bind(world, request)
+    run_pass(world.cluster)
+
+    cancelled = request_cancel(request=request, actor=operator)
+    assert cancelled.state == RequestState.CANCELLED
+    assert cancelled.reason.startswith("released by otto")
+    run_pass(world.cluster)
+    assert ("ci", cancelled.pod_name) not in fake_ops.pods
+    # cancelling again changes nothing
+    assert (
+        request_cancel(request=request, actor=operator).state == RequestState.CANCELLED
+    )
+
+
+def test_a_cancel_while_the_pod_is_created_deletes_that_pod(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+
+    def cancel_meanwhile(pod):
+        Request.objects.filter(pk=request.pk).update(state=RequestState.CANCELLED)
+
+    fake_ops.on_create = cancel_meanwhile
+    run_pass(world.cluster)
+    assert ("ci", f"vnpu-req-{request.pk}") not in fake_ops.pods
+    assert ("delete_pod", "ci", f"vnpu-req-{request.pk}") in fake_ops.calls
+
+
+def test_an_existing_pod_of_the_request_is_adopted_not_duplicated(
+    world, operator, fake_ops
+):
+    # given a worker that created the pod and died before recording it
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    allocation_create(cluster_id=world.cluster.pk)
+    request.refresh_from_db()
+    fake_ops.pods[("ci", request.pod_name)] = {
+        "metadata": {
+            "name": request.pod_name,
+            "labels": {"vnpu-portal/request": str(request.pk)},
+        },
+        "spec": {},
+    }
+    # when the next pass admits it
+    run_pass(world.cluster)
+    # then the pod is adopted
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+    assert [c for c in fake_ops.calls if c[0] == "create_pod"] == [
+        ("create_pod", "ci", request.pod_name)
+    ]
+    assert len(fake_ops.pods) == 1
+
+
+def test_a_foreign_pod_with_the_name_fails_the_request(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    allocation_create(cluster_id=world.cluster.pk)
+    request.refresh_from_db()
+    fake_ops.add_pod("ci", request.pod_name)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.FAILED
+    assert "not this request's" in request.reason
+    assert not Reservation.objects.filter(request=request).exists()
+
+
+def test_a_cluster_that_is_down_keeps_the_room_and_retries(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    fake_ops.errors["create_pod"] = KubeError(
+        None, "connection refused", transient=True
+    )
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.RESERVED
+    assert "retrying" in request.reason
+    del fake_ops.errors["create_pod"]
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+
+
+def test_a_refused_pod_fails_the_request_and_frees_the_room(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator, namespace="missing")
+    fake_ops.errors["create_pod"] = KubeError(
+        404, 'namespaces "missing" not found', transient=False
+    )
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.FAILED
+    assert "not found" in request.reason
+    assert not Reservation.objects.exists()
+
+
+def test_a_request_the_config_can_no_longer_serve_fails(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    request = world.request(operator, template="vir04", memory=None)
+    ChipType.objects.get(
+        cluster=world.cluster, common_word="Ascend310P"
+    ).templates.filter(name="vir04").delete()
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.FAILED
+    assert "vir04" in request.reason
+
+
+def test_a_whole_card_asks_without_memory(world, operator, fake_ops):
+    (_chip,) = world.chips("Ascend910B4", 1)
+    request = world.request(
+        operator, chip_type="Ascend910B4", memory=None, whole_card=True
+    )
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+    assert request.template_booked == ""
+    limits = fake_ops.pods[("ci", request.pod_name)]["spec"]["containers"][0][
+        "resources"
+    ]["limits"]
+    assert limits == {"huawei.com/Ascend910B4": "1"}
+
+
+def test_a_pod_template_gets_the_portals_fields(world, operator, fake_ops):
+    world.chips("Ascend310P", 1)
+    template = {
+        "metadata": {"labels": {"team": "a"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "train",
+                    "image": "img:1",
+                    "resources": {"limits": {"cpu": "2"}},
+                },
+                {"name": "side", "image": "img:2"},
+            ],
+            "restartPolicy": "OnFailure",
+        },
+    }
+    request = world.request(operator, workload=None, pod_template=template)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    pod = fake_ops.pods[("ci", request.pod_name)]
+    assert pod["metadata"]["labels"]["team"] == "a"
+    assert pod["spec"]["restartPolicy"] == "OnFailure"
+    assert pod["spec"]["containers"][0]["resources"]["limits"] == {
+        "cpu": "2",
+        "huawei.com/Ascend310P": "1",
+        "huawei.com/Ascend310P-memory": "6144",
+    }
+    assert "resources" not in pod["spec"]["containers"][1]
+
+
+def test_deleting_a_cluster_takes_its_queues_and_requests_along(world, operator):
+    world.request(operator)
+    world.cluster.delete()
+    assert not Request.objects.exists()
+    assert not Queue.objects.exists()

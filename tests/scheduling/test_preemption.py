@@ -1,0 +1,288 @@
+"""Preemption proposals: proposed once, approved (evict, then admit) or rejected."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.audit.models import AuditEvent
+from apps.common.exceptions import Conflict, ValidationFailed
+from apps.inventory.models import Slice
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.decisions import proposal_approve, proposal_reject
+from apps.scheduling.eviction import victims_evict
+from apps.scheduling.kube import KubeError
+from apps.scheduling.models import PreemptionProposal, Reservation
+from tests.scheduling.helpers import run_pass
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def full(world, fake_ops):
+    """One 310P chip full of low-priority pods: two vir04 would not fit, so
+    vir04 + vir02 + vir01 (21504 MB of 21527). The vir04 runs longest."""
+    (chip,) = world.chips("Ascend310P", 1)
+    world.slice(chip, "big", "vir04", priority=100, age_seconds=600)
+    world.slice(chip, "mid", "vir02", priority=1000, priority_class="batch-medium")
+    world.slice(chip, "small", "vir01", priority=100, age_seconds=30)
+    for name in ("big", "mid", "small"):
+        fake_ops.add_pod("default", name)
+    return chip
+
+
+def _urgent(world, operator):
+    return world.request(
+        operator, template="vir04", memory=None, priority="inference-high"
+    )
+
+
+def test_a_high_priority_request_on_a_full_chip_gets_one_stable_proposal(
+    world, operator, full, fake_ops
+):
+    request = _urgent(world, operator)
+
+    run_pass(world.cluster)
+    run_pass(world.cluster)  # a second pass finds the same plan: no new proposal
+
+    (proposal,) = PreemptionProposal.objects.all()
+    assert proposal.state == ProposalState.PENDING
+    assert proposal.chip_id == full.pk
+    # freeing 12288 MB: evicting "big" alone does it (lowest priority, one victim)
+    assert [(v["namespace"], v["pod"]) for v in proposal.victims] == [
+        ("default", "big")
+    ]
+    assert proposal.victims[0]["priority"] == 100
+    assert proposal.victims[0]["lost_seconds"] >= 599
+    assert proposal.max_victim_priority == 100
+    request.refresh_from_db()
+    assert request.state == RequestState.PENDING
+    assert f"proposal {proposal.pk}" in request.reason
+    assert "default/big" in request.reason
+    assert fake_ops.events == []  # nothing happens without a decision
+
+
+def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
+    world, operator, admin_user, full, fake_ops
+):
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+
+    # when an admin approves
+    proposal = proposal_approve(proposal=proposal, actor=admin_user, reason="release")
+
+    # then the room is held for the request at once
+    assert proposal.state == ProposalState.APPROVED
+    request.refresh_from_db()
+    assert request.state == RequestState.RESERVED
+    assert Reservation.objects.get(request=request).proposal_id == proposal.pk
+    assert AuditEvent.objects.filter(action="preemption.approve").count() == 1
+
+    # when the eviction runs: annotate, record an Event, then evict
+    report = victims_evict(proposal.pk)
+    assert report.evicted == ["default/big"]
+    steps = [c[0] for c in fake_ops.calls if c[2] == "big"]
+    assert steps == ["patch_pod_annotations", "create_event", "evict_pod"]
+    (event,) = fake_ops.events
+    assert event["metadata"]["namespace"] == "default"
+    assert event["involvedObject"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "default",
+        "name": "big",
+    }
+    assert f"request {request.pk}" in event["message"]
+    assert "approved by ada" in event["message"]
+    assert ("default", "big") not in fake_ops.pods
+
+    # a pass before the victim is gone from sync does not admit yet
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.RESERVED
+
+    # when sync drops the victim's Slice, the proposal is done and the pod created
+    Slice.objects.filter(pod_name="big").delete()
+    report = run_pass(world.cluster)
+    proposal.refresh_from_db()
+    request.refresh_from_db()
+    assert proposal.state == ProposalState.DONE
+    assert report.admitted == [request.pk]
+    assert request.state == RequestState.ADMITTED
+    assert ("ci", request.pod_name) in fake_ops.pods
+
+
+def test_the_victim_is_annotated_before_it_is_evicted(
+    world, operator, admin_user, full, fake_ops
+):
+    fake_ops.blocked.add("big")
+    _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_approve(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
+    )
+    victims_evict(proposal.pk)
+    annotations = fake_ops.pods[("default", "big")]["metadata"]["annotations"]
+    assert annotations["vnpu-portal/preempted-by"] == str(proposal.request_id)
+    assert annotations["vnpu-portal/preemption-proposal"] == str(proposal.pk)
+
+
+def test_a_pdb_refusal_keeps_the_proposal_evicting_and_retries_later(
+    world, operator, admin_user, full, fake_ops, settings
+):
+    settings.PREEMPTION_EVICTION_RETRY_SECONDS = 0
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_approve(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
+    )
+    fake_ops.blocked.add("big")
+
+    report = victims_evict(proposal.pk)
+
+    # then nothing is forced: the victim still runs, the proposal waits
+    assert report.blocked == ["default/big"]
+    proposal.refresh_from_db()
+    assert proposal.state == ProposalState.EVICTING
+    assert "disruption budget" in proposal.progress
+    assert proposal.next_attempt_at is not None
+    assert ("default", "big") in fake_ops.pods
+    request.refresh_from_db()
+    assert request.state == RequestState.RESERVED  # its room is still held
+
+    # when the budget allows it, the retry evicts (annotation and Event not repeated)
+    fake_ops.blocked.clear()
+    report = victims_evict(proposal.pk)
+    assert report.evicted == ["default/big"]
+    assert len(fake_ops.events) == 1
+    assert [c[0] for c in fake_ops.calls if c[2] == "big"].count(
+        "patch_pod_annotations"
+    ) == 1
+
+
+def test_a_permanent_eviction_error_fails_the_proposal_and_frees_the_room(
+    world, operator, admin_user, full, fake_ops
+):
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_approve(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
+    )
+    fake_ops.errors["evict_pod"] = KubeError(403, "forbidden", transient=False)
+    victims_evict(proposal.pk)
+    proposal.refresh_from_db()
+    request.refresh_from_db()
+    assert proposal.state == ProposalState.FAILED
+    assert "forbidden" in proposal.progress
+    assert request.state == RequestState.PENDING
+    assert not Reservation.objects.exists()
+
+
+def test_rejection_keeps_everyone_running_and_stops_asking(
+    world, operator, admin_user, full, fake_ops
+):
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_reject(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="not now"
+    )
+    assert proposal.state == ProposalState.REJECTED
+    assert proposal.decided_by == admin_user
+
+    run_pass(world.cluster)
+
+    assert PreemptionProposal.objects.count() == 1  # no new proposal
+    request.refresh_from_db()
+    assert request.state == RequestState.PENDING
+    assert request.allow_preemption is False
+    assert all(("default", n) in fake_ops.pods for n in ("big", "mid", "small"))
+    assert not [c for c in fake_ops.calls if c[0] == "evict_pod"]
+
+
+def test_decisions_need_a_reason_and_a_pending_proposal(
+    world, operator, admin_user, full, fake_ops
+):
+    _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+    with pytest.raises(ValidationFailed) as err:
+        proposal_approve(proposal=proposal, actor=admin_user, reason="  ")
+    assert "reason" in err.value.detail
+    proposal_reject(proposal=proposal, actor=admin_user, reason="no")
+    with pytest.raises(Conflict):
+        proposal_approve(proposal=proposal, actor=admin_user, reason="yes")
+
+
+def test_a_proposal_is_superseded_when_room_frees_up_on_its_own(
+    world, operator, full, fake_ops
+):
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    # the long job ends by itself before anyone decides
+    Slice.objects.filter(pod_name="big").delete()
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+    request.refresh_from_db()
+    assert proposal.state == ProposalState.SUPERSEDED
+    assert request.state == RequestState.ADMITTED
+
+
+def test_a_cancelled_request_supersedes_its_proposal(world, operator, full, fake_ops):
+    from apps.scheduling.services import request_cancel
+
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    request_cancel(request=request, actor=operator)
+    assert PreemptionProposal.objects.get().state == ProposalState.SUPERSEDED
+
+
+def test_the_auto_approval_policy_by_priority_gap(
+    world, operator, full, fake_ops, settings
+):
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = 50000
+    request = _urgent(world, operator)  # 100000 vs a victim of 100: gap 99900
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+    request.refresh_from_db()
+    assert proposal.auto_approved is True
+    assert proposal.state == ProposalState.APPROVED
+    assert "PREEMPTION_AUTO_APPROVE_PRIORITY_GAP" in proposal.reason
+    assert request.state == RequestState.RESERVED
+
+
+def test_the_gap_policy_leaves_small_gaps_to_an_admin(
+    world, operator, full, fake_ops, settings
+):
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = 200000
+    _urgent(world, operator)
+    run_pass(world.cluster)
+    assert PreemptionProposal.objects.get().state == ProposalState.PENDING
+
+
+def test_a_preempted_portal_request_fails_naming_who_preempted_it(
+    world, operator, admin_user, fake_ops
+):
+    # given a low-priority portal request running on the only chip, full otherwise
+    (chip,) = world.chips("Ascend310P", 1)
+    low = world.request(operator, template="vir04", memory=None, priority="batch-low")
+    run_pass(world.cluster)
+    low.refresh_from_db()
+    world.slice(chip, low.pod_name, "vir04", namespace="ci", priority=100)
+    world.slice(chip, "mid", "vir02", priority=1000)
+    world.slice(chip, "small", "vir01", priority=1000)
+    run_pass(world.cluster)
+    low.refresh_from_db()
+    assert low.state == RequestState.RUNNING
+    urgent = world.request(
+        operator, template="vir04", memory=None, priority="inference-high"
+    )
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get(request=urgent)
+    assert proposal.victims[0]["request"] == low.pk
+    assert proposal.victims[0]["queue"] == "default"
+    proposal_approve(proposal=proposal, actor=admin_user, reason="urgent")
+    victims_evict(proposal.pk)
+    Slice.objects.filter(pod_name=low.pod_name).delete()
+    run_pass(world.cluster)
+    low.refresh_from_db()
+    assert low.state == RequestState.FAILED
+    assert f"preempted by request {urgent.pk}" in low.reason
