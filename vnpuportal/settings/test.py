@@ -14,6 +14,15 @@ from .base import *  # noqa: F403
 from .base import BASE_DIR, env
 
 DEBUG = False
+# Pinned, whatever a developer's .env says: the test client speaks plain http.
+# (tests/security checks the production values through the base settings.)
+DJANGO_SECURE = False
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+SECURE_HSTS_SECONDS = 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = False
+SECURE_HSTS_PRELOAD = False
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'test.sqlite3'}")
 }
