@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:
 from tests.e2e.stack import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
+    PINNED_POD,
     ApiClient,
     Stack,
     ensure_frontend_built,
@@ -67,25 +68,6 @@ SCROLL_JS = """async (steps) => {
   }
   return { frames, rows: document.querySelectorAll('[data-testid=chip-row]').length, top: el.scrollTop };
 }"""
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: default
-  annotations:
-    hami.io/use-Ascend310P-uuid: "{uuid}"
-spec:
-  schedulerName: volcano
-  containers:
-  - name: main
-    image: busybox
-    command: ["sleep", "3600"]
-    resources:
-      limits:
-        huawei.com/Ascend310P: "1"
-        huawei.com/Ascend310P-memory: "3072"
-"""
 
 
 def fmt(values: list[float]) -> str:
@@ -390,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                     "apply",
                     "-f",
                     "-",
-                    stdin=POD.format(name=f"bench-{k}", uuid=chip["uuid"]),
+                    stdin=PINNED_POD.format(name=f"bench-{k}", uuid=chip["uuid"]),
                 )
                 thread.start()
                 page.wait_for_function(

@@ -444,3 +444,26 @@ if __name__ == "__main__":  # a dev stack: python tests/e2e/stack.py [scenario]
         pass
     finally:
         stack.stop()
+
+
+# A 3072 MB Ascend310P pod pinned to one chip (format with name= and uuid=):
+# the e2e tests and bench.ui create it to watch a change reach the page.
+PINNED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations:
+    hami.io/use-Ascend310P-uuid: "{uuid}"
+spec:
+  schedulerName: volcano
+  containers:
+  - name: main
+    image: busybox
+    command: ["sleep", "3600"]
+    resources:
+      limits:
+        huawei.com/Ascend310P: "1"
+        huawei.com/Ascend310P-memory: "3072"
+"""

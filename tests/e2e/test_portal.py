@@ -19,31 +19,13 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import SCREENSHOTS, login
+from tests.e2e.stack import PINNED_POD
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 # The guide's second 310P3 chip: idle at start, so a pod pinned to it is the only one there.
 CHIP_UUID = "0C5C7FD0-128B2F33-D23F0824-892F902B-1818E811"
-POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: default
-  annotations:
-    hami.io/use-Ascend310P-uuid: "{uuid}"
-spec:
-  schedulerName: volcano
-  containers:
-  - name: main
-    image: busybox
-    command: ["sleep", "3600"]
-    resources:
-      limits:
-        huawei.com/Ascend310P: "1"
-        huawei.com/Ascend310P-memory: "3072"
-"""
 
 
 def _chip_id(portal, uuid: str) -> int:
@@ -113,7 +95,7 @@ def test_a_new_pod_shows_up_on_its_chip_without_reload(page, portal, shot):
     page.evaluate("window.__noReload = true")
 
     portal.kubectl(
-        "apply", "-f", "-", stdin=POD.format(name="e2e-live", uuid=CHIP_UUID)
+        "apply", "-f", "-", stdin=PINNED_POD.format(name="e2e-live", uuid=CHIP_UUID)
     )
     try:
         expect(drawer.get_by_test_id("chip-slices")).to_contain_text(
@@ -168,7 +150,10 @@ def test_the_page_reconnects_and_resynchronises_after_the_server_restarts(
         shot(page, "reconnecting")
         # a change while the page is cut off: it arrives with the next snapshot
         portal.kubectl(
-            "apply", "-f", "-", stdin=POD.format(name="e2e-offline", uuid=CHIP_UUID)
+            "apply",
+            "-f",
+            "-",
+            stdin=PINNED_POD.format(name="e2e-offline", uuid=CHIP_UUID),
         )
         time.sleep(2)
     finally:
