@@ -20,6 +20,8 @@ import { SlicesPage } from "./pages/Slices";
 import { TemplatesPage } from "./pages/Templates";
 import { AuditPage } from "./pages/Audit";
 import { HealthPage } from "./pages/Health";
+import { RequestsPage } from "./pages/Requests";
+import { PreemptionsPage } from "./pages/Preemptions";
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -134,6 +136,8 @@ const NAV = [
   { to: "/chips", label: "Nodes & chips", icon: "chips" },
   { to: "/slices", label: "Slices", icon: "slices" },
   { to: "/templates", label: "Templates", icon: "templates" },
+  { to: "/requests", label: "Requests", icon: "requests" },
+  { to: "/preemptions", label: "Preemptions", icon: "preemptions" },
   { to: "/health", label: "Health", icon: "health" },
   { to: "/audit", label: "Audit log", icon: "audit" },
 ];
@@ -193,6 +197,10 @@ function route(path: string): ReactNode {
       return <SlicesPage />;
     case "/templates":
       return <TemplatesPage />;
+    case "/requests":
+      return <RequestsPage />;
+    case "/preemptions":
+      return <PreemptionsPage />;
     case "/health":
       return <HealthPage />;
     case "/audit":

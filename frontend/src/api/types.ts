@@ -369,3 +369,78 @@ export interface ClusterHealth {
   check_status: CheckStatus;
   checks: HealthCheck[];
 }
+
+export type RequestState = "pending" | "reserved" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "expired";
+
+/** A CI request of `/api/requests/` (the fields the UI reads). */
+export interface CiRequest {
+  id: number;
+  cluster: number;
+  state: RequestState;
+  queue: string;
+  position: number | null;
+  namespace: string;
+  chip_type: string;
+  memory: number | null;
+  template: string;
+  whole_card: boolean;
+  template_booked: string;
+  memory_booked: number | null;
+  priority: string;
+  priority_value: number;
+  chip: number | null;
+  chip_uuid: string;
+  node: string;
+  pod_name: string;
+  reason: string;
+  submitted_by: string;
+  created_at: string;
+  admitted_at: string | null;
+  running_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+export type ProposalState = "pending" | "approved" | "rejected" | "evicting" | "done" | "failed" | "superseded";
+
+export interface Victim {
+  namespace: string;
+  pod: string;
+  priority: number;
+  priority_class?: string;
+  lost_seconds: number;
+  memory?: number;
+  template?: string;
+  queue?: string;
+  request?: number | null;
+  evicted?: boolean;
+  blocked?: string;
+  last_error?: string;
+}
+
+/** A preemption proposal of `/api/preemptions/`. */
+export interface PreemptionProposal {
+  id: number;
+  cluster: number;
+  request: number;
+  request_namespace: string;
+  request_queue: string;
+  request_priority: number;
+  request_priority_class: string;
+  request_state: string;
+  chip: number | null;
+  chip_uuid: string;
+  node: string;
+  template: string;
+  memory: number;
+  state: ProposalState;
+  victims: Victim[];
+  lost_seconds: number;
+  max_victim_priority: number;
+  auto_approved: boolean;
+  progress: string;
+  reason: string;
+  decided_by: string | null;
+  decided_at: string | null;
+  created_at: string;
+}

@@ -43,6 +43,10 @@ export interface Ticks {
   cluster: number;
   node: number;
   snapshot: number;
+  /** CI requests changed (`requests` deltas) */
+  requests: number;
+  /** preemption proposals changed (`proposal` deltas) */
+  proposal: number;
 }
 
 export interface SliceDelta {
@@ -85,7 +89,7 @@ export class ClusterLive {
   readonly nodeReady = new Map<string, boolean>();
   /** nodes the last snapshot counted (those with chips): a delta about them is not a new node */
   private snapshotNodes = new Set<string>();
-  ticks: Ticks = { slices: 0, pending: 0, object: 0, cluster: 0, node: 0, snapshot: 0 };
+  ticks: Ticks = { slices: 0, pending: 0, object: 0, cluster: 0, node: 0, snapshot: 0, requests: 0, proposal: 0 };
   /** chip uuids touched by the last slice deltas (the chip drawer refetches when its chip is here) */
   touchedUuids = new Set<string>();
   recentSlices: SliceDelta[] = [];
@@ -239,6 +243,12 @@ export class ClusterLive {
       case "object_removed":
         this.ticks = { ...this.ticks, object: this.ticks.object + 1 };
         break;
+      case "requests":
+        this.ticks = { ...this.ticks, requests: this.ticks.requests + 1 };
+        break;
+      case "proposal":
+        this.ticks = { ...this.ticks, proposal: this.ticks.proposal + 1 };
+        break;
       default:
         return;
     }
@@ -293,6 +303,8 @@ export class ClusterLive {
       cluster: this.ticks.cluster + 1,
       node: this.ticks.node + 1,
       snapshot: this.ticks.snapshot + 1,
+      requests: this.ticks.requests + 1,
+      proposal: this.ticks.proposal + 1,
     };
     this.sample();
   }

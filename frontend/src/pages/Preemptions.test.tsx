@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { Cluster, Me, Page, PreemptionProposal, Role } from "../api/types";
+import { ClusterContext } from "../state/cluster";
+import { allows, SessionContext } from "../state/session";
+import { DecisionForm, PreemptionsPage } from "./Preemptions";
+
+const cluster: Cluster = {
+  id: 1,
+  name: "demo",
+  description: "",
+  connection: "simcluster",
+  sync_state: "ok",
+  last_sync_at: null,
+  last_sync_error: "",
+  sync_lag_seconds: 0,
+};
+
+const proposal: PreemptionProposal = {
+  id: 7,
+  cluster: 1,
+  request: 3,
+  request_namespace: "ci",
+  request_queue: "default",
+  request_priority: 1000,
+  request_priority_class: "high",
+  request_state: "pending",
+  chip: 1,
+  chip_uuid: "U1",
+  node: "node-a",
+  template: "vir02",
+  memory: 6144,
+  state: "pending",
+  victims: [{ namespace: "batch", pod: "job-1", priority: 0, lost_seconds: 3720 }],
+  lost_seconds: 3720,
+  max_victim_priority: 0,
+  auto_approved: false,
+  progress: "",
+  reason: "",
+  decided_by: null,
+  decided_at: null,
+  created_at: "2026-12-02T12:00:00Z",
+};
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+function renderPage(role: Role) {
+  const body: Page<PreemptionProposal> = { count: 1, next: null, previous: null, results: [proposal] };
+  vi.stubGlobal("fetch", vi.fn(async () => new Response(JSON.stringify(body), { status: 200 })));
+  const me: Me = { username: "u", role } as Me;
+  const session = { me, logout: async () => {}, can: (n: Role) => allows(role, n) };
+  const value = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
+  return render(
+    <SessionContext.Provider value={session}>
+      <ClusterContext.Provider value={value}>
+        <PreemptionsPage />
+      </ClusterContext.Provider>
+    </SessionContext.Provider>,
+  );
+}
+
+describe("PreemptionsPage", () => {
+  it("shows victims with the time they lose, and Approve/Reject to admins", async () => {
+    renderPage("admin");
+    await screen.findByTestId("proposal-7");
+    expect(screen.getByText("batch/job-1")).toBeTruthy();
+    expect(screen.getByText(/loses 1h 2m/)).toBeTruthy();
+    expect(screen.getByTestId("approve-7")).toBeTruthy();
+    expect(screen.getByTestId("reject-7")).toBeTruthy();
+  });
+  it("shows no buttons to operators", async () => {
+    renderPage("operator");
+    await screen.findByTestId("proposal-7");
+    expect(screen.queryByTestId("approve-7")).toBeNull();
+    expect(screen.queryByTestId("reject-7")).toBeNull();
+  });
+});
+
+describe("DecisionForm", () => {
+  it("requires a reason before posting", () => {
+    const fetch = vi.fn();
+    vi.stubGlobal("fetch", fetch);
+    render(<DecisionForm proposal={{ id: 7 }} decision="approve" onClose={() => {}} onDone={() => {}} />);
+    fireEvent.click(screen.getByTestId("decision-submit"));
+    expect(screen.getByText("A reason is required.")).toBeTruthy();
+    expect(fetch).not.toHaveBeenCalled();
+  });
+  it("posts {reason} and shows the API's error", async () => {
+    const fetch = vi.fn(
+      async () => new Response(JSON.stringify({ code: "conflict", message: "The proposal is no longer pending." }), { status: 409 }),
+    );
+    vi.stubGlobal("fetch", fetch);
+    const onDone = vi.fn();
+    render(<DecisionForm proposal={{ id: 7 }} decision="reject" onClose={() => {}} onDone={onDone} />);
+    fireEvent.change(screen.getByTestId("decision-reason"), { target: { value: " not now " } });
+    fireEvent.click(screen.getByTestId("decision-submit"));
+    await waitFor(() => expect(screen.getByTestId("decision-error").textContent).toContain("no longer pending"));
+    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(url).toBe("/api/preemptions/7/reject/");
+    expect(JSON.parse(String(init.body))).toEqual({ reason: "not now" });
+    expect(onDone).not.toHaveBeenCalled();
+  });
+  it("puts a reason error from the API on the field", async () => {
+    vi.stubGlobal(
+      "fetch",
+      vi.fn(async () => new Response(JSON.stringify({ code: "invalid", message: "Invalid.", errors: { reason: ["Too short."] } }), { status: 400 })),
+    );
+    render(<DecisionForm proposal={{ id: 7 }} decision="approve" onClose={() => {}} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("decision-reason"), { target: { value: "x" } });
+    fireEvent.click(screen.getByTestId("decision-submit"));
+    await waitFor(() => expect(screen.getByText("Too short.")).toBeTruthy());
+  });
+});

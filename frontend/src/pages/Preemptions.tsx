@@ -1,0 +1,242 @@
+// Preemptions: the proposals to evict lower-priority pods for a request
+// (`/api/preemptions/`). Admins approve or reject a pending one with a
+// reason (required); others read.
+
+import { useEffect, useState } from "react";
+import { api, ApiError, qs } from "../api/client";
+import type { Page, PreemptionProposal } from "../api/types";
+import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
+import { errorText, mapErrors } from "../lib/errors";
+import { ago, dateTime } from "../lib/format";
+import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
+import { useQueryParam } from "../lib/router";
+import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
+import { useClusters, useLiveVersion } from "../state/cluster";
+import { useSession } from "../state/session";
+
+const PAGE_SIZE = 50;
+
+export type Decision = "approve" | "reject";
+
+/** The reason form of an approve / reject: the reason is required; the API's errors land on it or above it. */
+export function DecisionForm({
+  proposal,
+  decision,
+  onClose,
+  onDone,
+}: {
+  proposal: Pick<PreemptionProposal, "id">;
+  decision: Decision;
+  onClose: () => void;
+  onDone: () => void;
+}) {
+  const [reason, setReason] = useState("");
+  const [fieldErrors, setFieldErrors] = useState<string[]>([]);
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async () => {
+    const missing = reasonError(reason);
+    if (missing) {
+      setFieldErrors([missing]);
+      return;
+    }
+    setBusy(true);
+    setFieldErrors([]);
+    setFormError(null);
+    try {
+      await api.post(`/api/preemptions/${proposal.id}/${decision}/`, { reason: reason.trim() });
+      onDone();
+    } catch (e) {
+      if (e instanceof ApiError) {
+        const mapped = mapErrors(e.body, ["reason"]);
+        setFieldErrors(mapped.fields.reason ?? []);
+        const rest = mapped.form.length ? mapped.form.join(" ") : mapped.fields.reason ? null : errorText(e);
+        setFormError(rest);
+      } else {
+        setFormError(errorText(e));
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+  const verb = decision === "approve" ? "Approve" : "Reject";
+  return (
+    <Modal
+      title={`${verb} proposal #${proposal.id}`}
+      onClose={onClose}
+      footer={
+        <>
+          <button className="btn" onClick={onClose}>
+            Close
+          </button>
+          <button className={`btn ${decision === "approve" ? "primary" : "danger"}`} disabled={busy} onClick={() => void submit()} data-testid="decision-submit">
+            {verb}
+          </button>
+        </>
+      }
+    >
+      {formError && (
+        <div className="field-error" role="alert" data-testid="decision-error">
+          {formError}
+        </div>
+      )}
+      <Field label="Reason" errors={fieldErrors} hint="Recorded in the audit log.">
+        <textarea
+          className="input"
+          rows={3}
+          value={reason}
+          onChange={(e) => setReason(e.target.value)}
+          aria-label="reason"
+          data-testid="decision-reason"
+          style={{ width: "100%" }}
+        />
+      </Field>
+    </Modal>
+  );
+}
+
+export function PreemptionsPage() {
+  const { cluster, live } = useClusters();
+  const { me } = useSession();
+  useLiveVersion(live);
+  const now = useNow(5000);
+  const [state, setState] = useQueryParam("state");
+  const [pageParam, setPage] = useQueryParam("page", "1");
+  const page = Math.max(1, Number(pageParam) || 1);
+  const id = cluster!.id;
+  const proposals = useApi(
+    (signal) => api.get<Page<PreemptionProposal>>(`/api/preemptions/${qs({ cluster: id, state, page, page_size: PAGE_SIZE })}`, signal),
+    [id, state, page],
+  );
+  const tick = (live?.ticks.proposal ?? 0) + (live?.ticks.snapshot ?? 0);
+  useThrottledEffect(proposals.reload, tick, 1000);
+  const { reload } = proposals;
+  useEffect(() => {
+    const handle = setInterval(() => {
+      if (!document.hidden) reload();
+    }, 5000);
+    return () => clearInterval(handle);
+  }, [reload]);
+  const [deciding, setDeciding] = useState<{ proposal: PreemptionProposal; decision: Decision } | null>(null);
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Preemptions</h1>
+        <span className="sub">{proposals.data ? `${proposals.data.count.toLocaleString()} proposals` : ""}</span>
+      </div>
+      <div className="panel">
+        <div className="toolbar">
+          <select
+            className="select"
+            value={state}
+            onChange={(e) => {
+              setState(e.target.value);
+              setPage("1");
+            }}
+            aria-label="state"
+          >
+            <option value="">All states</option>
+            {PROPOSAL_STATES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+          <span className="grow" />
+          {proposals.loading && <span className="spinner" />}
+        </div>
+        <ErrorNote error={proposals.error} onRetry={reload} />
+        {!proposals.data && proposals.loading ? (
+          <Loading />
+        ) : proposals.data && proposals.data.results.length === 0 ? (
+          <div className="empty">{state ? "No proposal matches." : "No preemption proposal in this cluster."}</div>
+        ) : (
+          <div className="table-wrap">
+            <table className="data" data-testid="preemptions-table">
+              <thead>
+                <tr>
+                  <th className="num">#</th>
+                  <th>Request</th>
+                  <th>Node · chip</th>
+                  <th>State</th>
+                  <th>Victims</th>
+                  <th className="num">Time lost</th>
+                  <th>Created</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {proposals.data?.results.map((p) => (
+                  <tr key={p.id} data-testid={`proposal-${p.id}`}>
+                    <td className="num mono">{p.id}</td>
+                    <td>
+                      #{p.request} <span className="muted">{p.request_namespace} · {p.request_queue} · prio {p.request_priority}</span>
+                    </td>
+                    <td className="nowrap">
+                      {p.node || "–"}
+                      {p.chip_uuid ? ` · ${p.chip_uuid}` : ""}
+                    </td>
+                    <td>
+                      <Badge kind={requestBadge(p.state)} title={p.reason || undefined}>
+                        {p.state}
+                      </Badge>
+                      {p.auto_approved && <span className="muted"> auto</span>}
+                      {p.decided_by && <div className="muted">by {p.decided_by}</div>}
+                    </td>
+                    <td>
+                      {p.victims.length === 0 ? (
+                        <span className="muted">none</span>
+                      ) : (
+                        <ul style={{ margin: 0, paddingLeft: 16 }}>
+                          {p.victims.map((v) => (
+                            <li key={`${v.namespace}/${v.pod}`}>
+                              <span className="mono">
+                                {v.namespace}/{v.pod}
+                              </span>{" "}
+                              <span className="muted">
+                                prio {v.priority} · loses {lostTime(v.lost_seconds)}
+                              </span>
+                            </li>
+                          ))}
+                        </ul>
+                      )}
+                    </td>
+                    <td className="num">{lostTime(p.lost_seconds)}</td>
+                    <td className="nowrap" title={dateTime(p.created_at)}>
+                      {ago(p.created_at, now)}
+                    </td>
+                    <td className="nowrap">
+                      {canDecide(me.role, p) && (
+                        <>
+                          <button className="btn small primary" onClick={() => setDeciding({ proposal: p, decision: "approve" })} data-testid={`approve-${p.id}`}>
+                            Approve
+                          </button>{" "}
+                          <button className="btn small danger" onClick={() => setDeciding({ proposal: p, decision: "reject" })} data-testid={`reject-${p.id}`}>
+                            Reject
+                          </button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {proposals.data && proposals.data.count > 0 && (
+          <Pager page={page} count={proposals.data.count} pageSize={PAGE_SIZE} onPage={(p) => setPage(String(p))} />
+        )}
+      </div>
+      {deciding && (
+        <DecisionForm
+          proposal={deciding.proposal}
+          decision={deciding.decision}
+          onClose={() => setDeciding(null)}
+          onDone={() => {
+            setDeciding(null);
+            reload();
+          }}
+        />
+      )}
+    </>
+  );
+}

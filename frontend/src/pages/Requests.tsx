@@ -1,0 +1,181 @@
+// Requests: the queue of CI requests of the cluster (`/api/requests/`),
+// filtered by state and queue, refreshed on the `requests` / `proposal`
+// deltas of the live socket and every 5 s. Operators cancel their own
+// unfinished requests, admins any.
+
+import { useEffect, useState } from "react";
+import { api, qs } from "../api/client";
+import type { CiRequest, Page } from "../api/types";
+import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
+import { errorText } from "../lib/errors";
+import { ago, dateTime } from "../lib/format";
+import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
+import { useQueryParam } from "../lib/router";
+import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
+import { useClusters, useLiveVersion } from "../state/cluster";
+import { useSession } from "../state/session";
+
+const PAGE_SIZE = 50;
+const POLL_MS = 5000;
+
+export function RequestsPage() {
+  const { cluster, live } = useClusters();
+  const { me } = useSession();
+  useLiveVersion(live);
+  const now = useNow(5000);
+  const [state, setState] = useQueryParam("state");
+  const [queue, setQueue] = useQueryParam("queue");
+  const [pageParam, setPage] = useQueryParam("page", "1");
+  const page = Math.max(1, Number(pageParam) || 1);
+  const [queueInput, setQueueInput] = useState(queue);
+  const queueSearch = useDebounced(queueInput, 300);
+  useEffect(() => {
+    if (queueSearch !== queue) {
+      setQueue(queueSearch);
+      setPage("1");
+    }
+  }, [queueSearch]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const id = cluster!.id;
+  const requests = useApi(
+    (signal) =>
+      api.get<Page<CiRequest>>(`/api/requests/${qs({ cluster: id, state, queue, page, page_size: PAGE_SIZE })}`, signal),
+    [id, state, queue, page],
+  );
+  const tick = (live?.ticks.requests ?? 0) + (live?.ticks.proposal ?? 0) + (live?.ticks.snapshot ?? 0);
+  useThrottledEffect(requests.reload, tick, 1000);
+  const { reload } = requests;
+  useEffect(() => {
+    const handle = setInterval(() => {
+      if (!document.hidden) reload();
+    }, POLL_MS);
+    return () => clearInterval(handle);
+  }, [reload]);
+
+  const [cancelError, setCancelError] = useState<{ id: number; text: string } | null>(null);
+  const [busy, setBusy] = useState<number | null>(null);
+  const cancel = async (r: CiRequest) => {
+    if (!window.confirm(`Cancel request #${r.id} (${r.namespace})?`)) return;
+    setBusy(r.id);
+    setCancelError(null);
+    try {
+      await api.del(`/api/requests/${r.id}/`);
+      reload();
+    } catch (e) {
+      setCancelError({ id: r.id, text: errorText(e) });
+    } finally {
+      setBusy(null);
+    }
+  };
+
+  return (
+    <>
+      <div className="page-head">
+        <h1>Requests</h1>
+        <span className="sub">{requests.data ? `${requests.data.count.toLocaleString()} requests` : ""}</span>
+      </div>
+      <div className="panel">
+        <div className="toolbar">
+          <select
+            className="select"
+            value={state}
+            onChange={(e) => {
+              setState(e.target.value);
+              setPage("1");
+            }}
+            aria-label="state"
+            data-testid="request-state"
+          >
+            <option value="">All states</option>
+            {REQUEST_STATES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+          <input
+            className="input"
+            type="search"
+            placeholder="Queue"
+            value={queueInput}
+            onChange={(e) => setQueueInput(e.target.value)}
+            aria-label="queue"
+            data-testid="request-queue"
+          />
+          <span className="grow" />
+          {requests.loading && <span className="spinner" />}
+        </div>
+        <ErrorNote error={requests.error} onRetry={reload} />
+        {!requests.data && requests.loading ? (
+          <Loading />
+        ) : requests.data && requests.data.results.length === 0 ? (
+          <div className="empty">{state || queue ? "No request matches." : "No request in this cluster."}</div>
+        ) : (
+          <div className="table-wrap">
+            <table className="data" data-testid="requests-table">
+              <thead>
+                <tr>
+                  <th className="num">#</th>
+                  <th>State</th>
+                  <th>Queue</th>
+                  <th className="num">Position</th>
+                  <th>Namespace</th>
+                  <th>Chip type</th>
+                  <th>Asked</th>
+                  <th>Booked</th>
+                  <th>Priority</th>
+                  <th>Node · chip</th>
+                  <th>Pod</th>
+                  <th>Reason</th>
+                  <th>Created</th>
+                  <th />
+                </tr>
+              </thead>
+              <tbody>
+                {requests.data?.results.map((r) => (
+                  <tr key={r.id} data-testid={`request-${r.id}`}>
+                    <td className="num mono">{r.id}</td>
+                    <td>
+                      <Badge kind={requestBadge(r.state)}>{r.state}</Badge>
+                    </td>
+                    <td>{r.queue}</td>
+                    <td className="num">{r.state === "pending" && r.position !== null ? r.position : "–"}</td>
+                    <td>{r.namespace}</td>
+                    <td>{r.chip_type}</td>
+                    <td>{asked(r)}</td>
+                    <td>{booked(r)}</td>
+                    <td>
+                      {r.priority || "–"} <span className="muted">({r.priority_value})</span>
+                    </td>
+                    <td className="nowrap">{r.node ? `${r.node}${r.chip_uuid ? " · " + r.chip_uuid : ""}` : "–"}</td>
+                    <td className="mono">{r.pod_name || "–"}</td>
+                    <td>
+                      {r.reason || <span className="muted">–</span>}
+                      {cancelError?.id === r.id && (
+                        <div className="field-error" role="alert">
+                          {cancelError.text}
+                        </div>
+                      )}
+                    </td>
+                    <td className="nowrap" title={`created ${dateTime(r.created_at)}${r.running_at ? `, running ${dateTime(r.running_at)}` : ""}${r.finished_at ? `, finished ${dateTime(r.finished_at)}` : ""}`}>
+                      {ago(r.created_at, now)}
+                      {r.running_at && <div className="muted">running {ago(r.running_at, now)}</div>}
+                    </td>
+                    <td>
+                      {canCancel(me.role, me.username, r) && (
+                        <button className="btn small" disabled={busy === r.id} onClick={() => void cancel(r)} data-testid={`cancel-${r.id}`}>
+                          Cancel
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+        {requests.data && requests.data.count > 0 && (
+          <Pager page={page} count={requests.data.count} pageSize={PAGE_SIZE} onPage={(p) => setPage(String(p))} />
+        )}
+      </div>
+    </>
+  );
+}
