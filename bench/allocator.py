@@ -37,37 +37,16 @@ from apps.scheduling.allocator import (
     RunningSlice,
     SliceShape,
     Strategy,
-    TemplateShape,
     allocate,
 )
 from apps.scheduling.allocator.fit import Resources, booking, fits
 from apps.scheduling.allocator.template_rule import resolve_shape
 
-ASCEND_310P = ChipTypeRules(
-    common_word="Ascend310P",
-    memory_allocatable=21527,
-    memory_capacity=24576,
-    ai_core=8,
-    ai_cpu=7,
-    templates=(
-        TemplateShape("vir01", 3072, 1, 1),
-        TemplateShape("vir02", 6144, 2, 2),
-        TemplateShape("vir04", 12288, 4, 4),
-    ),
-)
-ASCEND_910B4 = ChipTypeRules(
-    common_word="Ascend910B4",
-    memory_allocatable=32768,
-    memory_capacity=32768,
-    ai_core=20,
-    ai_cpu=7,
-    templates=(
-        TemplateShape("vir05_1c_8g", 8192, 5, 1),
-        TemplateShape("vir10_3c_16g", 16384, 10, 3),
-    ),
-)
-RULES = (ASCEND_310P, ASCEND_910B4)
-SLOTS = {"Ascend310P": 7, "Ascend910B4": 4}
+# The guide's chip types, defined once for the tests and this benchmark.
+from tests.scheduling.allocator.builders import B4 as ASCEND_910B4
+from tests.scheduling.allocator.builders import P310 as ASCEND_310P
+from tests.scheduling.allocator.builders import RULES, SLOTS
+
 QUEUES = ("prod", "research", "ci", "batch")
 
 
