@@ -268,6 +268,165 @@ def test_a_viewer_sees_no_write_actions(page, portal, shot):
     shot(page, "viewer-publish")
 
 
+# A whole-card Ascend910B4 pod pinned to one chip, at a given priority class.
+WHOLE_CARD_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations:
+    hami.io/use-Ascend910B4-uuid: "{uuid}"
+spec:
+  schedulerName: volcano
+  priorityClassName: {priority}
+  containers:
+  - name: main
+    image: busybox
+    command: ["sleep", "3600"]
+    resources:
+      limits:
+        huawei.com/Ascend910B4: "1"
+"""
+
+
+def _wait(check, what: str, timeout: float = 30):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.3)
+
+
+def test_a_preemption_is_approved_and_the_victim_disappears(page, portal, shot):
+    """Every healthy 910B4 chip busy; a whole-card inference-high request can only
+    run if the one batch-low pod goes: the admin approves that in the browser."""
+    api = portal.api()
+    status, body = api.call(
+        "GET",
+        f"/api/chips/?cluster={portal.cluster_id}&common_word=Ascend910B4"
+        "&healthy=true&page_size=100",
+    )
+    assert status == 200, body
+    idle = sorted(
+        (c for c in body["results"] if c["slots_used"] == 0), key=lambda c: c["index"]
+    )
+    assert len(idle) >= 2, body  # the guide: chip 0 busy, chip 5 unhealthy
+    victim_chip = idle[-1]
+    pods = [(f"e2e-keep-{c['index']}", c["uuid"], "inference-high") for c in idle[:-1]]
+    pods.append(("e2e-victim", victim_chip["uuid"], "batch-low"))
+    request_id = None
+    try:
+        for name, uuid, priority in pods:
+            portal.kubectl(
+                "apply",
+                "-f",
+                "-",
+                stdin=WHOLE_CARD_POD.format(name=name, uuid=uuid, priority=priority),
+            )
+
+        def all_busy():
+            status, body = api.call(
+                "GET",
+                f"/api/slices/?cluster={portal.cluster_id}&namespace=default"
+                "&page_size=100",
+            )
+            names = {s["pod_name"] for s in body["results"]} if status == 200 else set()
+            return {name for name, _, _ in pods} <= names
+
+        _wait(all_busy, "the filler pods to be synced as slices")
+
+        status, submitted = api.call(
+            "POST",
+            "/api/requests/",
+            {
+                "cluster": "demo",
+                "namespace": "default",
+                "chip_type": "Ascend910B4",
+                "whole_card": True,
+                "priority": "inference-high",
+                "workload": {"image": "busybox", "command": ["sleep", "3600"]},
+            },
+        )
+        assert status == 201, submitted
+        request_id = submitted["id"]
+
+        # the chip's drawer shows the victim before anything is decided
+        login(page, portal, path=f"/chips?chip={victim_chip['id']}")
+        slices = page.get_by_test_id("drawer").get_by_test_id("chip-slices")
+        expect(slices).to_contain_text("e2e-victim")
+        page.evaluate("window.__noReload = true")
+        page.keyboard.press("Escape")
+
+        page.locator("nav").get_by_role("link", name="Preemptions").click()
+        row = page.locator("tr[data-testid^=proposal-]", has_text=f"#{request_id}")
+        expect(row).to_contain_text("default/e2e-victim", timeout=20_000)
+        expect(row).to_contain_text("prio 100")
+        expect(row).to_contain_text("pending")
+        for name, _, _ in pods[:-1]:  # higher-priority work is never a victim
+            expect(row).not_to_contain_text(name)
+        shot(page, "preemption-proposal")
+
+        row.get_by_role("button", name="Approve").click()
+        page.get_by_test_id("decision-submit").click()
+        expect(page.locator(".field-error, [role=alert]").first).to_be_visible()
+        page.get_by_test_id("decision-reason").fill("e2e: the release needs a card")
+        page.get_by_test_id("decision-submit").click()
+        expect(page.get_by_test_id("decision-reason")).to_have_count(0)
+        expect(row).to_contain_text("by admin")
+        expect(row).to_contain_text(re.compile("approved|done"))
+        expect(row.get_by_role("button", name="Approve")).to_have_count(0)
+
+        # the victim is gone from the cluster ...
+        _wait(
+            lambda: (
+                "e2e-victim"
+                not in portal.kubectl("get", "pods", "-n", "default", "-o", "name")
+            ),
+            "kubectl to stop listing the victim",
+        )
+        request = _wait(
+            lambda: (
+                (r := api.call("GET", f"/api/requests/{request_id}/")[1])["state"]
+                == "running"
+                and r
+            ),
+            "the request to run on the freed chip",
+        )
+        assert request["chip_uuid"] == victim_chip["uuid"], request
+        expect(row).to_contain_text("done", timeout=20_000)
+        shot(page, "preemption-approved")
+
+        # ... and from the chip's page, replaced by the request's pod, live
+        page.locator("nav").get_by_role("link", name="Nodes & chips").click()
+        page.locator(f"[data-chip-id='{victim_chip['id']}']").click()
+        slices = page.get_by_test_id("drawer").get_by_test_id("chip-slices")
+        expect(slices).to_contain_text(request["pod_name"], timeout=20_000)
+        expect(slices).not_to_contain_text("e2e-victim")
+        assert page.evaluate("window.__noReload") is True, "the page was reloaded"
+        shot(page, "preemption-victim-gone")
+
+        # the requests page has it running there
+        page.keyboard.press("Escape")
+        page.locator("nav").get_by_role("link", name="Requests").click()
+        request_row = page.get_by_test_id(f"request-{request_id}")
+        expect(request_row).to_contain_text("running")
+        expect(request_row).to_contain_text("npu-node-910b-01")
+        shot(page, "requests")
+    finally:
+        if request_id is not None:
+            api.call("DELETE", f"/api/requests/{request_id}/")
+        portal.kubectl(
+            "delete",
+            "pod",
+            "--ignore-not-found",
+            "--wait=false",
+            *(name for name, _, _ in pods),
+        )
+
+
 def test_django_serves_the_app_and_keeps_api_404s_json(portal):
     for path in ("/", "/chips", "/templates?tab=publish"):
         with urllib.request.urlopen(portal.url + path) as response:  # noqa: S310

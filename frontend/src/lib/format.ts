@@ -72,3 +72,10 @@ export function heatColor(fraction: number): string {
   const light = 58 - f * 12;
   return `hsl(${hue.toFixed(0)} 62% ${light.toFixed(0)}%)`;
 }
+
+/** A chip UUID's first group, enough to tell chips apart in a table: "94E3BF91-923A…" -> "94E3BF91…". */
+export function shortUuid(uuid: string | null | undefined): string {
+  if (!uuid) return "–";
+  const head = uuid.split("-")[0];
+  return head.length < uuid.length ? `${head}…` : uuid;
+}

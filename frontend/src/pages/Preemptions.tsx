@@ -7,7 +7,7 @@ import { api, ApiError, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
 import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
 import { errorText, mapErrors } from "../lib/errors";
-import { ago, dateTime } from "../lib/format";
+import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
 import { useQueryParam } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
@@ -171,9 +171,9 @@ export function PreemptionsPage() {
                     <td>
                       #{p.request} <span className="muted">{p.request_namespace} · {p.request_queue} · prio {p.request_priority}</span>
                     </td>
-                    <td className="nowrap">
+                    <td className="nowrap" title={p.chip_uuid || undefined}>
                       {p.node || "–"}
-                      {p.chip_uuid ? ` · ${p.chip_uuid}` : ""}
+                      {p.chip_uuid ? ` · ${shortUuid(p.chip_uuid)}` : ""}
                     </td>
                     <td>
                       <Badge kind={requestBadge(p.state)} title={p.reason || undefined}>

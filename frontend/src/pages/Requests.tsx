@@ -8,7 +8,7 @@ import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
 import { errorText } from "../lib/errors";
-import { ago, dateTime } from "../lib/format";
+import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
 import { useQueryParam } from "../lib/router";
 import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
@@ -145,9 +145,11 @@ export function RequestsPage() {
                     <td>
                       {r.priority || "–"} <span className="muted">({r.priority_value})</span>
                     </td>
-                    <td className="nowrap">{r.node ? `${r.node}${r.chip_uuid ? " · " + r.chip_uuid : ""}` : "–"}</td>
-                    <td className="mono">{r.pod_name || "–"}</td>
-                    <td>
+                    <td className="nowrap" title={r.chip_uuid ?? undefined}>
+                      {r.node ? `${r.node}${r.chip_uuid ? " · " + shortUuid(r.chip_uuid) : ""}` : "–"}
+                    </td>
+                    <td className="mono nowrap">{r.pod_name || "–"}</td>
+                    <td className="reason">
                       {r.reason || <span className="muted">–</span>}
                       {cancelError?.id === r.id && (
                         <div className="field-error" role="alert">
