@@ -10,5 +10,6 @@ class CommonConfig(AppConfig):
 
     def ready(self) -> None:
         # Celery signal handlers: every process that runs tasks records their
-        # timings, and a worker's heartbeats keep its liveness file fresh.
-        from apps.common import task_metrics, worker_health  # noqa: F401
+        # timings, and a worker's heartbeats keep its liveness file fresh;
+        # ``lookups`` registers ``field__in_array`` on every field.
+        from apps.common import lookups, task_metrics, worker_health  # noqa: F401

@@ -128,7 +128,7 @@ def build_snapshot(
     )
     chip_ids = {c.pk for c in chips}
     slices = list(
-        Slice.objects.filter(cluster=cluster, chip_id__in=chip_ids)
+        Slice.objects.filter(cluster=cluster, chip_id__in_array=chip_ids)
         .order_by("pk")
         .values(
             "id",
@@ -189,7 +189,9 @@ def build_snapshot(
             request_id=owner[0] if owner else None,
         )
 
-    for r in Reservation.objects.filter(cluster=cluster, chip_id__in=chip_ids).values(
+    for r in Reservation.objects.filter(
+        cluster=cluster, chip_id__in_array=chip_ids
+    ).values(
         "chip_id",
         "memory",
         "aicore",

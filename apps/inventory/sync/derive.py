@@ -9,7 +9,7 @@ entry of its ``hami.io/<cw>-devices-allocated`` annotation.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -177,6 +177,25 @@ def _runtime_templates(
         return {}
 
 
+def _allocations(
+    annotations: Mapping[str, str], common_words: Collection[str] | None
+) -> Iterator[tuple[str, str, str]]:
+    """(commonWord, key, value) of each ``hami.io/<cw>-devices-allocated`` annotation."""
+    if common_words:
+        # Two dict lookups per pod instead of a scan of every key: this runs
+        # 30,000 times on a reference-scale first list.
+        for common_word in common_words:
+            key = ann.allocated_key(common_word)
+            value = annotations.get(key)
+            if value is not None:
+                yield common_word, key, value
+        return
+    for key, value in annotations.items():
+        common_word = ann.allocated_common_word(key)
+        if common_word is not None:
+            yield common_word, key, value
+
+
 def pod_slices(
     pod: Mapping[str, Any], common_words: Collection[str] | None = None
 ) -> list[SliceState]:
@@ -194,10 +213,7 @@ def pod_slices(
         return []
     spec = pod.get("spec") or {}
     slices: list[SliceState] = []
-    for key, value in annotations.items():
-        common_word = ann.allocated_common_word(key)
-        if common_word is None or (common_words and common_word not in common_words):
-            continue
+    for common_word, key, value in _allocations(annotations, common_words):
         try:
             containers = ann.parse_pod_devices(value)
         except ValueError as exc:

@@ -1,0 +1,65 @@
+"""``field__in_array``: the same rows as ``__in``, on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from apps.inventory.models import Chip, Node
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chips(guide_cluster):
+    nodes = [
+        Node.objects.create(cluster=guide_cluster, name=f"node-{n}") for n in range(2)
+    ]
+    return [
+        Chip.objects.create(
+            cluster=guide_cluster,
+            node=nodes[i % 2],
+            common_word="Ascend310P",
+            uuid=f"UUID-{i:04d}",
+            index=i,
+        )
+        for i in range(6)
+    ]
+
+
+def test_strings_ints_and_relations_match_what_in_matches(chips):
+    uuids = {"UUID-0001", "UUID-0004", "not-a-chip"}
+    node_ids = [chips[0].node_id]
+    for in_array, plain in (
+        ({"uuid__in_array": uuids}, {"uuid__in": uuids}),
+        (
+            {"id__in_array": [c.pk for c in chips[:3]]},
+            {"id__in": [c.pk for c in chips[:3]]},
+        ),
+        ({"node_id__in_array": node_ids}, {"node_id__in": node_ids}),
+        ({"node__in_array": node_ids}, {"node__in": node_ids}),
+    ):
+        got = set(Chip.objects.filter(**in_array).values_list("uuid", flat=True))
+        want = set(Chip.objects.filter(**plain).values_list("uuid", flat=True))
+        assert got, in_array
+        assert got == want, (in_array, got, want)
+
+
+def test_an_empty_or_generated_set(chips):
+    assert not Chip.objects.filter(uuid__in_array=[]).exists()
+    assert Chip.objects.exclude(uuid__in_array=[]).count() == len(chips)
+    generated = (c.uuid for c in chips if c.index % 2)
+    assert Chip.objects.filter(uuid__in_array=generated).count() == 3
+    assert Chip.objects.exclude(uuid__in_array={"UUID-0000"}).count() == len(chips) - 1
+
+
+def test_postgresql_gets_one_array_parameter(chips):
+    sql, params = Chip.objects.filter(
+        uuid__in_array=[c.uuid for c in chips]
+    ).query.sql_with_params()
+    if connection.vendor == "postgresql":
+        assert "= ANY(" in sql
+        assert [c.uuid for c in chips] in list(params)
+    else:
+        assert " IN (" in sql
+        assert len([p for p in params if str(p).startswith("UUID-")]) == len(chips)
