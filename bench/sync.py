@@ -12,7 +12,10 @@ Prints, all measured in the same run:
 2. watch throughput: a backlog of N pod events absorbed by one worker, in
    events per second (aim: >= 1,000);
 3. event-to-WebSocket-client latency p50/p95 under that load, through a real
-   portal process (uvicorn) and the Redis channel layer (aim: p95 < 300 ms).
+   portal process (uvicorn) and the Redis channel layer (aim: p95 < 300 ms):
+   a separate process patches pods at ``--load-rate`` (default 1,000/s) while
+   probe pods are deleted one by one, and the rates actually sent and absorbed
+   by the worker during the probes are printed beside the latencies.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,29 +108,121 @@ def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[s
     return sim
 
 
-def _events_burst(
-    kubeconfig: Path, names: list[tuple[str, str]], threads: int = 16
-) -> float:
-    """MODIFIED events: one label patch per pod, from a pool of client threads."""
-    from kubernetes import client, config
+def _events_burst(kubeconfig: Path, names: list[tuple[str, str]]) -> float:
+    """A backlog of MODIFIED events: one label patch per pod, as fast as the simulator takes them."""
+    import multiprocessing
 
-    api = config.new_client_from_config(config_file=str(kubeconfig))
-    api.rest_client.pool_manager.connection_pool_kw["maxsize"] = threads
-    core = client.CoreV1Api(api)
+    spawn = multiprocessing.get_context("spawn")
+    stop, sent = spawn.Event(), spawn.Value("l", 0)
     started = time.perf_counter()
+    burst = spawn.Process(
+        target=_patch_load,
+        args=(str(kubeconfig), names, 1e9, stop, sent),
+        kwargs={"threads": 16, "limit": len(names)},
+    )
+    burst.start()
+    burst.join()
+    if sent.value != len(names):
+        raise SystemExit(f"only {sent.value} of {len(names)} patches were accepted")
+    return time.perf_counter() - started
 
-    def patch(item: tuple[str, str]) -> None:
-        namespace, name = item
-        core.patch_namespaced_pod(
-            name,
-            namespace,
-            {"metadata": {"labels": {"bench": str(time.time_ns())}}},
-            _preload_content=False,
+
+def _kubeconfig_endpoint(kubeconfig: Path) -> tuple[str, str, bytes | None]:
+    """(server URL, bearer token, CA PEM) of the kubeconfig's current context."""
+    import base64
+
+    import yaml
+
+    config = yaml.safe_load(kubeconfig.read_text())
+    context = next(
+        c["context"]
+        for c in config["contexts"]
+        if c["name"] == config["current-context"]
+    )
+    cluster = next(
+        c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"]
+    )
+    user = next(u["user"] for u in config["users"] if u["name"] == context["user"])
+    ca = cluster.get("certificate-authority-data")
+    return cluster["server"], user["token"], base64.b64decode(ca) if ca else None
+
+
+def _patch_load(
+    kubeconfig: str,
+    targets: list[tuple[str, str]],
+    rate: float,
+    stop: Any,
+    sent: Any,
+    threads: int = 16,
+    limit: int | None = None,
+) -> None:
+    """Patch pods' labels at ``rate`` per second until ``stop`` is set, or ``limit``
+    patches were sent (run in a process of its own).
+
+    Kept-alive connections and no client models: the load must come from the
+    simulated cluster, not from the generator's own overhead, and must not
+    share a GIL with the sync worker being measured. Each patch is one
+    MODIFIED event on the pods watch.
+    """
+    import http.client
+    import ssl
+    from urllib.parse import urlsplit
+
+    server, token, ca = _kubeconfig_endpoint(Path(kubeconfig))
+    url = urlsplit(server)
+    context = None
+    if url.scheme == "https":
+        context = ssl.create_default_context(cadata=ca.decode() if ca else None)
+        context.check_hostname = (
+            False  # the simulator's certificate names 127.0.0.1 by IP
         )
 
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(patch, names))
-    return time.perf_counter() - started
+    def connect() -> http.client.HTTPConnection:
+        if context is not None:
+            return http.client.HTTPSConnection(url.hostname, url.port, context=context)
+        return http.client.HTTPConnection(url.hostname, url.port)
+
+    nonce = os.getpid()
+
+    def run(k: int) -> None:
+        connection = connect()
+        interval = threads / rate
+        due = time.perf_counter()
+        n = k
+        while not stop.is_set() and (limit is None or n < limit):
+            namespace, name = targets[n % len(targets)]
+            n += threads
+            # A new value every time: a patch that changes nothing makes no event.
+            body = json.dumps({"metadata": {"labels": {"bench-load": f"{nonce}-{n}"}}})
+            connection.request(
+                "PATCH",
+                f"/api/v1/namespaces/{namespace}/pods/{name}",
+                body=body,
+                headers={
+                    "Authorization": f"Bearer {token}",
+                    "Content-Type": "application/merge-patch+json",
+                },
+            )
+            response = connection.getresponse()
+            response.read()
+            if response.status != 200:
+                raise SystemExit(
+                    f"PATCH {namespace}/{name}: {response.status} {response.reason}"
+                )
+            with sent.get_lock():
+                sent.value += 1
+            due += interval
+            delay = due - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            elif delay < -1:  # behind by more than a second: do not burst to catch up
+                due = time.perf_counter()
+
+    workers = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,6 +232,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice-pods", type=int, default=20000)
     parser.add_argument("--events", type=int, default=20000, help="watch backlog size")
     parser.add_argument("--probes", type=int, default=60, help="latency samples")
+    parser.add_argument(
+        "--load-rate",
+        type=float,
+        default=1000,
+        help="pod events per second generated while latency is measured",
+    )
     parser.add_argument(
         "--quick", action="store_true", help="a tenth of the reference scale"
     )
@@ -276,11 +377,18 @@ def main(argv: list[str] | None = None) -> int:
                 env=env,
             )
         )
-        latencies = asyncio.run(
-            _measure_latency(port, token, cluster.pk, kubeconfig, pods.items, args)
+        latencies, load = asyncio.run(
+            _measure_latency(
+                port, token, cluster.pk, kubeconfig, pods.items, args, pods_watcher
+            )
         )
         p50 = statistics.median(latencies)
         p95 = statistics.quantiles(latencies, n=20)[18]
+        print(
+            f"load while probing: {load['sent_per_s']:.0f} pod patches/s sent, "
+            f"{load['absorbed_per_s']:.0f} pod events/s absorbed by the worker "
+            f"(target {args.load_rate:.0f}/s)"
+        )
         print(
             f"event-to-WebSocket latency over {len(latencies)} probes under load: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
         )
@@ -305,8 +413,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _measure_latency(
-    port: int, token: str, cluster_id: int, kubeconfig: Path, pods: list, args
-) -> list[float]:
+    port: int,
+    token: str,
+    cluster_id: int,
+    kubeconfig: Path,
+    pods: list,
+    args: argparse.Namespace,
+    pods_watcher: Any,
+) -> tuple[list[float], dict[str, float]]:
+    """Delete probe pods one by one under a steady patch load; time each deletion
+    until its ``slices_removed`` delta reaches a WebSocket client."""
+    import multiprocessing
+
     import websockets
     from kubernetes import client, config
 
@@ -317,19 +435,12 @@ async def _measure_latency(
         if "hami.io/vgpu-node" in (p["metadata"].get("annotations") or {})
     ]
     probes = slice_pods[-args.probes :]
+    probe_names = {p["metadata"]["name"] for p in probes}
     load = [
-        (p["metadata"]["namespace"], p["metadata"]["name"]) for p in pods[: args.events]
+        (p["metadata"]["namespace"], p["metadata"]["name"])
+        for p in pods[: args.events]
+        if p["metadata"]["name"] not in probe_names
     ]
-    stop_load = threading.Event()
-
-    def background_load() -> None:  # about 1,000 MODIFIED events a second
-        i = 0
-        while not stop_load.is_set():
-            chunk = [load[(i + k) % len(load)] for k in range(200)]
-            i += 200
-            started = time.perf_counter()
-            _events_burst(kubeconfig, chunk, threads=8)
-            time.sleep(max(0.0, 0.2 - (time.perf_counter() - started)))
 
     url = f"ws://127.0.0.1:{port}/ws/clusters/{cluster_id}/"
     for _ in range(100):
@@ -348,8 +459,18 @@ async def _measure_latency(
     else:
         raise SystemExit("portal did not start")
     await ws.recv()  # snapshot
-    loader = threading.Thread(target=background_load, daemon=True)
+
+    spawn = multiprocessing.get_context("spawn")
+    stop_load, sent = spawn.Event(), spawn.Value("l", 0)
+    loader = spawn.Process(
+        target=_patch_load,
+        args=(str(kubeconfig), load, args.load_rate, stop_load, sent),
+        daemon=True,
+    )
     loader.start()
+    await asyncio.sleep(2)  # let the load reach its rate before the first probe
+    sent_before, events_before = sent.value, pods_watcher.stats.events
+    window_started = time.perf_counter()
     latencies: list[float] = []
     try:
         for pod in probes:
@@ -361,20 +482,28 @@ async def _measure_latency(
                 grace_period_seconds=0,
                 _preload_content=False,
             )
-            sent = time.perf_counter()
+            sent_at = time.perf_counter()
             while True:
                 message = json.loads(await asyncio.wait_for(ws.recv(), timeout=30))
                 if (
                     message.get("event") == "slices_removed"
                     and f"{namespace}/{name}" in message["payload"]["pods"]
                 ):
-                    latencies.append(time.perf_counter() - sent)
+                    latencies.append(time.perf_counter() - sent_at)
                     break
             await asyncio.sleep(0.05)
     finally:
+        window = time.perf_counter() - window_started
+        rates = {
+            "sent_per_s": (sent.value - sent_before) / window,
+            "absorbed_per_s": (pods_watcher.stats.events - events_before) / window,
+        }
         stop_load.set()
+        loader.join(timeout=10)
+        if loader.is_alive():
+            loader.kill()
         await ws.close()
-    return latencies
+    return latencies, rates
 
 
 if __name__ == "__main__":

@@ -110,21 +110,44 @@ class Workloads(Controller):
         self.admit_pod = admit_pod
         self.delete_pod = delete_pod
         self._dirty = True
+        self.reconciles = 0  # full passes over every pod (for tests)
 
     def resync(self) -> None:
         """Reconcile everything on the next tick."""
         self._dirty = True
 
     def on_events(self, events: list[WatchEvent]) -> None:
-        """Pods, nodes and workloads matter."""
-        if any(e.res_key in _WATCHED for e in events):
-            self._dirty = True
+        """Nodes, workloads, PDBs, and the pods they own or count, matter.
+
+        A change to any other pod (a label patch on one of 30,000 batch pods)
+        does not: reconciling scans every pod, and doing it for each such
+        change made the whole simulator crawl under load.
+        """
+        pdb_namespaces: set[str] | None = None
+        for event in events:
+            if event.res_key != resources.POD.key:
+                if event.res_key in _WATCHED:
+                    self._dirty = True
+                    return
+                continue
+            if _owner_uid(event.obj) or (event.prev and _owner_uid(event.prev)):
+                self._dirty = True
+                return
+            if (
+                pdb_namespaces is None
+            ):  # PDB statuses count every pod of their namespace
+                _, pdbs = self.store.list(resources.PDB)
+                pdb_namespaces = {p.obj["metadata"].get("namespace", "") for p in pdbs}
+            if event.namespace in pdb_namespaces:
+                self._dirty = True
+                return
 
     def tick(self, now: float) -> None:
         """Reconcile when something changed."""
         if not self._dirty:
             return
         self._dirty = False
+        self.reconciles += 1
         _, pods = self.store.list(resources.POD)
         by_owner: dict[str, list[Obj]] = {}
         for pod in pods:

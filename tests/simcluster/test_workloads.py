@@ -154,3 +154,75 @@ def test_still_cluster_without_generator(sim) -> None:
     rv = sim.store.rv
     time.sleep(0.5)
     assert sim.store.rv == rv  # nothing changes on its own (plugin interval is 30 s)
+
+
+def _workloads(sim):
+    from simcluster.controllers.workloads import Workloads
+
+    return next(c for c in sim.manager.controllers if isinstance(c, Workloads))
+
+
+def _unowned_pod(name: str) -> dict:
+    return {
+        "metadata": {"name": name, "labels": {"app": "batch"}},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+
+
+def test_churn_on_unowned_pods_does_not_rescan_every_pod(sim, core, wait_for) -> None:
+    """A label patch on a plain pod cannot change a Deployment, a DaemonSet or
+    (with no PDB in its namespace) a PDB: the full reconcile is skipped."""
+    core.create_namespaced_pod("default", _unowned_pod("plain"))
+    assert sim.wait_idle()
+    workloads = _workloads(sim)
+    before = workloads.reconciles
+    for n in range(20):
+        core.patch_namespaced_pod(
+            "plain", "default", {"metadata": {"labels": {"n": str(n)}}}
+        )
+    assert sim.wait_idle()
+    assert workloads.reconciles == before
+
+    # a pod owned by a Deployment still counts: deleting one brings a new one
+    owned = core.list_namespaced_pod("kube-system", label_selector="app=hami-scheduler")
+    victim = owned.items[0].metadata.name
+    core.delete_namespaced_pod(victim, "kube-system", grace_period_seconds=0)
+    wait_for(lambda: workloads.reconciles > before)
+    wait_for(
+        lambda: (
+            len(
+                [
+                    p
+                    for p in core.list_namespaced_pod(
+                        "kube-system", label_selector="app=hami-scheduler"
+                    ).items
+                    if p.metadata.name != victim
+                    and p.metadata.deletion_timestamp is None
+                ]
+            )
+            == len(owned.items)
+        )
+    )
+
+
+def test_a_pdb_still_counts_plain_pods_of_its_namespace(sim, core, wait_for) -> None:
+    policy = client.PolicyV1Api(core.api_client)
+    policy.create_namespaced_pod_disruption_budget(
+        "default",
+        {
+            "metadata": {"name": "web"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+    core.create_namespaced_pod("default", _unowned_pod("plain"))
+    assert sim.wait_idle()
+
+    def status() -> client.V1PodDisruptionBudgetStatus | None:
+        return policy.read_namespaced_pod_disruption_budget("web", "default").status
+
+    wait_for(lambda: status() is not None and status().current_healthy == 0)
+    # the pod joins the budget's selector by a label patch alone
+    core.patch_namespaced_pod(
+        "plain", "default", {"metadata": {"labels": {"app": "web"}}}
+    )
+    wait_for(lambda: status().current_healthy == 1)
