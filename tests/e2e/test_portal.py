@@ -55,6 +55,13 @@ def test_login_shows_role_and_the_guides_twelve_chips(page, portal, shot):
     expect(page.get_by_test_id("user")).to_contain_text("admin", ignore_case=True)
     expect(page.get_by_test_id("kpi-chips")).to_contain_text("12")
     expect(page.get_by_test_id("kpi-chips")).to_contain_text("1 unhealthy")
+    # free memory is what a slice can use: not the unhealthy 910B4's 32 GiB
+    kpi_memory = page.get_by_test_id("kpi-memory")
+    expect(kpi_memory).to_contain_text("297.1 GiB")
+    expect(kpi_memory).to_contain_text("32 GiB unschedulable")
+    expect(page.get_by_test_id("type-card-Ascend910B4")).to_contain_text(
+        "216 GiB memory free"
+    )
     expect(page.get_by_test_id("type-card-Ascend310P")).to_contain_text("4 chips")
     expect(page.get_by_test_id("type-card-Ascend910B4")).to_contain_text("8 chips")
     time.sleep(0.5)  # let the charts and banners settle for the picture

@@ -130,6 +130,16 @@ describe("filters and aggregation", () => {
     expect(totals.get("Ascend910B4")).toMatchObject({ chips: 3, unhealthy: 1, full: 1, slotsUsed: 4, slots: 12 });
   });
 
+  it("counts free capacity only where a slice can go (healthy, not cordoned)", () => {
+    const totals = totalsByType(chips);
+    // 910B4: chip 5 idle (free), chip 10 unhealthy (not counted), chip 11 full
+    expect(totals.get("Ascend910B4")).toMatchObject({ memFree: 32768, slotsFree: 4 });
+    expect(totals.get("Ascend310P")).toMatchObject({ memFree: 43054 - 3072, slotsFree: 13 });
+    const cordoned = new ChipTable();
+    cordoned.load(DEFAULT_COLUMNS, [row(1, "n", "Ascend310P", 0, { cordoned: true }), row(2, "n", "Ascend310P", 1)]);
+    expect(totalsByType(cordoned.sorted()).get("Ascend310P")).toMatchObject({ memFree: 21527, slotsFree: 7, mem: 43054 });
+  });
+
   it("groups by node with per-node totals", () => {
     const groups = groupByNode(chips);
     expect(groups.map((g) => [g.node, g.chips.length, g.totals.unhealthy])).toEqual([

@@ -300,6 +300,10 @@ export interface Totals {
   core: number;
   cpuUsed: number;
   cpu: number;
+  /** free memory on chips that can take a slice (healthy, not cordoned): what the allocator can use */
+  memFree: number;
+  /** free slots on those chips */
+  slotsFree: number;
 }
 
 export function emptyTotals(): Totals {
@@ -318,6 +322,8 @@ export function emptyTotals(): Totals {
     core: 0,
     cpuUsed: 0,
     cpu: 0,
+    memFree: 0,
+    slotsFree: 0,
   };
 }
 
@@ -336,6 +342,10 @@ export function addChip(t: Totals, c: Chip): void {
   t.core += c.core;
   t.cpuUsed += c.cpuUsed;
   t.cpu += c.cpu;
+  if (c.healthy && !c.cordoned) {
+    t.memFree += Math.max(0, c.mem - c.memUsed);
+    t.slotsFree += Math.max(0, c.slots - c.slotsUsed);
+  }
 }
 
 export function totalsUsedTotal(t: Totals, metric: Metric): [number, number] {

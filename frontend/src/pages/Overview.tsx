@@ -24,8 +24,10 @@ export function OverviewPage() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [live, live?.chips.version]);
   const all = useMemo(() => {
-    const t = { chips: 0, healthy: 0, unhealthy: 0, slices: 0, memUsed: 0, mem: 0, slotsUsed: 0, slots: 0 };
+    const t = { chips: 0, healthy: 0, unhealthy: 0, slices: 0, memUsed: 0, mem: 0, slotsUsed: 0, slots: 0, memFree: 0, slotsFree: 0 };
     for (const v of byType.values()) {
+      t.memFree += v.memFree;
+      t.slotsFree += v.slotsFree;
       t.chips += v.chips;
       t.healthy += v.healthy;
       t.unhealthy += v.unhealthy;
@@ -124,8 +126,8 @@ export function OverviewPage() {
           hint={all.unhealthy ? <span style={{ color: "var(--hot)" }}>{all.unhealthy} unhealthy</span> : "all healthy"}
         />
         <Kpi label="Slices" value={int(all.slices)} hint={<Link to="/slices">browse slices</Link>} testId="kpi-slices" />
-        <Kpi label="Free memory" value={mb(all.mem - all.memUsed)} hint={`${pctText(all.memUsed, all.mem)} used of ${mb(all.mem)}`} />
-        <Kpi label="Free slots" value={int(all.slots - all.slotsUsed)} hint={`${pctText(all.slotsUsed, all.slots)} used of ${int(all.slots)}`} />
+        <Kpi label="Free memory" value={mb(all.memFree)} hint={`${pctText(all.memUsed, all.mem)} used of ${mb(all.mem)}${unusable(all.mem - all.memUsed - all.memFree, mb)}`} testId="kpi-memory" />
+        <Kpi label="Free slots" value={int(all.slotsFree)} hint={`${pctText(all.slotsUsed, all.slots)} used of ${int(all.slots)}${unusable(all.slots - all.slotsUsed - all.slotsFree, int)}`} />
         <Kpi
           label="Pending pods"
           value={pendingCount === null ? "–" : int(pendingCount)}
@@ -278,6 +280,11 @@ function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number })
   );
 }
 
+/** " · 32 GiB unschedulable": free capacity on unhealthy or cordoned chips, where nothing can be placed. */
+function unusable(amount: number, format: (n: number) => string): string {
+  return amount > 0 ? ` · ${format(amount)} unschedulable` : "";
+}
+
 function TypeCard({ type, t }: { type: string; t: Totals }) {
   return (
     <div className="panel type-card" data-testid={`type-card-${type}`}>
@@ -295,11 +302,11 @@ function TypeCard({ type, t }: { type: string; t: Totals }) {
           <span>
             <b>{int(t.slices)}</b> slices
           </span>
-          <span>
-            <b>{mb(t.mem - t.memUsed)}</b> memory free
+          <span title="on healthy, schedulable chips">
+            <b>{mb(t.memFree)}</b> memory free
           </span>
-          <span>
-            <b>{int(t.slots - t.slotsUsed)}</b> slots free
+          <span title="on healthy, schedulable chips">
+            <b>{int(t.slotsFree)}</b> slots free
           </span>
           <span>
             <b>{int(t.full)}</b> full chips
