@@ -15,7 +15,7 @@ permissions and nothing more. Three tests keep the three in step
   and granted; a listed call nobody makes fails it too);
 - the code's own entry points are the only ones that talk to clusters:
   ``apps.inventory.sync.kubeapi`` (list, watch) and
-  ``apps.inventory.health.kube_json`` (everything else).
+  ``apps.inventory.kube.kube_json`` (everything else).
 
 Object names are the defaults of the settings that name them
 (``DEVICE_PLUGIN_DAEMONSET``, ``WATCHED_DEPLOYMENTS``,
@@ -81,7 +81,8 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "sync: scheduler health",
         *RESTARTED_DEPLOYMENTS,
     ),
-    # publishing and health (apps.inventory.publishing, apps.inventory.health)
+    # publishing, the live device config and restarts (apps.inventory.publishing,
+    # apps.inventory.liveconfig, apps.inventory.restarts)
     *_calls(
         "get update",
         "",

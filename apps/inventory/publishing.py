@@ -58,18 +58,19 @@ from apps.inventory.hami.deviceconfig import (
     render_device_config,
 )
 from apps.inventory.hami.validation import Issue, validate_configs
-from apps.inventory.health import (
+from apps.inventory.kube import cluster_api, kube_json
+from apps.inventory.liveconfig import (
     DEVICE_CONFIG_KEY,
-    RESTARTED_AT,
     LiveConfigMap,
-    cluster_api,
     configmap_path,
-    kube_json,
     live_device_config_read,
+)
+from apps.inventory.models import Cluster, DeviceConfigVersion
+from apps.inventory.restarts import (
+    RESTARTED_AT,
     restart_component_get,
     restart_states,
 )
-from apps.inventory.models import Cluster, DeviceConfigVersion
 from apps.inventory.selectors import (
     chip_type_specs,
     deviceconfig_baseline,

@@ -295,7 +295,8 @@ def fragmentation(cluster: Cluster) -> list[dict[str, Any]]:
 
 
 # --- publishing: the portal's baseline and drift recorded by sync -----------------
-# (DB only, no cluster API call; the live checks are in apps.inventory.health)
+# (DB only, no cluster API call; the live reads are in apps.inventory.liveconfig
+# and apps.inventory.restarts)
 
 
 def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:

@@ -21,8 +21,7 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError
 
 from apps.common.exceptions import ValidationFailed
-from apps.inventory.health import kube_json
-from apps.inventory.kube import api_client_for
+from apps.inventory.kube import api_client_for, kube_json
 from apps.inventory.models import Cluster
 
 Eviction = Literal["evicted", "gone", "blocked"]

@@ -18,8 +18,9 @@ from kubernetes.client.rest import ApiException
 from apps.common.kube_permissions import granted_atoms
 from apps.inventory import publishing, services
 from apps.inventory.choices import ConnectionKind
-from apps.inventory.health import cluster_api, kube_json, restart_states
+from apps.inventory.kube import cluster_api, kube_json
 from apps.inventory.models import Template
+from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
 from apps.scheduling.kube import KubeClusterOps
 from simcluster import rbac

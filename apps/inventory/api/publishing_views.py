@@ -21,8 +21,10 @@ from rest_framework.response import Response
 from apps.accounts.choices import Role
 from apps.inventory import publishing
 from apps.inventory.api import publishing_serializers as s
-from apps.inventory.health import cluster_health, deviceconfig_drift, restart_states
+from apps.inventory.health import cluster_health
+from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.models import Cluster
+from apps.inventory.restarts import restart_states
 from apps.inventory.whatif import template_what_if
 
 TAGS = ["publishing"]

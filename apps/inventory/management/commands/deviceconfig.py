@@ -30,7 +30,7 @@ from apps.inventory import publishing, selectors, services
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.fit import FitKind
 from apps.inventory.hami.validation import validate_configs
-from apps.inventory.health import deviceconfig_drift
+from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.publishing import PublishResult
 
 
