@@ -104,3 +104,18 @@ export function useThrottledEffect(fn: () => void, tick: number, ms: number): vo
     [],
   );
 }
+
+/**
+ * Keep a list fresh: reload (at most once a second) when a live tick moves, and
+ * poll every `pollMs` while the tab is visible, for changes no delta announces
+ * (a request's position moving as others leave the queue).
+ */
+export function useLiveReload(reload: () => void, tick: number, pollMs = 5000): void {
+  useThrottledEffect(reload, tick, 1000);
+  useEffect(() => {
+    const handle = setInterval(() => {
+      if (!document.hidden) reload();
+    }, pollMs);
+    return () => clearInterval(handle);
+  }, [reload, pollMs]);
+}

@@ -2,15 +2,15 @@
 // (`/api/preemptions/`). Admins approve or reject a pending one with a
 // reason (required); others read.
 
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
+import { Badge, ErrorNote, Field, Loading, Modal, Pager, StateFilter } from "../components/ui";
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
 import { useQueryParam } from "../lib/router";
-import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
+import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
 
@@ -109,14 +109,8 @@ export function PreemptionsPage() {
     [id, state, page],
   );
   const tick = (live?.ticks.proposal ?? 0) + (live?.ticks.snapshot ?? 0);
-  useThrottledEffect(proposals.reload, tick, 1000);
   const { reload } = proposals;
-  useEffect(() => {
-    const handle = setInterval(() => {
-      if (!document.hidden) reload();
-    }, 5000);
-    return () => clearInterval(handle);
-  }, [reload]);
+  useLiveReload(reload, tick);
   const [deciding, setDeciding] = useState<{ proposal: PreemptionProposal; decision: Decision } | null>(null);
 
   return (
@@ -127,20 +121,15 @@ export function PreemptionsPage() {
       </div>
       <div className="panel">
         <div className="toolbar">
-          <select
-            className="select"
+          <StateFilter
             value={state}
-            onChange={(e) => {
-              setState(e.target.value);
+            states={PROPOSAL_STATES}
+            onChange={(next) => {
+              setState(next);
               setPage("1");
             }}
-            aria-label="state"
-          >
-            <option value="">All states</option>
-            {PROPOSAL_STATES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
+            testId="proposal-state"
+          />
           <span className="grow" />
           {proposals.loading && <span className="spinner" />}
         </div>

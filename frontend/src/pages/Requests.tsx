@@ -6,17 +6,16 @@
 import { useEffect, useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
+import { Badge, ErrorNote, Loading, Pager, StateFilter } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
 import { useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
+import { useApi, useDebounced, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
 
 const PAGE_SIZE = 50;
-const POLL_MS = 5000;
 
 export function RequestsPage() {
   const { cluster, live } = useClusters();
@@ -43,14 +42,8 @@ export function RequestsPage() {
     [id, state, queue, page],
   );
   const tick = (live?.ticks.requests ?? 0) + (live?.ticks.proposal ?? 0) + (live?.ticks.snapshot ?? 0);
-  useThrottledEffect(requests.reload, tick, 1000);
   const { reload } = requests;
-  useEffect(() => {
-    const handle = setInterval(() => {
-      if (!document.hidden) reload();
-    }, POLL_MS);
-    return () => clearInterval(handle);
-  }, [reload]);
+  useLiveReload(reload, tick);
 
   const [cancelError, setCancelError] = useState<{ id: number; text: string } | null>(null);
   const [busy, setBusy] = useState<number | null>(null);
@@ -76,21 +69,15 @@ export function RequestsPage() {
       </div>
       <div className="panel">
         <div className="toolbar">
-          <select
-            className="select"
+          <StateFilter
             value={state}
-            onChange={(e) => {
-              setState(e.target.value);
+            states={REQUEST_STATES}
+            onChange={(next) => {
+              setState(next);
               setPage("1");
             }}
-            aria-label="state"
-            data-testid="request-state"
-          >
-            <option value="">All states</option>
-            {REQUEST_STATES.map((s) => (
-              <option key={s}>{s}</option>
-            ))}
-          </select>
+            testId="request-state"
+          />
           <input
             className="input"
             type="search"
