@@ -325,9 +325,12 @@ class Binder(Controller):
                 annotations.update(self._annotations(obj, node, picks, stamp))
             return None
 
-        if self.store.mutate(resources.POD, key[0], key[1], write) is not None:
-            self._pending.discard(key)
-            self._reported.pop(key, None)
+        bound = self.store.mutate(resources.POD, key[0], key[1], write)
+        if bound is not None:
+            # Count the allocation now, as HAMi's scheduler updates its cache on
+            # bind: the next pending pod of this same pass must see the chip's
+            # new usage, not wait for the watch event (that over-committed chips).
+            self._observe_pod(bound.obj)
 
     @staticmethod
     def _annotations(

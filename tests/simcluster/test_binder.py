@@ -255,3 +255,40 @@ def test_run_seconds_finishes_pod(core: client.CoreV1Api, wait_for) -> None:
         ),
         timeout=6,
     )
+
+
+def test_one_pass_over_many_pending_pods_never_overcommits_a_chip() -> None:
+    """Ten vir04 pods (12,288 MB each) pending at once, scheduled in one pass:
+    a 21,527 MB 310P chip takes one of them, never two."""
+    from simcluster import hami, resources
+    from simcluster.controllers.binder import Binder
+    from simcluster.scenarios import guide
+    from simcluster.store import Store
+
+    store = Store()
+    guide().load(store)
+    binder = Binder(store)
+    binder.resync()
+    for n in range(10):
+        pod = _pod(f"big-{n}", "Ascend310P", 12288)
+        pod["metadata"]["namespace"] = "default"
+        store.create(resources.POD, pod)
+        binder.on_events(store.events_since(store.rv - 1, 0)[0])
+    binder.tick(now=1e9)  # one pass over all ten
+
+    capacity = 21527  # the guide's 310P memoryAllocatable
+    used: dict[str, int] = {}
+    bound = 0
+    _, pods = store.list(resources.POD)
+    for stored in pods:
+        annotations = stored.obj["metadata"].get("annotations") or {}
+        value = annotations.get(hami.allocated_key("Ascend310P"))
+        if not value:
+            continue
+        bound += stored.obj["metadata"]["name"].startswith("big-")
+        for container in hami.parse_pod_devices(value):
+            for device in container:
+                used[device.uuid] = used.get(device.uuid, 0) + device.usedmem
+    assert bound == 4, bound  # one per 310P chip (chip 0 also keeps its vir01)
+    over = {uuid: memory for uuid, memory in used.items() if memory > capacity}
+    assert not over, over
