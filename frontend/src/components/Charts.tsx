@@ -2,6 +2,7 @@
 // and stacked horizontal bars. No chart library: a few hundred bytes each.
 
 import { useMemo, useRef, useState } from "react";
+import { splitAtGaps } from "../lib/series";
 
 export interface Series {
   name: string;
@@ -25,6 +26,7 @@ export function LineChart({
   empty = "No samples yet.",
   minSpan = 10 * 60_000,
   until,
+  gapMs = Infinity,
 }: {
   series: Series[];
   height?: number;
@@ -35,6 +37,8 @@ export function LineChart({
   minSpan?: number;
   /** end of the x axis (default: the last point) */
   until?: number;
+  /** points further apart than this are not joined (a break in the line) */
+  gapMs?: number;
 }) {
   const width = 640;
   const m = { l: 44, r: 12, t: 8, b: 22 };
@@ -107,21 +111,22 @@ export function LineChart({
             {timeLabel(t)}
           </text>
         ))}
-        {series.map((s) => (
-          <polyline
-            key={s.name}
-            fill="none"
-            stroke={s.color}
-            strokeWidth={2}
-            vectorEffect="non-scaling-stroke"
-            points={s.points.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}
-          />
-        ))}
-        {series
-          .filter((s) => s.points.length === 1)
-          .map((s) => (
-            <circle key={`${s.name}-dot`} cx={x(s.points[0].t)} cy={y(s.points[0].v)} r={3} fill={s.color} />
-          ))}
+        {series.flatMap((s) =>
+          splitAtGaps(s.points, gapMs).map((run, i) =>
+            run.length === 1 ? (
+              <circle key={`${s.name}-${i}`} cx={x(run[0].t)} cy={y(run[0].v)} r={3} fill={s.color} />
+            ) : (
+              <polyline
+                key={`${s.name}-${i}`}
+                fill="none"
+                stroke={s.color}
+                strokeWidth={2}
+                vectorEffect="non-scaling-stroke"
+                points={run.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}
+              />
+            ),
+          ),
+        )}
         {hoverT !== null && <line x1={x(hoverT)} x2={x(hoverT)} y1={m.t} y2={height - m.b} stroke="#9aa5b1" strokeDasharray="3 3" />}
       </svg>
     </div>

@@ -386,7 +386,8 @@ function UsageChart({ clusterId, live, version }: { clusterId: number; live: Clu
       </div>
       <div className="panel-body">
         <ErrorNote error={history.error} onRetry={history.reload} />
-        <LineChart series={series} yMax={100} until={Date.now()} yFormat={(v) => `${Math.round(v)}%`} empty="No usage samples yet (one a minute per chip type)." />
+        {/* samples come once a minute: three missed ones mean the worker was down */}
+        <LineChart series={series} yMax={100} until={Date.now()} gapMs={3 * 60_000} yFormat={(v) => `${Math.round(v)}%`} empty="No usage samples yet (one a minute per chip type)." />
       </div>
     </div>
   );
