@@ -26,7 +26,7 @@ from apps.inventory.models import ChipType, Cluster
 from apps.scheduling import states
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError, PodExists
-from apps.scheduling.models import Request, Reservation
+from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import (
     HOSTNAME_LABEL,
     is_pod_of,
@@ -52,9 +52,13 @@ def requests_admit(
 ) -> list[int]:
     """Create the pods of the cluster's Reserved requests; returns the ids admitted.
 
-    A request reserved through a preemption waits until its proposal is done
-    (every victim gone). Highest priority first, so a slow cluster serves the
-    most important requests first.
+    A request reserved through a preemption waits until every victim has been
+    evicted, then gets its pod at once, while the victims are still
+    terminating: a victim's controller recreates it straight away, and the
+    request's pod, pinned to the chip and of higher priority, must already be
+    waiting in Volcano's queue when the room frees, or the replacement takes
+    it. Highest priority first, so a slow cluster serves the most important
+    requests first.
     """
     admitted: list[int] = []
     chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
@@ -79,8 +83,8 @@ def requests_admit(
             )
             continue
         proposal = reservation.proposal
-        if proposal is not None and proposal.state != ProposalState.DONE:
-            continue  # victims still leaving; the room is held meanwhile
+        if proposal is not None and not victims_evicted(proposal):
+            continue  # victims not evicted yet; the room is held meanwhile
         chip_type = chip_types.get(request.common_word)
         if chip_type is None:
             states.request_move(
@@ -95,6 +99,14 @@ def requests_admit(
         if _admit(request, reservation, chip_type, ops, now or timezone.now()):
             admitted.append(request.pk)
     return admitted
+
+
+def victims_evicted(proposal: PreemptionProposal) -> bool:
+    """Every victim of the proposal has been evicted (some may still be terminating)."""
+    return proposal.state == ProposalState.DONE or (
+        proposal.state == ProposalState.EVICTING
+        and all(v.get("evicted") for v in proposal.victims)
+    )
 
 
 def _admit(
@@ -161,7 +173,13 @@ def _admit(
         admitted_at=now,
         reason=(
             f"pod {request.namespace}/{request.pod_name} created; waiting for "
-            f"Volcano to bind it to chip {reservation.chip.uuid} of {node.name}"
+            + (
+                "the preempted pods to leave, then for "
+                if reservation.proposal is not None
+                and reservation.proposal.state != ProposalState.DONE
+                else ""
+            )
+            + f"Volcano to bind it to chip {reservation.chip.uuid} of {node.name}"
         ),
     )
     if not moved:

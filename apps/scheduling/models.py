@@ -232,8 +232,8 @@ class Reservation(models.Model):
     memory = models.PositiveIntegerField(help_text="MB")
     aicore = models.PositiveIntegerField(default=0)
     aicpu = models.PositiveIntegerField(default=0)
-    # Set when the room comes from a preemption: the pod is created only once
-    # the proposal is done (every victim gone).
+    # Set when the room comes from a preemption: the pod is created once every
+    # victim is evicted, and waits (pinned) while they terminate.
     proposal = models.ForeignKey(
         PreemptionProposal,
         null=True,

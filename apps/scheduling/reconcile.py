@@ -224,6 +224,8 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
     )
     retried = []
     for request in late:
+        if _victims_still_leaving(request, now - timedelta(seconds=timeout)):
+            continue
         try:
             pod = ops.get_pod(request.namespace, request.pod_name)
             if pod is not None and (pod.get("spec") or {}).get("nodeName"):
@@ -250,6 +252,18 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         ):
             retried.append(request.pk)
     return retried
+
+
+def _victims_still_leaving(request: Request, cutoff: datetime) -> bool:
+    """The request's pod was created while its victims terminate: the bind
+    timeout counts from when the last of them was gone, not from the pod."""
+    reservation = (
+        Reservation.objects.filter(request=request).select_related("proposal").first()
+    )
+    proposal = reservation.proposal if reservation is not None else None
+    if proposal is None:
+        return False
+    return proposal.state != ProposalState.DONE or proposal.updated_at >= cutoff
 
 
 def _expire(cluster: Cluster, now: datetime) -> list[int]:
@@ -296,7 +310,13 @@ def _proposals(cluster: Cluster) -> list[int]:
     for proposal in PreemptionProposal.objects.filter(
         cluster=cluster, state__in=CARRIED_OUT_STATES
     ).select_related("request"):
-        if proposal.request.state != RequestState.RESERVED:
+        # Admitted (its pod waits while the victims terminate) or already
+        # running: the proposal is still being carried out.
+        if proposal.request.state not in (
+            RequestState.RESERVED,
+            RequestState.ADMITTED,
+            RequestState.RUNNING,
+        ):
             states.proposals_supersede(
                 proposal.request_id,
                 f"request is {proposal.request.state}",

@@ -60,6 +60,13 @@ def _allocated(pod: Obj) -> list[tuple[str, int]]:
     return out
 
 
+def _queue_order(item: tuple[PodKey, Obj]) -> tuple[int, str, PodKey]:
+    key, pod = item
+    priority = int((pod.get("spec") or {}).get("priority") or 0)
+    created = (pod.get("metadata") or {}).get("creationTimestamp") or ""
+    return (-priority, created, key)
+
+
 class Binder(Controller):
     """Schedules pending pods; see the module docstring."""
 
@@ -228,12 +235,18 @@ class Binder(Controller):
         self._last_try = now
         if not self.chip_types:
             self.chip_types = read_chip_types(self.store)
-        for key in sorted(self._pending):
+        waiting: list[tuple[PodKey, Obj]] = []
+        for key in list(self._pending):
             found = self.store.get(resources.POD, *key)
             if found is None:
                 self._pending.discard(key)
                 continue
-            self._schedule(key, found.obj)
+            waiting.append((key, found.obj))
+        # Volcano serves the highest priority first, then the oldest: a
+        # preemptor waiting for its victims beats their recreated replacements.
+        waiting.sort(key=_queue_order)
+        for key, pod in waiting:
+            self._schedule(key, pod)
 
     def _candidates(self, pod: Obj) -> tuple[list[NodeInfo], int]:
         nodes = [n for n in self._nodes.values() if not n.unschedulable]

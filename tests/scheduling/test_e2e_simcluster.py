@@ -195,10 +195,11 @@ def _filler(name: str, memory: int, uuid: str, priority_class: str) -> dict:
 VIR = {"vir01": 3072, "vir02": 6144, "vir04": 12288}
 
 
-def _fill_the_310p_node(live, sim_core) -> list[str]:
+def _fill_the_310p_node(live, sim_core, *, victim: bool = True) -> list[str]:
     """Every 310P chip full; the only way to fit a vir04 for priority 100000 is
     to evict ``victim`` (batch-low vir04 on chip 3). Chip 0 also has the guide's
-    batch-low vir01, but evicting it frees only 3072 MB."""
+    batch-low vir01, but evicting it frees only 3072 MB. With ``victim=False``
+    chip 3's vir04 room is left for the caller to fill."""
     uuids = list(
         Chip.objects.filter(cluster=live.cluster, common_word="Ascend310P")
         .order_by("index")
@@ -212,7 +213,7 @@ def _fill_the_310p_node(live, sim_core) -> list[str]:
             for c in (1, 2)
             for x, t in (("a", "vir04"), ("b", "vir02"), ("c", "vir01"))
         ),
-        ("victim", "vir04", 3, "batch-low"),
+        *((("victim", "vir04", 3, "batch-low"),) if victim else ()),
         ("keep-3b", "vir02", 3, "inference-high"),
         ("keep-3c", "vir01", 3, "inference-high"),
     ]
@@ -317,6 +318,88 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
     running = _running_pods(sim_core)
     assert "victim" not in running
     assert {"keep-0a", "keep-3b", "keep-3c", "npu-pod-310p"} <= running
+
+
+def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core):
+    """The victim belongs to a Deployment pinned to the same chip: evicted, it
+    is recreated at once and wants the very room being freed. The request's
+    pod already waits there with its higher priority, so it gets the chip and
+    the replacement stays Pending (no preemption loop)."""
+    from kubernetes import client
+
+    operator = _client("urgent-bot", "operator")
+    admin = _client("boss", "admin")
+    apps = client.AppsV1Api(sim_core.api_client)
+    with Running(live.cluster):
+        uuids = _fill_the_310p_node(live, sim_core, victim=False)
+        template = _filler("victim", VIR["vir04"], uuids[3], "batch-low")
+        apps.create_namespaced_deployment(
+            "default",
+            {
+                "metadata": {"name": "victim"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "victim"}},
+                    "template": {
+                        "metadata": {
+                            "labels": {"app": "victim"},
+                            "annotations": template["metadata"]["annotations"],
+                        },
+                        "spec": template["spec"],
+                    },
+                },
+            },
+        )
+        first = wait_for(
+            lambda: next(
+                (
+                    s.pod_name
+                    for s in Slice.objects.filter(pod_name__startswith="victim-")
+                ),
+                None,
+            ),
+            "the Deployment's pod to be bound and synced",
+        )
+        request_id = _urgent(operator)
+        proposal = _pending_proposal(admin)
+        assert [v["pod"] for v in proposal["victims"]] == [first]
+
+        approved = admin.post(
+            f"/api/preemptions/{proposal['id']}/approve/",
+            {"reason": "release blocker"},
+            format="json",
+        )
+        assert approved.status_code == 200, approved.json()
+        shown = wait_for(
+            lambda: (
+                (s := _state(operator, request_id))["state"] == RequestState.RUNNING
+                and s
+            ),
+            "the request to run",
+        )
+        assert shown["chip_uuid"] == uuids[3]
+
+        def replacement() -> client.V1Pod | None:
+            pods = sim_core.list_namespaced_pod("default", label_selector="app=victim")
+            return next(
+                (
+                    p
+                    for p in pods.items
+                    if p.metadata.name != first and not p.metadata.deletion_timestamp
+                ),
+                None,
+            )
+
+        recreated = wait_for(replacement, "the Deployment to recreate its pod")
+        time.sleep(1.5)  # several binder and portal passes
+        recreated = sim_core.read_namespaced_pod(recreated.metadata.name, "default")
+        assert recreated.status.phase == "Pending"
+        assert not recreated.spec.node_name
+        # one proposal, carried out; none against the request or the replacement
+        assert [p.state for p in PreemptionProposal.objects.all()] == [
+            ProposalState.DONE
+        ]
+        assert _state(operator, request_id)["state"] == RequestState.RUNNING
 
 
 def test_rejected_preemption_keeps_everyone_running(live, sim_core):

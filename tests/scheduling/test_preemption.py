@@ -95,20 +95,74 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     assert "approved by ada" in event["message"]
     assert ("default", "big") not in fake_ops.pods
 
-    # a pass before the victim is gone from sync does not admit yet
-    run_pass(world.cluster)
-    request.refresh_from_db()
-    assert request.state == RequestState.RESERVED
-
-    # when sync drops the victim's Slice, the proposal is done and the pod created
-    Slice.objects.filter(pod_name="big").delete()
+    # the next pass creates the request's pod while the victim still terminates
+    # (sync still shows its slice): it must already wait, pinned, when the room
+    # frees, or the victim's recreated replacement would take it
     report = run_pass(world.cluster)
     proposal.refresh_from_db()
     request.refresh_from_db()
-    assert proposal.state == ProposalState.DONE
     assert report.admitted == [request.pk]
     assert request.state == RequestState.ADMITTED
+    assert "the preempted pods to leave" in request.reason
+    assert proposal.state == ProposalState.EVICTING
     assert ("ci", request.pod_name) in fake_ops.pods
+    pod = fake_ops.pods[("ci", request.pod_name)]
+    assert pod["metadata"]["annotations"]["hami.io/use-Ascend310P-uuid"] == full.uuid
+
+    # when sync drops the victim's Slice, the proposal is done; the request
+    # keeps its pod and its room
+    Slice.objects.filter(pod_name="big").delete()
+    run_pass(world.cluster)
+    proposal.refresh_from_db()
+    request.refresh_from_db()
+    assert proposal.state == ProposalState.DONE
+    assert request.state == RequestState.ADMITTED
+    assert Reservation.objects.get(request=request).proposal_id == proposal.pk
+
+
+def test_the_bind_timeout_waits_for_the_victims_to_leave(
+    world, operator, admin_user, full, fake_ops, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.scheduling.models import Request
+
+    settings.REQUEST_BIND_TIMEOUT_SECONDS = 60
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_approve(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
+    )
+    victims_evict(proposal.pk)
+    run_pass(world.cluster)  # pod created while "big" terminates
+    long_ago = timezone.now() - timedelta(seconds=600)
+    Request.objects.filter(pk=request.pk).update(admitted_at=long_ago)
+
+    # a victim with a long grace period: ten minutes on, still no timeout
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+    assert ("ci", request.pod_name) in fake_ops.pods
+
+    # gone just now: the timeout counts from here
+    Slice.objects.filter(pod_name="big").delete()
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
+
+    first_pod = request.pod_name
+    assert ("delete_pod", "ci", first_pod) not in fake_ops.calls
+
+    # and fires once that much time has passed with the pod still unbound: the
+    # pod is deleted and the request tried again under a new pod name
+    PreemptionProposal.objects.filter(pk=proposal.pk).update(updated_at=long_ago)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert ("delete_pod", "ci", first_pod) in fake_ops.calls
+    assert request.attempts == 1
+    assert request.pod_name != first_pod
 
 
 def test_the_victim_is_annotated_before_it_is_evicted(
