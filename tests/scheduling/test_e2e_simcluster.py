@@ -95,6 +95,16 @@ def _state(client: APIClient, request_id: int) -> dict:
     return response.json()
 
 
+def _running(client: APIClient, request_id: int) -> dict:
+    """The request once it runs (as its submitter reads it)."""
+    return wait_for(
+        lambda: (
+            (s := _state(client, request_id))["state"] == RequestState.RUNNING and s
+        ),
+        "the request to run",
+    )
+
+
 def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     live, sim_core
 ):
@@ -119,12 +129,7 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
         assert submitted.json()["state"] == RequestState.PENDING
         request_id = submitted.json()["id"]
 
-        shown = wait_for(
-            lambda: (
-                (s := _state(ci, request_id))["state"] == RequestState.RUNNING and s
-            ),
-            "the request to run",
-        )
+        shown = _running(ci, request_id)
 
     # then it runs vir02 (HAMi's rule for 5000 MB) on the chip the portal chose
     assert shown["template_booked"] == "vir02"
@@ -256,6 +261,15 @@ def _pending_proposal(admin: APIClient) -> dict:
     )
 
 
+def _decide(admin: APIClient, proposal: dict, decision: str, reason: str) -> None:
+    response = admin.post(
+        f"/api/preemptions/{proposal['id']}/{decision}/",
+        {"reason": reason},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+
+
 def _running_pods(sim_core) -> set[str]:
     return {
         p.metadata.name
@@ -284,12 +298,7 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
         assert _state(operator, request_id)["state"] == RequestState.PENDING
 
         # when an admin approves it
-        approved = admin.post(
-            f"/api/preemptions/{proposal['id']}/approve/",
-            {"reason": "release blocker"},
-            format="json",
-        )
-        assert approved.status_code == 200, approved.json()
+        _decide(admin, proposal, "approve", "release blocker")
 
         # then the victim was told why, then evicted (it is terminating now)
         victim = sim_core.read_namespaced_pod("victim", "default")
@@ -305,13 +314,7 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
         assert "release blocker" in events[0].message
 
         # and the request runs on the freed chip, once the victim is gone
-        shown = wait_for(
-            lambda: (
-                (s := _state(operator, request_id))["state"] == RequestState.RUNNING
-                and s
-            ),
-            "the request to run",
-        )
+        shown = _running(operator, request_id)
     assert shown["chip_uuid"] == uuids[3]
     assert shown["template_booked"] == "vir04"
     assert PreemptionProposal.objects.get(pk=proposal["id"]).state == ProposalState.DONE
@@ -364,19 +367,8 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
         proposal = _pending_proposal(admin)
         assert [v["pod"] for v in proposal["victims"]] == [first]
 
-        approved = admin.post(
-            f"/api/preemptions/{proposal['id']}/approve/",
-            {"reason": "release blocker"},
-            format="json",
-        )
-        assert approved.status_code == 200, approved.json()
-        shown = wait_for(
-            lambda: (
-                (s := _state(operator, request_id))["state"] == RequestState.RUNNING
-                and s
-            ),
-            "the request to run",
-        )
+        _decide(admin, proposal, "approve", "release blocker")
+        shown = _running(operator, request_id)
         assert shown["chip_uuid"] == uuids[3]
 
         def replacement() -> client.V1Pod | None:
@@ -411,12 +403,7 @@ def test_rejected_preemption_keeps_everyone_running(live, sim_core):
         request_id = _urgent(operator)
         proposal = _pending_proposal(admin)
 
-        rejected = admin.post(
-            f"/api/preemptions/{proposal['id']}/reject/",
-            {"reason": "the victim is a demo"},
-            format="json",
-        )
-        assert rejected.status_code == 200, rejected.json()
+        _decide(admin, proposal, "reject", "the victim is a demo")
         time.sleep(2)  # several passes
 
     assert _running_pods(sim_core) == before

@@ -36,6 +36,16 @@ def _urgent(world, operator):
     )
 
 
+def _approved(world, operator, admin_user):
+    """An urgent request whose proposal an admin has just approved."""
+    request = _urgent(world, operator)
+    run_pass(world.cluster)
+    proposal = proposal_approve(
+        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
+    )
+    return request, proposal
+
+
 def test_a_high_priority_request_on_a_full_chip_gets_one_stable_proposal(
     world, operator, full, fake_ops
 ):
@@ -130,11 +140,7 @@ def test_the_bind_timeout_waits_for_the_victims_to_leave(
     from apps.scheduling.models import Request
 
     settings.REQUEST_BIND_TIMEOUT_SECONDS = 60
-    request = _urgent(world, operator)
-    run_pass(world.cluster)
-    proposal = proposal_approve(
-        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
-    )
+    request, proposal = _approved(world, operator, admin_user)
     victims_evict(proposal.pk)
     run_pass(world.cluster)  # pod created while "big" terminates
     long_ago = timezone.now() - timedelta(seconds=600)
@@ -169,11 +175,7 @@ def test_the_victim_is_annotated_before_it_is_evicted(
     world, operator, admin_user, full, fake_ops
 ):
     fake_ops.blocked.add("big")
-    _urgent(world, operator)
-    run_pass(world.cluster)
-    proposal = proposal_approve(
-        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
-    )
+    _, proposal = _approved(world, operator, admin_user)
     victims_evict(proposal.pk)
     annotations = fake_ops.pods[("default", "big")]["metadata"]["annotations"]
     assert annotations["vnpu-portal/preempted-by"] == str(proposal.request_id)
@@ -184,11 +186,7 @@ def test_a_pdb_refusal_keeps_the_proposal_evicting_and_retries_later(
     world, operator, admin_user, full, fake_ops, settings
 ):
     settings.PREEMPTION_EVICTION_RETRY_SECONDS = 0
-    request = _urgent(world, operator)
-    run_pass(world.cluster)
-    proposal = proposal_approve(
-        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
-    )
+    request, proposal = _approved(world, operator, admin_user)
     fake_ops.blocked.add("big")
 
     report = victims_evict(proposal.pk)
@@ -216,11 +214,7 @@ def test_a_pdb_refusal_keeps_the_proposal_evicting_and_retries_later(
 def test_a_permanent_eviction_error_fails_the_proposal_and_frees_the_room(
     world, operator, admin_user, full, fake_ops
 ):
-    request = _urgent(world, operator)
-    run_pass(world.cluster)
-    proposal = proposal_approve(
-        proposal=PreemptionProposal.objects.get(), actor=admin_user, reason="go"
-    )
+    request, proposal = _approved(world, operator, admin_user)
     fake_ops.errors["evict_pod"] = KubeError(403, "forbidden", transient=False)
     victims_evict(proposal.pk)
     proposal.refresh_from_db()
