@@ -38,10 +38,10 @@ if str(ROOT) not in sys.path:
 from tests.e2e.stack import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
-    PINNED_POD,
     ApiClient,
     Stack,
     ensure_frontend_built,
+    pinned_pod,
 )
 
 USABLE_JS = """(expected) => {
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                     "apply",
                     "-f",
                     "-",
-                    stdin=PINNED_POD.format(name=f"bench-{k}", uuid=chip["uuid"]),
+                    stdin=pinned_pod(f"bench-{k}", chip["uuid"]),
                 )
                 thread.start()
                 page.wait_for_function(

@@ -446,24 +446,44 @@ if __name__ == "__main__":  # a dev stack: python tests/e2e/stack.py [scenario]
         stack.stop()
 
 
-# A 3072 MB Ascend310P pod pinned to one chip (format with name= and uuid=):
-# the e2e tests and bench.ui create it to watch a change reach the page.
-PINNED_POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: default
-  annotations:
-    hami.io/use-Ascend310P-uuid: "{uuid}"
-spec:
-  schedulerName: volcano
-  containers:
-  - name: main
-    image: busybox
-    command: ["sleep", "3600"]
-    resources:
-      limits:
-        huawei.com/Ascend310P: "1"
-        huawei.com/Ascend310P-memory: "3072"
-"""
+def pinned_pod(
+    name: str,
+    uuid: str,
+    *,
+    chip_type: str = "Ascend310P",
+    memory: int | None = 3072,
+    priority_class: str | None = None,
+) -> str:
+    """A pod manifest (JSON, for ``kubectl apply -f -``) pinned to one chip with
+    ``hami.io/use-<type>-uuid``: ``memory`` MB of it, or the whole card for None.
+
+    The e2e tests and bench.ui create such pods to watch a change reach the page.
+    """
+    limits = {f"huawei.com/{chip_type}": "1"}
+    if memory is not None:
+        limits[f"huawei.com/{chip_type}-memory"] = str(memory)
+    spec: dict[str, Any] = {
+        "schedulerName": "volcano",
+        "containers": [
+            {
+                "name": "main",
+                "image": "busybox",
+                "command": ["sleep", "3600"],
+                "resources": {"limits": limits},
+            }
+        ],
+    }
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "annotations": {f"hami.io/use-{chip_type}-uuid": uuid},
+            },
+            "spec": spec,
+        }
+    )

@@ -19,7 +19,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e.conftest import SCREENSHOTS, login
-from tests.e2e.stack import PINNED_POD
+from tests.e2e.stack import pinned_pod
+from tests.polling import wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -101,9 +102,7 @@ def test_a_new_pod_shows_up_on_its_chip_without_reload(page, portal, shot):
     expect(row).to_contain_text("0 / 7")
     page.evaluate("window.__noReload = true")
 
-    portal.kubectl(
-        "apply", "-f", "-", stdin=PINNED_POD.format(name="e2e-live", uuid=CHIP_UUID)
-    )
+    portal.kubectl("apply", "-f", "-", stdin=pinned_pod("e2e-live", CHIP_UUID))
     try:
         expect(drawer.get_by_test_id("chip-slices")).to_contain_text(
             "e2e-live", timeout=20_000
@@ -160,7 +159,7 @@ def test_the_page_reconnects_and_resynchronises_after_the_server_restarts(
             "apply",
             "-f",
             "-",
-            stdin=PINNED_POD.format(name="e2e-offline", uuid=CHIP_UUID),
+            stdin=pinned_pod("e2e-offline", CHIP_UUID),
         )
         time.sleep(2)
     finally:
@@ -275,38 +274,6 @@ def test_a_viewer_sees_no_write_actions(page, portal, shot):
     shot(page, "viewer-publish")
 
 
-# A whole-card Ascend910B4 pod pinned to one chip, at a given priority class.
-WHOLE_CARD_POD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: {name}
-  namespace: default
-  annotations:
-    hami.io/use-Ascend910B4-uuid: "{uuid}"
-spec:
-  schedulerName: volcano
-  priorityClassName: {priority}
-  containers:
-  - name: main
-    image: busybox
-    command: ["sleep", "3600"]
-    resources:
-      limits:
-        huawei.com/Ascend910B4: "1"
-"""
-
-
-def _wait(check, what: str, timeout: float = 30):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.3)
-
-
 def test_a_preemption_is_approved_and_the_victim_disappears(page, portal, shot):
     """Every healthy 910B4 chip busy; a whole-card inference-high request can only
     run if the one batch-low pod goes: the admin approves that in the browser."""
@@ -331,7 +298,13 @@ def test_a_preemption_is_approved_and_the_victim_disappears(page, portal, shot):
                 "apply",
                 "-f",
                 "-",
-                stdin=WHOLE_CARD_POD.format(name=name, uuid=uuid, priority=priority),
+                stdin=pinned_pod(
+                    name,
+                    uuid,
+                    chip_type="Ascend910B4",
+                    memory=None,
+                    priority_class=priority,
+                ),
             )
 
         def all_busy():
@@ -343,7 +316,7 @@ def test_a_preemption_is_approved_and_the_victim_disappears(page, portal, shot):
             names = {s["pod_name"] for s in body["results"]} if status == 200 else set()
             return {name for name, _, _ in pods} <= names
 
-        _wait(all_busy, "the filler pods to be synced as slices")
+        wait_for(all_busy, "the filler pods to be synced as slices", timeout=30)
 
         status, submitted = api.call(
             "POST",
@@ -387,20 +360,22 @@ def test_a_preemption_is_approved_and_the_victim_disappears(page, portal, shot):
         expect(row.get_by_role("button", name="Approve")).to_have_count(0)
 
         # the victim is gone from the cluster ...
-        _wait(
+        wait_for(
             lambda: (
                 "e2e-victim"
                 not in portal.kubectl("get", "pods", "-n", "default", "-o", "name")
             ),
             "kubectl to stop listing the victim",
+            timeout=30,
         )
-        request = _wait(
+        request = wait_for(
             lambda: (
                 (r := api.call("GET", f"/api/requests/{request_id}/")[1])["state"]
                 == "running"
                 and r
             ),
             "the request to run on the freed chip",
+            timeout=30,
         )
         assert request["chip_uuid"] == victim_chip["uuid"], request
         expect(row).to_contain_text("done", timeout=20_000)

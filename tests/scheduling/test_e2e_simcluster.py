@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from apps.inventory.sync.engine import sync_run
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Queue, Request
 from apps.scheduling.tasks import schedule_clusters_task
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -69,16 +69,6 @@ class Running:
         for thread in self.threads:
             thread.join(timeout=30)
         assert not self.errors, self.errors
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout: float = 20) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def _client(username: str, role: str, queues: list[str] | None = None) -> APIClient:
