@@ -328,6 +328,19 @@ def validate_configs(
             chip = chip_type_from_raw(raw, index)
             warnings += chip_warnings(chip, index, before.get(chip.common_word))
     errors += _uniqueness_errors(raw_configs)
+    if not raw_configs:
+        # Valid for HAMi, but it then knows no Ascend chip type: the plugin
+        # registers no vNPU and every vNPU pod stays Pending.
+        warnings.append(
+            Issue(
+                "vnpus",
+                "vnpus is empty: HAMi will know no Ascend chip type, so no vNPU "
+                "is registered and every vNPU pod stays Pending",
+                None,
+                None,
+                "warning",
+            )
+        )
     if previous is not None:
         warnings += change_warnings(raw_configs, previous)
     return ValidationReport(errors=tuple(errors), warnings=tuple(warnings))

@@ -390,6 +390,20 @@ def test_uniqueness_across_chip_types(change, field, fragment):
     assert fragment in error.message
 
 
+def test_an_empty_vnpus_list_is_allowed_with_a_warning():
+    report = validate_configs([])
+    assert report.errors == ()
+    (warning,) = report.warnings
+    assert warning.field == "vnpus"
+    assert warning.severity == "warning"
+    assert "every vNPU pod stays Pending" in warning.message
+    # removing the last chip type also says what it orphans
+    removed = validate_configs([], previous=[_b4()])
+    assert [w.field for w in removed.warnings] == ["vnpus", "vnpus"]
+    assert any("is removed" in w.message for w in removed.warnings)
+    assert not any(w.field == "vnpus" for w in validate_configs([_b4()]).warnings)
+
+
 def test_entry_that_is_not_a_mapping():
     error = _only_error(validate_configs([_b4(), "Ascend310P"]))  # type: ignore[list-item]
     assert error.field == "vnpus[1]"
