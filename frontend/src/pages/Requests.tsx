@@ -103,9 +103,7 @@ export function RequestsPage() {
                   <th className="num">#</th>
                   <th>State</th>
                   <th>Queue</th>
-                  <th className="num">Position</th>
-                  <th>Namespace</th>
-                  <th>Chip type</th>
+                  <th className="num" title="position in its queue (pending requests)">Pos.</th>
                   <th>Asked</th>
                   <th>Booked</th>
                   <th>Priority</th>
@@ -125,19 +123,27 @@ export function RequestsPage() {
                     </td>
                     <td>{r.queue}</td>
                     <td className="num">{r.state === "pending" && r.position !== null ? r.position : "–"}</td>
-                    <td>{r.namespace}</td>
-                    <td>{r.chip_type}</td>
-                    <td>{asked(r)}</td>
-                    <td>{booked(r)}</td>
-                    <td>
-                      {r.priority || "–"} <span className="muted">({r.priority_value})</span>
+                    <td className="nowrap">
+                      {asked(r)}
+                      <div className="muted">
+                        {r.chip_type} in {r.namespace}
+                      </div>
+                    </td>
+                    <td className="nowrap">{booked(r)}</td>
+                    <td className="nowrap">
+                      {r.priority || "–"}
+                      <div className="muted">{r.priority_value}</div>
                     </td>
                     <td className="nowrap" title={r.chip_uuid ?? undefined}>
-                      {r.node ? `${r.node}${r.chip_uuid ? " · " + shortUuid(r.chip_uuid) : ""}` : "–"}
+                      {r.node || "–"}
+                      {r.chip_uuid && <div className="muted mono">{shortUuid(r.chip_uuid)}</div>}
                     </td>
                     <td className="mono nowrap">{r.pod_name || "–"}</td>
                     <td className="reason">
-                      {r.reason || <span className="muted">–</span>}
+                      {/* two lines at most; the whole reason is in the tooltip */}
+                      <div className="clamp-2" title={r.reason || undefined}>
+                        {r.reason || <span className="muted">–</span>}
+                      </div>
                       {cancelError?.id === r.id && (
                         <div className="field-error" role="alert">
                           {cancelError.text}
