@@ -221,7 +221,7 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         cluster=cluster,
         state=RequestState.ADMITTED,
         admitted_at__lt=now - timedelta(seconds=timeout),
-    )
+    ).select_related("reservation__proposal")
     retried = []
     for request in late:
         if _victims_still_leaving(request, now - timedelta(seconds=timeout)):
@@ -257,10 +257,10 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
 def _victims_still_leaving(request: Request, cutoff: datetime) -> bool:
     """The request's pod was created while its victims terminate: the bind
     timeout counts from when the last of them was gone, not from the pod."""
-    reservation = (
-        Reservation.objects.filter(request=request).select_related("proposal").first()
-    )
-    proposal = reservation.proposal if reservation is not None else None
+    try:
+        proposal = request.reservation.proposal  # select_related by the caller
+    except Reservation.DoesNotExist:
+        return False
     if proposal is None:
         return False
     return proposal.state != ProposalState.DONE or proposal.updated_at >= cutoff

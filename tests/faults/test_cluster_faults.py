@@ -22,6 +22,7 @@ from urllib3.exceptions import HTTPError
 from apps.inventory.models import DeviceConfigVersion, Slice, Template
 from apps.inventory.sync.engine import sync_once, sync_run
 from tests.faults.figures import record
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 FAULTS = {
@@ -41,16 +42,6 @@ def retrying(call: Callable[[], Any], attempts: int = 50) -> Any:
         except (ApiException, HTTPError, OSError):
             time.sleep(0.02)
     return call()
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {predicate.__doc__ or predicate}")
 
 
 def _slice_pod(name: str, memory: int) -> dict[str, Any]:

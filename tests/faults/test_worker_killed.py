@@ -37,6 +37,7 @@ from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.passes import scheduling_pass
 from apps.scheduling.services import request_create
 from tests.faults.figures import record
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,16 +100,6 @@ def kill_when(
         time.sleep(0.02)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out: {predicate.__doc__ or predicate}")
 
 
 def _in_flight(
@@ -225,7 +216,7 @@ def test_sync_killed_mid_watch_resumes_and_loses_nothing(sim, sim_cluster, core)
             and cursor.last_success_at.timestamp() > started
         )
 
-    wait_for(watching)
+    wait_for(watching, timeout=30)
     for i in range(10):
         core.create_namespaced_pod("default", _slice_pod(f"before-kill-{i}"))
     # killed while events stream in
@@ -268,7 +259,7 @@ def test_sync_killed_mid_watch_resumes_and_loses_nothing(sim, sim_cluster, core)
                 f"before-kill-{i}" for i in range(3)
             }
 
-        wait_for(mirrored)
+        wait_for(mirrored, timeout=30)
     finally:
         stop.set()
         thread.join(timeout=30)
@@ -379,7 +370,7 @@ def _fill(core, cluster) -> None:
             FILL
         )
 
-    wait_for(bound)
+    wait_for(bound, timeout=30)
 
 
 def test_eviction_killed_mid_call_evicts_once_and_the_request_runs(

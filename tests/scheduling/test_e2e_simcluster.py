@@ -95,6 +95,19 @@ def _running(client: APIClient, request_id: int) -> dict:
     )
 
 
+# What a CI pipeline posts: 5,000 MB of a 310P in queue "ci", idempotent.
+CI_SUBMISSION = {
+    "cluster": "sim",
+    "namespace": "default",
+    "chip_type": "Ascend310P",
+    "memory": 5000,
+    "priority": "batch-medium",
+    "queue": "ci",
+    "workload": {"image": "busybox", "command": ["sleep", "600"]},
+    "idempotency_key": "pipeline-42",
+}
+
+
 def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     live, sim_core
 ):
@@ -103,16 +116,7 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     with Running(live.cluster):
         submitted = ci.post(
             "/api/requests/",
-            {
-                "cluster": "sim",
-                "namespace": "default",
-                "chip_type": "Ascend310P",
-                "memory": 5000,
-                "priority": "batch-medium",
-                "queue": "ci",
-                "workload": {"image": "busybox", "command": ["sleep", "600"]},
-                "idempotency_key": "pipeline-42",
-            },
+            CI_SUBMISSION,
             format="json",
         )
         assert submitted.status_code == 201, submitted.json()
@@ -142,16 +146,7 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     # the same idempotency key gives the same request, nothing new
     again = ci.post(
         "/api/requests/",
-        {
-            "cluster": "sim",
-            "namespace": "default",
-            "chip_type": "Ascend310P",
-            "memory": 5000,
-            "priority": "batch-medium",
-            "queue": "ci",
-            "workload": {"image": "busybox", "command": ["sleep", "600"]},
-            "idempotency_key": "pipeline-42",
-        },
+        CI_SUBMISSION,
         format="json",
     )
     assert again.status_code == 200
