@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -11,7 +12,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from simcluster import errors, listing, patch, podutil, resources
+from simcluster import (
+    errors,
+    listing,
+    patch,
+    podutil,
+    protobuf,
+    resources,
+    tables,
+)
 from simcluster.faults import Faults
 from simcluster.resources import ResourceType
 from simcluster.store import Obj, Store, Stored, dumps, now_rfc3339
@@ -37,6 +46,7 @@ class ApiRequest:
     content_type: str = "application/json"
     user: str = "admin"
     stopping: threading.Event | None = None
+    accept: str = ""
 
 
 @dataclass
@@ -104,9 +114,17 @@ def _dry_run(req: ApiRequest) -> bool:
     return bool(req.query.get("dryRun"))
 
 
-def _decode(body: bytes) -> Any:
+def _is_protobuf(req: ApiRequest) -> bool:
+    return req.content_type.split(";")[0].strip().lower() == protobuf.MEDIA_TYPE
+
+
+def _decode(req: ApiRequest, kind: str) -> Any:
+    """The request body as JSON data; protobuf bodies of ``kind`` are decoded."""
+    body = req.body
     if not body:
         raise errors.bad_request("the request body is empty")
+    if _is_protobuf(req):
+        return protobuf.decode(body, kind)
     try:
         return json.loads(body)
     except ValueError as exc:
@@ -163,11 +181,20 @@ class Api:
 
     # -- reads ----------------------------------------------------------------
     def _get(self, req: ApiRequest) -> ApiResponse:
-        return ApiResponse(
-            body=self.store.require(req.res, req.namespace or "", req.name or "").raw
-        )
+        as_table = tables.negotiate(req.accept, req.query)
+        found = self.store.require(req.res, req.namespace or "", req.name or "")
+        if as_table is not None:
+            return ApiResponse(body=tables.object_table(req.res, found.obj, as_table))
+        return ApiResponse(body=found.raw)
 
     def _list(self, req: ApiRequest) -> ApiResponse:
+        as_table = tables.negotiate(req.accept, req.query)
+        if as_table is not None:
+            meta, page = listing.list_page(
+                self.store, self.snapshots, req.res, req.namespace, req.query
+            )
+            table = tables.table(req.res, (s.obj for s in page), meta, as_table)
+            return ApiResponse(body=dumps(table))
         body = listing.list_body(
             self.store, self.snapshots, req.res, req.namespace, req.query
         )
@@ -180,6 +207,7 @@ class Api:
             query["fieldSelector"] = ",".join(
                 filter(None, [query.get("fieldSelector"), extra])
             )
+        as_table = tables.negotiate(req.accept, req.query)
         stream = open_watch(
             self.store,
             req.res,
@@ -188,6 +216,7 @@ class Api:
             self.faults,
             req.stopping or self.stopping,
             self.watch_options,
+            tables.WatchTables(req.res, as_table) if as_table else None,
         )
         return ApiResponse(stream=stream)
 
@@ -270,7 +299,7 @@ class Api:
         if req.name:
             raise errors.method_not_allowed()
         obj = self._check_identity(
-            req, self._check_body(req, _decode(req.body), res.top_fields)
+            req, self._check_body(req, _decode(req, res.kind), res.top_fields)
         )
         meta = obj["metadata"]
         for key in (
@@ -297,7 +326,7 @@ class Api:
         return ApiResponse(201, stored.raw)
 
     def _admit(self, res: ResourceType, obj: Obj) -> None:
-        """Defaulting and admission for new objects (pods, namespaces, workloads)."""
+        """Defaulting and admission for new objects, as kube-apiserver does them."""
         if res is resources.POD:
             self.admit_pod(obj)
         elif res is resources.NAMESPACE:
@@ -312,6 +341,52 @@ class Api:
         elif res is resources.DAEMONSET:
             obj.setdefault("spec", {})
             obj["status"] = {}
+        elif res is resources.SECRET:
+            obj["type"] = obj.get("type") or "Opaque"
+            # stringData is write-only: the server folds it into data.
+            string_data = obj.pop("stringData", None) or {}
+            if string_data:
+                data = obj.get("data") or {}
+                for key, value in string_data.items():
+                    data[key] = base64.b64encode(str(value).encode()).decode()
+                obj["data"] = data
+        elif res is resources.PRIORITYCLASS:
+            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        elif res is resources.SERVICE:
+            self._default_service(obj)
+
+    def _default_service(self, svc: Obj) -> None:
+        """The Service defaults and a cluster IP, as the real allocator gives one."""
+        spec = svc.setdefault("spec", {})
+        spec["type"] = spec.get("type") or "ClusterIP"
+        spec.setdefault("sessionAffinity", "None")
+        _, services = self.store.list(resources.SERVICE)
+        specs = [s.obj.get("spec") or {} for s in services]
+        node_ports = {p.get("nodePort") for s in specs for p in s.get("ports") or []}
+        for port in spec.get("ports") or []:
+            port.setdefault("protocol", "TCP")
+            port.setdefault("targetPort", port.get("port"))
+            if spec["type"] in ("NodePort", "LoadBalancer") and not port.get(
+                "nodePort"
+            ):
+                # The real allocator picks at random in 30000-32767; lowest free here.
+                port["nodePort"] = next(
+                    n for n in range(30000, 32768) if n not in node_ports
+                )
+                node_ports.add(port["nodePort"])
+        if spec["type"] == "ExternalName" or spec.get("clusterIP"):
+            if spec.get("clusterIP") and not spec.get("clusterIPs"):
+                spec["clusterIPs"] = [spec["clusterIP"]]
+            return
+        used = {s.get("clusterIP") for s in specs}
+        # The first free address of the default service CIDR 10.96.0.0/16 after
+        # the kubernetes Service's 10.96.0.1.
+        ip = next(
+            f"10.96.{n // 256}.{n % 256}"
+            for n in range(2, 65535)
+            if f"10.96.{n // 256}.{n % 256}" not in used
+        )
+        spec["clusterIP"], spec["clusterIPs"] = ip, [ip]
 
     def admit_pod(self, pod: Obj) -> None:
         """Pod defaulting and Priority admission (403 for an unknown class)."""
@@ -362,7 +437,7 @@ class Api:
         res = req.res
         fields = res.top_fields
         obj = self._check_identity(
-            req, self._check_body(req, _decode(req.body), fields)
+            req, self._check_body(req, _decode(req, res.kind), fields)
         )
         name = obj["metadata"].get("name")
         if name != req.name:
@@ -383,7 +458,9 @@ class Api:
 
     def _patch(self, req: ApiRequest) -> ApiResponse:
         res = req.res
-        body = _decode(req.body)
+        if _is_protobuf(req):  # a patch is a document about JSON, never protobuf
+            patch.apply_patch(req.content_type, {}, {})
+        body = _decode(req, res.kind)
         with self.store.lock:
             old = self.store.require(res, req.namespace or "", req.name or "")
             current = old.clone()
@@ -422,12 +499,7 @@ class Api:
     def _delete_options(self, req: ApiRequest) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if req.body:
-            try:
-                decoded = json.loads(req.body)
-            except ValueError:
-                raise errors.bad_request(
-                    "the body of the request was in an unknown format"
-                ) from None
+            decoded = _decode(req, "DeleteOptions")
             if isinstance(decoded, dict):
                 options = decoded
         if "gracePeriodSeconds" in req.query:
@@ -549,7 +621,9 @@ class Api:
     def _evict(self, req: ApiRequest) -> ApiResponse:
         if req.verb != "create":
             raise errors.method_not_allowed()
-        body = self._check_body(req, _decode(req.body), resources.EVICTION_FIELDS)
+        body = self._check_body(
+            req, _decode(req, "Eviction"), resources.EVICTION_FIELDS
+        )
         namespace, name = req.namespace or "", req.name or ""
         options = body.get("deleteOptions") or {}
         with self.store.lock:
@@ -599,7 +673,7 @@ class Api:
     def _bind(self, req: ApiRequest) -> ApiResponse:
         if req.verb != "create":
             raise errors.method_not_allowed()
-        body = self._check_body(req, _decode(req.body), resources.BINDING_FIELDS)
+        body = self._check_body(req, _decode(req, "Binding"), resources.BINDING_FIELDS)
         target = (body.get("target") or {}).get("name")
         if not target:
             raise errors.invalid(

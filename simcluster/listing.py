@@ -96,14 +96,14 @@ def _decode_token(token: str) -> tuple[int, int, int]:
         ) from None
 
 
-def list_body(
+def list_page(
     store: Store,
     snapshots: Snapshots,
     res: ResourceType,
     namespace: str | None,
     query: dict[str, str],
-) -> bytes:
-    """Serve a list request as JSON bytes (items are cached bytes, joined)."""
+) -> tuple[dict[str, Any], list[Stored]]:
+    """One page of a list request: the list ``metadata`` and the items."""
     limit = int(query.get("limit") or 0)
     token = query.get("continue")
     predicate = object_filter(res, query)
@@ -126,6 +126,18 @@ def list_body(
         meta["continue"] = _encode_token(rv, snap_id, offset + limit)
         if predicate is None:
             meta["remainingItemCount"] = len(items) - offset - limit
+    return meta, page
+
+
+def list_body(
+    store: Store,
+    snapshots: Snapshots,
+    res: ResourceType,
+    namespace: str | None,
+    query: dict[str, str],
+) -> bytes:
+    """Serve a list request as JSON bytes (items are cached bytes, joined)."""
+    meta, page = list_page(store, snapshots, res, namespace, query)
     head = (
         b'{"kind":"'
         + res.kind.encode()

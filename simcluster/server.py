@@ -17,6 +17,7 @@ import logging
 import secrets
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections import deque
@@ -31,6 +32,7 @@ from simcluster import (
     auth,
     discovery,
     errors,
+    protobuf,
     rbac,
     resources,
     routing,
@@ -93,6 +95,15 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     sim: SimCluster
     ssl_context: ssl.SSLContext | None = None
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # kubectl opens spare connections and drops some before the TLS handshake
+        # ends; kube-apiserver logs that as "TLS handshake error ... EOF" at info.
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | ssl.SSLError):
+            log.debug("connection from %s dropped: %s", client_address, error)
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -489,13 +500,19 @@ class SimCluster:
         self._authorize(user, target, query)
         self.faults.before_request(write=target.verb in routing.WRITE_VERBS)
         content_type = lowered.get("content-type", "application/json")
-        if body and "json" not in content_type and "yaml" not in content_type:
-            # client-go retries with JSON after a 415 (we do not speak protobuf or CBOR)
+        if (
+            body
+            and "json" not in content_type
+            and "yaml" not in content_type
+            and protobuf.MEDIA_TYPE not in content_type
+        ):
+            # CBOR and anything else; protobuf bodies are decoded in the Api.
             raise errors.ApiError(
                 415,
                 "UnsupportedMediaType",
                 "the body of the request was in an unknown format - accepted media "
-                f"types include: application/json, application/yaml ({content_type})",
+                "types include: application/json, application/yaml, "
+                f"{protobuf.MEDIA_TYPE} ({content_type})",
             )
         request = ApiRequest(
             target.verb,
@@ -508,6 +525,7 @@ class SimCluster:
             lowered.get("content-type", "application/json"),
             user,
             self._listener_stop,
+            lowered.get("accept", ""),
         )
         return self.api.handle(request), None
 

@@ -56,6 +56,34 @@ class WatchOptions:
         self.bookmark_interval = bookmark_interval
 
 
+def _check_watch_list(query: dict[str, str]) -> bool:
+    """Whether the watch asks for the initial state first (``sendInitialEvents``).
+
+    That is client-go's watch-list (kubectl 1.35 ``delete``/``rollout status``/
+    ``wait``): the current objects as ADDED, then a BOOKMARK annotated
+    ``k8s.io/initial-events-end``, then the changes. kube-apiserver demands
+    ``resourceVersionMatch=NotOlderThan`` and bookmarks with it.
+    """
+    if not truthy(query.get("sendInitialEvents")):
+        return False
+    problems = []
+    if query.get("resourceVersionMatch") != "NotOlderThan":
+        problems.append(
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+            "resourceVersionMatch to NotOlderThan"
+        )
+    if not truthy(query.get("allowWatchBookmarks")):
+        problems.append(
+            "allowWatchBookmarks: Forbidden: sendInitialEvents requires setting "
+            "allowWatchBookmarks to true"
+        )
+    if problems:
+        raise errors.ApiError(
+            422, "Invalid", "ListOptions.meta.k8s.io is invalid: " + ", ".join(problems)
+        )
+    return True
+
+
 def open_watch(
     store: Store,
     res: ResourceType,
@@ -64,9 +92,14 @@ def open_watch(
     faults: Faults,
     stopping: threading.Event,
     options: WatchOptions,
+    encode: Callable[[dict[str, Any]], bytes] | None = None,
 ) -> Iterator[bytes]:
-    """Validate the request now and return the event stream (a generator)."""
+    """Validate the request now and return the event stream (a generator).
+
+    ``encode`` replaces each event's object (e.g. by a server-side Table).
+    """
     predicate = object_filter(res, query)
+    initial_events = _check_watch_list(query)
     rv_text = query.get("resourceVersion") or ""
     try:
         start_rv = int(rv_text) if rv_text else 0
@@ -77,31 +110,33 @@ def open_watch(
     except ValueError:
         raise errors.bad_request("invalid timeoutSeconds") from None
     bookmarks = truthy(query.get("allowWatchBookmarks"))
-    bookmark_head = (
-        b'{"type":"BOOKMARK","object":{"kind":"'
-        + res.kind.encode()
-        + b'","apiVersion":"'
-        + res.group_version.encode()
-        + b'","metadata":{"resourceVersion":"'
-    )
 
-    def bookmark(rv: int) -> bytes:
-        return bookmark_head + str(rv).encode() + b'"}}}\n'
+    def event(kind: str, obj: dict[str, Any], raw: bytes) -> bytes:
+        return _line(kind, encode(obj) if encode is not None else raw)
+
+    def bookmark(rv: int, end_of_initial: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if end_of_initial:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": meta}
+        return event("BOOKMARK", obj, dumps(obj))
 
     def stream() -> Iterator[bytes]:
         started = time.monotonic()
         deadline = started + timeout
         sent = 0
-        if start_rv == 0:
+        if start_rv == 0 or initial_events:
             last, items = store.list(res, namespace)
             for item in items:
                 if predicate is None or predicate(item.obj):
-                    yield _line("ADDED", item.raw)
+                    yield event("ADDED", item.obj, item.raw)
                     sent += 1
                     drop_after = faults.settings.watch_drop_after_events
                     if drop_after and sent >= drop_after:
                         faults.count("watch_drop")
                         raise WatchDropped
+            if initial_events:
+                yield bookmark(last, end_of_initial=True)
         else:
             last = start_rv
         last_bookmark = time.monotonic()
@@ -121,15 +156,15 @@ def open_watch(
             except errors.ApiError as exc:
                 yield _line("ERROR", dumps(exc.status()))
                 return
-            for event in events:
-                if event.res_key != res.key or (
-                    namespace and event.namespace != namespace
+            for change in events:
+                if change.res_key != res.key or (
+                    namespace and change.namespace != namespace
                 ):
                     continue
-                kind = _translate(event, predicate)
+                kind = _translate(change, predicate)
                 if kind is None:
                     continue
-                yield _line(kind, event.raw)
+                yield event(kind, change.obj, change.raw)
                 sent += 1
                 if (
                     settings.watch_drop_after_events

@@ -289,13 +289,6 @@ def test_kubectl_rollout_restart(kubectl, wait_for) -> None:
     assert status["readyReplicas"] == 1
 
 
-def test_kubectl_imperative_create_needs_protobuf(kubectl) -> None:
-    # Documented gap: generators such as `kubectl create configmap` send protobuf.
-    result = kubectl("create", "configmap", "proto", "--from-literal=x=1")
-    assert result.returncode != 0
-    assert "unknown format" in result.stderr
-
-
 def test_kubectl_bad_token_and_readonly_context(kubectl) -> None:
     result = kubectl("--token", "not-a-token", "get", "nodes")
     assert result.returncode != 0
