@@ -7,21 +7,16 @@ passes enqueued on commit (submission, approval, sync's hook) run inline.
 
 from __future__ import annotations
 
-import threading
 import time
-from typing import Any
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
-from apps.accounts.services import token_create, user_ensure
 from apps.inventory.models import Chip, Slice
-from apps.inventory.sync.engine import sync_run
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Queue, Request
-from apps.scheduling.tasks import schedule_clusters_task
 from tests.polling import wait_for
+from tests.portal import Running, request_state, token_client, wait_running
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -30,69 +25,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 def sim_options() -> dict:
     # Evicted pods stay terminating for 2 s, long enough to read their annotation.
     return {"pod_shutdown_seconds": 2.0}
-
-
-class Running:
-    """Sync (list + watch) and a beat loop in background threads, for a ``with``."""
-
-    def __init__(self, cluster: Any) -> None:
-        self.cluster = cluster
-        self.stop = threading.Event()
-        self.errors: list[BaseException] = []
-
-    def _sync(self) -> None:
-        try:
-            sync_run(self.cluster.pk, seconds=120, watch_timeout=5, stop=self.stop)
-        finally:
-            connection.close()
-
-    def _beat(self) -> None:
-        try:
-            while not self.stop.wait(0.5):
-                schedule_clusters_task()
-        except BaseException as exc:
-            self.errors.append(exc)
-        finally:
-            connection.close()
-
-    def __enter__(self) -> Running:
-        self.threads = [
-            threading.Thread(target=self._sync, daemon=True),
-            threading.Thread(target=self._beat, daemon=True),
-        ]
-        for thread in self.threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        for thread in self.threads:
-            thread.join(timeout=30)
-        assert not self.errors, self.errors
-
-
-def _client(username: str, role: str, queues: list[str] | None = None) -> APIClient:
-    user = user_ensure(username=username, role=role, is_service_account=True)
-    issued = token_create(user=user, queues=queues)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
-    return client
-
-
-def _state(client: APIClient, request_id: int) -> dict:
-    response = client.get(f"/api/requests/{request_id}/")
-    assert response.status_code == 200, response.json()
-    return response.json()
-
-
-def _running(client: APIClient, request_id: int) -> dict:
-    """The request once it runs (as its submitter reads it)."""
-    return wait_for(
-        lambda: (
-            (s := _state(client, request_id))["state"] == RequestState.RUNNING and s
-        ),
-        "the request to run",
-    )
 
 
 # What a CI pipeline posts: 5,000 MB of a 310P in queue "ci", idempotent.
@@ -112,7 +44,7 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     live, sim_core
 ):
     Queue.objects.create(cluster=live.cluster, name="ci")
-    ci = _client("ci-bot", "operator", queues=["ci"])
+    ci = token_client("ci-bot", "operator", queues=["ci"])
     with Running(live.cluster):
         submitted = ci.post(
             "/api/requests/",
@@ -123,7 +55,7 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
         assert submitted.json()["state"] == RequestState.PENDING
         request_id = submitted.json()["id"]
 
-        shown = _running(ci, request_id)
+        shown = wait_running(ci, request_id)
 
     # then it runs vir02 (HAMi's rule for 5000 MB) on the chip the portal chose
     assert shown["template_booked"] == "vir02"
@@ -266,8 +198,8 @@ def _running_pods(sim_core) -> set[str]:
 def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
     live, sim_core
 ):
-    operator = _client("urgent-bot", "operator")
-    admin = _client("boss", "admin")
+    operator = token_client("urgent-bot", "operator")
+    admin = token_client("boss", "admin")
     with Running(live.cluster):
         uuids = _fill_the_310p_node(live, sim_core)
         request_id = _urgent(operator)
@@ -280,7 +212,7 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
         ]
         assert proposal["chip_uuid"] == uuids[3]
         assert proposal["max_victim_priority"] == 100
-        assert _state(operator, request_id)["state"] == RequestState.PENDING
+        assert request_state(operator, request_id)["state"] == RequestState.PENDING
 
         # when an admin approves it
         _decide(admin, proposal, "approve", "release blocker")
@@ -299,7 +231,7 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
         assert "release blocker" in events[0].message
 
         # and the request runs on the freed chip, once the victim is gone
-        shown = _running(operator, request_id)
+        shown = wait_running(operator, request_id)
     assert shown["chip_uuid"] == uuids[3]
     assert shown["template_booked"] == "vir04"
     assert PreemptionProposal.objects.get(pk=proposal["id"]).state == ProposalState.DONE
@@ -315,8 +247,8 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
     the replacement stays Pending (no preemption loop)."""
     from kubernetes import client
 
-    operator = _client("urgent-bot", "operator")
-    admin = _client("boss", "admin")
+    operator = token_client("urgent-bot", "operator")
+    admin = token_client("boss", "admin")
     apps = client.AppsV1Api(sim_core.api_client)
     with Running(live.cluster):
         uuids = _fill_the_310p_node(live, sim_core, victim=False)
@@ -353,7 +285,7 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
         assert [v["pod"] for v in proposal["victims"]] == [first]
 
         _decide(admin, proposal, "approve", "release blocker")
-        shown = _running(operator, request_id)
+        shown = wait_running(operator, request_id)
         assert shown["chip_uuid"] == uuids[3]
 
         def replacement() -> client.V1Pod | None:
@@ -376,12 +308,12 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
         assert [p.state for p in PreemptionProposal.objects.all()] == [
             ProposalState.DONE
         ]
-        assert _state(operator, request_id)["state"] == RequestState.RUNNING
+        assert request_state(operator, request_id)["state"] == RequestState.RUNNING
 
 
 def test_rejected_preemption_keeps_everyone_running(live, sim_core):
-    operator = _client("urgent-bot", "operator")
-    admin = _client("boss", "admin")
+    operator = token_client("urgent-bot", "operator")
+    admin = token_client("boss", "admin")
     with Running(live.cluster):
         _fill_the_310p_node(live, sim_core)
         before = _running_pods(sim_core)
@@ -395,7 +327,7 @@ def test_rejected_preemption_keeps_everyone_running(live, sim_core):
     assert "vnpu-portal/preempted-by" not in (
         sim_core.read_namespaced_pod("victim", "default").metadata.annotations or {}
     )
-    shown = _state(operator, request_id)
+    shown = request_state(operator, request_id)
     assert shown["state"] == RequestState.PENDING
     assert "rejected" in shown["reason"]
     assert [p.state for p in PreemptionProposal.objects.all()] == [

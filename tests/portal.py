@@ -1,0 +1,93 @@
+"""The portal at work in a test: sync and beat in threads, a CI client, request states.
+
+Shared by the end-to-end tests against simcluster and against the real control
+plane (tests/realstack): the same code paths a deployment runs (list + watch
+sync, the beat's scheduling passes, eager Celery for what they enqueue), with
+the REST API as a pipeline sees it.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from django.db import connection
+from rest_framework.test import APIClient
+
+from apps.accounts.services import token_create, user_ensure
+from apps.inventory.sync.engine import sync_run
+from apps.scheduling.choices import RequestState
+from apps.scheduling.tasks import schedule_clusters_task
+from tests.polling import wait_for
+
+
+class Running:
+    """Sync (list + watch) and a beat loop in background threads, for a ``with``."""
+
+    def __init__(self, cluster: Any, beat_interval: float = 0.5) -> None:
+        self.cluster = cluster
+        self.beat_interval = beat_interval
+        self.stop = threading.Event()
+        self.errors: list[BaseException] = []
+
+    def _sync(self) -> None:
+        try:
+            sync_run(self.cluster.pk, seconds=600, watch_timeout=5, stop=self.stop)
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
+    def _beat(self) -> None:
+        try:
+            while not self.stop.wait(self.beat_interval):
+                schedule_clusters_task()
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
+    def __enter__(self) -> Running:
+        self.threads = [
+            threading.Thread(target=self._sync, daemon=True),
+            threading.Thread(target=self._beat, daemon=True),
+        ]
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        for thread in self.threads:
+            thread.join(timeout=30)
+        assert not self.errors, self.errors
+
+
+def token_client(
+    username: str, role: str, queues: list[str] | None = None
+) -> APIClient:
+    """A REST client holding a fresh API token of a service account with ``role``."""
+    user = user_ensure(username=username, role=role, is_service_account=True)
+    issued = token_create(user=user, queues=queues)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    return client
+
+
+def request_state(client: APIClient, request_id: int) -> dict:
+    """``GET /api/requests/<id>/`` as ``client`` sees it (must answer 200)."""
+    response = client.get(f"/api/requests/{request_id}/")
+    assert response.status_code == 200, response.json()
+    return response.json()
+
+
+def wait_running(client: APIClient, request_id: int, timeout: float = 20) -> dict:
+    """The request once it runs (as its submitter reads it)."""
+    return wait_for(
+        lambda: (
+            (s := request_state(client, request_id))["state"] == RequestState.RUNNING
+            and s
+        ),
+        f"request {request_id} to run",
+        timeout=timeout,
+    )
