@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, migrations, OpenAPI schema, then pytest.
-# Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis).
+# The whole test suite: lint, migrations, OpenAPI schema, the frontend, the real
+# control plane's build (Go), then pytest.
+# Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
+# .ci/run installs and starts those first (scripts/services.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
@@ -13,5 +15,9 @@ echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
 echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
+echo "==> the real control plane (Go build, cached by version; cold: minutes)"
+python -m kubestack build
+# kubectl of the same version as the API server, for the tests that run it.
+export PATH="$(python -m kubestack bin):$PATH"
 echo "==> pytest (database: ${DATABASE_URL:-sqlite})"
 python -m pytest "$@"

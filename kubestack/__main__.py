@@ -1,0 +1,116 @@
+"""``python -m kubestack build`` and ``python -m kubestack up --kubeconfig PATH``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    p = argparse.ArgumentParser(
+        prog="python -m kubestack",
+        description="A real Kubernetes control plane with the real Volcano scheduler.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    b = sub.add_parser(
+        "build", help="build (or reuse) the binaries; prints their folder"
+    )
+    b.add_argument("--force", action="store_true", help="rebuild even if cached")
+    sub.add_parser("bin", help="print the folder of the built binaries (no build)")
+    u = sub.add_parser("up", help="start the stack and a scenario; Ctrl-C stops it")
+    u.add_argument(
+        "--kubeconfig", required=True, help="write the admin kubeconfig here"
+    )
+    u.add_argument(
+        "--scenario", default="guide", help="guide (default), empty or scale"
+    )
+    u.add_argument("--seed", type=int, default=None, help="random seed of the scenario")
+    u.add_argument("--workdir", default=None, help="keep logs and data here")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    args = parser().parse_args(argv)
+    from kubestack import build
+
+    if args.command == "build":
+        return build.main(force=args.force)
+    if args.command == "bin":
+        try:
+            print(build.bin_dir())
+        except build.BuildError as error:
+            print(f"kubestack: {error}", file=sys.stderr)
+            return 1
+        return 0
+    return _up(args)
+
+
+def _up(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kubestack import build
+    from kubestack.processes import StackError
+    from kubestack.stack import KubeStack
+
+    stop = threading.Event()
+
+    def interrupt(*_: object) -> None:
+        # While starting: abort the start (stop() then cleans up); once up: end the wait.
+        if stop.is_set() or not ready.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    ready = threading.Event()
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
+    started = time.monotonic()
+
+    def progress(text: str) -> None:
+        print(f"    {time.monotonic() - started:5.1f} s  {text}", flush=True)
+
+    try:
+        stack = KubeStack(
+            scenario=args.scenario,
+            workdir=Path(args.workdir) if args.workdir else None,
+            keep=bool(args.workdir),
+            seed=args.seed,
+            progress=progress,
+        )
+    except (build.BuildError, StackError) as error:
+        print(f"kubestack up: {error}", file=sys.stderr)
+        return 1
+    print(f"==> starting the control plane in {stack.workdir}", flush=True)
+    try:
+        stack.start()
+    except StackError as error:
+        print(f"kubestack up: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("==> interrupted; stopped", flush=True)
+        return 130
+    ready.set()
+    try:
+        path = stack.write_kubeconfig(args.kubeconfig)
+        print(f"==> {stack.url} (kubeconfig {path}; logs {stack.logs})", flush=True)
+        print("ready", flush=True)
+        while not stop.wait(1):
+            dead = [name for name, up in stack.alive().items() if not up]
+            if dead:
+                print(
+                    f"kubestack: {', '.join(dead)} exited; see {stack.logs}",
+                    file=sys.stderr,
+                )
+                return 1
+    finally:
+        print("==> stopping", flush=True)
+        stack.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

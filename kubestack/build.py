@@ -1,0 +1,319 @@
+"""Build the control plane's binaries from Go modules, cached by version.
+
+Each part is a small wrapper module in ``kubestack/gomod/<part>`` (go.mod, go.sum,
+tools.go) that requires the upstream module at a pinned version. The binaries go
+to ``<cache>/<key>/bin`` where the key hashes every wrapper file and the Go
+version, so a warm build only checks that the folder exists. A cold build takes
+minutes on two cores; progress is printed as packages compile.
+
+Volcano v1.15.1 needs ``volcano.sh/apis`` v1.15.x, which the Go module proxy does
+not serve (it answers 403 for every v1.15 tag); v1.14.0 is served and lacks one
+constant the scheduler uses. The build copies apis v1.14.0 out of the module
+cache, adds ``gomod/volcano/compat/*.go`` to it, and points the replace at that
+copy. Nothing of upstream is kept in the repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubestack import versions
+
+GOMOD = Path(__file__).resolve().parent / "gomod"
+BUILD_FORMAT = "3"  # bump when the layout of a cache folder changes
+
+
+@dataclass(frozen=True)
+class Part:
+    """One wrapper module and the commands it builds (package path, binary name)."""
+
+    name: str
+    commands: tuple[tuple[str, str], ...]
+
+
+PARTS: tuple[Part, ...] = (
+    Part(
+        "kubernetes",
+        (
+            ("k8s.io/kubernetes/cmd/kube-apiserver", "kube-apiserver"),
+            (
+                "k8s.io/kubernetes/cmd/kube-controller-manager",
+                "kube-controller-manager",
+            ),
+            # DaemonSet pods and the system Deployments are placed by the default
+            # scheduler, as on a real cluster; Volcano places only its own pods.
+            ("k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"),
+            ("k8s.io/kubernetes/cmd/kubectl", "kubectl"),
+        ),
+    ),
+    Part(
+        "volcano",
+        (
+            ("volcano.sh/volcano/cmd/scheduler", "vc-scheduler"),
+            ("volcano.sh/volcano/cmd/controller-manager", "vc-controller-manager"),
+        ),
+    ),
+    Part("etcd", (("go.etcd.io/etcd/server/v3", "etcd"),)),
+    Part("kwok", (("sigs.k8s.io/kwok/cmd/kwok", "kwok"),)),
+)
+
+BINARIES = tuple(binary for part in PARTS for _, binary in part.commands)
+
+
+class BuildError(RuntimeError):
+    """A build step failed; the message says which and how to see why."""
+
+
+def cache_root() -> Path:
+    """Where builds are kept: ``$KUBESTACK_CACHE`` or ``~/.cache/vnpuportal/kubestack``."""
+    configured = os.environ.get("KUBESTACK_CACHE")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vnpuportal" / "kubestack"
+
+
+def go_binary() -> str:
+    """The ``go`` command, or a BuildError that says what to install."""
+    found = shutil.which("go") or (
+        "/usr/local/go/bin/go" if Path("/usr/local/go/bin/go").exists() else None
+    )
+    if not found:
+        raise BuildError(
+            "Go is needed to build the real control plane (Go 1.25 or newer, "
+            "e.g. Debian's golang-1.25 or go.dev/dl); it is not on PATH"
+        )
+    return found
+
+
+def cache_key(go: str) -> str:
+    """Hash of every wrapper file, the Go version and the build format."""
+    digest = hashlib.sha256(BUILD_FORMAT.encode())
+    digest.update(
+        subprocess.run(
+            [go, "version"], capture_output=True, text=True, check=True
+        ).stdout.encode()
+    )
+    for path in sorted(GOMOD.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(GOMOD)).encode())
+            digest.update(path.read_bytes())
+    return f"k8s-{versions.KUBERNETES}-volcano-{versions.VOLCANO}-{digest.hexdigest()[:12]}"
+
+
+def bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder of the cached binaries; builds them first when ``build``."""
+    go = go_binary()
+    target = cache_root() / cache_key(go)
+    if not (target / "bin").is_dir() or not (target / "share").is_dir():
+        if not build:
+            raise BuildError(
+                f"the control plane is not built for this version ({target.name}); "
+                "run: python -m kubestack build"
+            )
+        _build_all(go, target, quiet)
+    return target / "bin"
+
+
+def share_dir() -> Path:
+    """Upstream data files the stack needs at run time (Volcano CRDs, KWOK stages)."""
+    return bin_dir().parent / "share"
+
+
+def _say(quiet: bool, text: str) -> None:
+    if not quiet:
+        print(text, flush=True)
+
+
+def _go_env(go: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("CGO_ENABLED", "0")
+    env["GOFLAGS"] = "-mod=mod -buildvcs=false"
+    env["PATH"] = f"{Path(go).parent}:{env.get('PATH', '')}"
+    return env
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], what: str) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise BuildError(f"{what} failed:\n{done.stderr[-4000:]}")
+    return done.stdout
+
+
+def _stage_volcano_apis(go: str, work: Path, env: dict[str, str]) -> None:
+    """Copy volcano.sh/apis into the work folder with the compat files added."""
+    out = _run(
+        [go, "mod", "download", "-json", f"volcano.sh/apis@{versions.VOLCANO_APIS}"],
+        work,
+        env,
+        "downloading volcano.sh/apis",
+    )
+    source = Path(json.loads(out)["Dir"])
+    apis = work / "apis"
+    shutil.copytree(source, apis)
+    for path in apis.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    for compat in sorted((work / "compat").glob("*.go")):
+        package = compat.read_text().split("\n", 1)[0]
+        if package != "package v1beta1":
+            raise BuildError(f"{compat.name}: only scheduling/v1beta1 is patched")
+        shutil.copy(
+            compat,
+            apis / "pkg/apis/scheduling/v1beta1" / f"zz_vnpuportal_{compat.name}",
+        )
+    gomod = (work / "go.mod").read_text()
+    pinned = f"volcano.sh/apis => volcano.sh/apis {versions.VOLCANO_APIS}"
+    if pinned not in gomod:
+        raise BuildError(f"gomod/volcano/go.mod lacks the line '{pinned}'")
+    (work / "go.mod").write_text(gomod.replace(pinned, "volcano.sh/apis => ./apis"))
+
+
+def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
+    env = _go_env(go)
+    with tempfile.TemporaryDirectory(prefix=f"kubestack-{part.name}-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(GOMOD / part.name, work, dirs_exist_ok=True)
+        if part.name == "volcano":
+            _stage_volcano_apis(go, work, env)
+        packages = [package for package, _ in part.commands]
+        deps = _run(
+            [go, "list", "-deps", *packages], work, env, f"listing {part.name}"
+        ).split()
+        total = len(deps)
+        started = time.monotonic()
+        for package, binary in part.commands:
+            ldflags = " ".join(["-s", "-w", *_version_flags(part)])
+            cmd = [go, "build", "-v", "-trimpath", f"-ldflags={ldflags}", "-o"]
+            cmd += [str(out / binary), package]
+            proc = subprocess.Popen(
+                cmd,
+                cwd=work,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            if proc.stderr is None:
+                raise BuildError("go build gave no output stream")
+            compiled, errors, last_report = 0, [], 0.0
+            for line in proc.stderr:
+                line = line.rstrip()
+                if line in deps or line == package:
+                    compiled += 1
+                    now = time.monotonic()
+                    if now - last_report >= 5:
+                        last_report = now
+                        _say(
+                            quiet,
+                            f"    {part.name}: {binary}: {compiled} packages compiled "
+                            f"(of up to {total}), {now - started:.0f} s",
+                        )
+                else:
+                    errors.append(line)
+            if proc.wait() != 0:
+                raise BuildError(
+                    f"go build {package} failed:\n" + "\n".join(errors[-60:])
+                )
+        _say(quiet, f"    {part.name}: built in {time.monotonic() - started:.0f} s")
+        if part.name == "volcano":
+            _copy_volcano_crds(go, work, env, out.parent / "share" / "volcano-crds")
+        if part.name == "kwok":
+            _copy_kwok_stages(go, work, env, out.parent / "share" / "kwok-stages")
+
+
+def _version_flags(part: Part) -> list[str]:
+    """``-X`` flags that stamp the release into the Kubernetes binaries.
+
+    Upstream's Makefile sets these from git; a module build has no git, and
+    without them kubectl and the API server say ``v0.0.0-master``.
+    """
+    if part.name != "kubernetes":
+        return []
+    major, minor = versions.KUBERNETES.lstrip("v").split(".")[:2]
+    values = {
+        "gitVersion": versions.KUBERNETES,
+        "gitMajor": major,
+        "gitMinor": minor,
+        "gitTreeState": "clean",
+    }
+    return [
+        f"-X {package}.{name}={value}"
+        for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+        for name, value in values.items()
+    ]
+
+
+def _module_dir(go: str, work: Path, env: dict[str, str], module: str) -> Path:
+    out = _run([go, "list", "-m", "-json", module], work, env, f"locating {module}")
+    return Path(json.loads(out)["Dir"])
+
+
+def _copy_volcano_crds(go: str, work: Path, env: dict[str, str], dest: Path) -> None:
+    source = (
+        _module_dir(go, work, env, "volcano.sh/volcano") / "config/crd/volcano/bases"
+    )
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in versions.VOLCANO_CRDS:
+        shutil.copy(source / name, dest / name)
+        (dest / name).chmod(0o644)
+
+
+def _copy_kwok_stages(go: str, work: Path, env: dict[str, str], dest: Path) -> None:
+    source = _module_dir(go, work, env, "sigs.k8s.io/kwok") / "kustomize/stage"
+    dest.mkdir(parents=True, exist_ok=True)
+    for relative in versions.KWOK_STAGES:
+        target = dest / relative.replace("/", "-")
+        shutil.copy(source / relative, target)
+        target.chmod(0o644)
+
+
+def _build_all(go: str, target: Path, quiet: bool) -> None:
+    started = time.monotonic()
+    _say(quiet, f"==> building the control plane into {target}")
+    _say(
+        quiet,
+        "    (a cold build takes several minutes on two cores; later runs reuse it)",
+    )
+    staging = target.with_name(target.name + f".partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "bin").mkdir(parents=True)
+    (staging / "share").mkdir()
+    try:
+        for index, part in enumerate(PARTS, 1):
+            names = ", ".join(binary for _, binary in part.commands)
+            _say(quiet, f"==> [{index}/{len(PARTS)}] {part.name}: {names}")
+            _build_part(go, part, staging / "bin", quiet)
+        # The cold build's time is kept with the binaries, for bench.realstack.
+        summary = {**versions.summary(), "built_in_seconds": round(time.monotonic() - started)}
+        (staging / "versions.json").write_text(json.dumps(summary, indent=2))
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _say(quiet, f"==> control plane built in {time.monotonic() - started:.0f} s")
+
+
+def main(force: bool = False) -> int:
+    """``python -m kubestack build``: build (or reuse) and print the bin folder."""
+    try:
+        go = go_binary()
+        target = cache_root() / cache_key(go)
+        if force:
+            shutil.rmtree(target, ignore_errors=True)
+        started = time.monotonic()
+        bins = bin_dir(build=True)
+    except BuildError as error:
+        print(f"kubestack build: {error}", file=sys.stderr)
+        return 1
+    print(f"==> ready in {time.monotonic() - started:.1f} s: {bins}")
+    return 0

@@ -1,0 +1,395 @@
+"""The Ascend device plugin of every fake node, simulated against the real API server.
+
+What the real HAMi ascend-device-plugin does that the scheduler and the portal
+can see, without hardware:
+
+- **Registration**: one chip type per node (the first ``chipName`` of the device
+  config that matches the node's hardware; none matching is the real plugin's
+  crash loop: nothing is registered). Chips are indexed 0..n-1, each with
+  ``devicepairscore``; a sick chip is registered unhealthy and its slots leave
+  ``huawei.com/<commonWord>`` in the node's capacity and allocatable.
+  ``hami-vnpu-core`` is written only by plugin versions that write it (v1.3+).
+- **Allocate**: after Volcano bound a pod (``hami.io/bind-phase: allocating``),
+  the plugin creates the vNPU. It succeeds (devices-to-allocate emptied,
+  bind-phase ``success``) when the chip is healthy and still has a free slot
+  and the memory; else the pod fails as the kubelet fails it on an Allocate
+  error (phase Failed, reason UnexpectedAdmissionError). A terminating pod still
+  holds its vNPU until it is gone.
+
+The device config is read when the plugin starts and when its DaemonSet is
+rolled (:meth:`DevicePlugin.reload`), as the real plugin reads its mounted file
+once per process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from apps.inventory.hami.annotations import (
+    BIND_PHASE,
+    AnnotationError,
+    ContainerDevice,
+    DeviceInfo,
+    allocated_key,
+    encode_pod_devices,
+    handshake_key,
+    parse_pod_devices,
+    register_key,
+    render_handshake_reported,
+    render_node_register,
+    to_allocate_key,
+)
+from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
+from apps.inventory.hami.validation import slots_per_chip
+
+log = logging.getLogger("kubestack.deviceplugin")
+
+DEVICE_CONFIGMAP = ("kube-system", "hami-scheduler-device")
+DEVICE_CONFIG_KEY = "device-config.yaml"
+REPORT_INTERVAL = 30.0  # the real plugin's default
+REPORT_OFFSET = timedelta(seconds=1)
+VNPU_CORE_SINCE = (1, 3)  # plugin versions that write hami-vnpu-core
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One physical chip: die-ID UUID, dcmi chip name, health."""
+
+    uuid: str
+    chip_name: str
+    healthy: bool = True
+
+
+@dataclass
+class NodeHardware:
+    """A fake node's chips and its plugin's version."""
+
+    name: str
+    chips: list[Chip]
+    plugin_version: tuple[int, int] = (1, 1)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def network_id(common_word: str, index: int) -> int:
+    """``getDeviceNetworkID``: 0 for index <= 3, else 1; always 0 for Ascend910C."""
+    if common_word == "Ascend910C":
+        return 0
+    return 0 if index <= 3 else 1
+
+
+def registration(
+    node: NodeHardware, chip_types: list[ChipTypeSpec], vnpu_core: bool
+) -> tuple[ChipTypeSpec, list[DeviceInfo]] | None:
+    """The chip type the plugin serves on ``node`` and its devices; None: crash loop."""
+    names = {chip.chip_name for chip in node.chips}
+    served = next((ct for ct in chip_types if ct.chip_name in names), None)
+    if served is None:
+        return None
+    count = slots_per_chip(served.memory_allocatable, served.templates)
+    cw = served.common_word
+    devices = [
+        DeviceInfo(
+            id=chip.uuid,
+            index=index,
+            count=count,
+            devmem=served.memory_allocatable,
+            devcore=100 if vnpu_core else (served.ai_core or 0),
+            type=cw,
+            health=chip.healthy,
+            custominfo={"NetworkID": network_id(cw, index)}
+            if cw.startswith("Ascend910")
+            else {},
+        )
+        for index, chip in enumerate(node.chips)
+        if chip.chip_name == served.chip_name
+    ]
+    return served, devices
+
+
+def with_pair_scores(registered: str) -> str:
+    """Add ``"devicepairscore":{}`` to each chip, as every released plugin writes it."""
+    chips = json.loads(registered)
+    for chip in chips:
+        chip["devicepairscore"] = {}
+    return json.dumps(chips, separators=(",", ":"), ensure_ascii=False)
+
+
+def allocate_error(
+    pod: dict[str, Any], node_pods: list[dict[str, Any]], devices: dict[str, DeviceInfo]
+) -> str | None:
+    """Why the vNPUs of ``pod`` cannot be created on their chips, or None.
+
+    ``node_pods`` are the node's other pods; those whose allocation succeeded
+    and that have not ended hold their vNPUs, terminating or not.
+    """
+    annotations = pod["metadata"].get("annotations") or {}
+    wanted = _devices(annotations, to_allocate=True)
+    if not wanted:
+        return "no devices-to-allocate annotation"
+    used: dict[str, tuple[int, int]] = {}
+    for other in node_pods:
+        meta = other["metadata"]
+        if meta.get("uid") == pod["metadata"].get("uid"):
+            continue
+        if (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        other_annotations = meta.get("annotations") or {}
+        if other_annotations.get(BIND_PHASE) != "success":
+            continue
+        for device in _devices(other_annotations, to_allocate=False):
+            slots, memory = used.get(device.uuid, (0, 0))
+            used[device.uuid] = (slots + 1, memory + device.usedmem)
+    for device in wanted:
+        chip = devices.get(device.uuid)
+        if chip is None:
+            return f"chip {device.uuid} is not on this node"
+        if not chip.health:
+            return f"chip {device.uuid} is unhealthy"
+        slots, memory = used.get(device.uuid, (0, 0))
+        if slots + 1 > chip.count:
+            return f"chip {device.uuid} has no free vNPU slot ({slots} of {chip.count} in use)"
+        if memory + device.usedmem > chip.devmem:
+            return (
+                f"chip {device.uuid} cannot hold {device.usedmem} MB "
+                f"({memory} of {chip.devmem} MB in use)"
+            )
+        used[device.uuid] = (slots + 1, memory + device.usedmem)
+    return None
+
+
+def _devices(annotations: dict[str, str], to_allocate: bool) -> list[ContainerDevice]:
+    out: list[ContainerDevice] = []
+    suffix = "-devices-to-allocate" if to_allocate else "-devices-allocated"
+    for key, value in annotations.items():
+        if key.startswith("hami.io/") and key.endswith(suffix):
+            try:
+                containers = parse_pod_devices(value)
+            except AnnotationError:
+                continue
+            out.extend(device for container in containers for device in container)
+    return out
+
+
+class DevicePlugin:
+    """The plugin of every fake node of a scenario (see module docstring)."""
+
+    def __init__(self, api_client: Any) -> None:
+        from kubernetes import client
+
+        self.core = client.CoreV1Api(api_client)
+        self.nodes: dict[str, NodeHardware] = {}  # added as their Node objects exist
+        self.chip_types: list[ChipTypeSpec] = []
+        self.vnpu_core = False
+        self.registered: dict[str, tuple[ChipTypeSpec, list[DeviceInfo]] | None] = {}
+        self.allocations = 0
+        self.failures = 0
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Serve in the background (nodes come with :meth:`add_nodes`)."""
+        for target, name in (
+            (self._report_loop, "report"),
+            (self._allocate_loop, "allocate"),
+        ):
+            thread = threading.Thread(
+                target=target, name=f"device-plugin-{name}", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def reload(self) -> None:
+        """Re-read the device config and report now (the plugin restarted)."""
+        try:
+            cm = self.core.read_namespaced_config_map(
+                DEVICE_CONFIGMAP[1], DEVICE_CONFIGMAP[0]
+            )
+            document = parse_device_config((cm.data or {}).get(DEVICE_CONFIG_KEY, ""))
+            self.chip_types = document.chip_types()
+            self.vnpu_core = bool(document.hami_vnpu_core)
+        except Exception as error:
+            log.warning("device config unreadable: %s", str(error).splitlines()[0])
+            self.chip_types = []
+        self.report()
+
+    def set_chip_health(self, node: str, index: int, healthy: bool) -> None:
+        """Mark a chip healthy or sick and report at once (as dcmi's health watch)."""
+        with self._lock:
+            chips = self.nodes[node].chips
+            chips[index] = replace(chips[index], healthy=healthy)
+        self.report()
+
+    def add_nodes(self, nodes: list[NodeHardware]) -> None:
+        """Serve more nodes (their Node objects exist): read the config, report."""
+        with self._lock:
+            self.nodes.update((node.name, node) for node in nodes)
+        self.reload()
+
+    def report(self) -> None:
+        """Write every node's registration, handshake and allocatable."""
+        moment = datetime.now(UTC)
+        with self._lock:
+            nodes = list(self.nodes.values())
+        for node in nodes:
+            vnpu_core = self.vnpu_core and node.plugin_version >= VNPU_CORE_SINCE
+            found = registration(node, self.chip_types, vnpu_core)
+            self.registered[node.name] = found
+            if found is None:
+                continue  # crash loop: no chipName matches this node's chips
+            chip_type, devices = found
+            cw = chip_type.common_word
+            annotations = {
+                register_key(cw): with_pair_scores(render_node_register(devices)),
+                handshake_key(cw): render_handshake_reported(moment + REPORT_OFFSET),
+            }
+            if node.plugin_version >= VNPU_CORE_SINCE:
+                annotations["hami-vnpu-core"] = "true" if vnpu_core else "false"
+            healthy = sum(1 for d in devices if d.health)
+            total = str(healthy * (devices[0].count if devices else 0))
+            try:
+                self.core.patch_node(
+                    node.name, {"metadata": {"annotations": annotations}}
+                )
+                self.core.patch_node_status(
+                    node.name,
+                    {
+                        "status": {
+                            "capacity": {chip_type.resource_name: total},
+                            "allocatable": {chip_type.resource_name: total},
+                        }
+                    },
+                )
+            except Exception as error:
+                log.warning("registering %s failed: %s", node.name, error)
+
+    def _report_loop(self) -> None:
+        while not self._stop.wait(REPORT_INTERVAL):
+            self.report()
+
+    def _allocate_loop(self) -> None:
+        from kubernetes import watch
+
+        while not self._stop.is_set():
+            try:
+                self._serve_pending()
+                stream = watch.Watch()
+                for event in stream.stream(
+                    self.core.list_pod_for_all_namespaces,
+                    timeout_seconds=30,
+                    _request_timeout=40,
+                ):
+                    if self._stop.is_set():
+                        stream.stop()
+                        return
+                    pod = event["object"]
+                    if event["type"] != "DELETED" and self._wants_allocate(
+                        pod.to_dict()
+                    ):
+                        self._serve_pending(pod.spec.node_name)
+            except Exception as error:
+                if not self._stop.is_set():
+                    log.warning("allocation watch restarted: %s", error)
+                    time.sleep(0.5)
+
+    def _wants_allocate(self, pod: dict[str, Any]) -> bool:
+        spec = pod.get("spec") or {}
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        return (
+            spec.get("node_name") in self.nodes
+            and annotations.get(BIND_PHASE) == "allocating"
+            and not (pod.get("metadata") or {}).get("deletion_timestamp")
+        )
+
+    def _serve_pending(self, node_name: str | None = None) -> None:
+        """Allocate every bound pod waiting for its vNPUs (of one node, or all)."""
+        api = self.core.api_client
+        selector = f"spec.nodeName={node_name}" if node_name else ""
+        pods = api.sanitize_for_serialization(
+            self.core.list_pod_for_all_namespaces(field_selector=selector).items
+        )
+        by_node: dict[str, list[dict[str, Any]]] = {}
+        for pod in pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in self.nodes:
+                by_node.setdefault(node, []).append(pod)
+        for node, node_pods in by_node.items():
+            found = self.registered.get(node)
+            devices = {d.id: d for d in found[1]} if found else {}
+            for pod in sorted(
+                node_pods, key=lambda p: p["metadata"].get("creationTimestamp", "")
+            ):
+                annotations = pod["metadata"].get("annotations") or {}
+                if annotations.get(BIND_PHASE) != "allocating" or pod["metadata"].get(
+                    "deletionTimestamp"
+                ):
+                    continue
+                reason = allocate_error(pod, node_pods, devices)
+                if reason is None:
+                    self._succeed(pod)
+                    annotations[BIND_PHASE] = "success"  # counts for the next pod
+                else:
+                    self._fail(pod, reason)
+                    pod.setdefault("status", {})["phase"] = "Failed"
+
+    def _succeed(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        annotations = meta.get("annotations") or {}
+        patch: dict[str, str] = {BIND_PHASE: "success"}
+        for key, value in annotations.items():
+            if key.startswith("hami.io/") and key.endswith("-devices-to-allocate"):
+                cw = key[len("hami.io/") : -len("-devices-to-allocate")]
+                try:
+                    containers = parse_pod_devices(value)
+                except AnnotationError:
+                    continue
+                patch[to_allocate_key(cw)] = encode_pod_devices(
+                    [[] for _ in containers]
+                )
+                # Volcano writes -allocated itself; keep it if present.
+                patch.setdefault(
+                    allocated_key(cw), annotations.get(allocated_key(cw), value)
+                )
+        self.core.patch_namespaced_pod(
+            meta["name"], meta["namespace"], {"metadata": {"annotations": patch}}
+        )
+        self.allocations += 1
+
+    def _fail(self, pod: dict[str, Any], reason: str) -> None:
+        meta = pod["metadata"]
+        message = f"Allocate failed due to rpc error: code = Unknown desc = {reason}, which is unexpected"
+        self.core.patch_namespaced_pod(
+            meta["name"],
+            meta["namespace"],
+            {"metadata": {"annotations": {BIND_PHASE: "failed"}}},
+        )
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.core.patch_namespaced_pod_status(
+            meta["name"],
+            meta["namespace"],
+            {
+                "status": {
+                    "phase": "Failed",
+                    "reason": "UnexpectedAdmissionError",
+                    "message": message,
+                    "startTime": now,
+                }
+            },
+        )
+        self.failures += 1
+        log.info(
+            "allocate failed for %s/%s: %s", meta["namespace"], meta["name"], reason
+        )

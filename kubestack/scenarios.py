@@ -1,0 +1,435 @@
+"""What a stack holds once up: nodes, configuration, workloads, placed pods.
+
+- ``guide``: the deployment guide's cluster: ``npu-node-310p-01`` (4 x 310P3) and
+  ``npu-node-910b-01`` (8 x 910B4, chip 5 sick), the fixtures' die IDs; the device
+  config and Volcano ConfigMaps; the guide's PriorityClasses; the Volcano and
+  HAMi scheduler Deployments and the device plugin DaemonSet (their pods run on
+  KWOK); two pods holding slices that the real Volcano places at start.
+- ``empty``: the same control plane with no nodes and no pods.
+- ``scale``: ``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and
+  ``pods`` pods, ``slice_pods`` of them holding a slice, created already bound
+  (as if placed long ago): for sync benchmarks, not for scheduling.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from apps.inventory.hami.annotations import (
+    ContainerDevice,
+    RuntimeInfo,
+    encode_pod_devices,
+    render_runtime_info,
+)
+from kubestack import kwok, volcano
+from kubestack.deviceplugin import Chip, NodeHardware
+from kubestack.processes import StackError, wait_until
+from simcluster import guide_data
+
+if TYPE_CHECKING:
+    from kubestack.stack import KubeStack
+
+PRIORITY_CLASSES = {"inference-high": 100000, "batch-medium": 1000, "batch-low": 100}
+IMAGE = "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-pytorch:24.0.RC1-A2-1.11.0-ubuntu20.04"
+
+
+def node_manifest(node: NodeHardware) -> dict[str, Any]:
+    """A Node as its kubelet registers it (before the device plugin reports)."""
+    resources = {"cpu": "192", "memory": "1056432196Ki", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": node.name,
+            "labels": {
+                "kubernetes.io/hostname": node.name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "arm64",
+                "ascend": "on",
+                kwok.NODE_LABEL: "true",
+                **node.labels,
+            },
+            "annotations": {"kwok.x-k8s.io/node": "fake"},
+        },
+        "status": {
+            "capacity": resources,
+            "allocatable": resources,
+            "nodeInfo": {
+                "architecture": "arm64",
+                "operatingSystem": "linux",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
+                "kernelVersion": "5.10.0-136.12.0.86.oe2203sp1.aarch64",
+                "kubeProxyVersion": "",
+                "osImage": "openEuler 22.03 (LTS-SP2)",
+                "kubeletVersion": "v1.35.3",
+                "containerRuntimeVersion": "containerd://1.7.22",
+            },
+        },
+    }
+
+
+def slice_pod(
+    name: str,
+    chip_type: str,
+    memory: int,
+    priority_class: str = "batch-low",
+    namespace: str = "default",
+    queue: str | None = None,
+) -> dict[str, Any]:
+    """A pod asking Volcano for one vNPU of ``memory`` MB of ``chip_type``."""
+    resources = {
+        "cpu": "1",
+        "memory": "1000Mi",
+        f"huawei.com/{chip_type}": "1",
+        f"huawei.com/{chip_type}-memory": str(memory),
+    }
+    annotations = {"scheduling.volcano.sh/queue-name": queue} if queue else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"app": name},
+            "annotations": annotations,
+        },
+        "spec": {
+            "schedulerName": "volcano",
+            "priorityClassName": priority_class,
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "npu-container",
+                    "image": IMAGE,
+                    "command": ["sleep"],
+                    "args": ["100000"],
+                    "resources": {"limits": resources, "requests": resources},
+                }
+            ],
+        },
+    }
+
+
+def _workload(
+    kind: str, namespace: str, name: str, image: str, node_selector: dict[str, str]
+) -> dict[str, Any]:
+    labels = {"app": name}
+    template = {
+        "metadata": {"labels": labels},
+        "spec": {
+            "nodeSelector": node_selector,
+            "tolerations": [{"operator": "Exists"}],
+            # KWOK keeps a deleted pod until its grace period ends (kwok.py); the
+            # default 30 s would make every rollout restart in the tests last 30 s.
+            "terminationGracePeriodSeconds": 2,
+            "containers": [{"name": name, "image": image}],
+        },
+    }
+    spec: dict[str, Any] = {"selector": {"matchLabels": labels}, "template": template}
+    if kind == "Deployment":
+        spec["replicas"] = 1
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": spec,
+    }
+
+
+class Scenario:
+    """Base: nodes, and the objects every scenario has."""
+
+    name = "empty"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.random = random.Random(seed)  # noqa: S311 - test data, not secrets
+        self.nodes: list[NodeHardware] = []
+        self.placed: list[tuple[str, str]] = []  # (namespace, name) Volcano placed
+
+    def install(self, stack: KubeStack) -> None:
+        """Create configuration, nodes and workloads; start vc-scheduler."""
+        documents: list[dict[str, Any]] = [
+            {
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": name},
+                "value": value,
+                "globalDefault": False,
+            }
+            for name, value in PRIORITY_CLASSES.items()
+        ]
+        documents += [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "hami-scheduler-device",
+                    "namespace": "kube-system",
+                    "labels": guide_data.DEVICE_CONFIG_LABELS,
+                },
+                "data": {"device-config.yaml": guide_data.DEVICE_CONFIG_YAML},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": volcano.SCHEDULER_CONFIGMAP[1],
+                    "namespace": volcano.SCHEDULER_CONFIGMAP[0],
+                },
+                "data": {volcano.SCHEDULER_CONF_KEY: volcano.SCHEDULER_CONF},
+            },
+        ]
+        documents += [node_manifest(node) for node in self.nodes]
+        selector = {"ascend": "on"}
+        documents += [
+            _workload(
+                "Deployment",
+                "volcano-system",
+                "volcano-scheduler",
+                "volcanosh/vc-scheduler:v1.15.1",
+                selector,
+            ),
+            _workload(
+                "Deployment",
+                "kube-system",
+                "hami-scheduler",
+                "projecthami/hami:v2.5.0",
+                selector,
+            ),
+            _workload(
+                "DaemonSet",
+                "kube-system",
+                "hami-ascend-device-plugin",
+                "projecthami/ascend-device-plugin:v1.1.0",
+                selector,
+            ),
+        ]
+        stack.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}),
+        )
+        if stack.device_plugin is None:
+            raise StackError("the device plugin must run before a scenario installs")
+        # The plugin's DaemonSet pods start on the nodes: it reads the config now.
+        stack.device_plugin.add_nodes(self.nodes)
+        stack.start_volcano_scheduler()
+        if self.nodes:
+            stack.kubectl(
+                "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"
+            )
+        stack.wait_volcano_ready()
+
+    def place(self, stack: KubeStack) -> None:
+        """Create the pods Volcano must place, and wait until they run."""
+
+
+class Guide(Scenario):
+    """The deployment guide's two nodes (see module docstring)."""
+
+    name = "guide"
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.nodes = [
+            NodeHardware(
+                guide_data.NODE_310P,
+                [
+                    Chip(uuid, "310P3", healthy)
+                    for uuid, healthy in guide_data.CHIPS_310P
+                ],
+            ),
+            NodeHardware(
+                guide_data.NODE_910B,
+                [
+                    Chip(uuid, "910B4", healthy)
+                    for uuid, healthy in guide_data.CHIPS_910B
+                ],
+            ),
+        ]
+
+    def place(self, stack: KubeStack) -> None:
+        pods = [
+            slice_pod("npu-pod-310p", "Ascend310P", 3072, "batch-low"),
+            slice_pod("npu-pod-910b", "Ascend910B4", 8192, "inference-high"),
+        ]
+        stack.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
+        )
+        self.placed = [("default", pod["metadata"]["name"]) for pod in pods]
+        wait_running(stack, self.placed, timeout=120)
+
+
+def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) -> None:
+    """Wait until every pod runs with its vNPU allocated (bind-phase success)."""
+
+    def done() -> bool:
+        for namespace, name in pods:
+            out = stack.kubectl(
+                "get",
+                "pod",
+                "-n",
+                namespace,
+                name,
+                "-o",
+                "jsonpath={.status.phase}/{.metadata.annotations.hami\\.io/bind-phase}",
+                check=False,
+            ).stdout
+            if out.startswith("Failed"):
+                raise StackError(f"pod {namespace}/{name} failed: {out}")
+            if out != "Running/success":
+                return False
+        return True
+
+    try:
+        wait_until(
+            "Volcano to place the scenario's pods",
+            done,
+            timeout,
+            list(stack.processes.values()),
+            interval=0.5,
+        )
+    except StackError as error:
+        events = stack.kubectl(
+            "get", "events", "-A", "--sort-by=.lastTimestamp", check=False
+        ).stdout
+        raise StackError(f"{error}\nevents:\n{events[-3000:]}") from None
+
+
+class Scale(Scenario):
+    """Many nodes and pods, pods created bound (see module docstring)."""
+
+    name = "scale"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        nodes: int = 200,
+        pods: int = 5000,
+        slice_pods: int = 3000,
+    ) -> None:
+        super().__init__(seed)
+        self.pod_count, self.slice_pods = pods, slice_pods
+        self.nodes = [
+            NodeHardware(
+                f"npu-node-{index:04d}",
+                [
+                    Chip(
+                        f"{index:04X}{chip:04X}-0000-0000-0000-{self.random.getrandbits(48):012X}",
+                        "310P3" if index % 2 else "910B4",
+                    )
+                    for chip in range(8)
+                ],
+            )
+            for index in range(nodes)
+        ]
+
+    def place(self, stack: KubeStack) -> None:
+        from kubernetes import client
+
+        namespaces = [f"team-{i:02d}" for i in range(10)]
+        stack.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": [
+                        {
+                            "apiVersion": "v1",
+                            "kind": "Namespace",
+                            "metadata": {"name": ns},
+                        }
+                        for ns in namespaces
+                    ],
+                }
+            ),
+        )
+        for ns in namespaces:
+            wait_until(
+                f"ServiceAccount {ns}/default",
+                lambda ns=ns: (
+                    stack.kubectl(
+                        "get", "sa", "-n", ns, "default", check=False
+                    ).returncode
+                    == 0
+                ),
+                60,
+                [],
+            )
+        core = client.CoreV1Api(stack.kubernetes_client())
+        manifests = list(self._bound_pods(namespaces))
+
+        def create(pod: dict[str, Any]) -> Any:
+            return core.create_namespaced_pod(pod["metadata"]["namespace"], pod)
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(create, manifests))
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            running = len(
+                core.list_pod_for_all_namespaces(
+                    field_selector="status.phase=Running"
+                ).items
+            )
+            if running >= len(manifests):
+                return
+            time.sleep(1)
+        raise StackError("the scale scenario's pods did not all start in 300 s")
+
+    def _bound_pods(self, namespaces: list[str]) -> Any:
+        slots: list[tuple[NodeHardware, Chip]] = [
+            (node, chip) for node in self.nodes for chip in node.chips
+        ]
+        stamp = str(int(time.time()))
+        for index in range(self.pod_count):
+            node, chip = slots[index % len(slots)]
+            namespace = namespaces[index % len(namespaces)]
+            name = f"work-{index:06d}"
+            if index < self.slice_pods:
+                cw = "Ascend310P" if chip.chip_name == "310P3" else "Ascend910B4"
+                memory, template = (
+                    (3072, "vir01") if cw == "Ascend310P" else (8192, "vir05_1c_8g")
+                )
+                pod = slice_pod(name, cw, memory, namespace=namespace)
+                encoded = encode_pod_devices(
+                    [[ContainerDevice(chip.uuid, cw, memory, 0)]]
+                )
+                pod["metadata"]["annotations"] = {
+                    "hami.io/vgpu-node": node.name,
+                    "hami.io/vgpu-time": stamp,
+                    f"hami.io/{cw}-devices-to-allocate": ";",
+                    f"hami.io/{cw}-devices-allocated": encoded,
+                    f"huawei.com/{cw}": render_runtime_info(
+                        [RuntimeInfo(chip.uuid, template, memory, 0)]
+                    ),
+                    "hami.io/bind-phase": "success",
+                    "hami.io/bind-time": stamp,
+                }
+            else:
+                pod = slice_pod(name, "Ascend310P", 0, namespace=namespace)
+                pod["spec"]["containers"][0]["resources"] = {
+                    "requests": {"cpu": "100m"}
+                }
+            pod["spec"]["nodeName"] = node.name
+            pod["spec"]["schedulerName"] = "volcano"
+            yield pod
+
+
+SCENARIOS: dict[str, type[Scenario]] = {
+    "guide": Guide,
+    "empty": Scenario,
+    "scale": Scale,
+}

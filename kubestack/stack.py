@@ -1,0 +1,543 @@
+"""A real control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
+kube-scheduler, Volcano's scheduler and controllers, KWOK, and the simulated
+Ascend device plugin (see README "The real control plane").
+
+``KubeStack(scenario="guide").start()`` returns once the API server answers, the
+controllers run and the scenario's pods have been placed by the real Volcano.
+``stop()`` ends every process and removes the work folder unless ``keep``.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubestack import build, kwok, volcano
+from kubestack.deviceplugin import DevicePlugin
+from kubestack.pki import Pki, StaticUser, write_pki
+from kubestack.processes import Process, StackError, free_port, spawn, wait_until
+from kubestack.scenarios import SCENARIOS, Scenario
+from kubestack.supervisor import Supervisor
+
+ADMIN = "kubestack-admin"
+READONLY = "kubestack-readonly"
+SA_MOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+class KubeStack:
+    """The whole stack, started and stopped together."""
+
+    def __init__(
+        self,
+        scenario: str = "guide",
+        workdir: Path | None = None,
+        keep: bool = False,
+        quiet: bool = True,
+        seed: int | None = None,
+        progress: Any = None,
+        scenario_options: dict[str, Any] | None = None,
+    ) -> None:
+        if scenario not in SCENARIOS:
+            raise StackError(
+                f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}"
+            )
+        self.scenario: Scenario = SCENARIOS[scenario](
+            seed=seed, **(scenario_options or {})
+        )
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="kubestack-"))
+        self.keep = keep
+        self.quiet = quiet
+        self._progress = progress
+        self.processes: dict[str, Process] = {}
+        self.bin = build.bin_dir()
+        self.share = build.share_dir()
+        self.logs = self.workdir / "logs"
+        self.pki: Pki | None = None
+        self.port = 0
+        self.device_plugin: DevicePlugin | None = None
+        self.supervisor: Supervisor | None = None
+        self._lock = threading.Lock()
+        self.started_in = 0.0
+
+    # -- public -----------------------------------------------------------
+
+    @property
+    def _pki(self) -> Pki:
+        if self.pki is None:
+            raise StackError("the stack has not been started")
+        return self.pki
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def admin_token(self) -> str:
+        return self._pki.users[ADMIN].token
+
+    @property
+    def readonly_token(self) -> str:
+        return self._pki.users[READONLY].token
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self._pki.ca_cert.read_bytes()
+
+    def start(self) -> KubeStack:
+        """Start everything; raises StackError (naming the log) if a part fails."""
+        started = time.monotonic()
+        try:
+            self._start()
+        except BaseException:
+            self.stop()
+            raise
+        self.started_in = time.monotonic() - started
+        return self
+
+    def __enter__(self) -> KubeStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop every process (newest first) and remove the work folder."""
+        if self.supervisor is not None:
+            self.supervisor.stop()
+        if self.device_plugin is not None:
+            self.device_plugin.stop()
+        with self._lock:
+            running = list(self.processes.values())
+            # Everything but etcd at once (they only talk to the API server), then etcd.
+            for process in running[1:]:
+                process.terminate()
+            for process in reversed(running):
+                process.stop()
+            self.processes.clear()
+        if self._own_workdir and not self.keep:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def kubeconfig(self, user: str = ADMIN) -> dict[str, Any]:
+        """A kubeconfig document for ``user`` (contexts kubestack and readonly)."""
+        cluster = {
+            "server": self.url,
+            "certificate-authority-data": base64.b64encode(self.ca_pem).decode(),
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kubestack", "cluster": cluster}],
+            "users": [
+                {"name": ADMIN, "user": {"token": self._pki.users[user].token}},
+                {"name": READONLY, "user": {"token": self.readonly_token}},
+            ],
+            "contexts": [
+                {
+                    "name": "kubestack",
+                    "context": {
+                        "cluster": "kubestack",
+                        "user": ADMIN,
+                        "namespace": "default",
+                    },
+                },
+                {
+                    "name": "readonly",
+                    "context": {
+                        "cluster": "kubestack",
+                        "user": READONLY,
+                        "namespace": "default",
+                    },
+                },
+            ],
+            "current-context": "kubestack",
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike[str], user: str = ADMIN) -> Path:
+        """Write :meth:`kubeconfig` (mode 0600) and return its path."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(yaml.safe_dump(self.kubeconfig(user), sort_keys=False))
+        return target
+
+    def kubernetes_client(self, user: str = ADMIN) -> Any:
+        """A ``kubernetes.client.ApiClient`` as ``user`` (admin by default)."""
+        from kubernetes import config
+
+        path = self.write_kubeconfig(self.workdir / f"client-{user}.kubeconfig", user)
+        return config.new_client_from_config(str(path))
+
+    def kubectl(
+        self,
+        *args: str,
+        stdin: str | None = None,
+        timeout: float = 60,
+        check: bool = True,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the built kubectl as admin."""
+        done = subprocess.run(
+            [
+                str(self.bin / "kubectl"),
+                "--kubeconfig",
+                str(self._admin_kubeconfig),
+                *args,
+            ],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+        if check and done.returncode != 0:
+            raise StackError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
+        return done
+
+    def restart_volcano_scheduler(self) -> None:
+        """Restart vc-scheduler (it reads the device ConfigMap once per process)."""
+        with self._lock:
+            old = self.processes.pop("vc-scheduler", None)
+            if old is not None:
+                old.stop()
+            self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
+        self.wait_volcano_ready()
+
+    def wait_volcano_ready(self) -> None:
+        """Wait for vc-scheduler's first sessions, then have the plugin report.
+
+        Volcano builds a node's vNPU devices on node events, with the device
+        config that deviceshare loads at the first session; nodes it learnt
+        before that carry no devices (pods bind without vNPU annotations) until
+        the node changes again. On a real cluster the plugin's next report (at
+        most 30 s later) is that change; here it is made at once.
+        """
+        process = self.processes["vc-scheduler"]
+
+        def config_loaded() -> bool:
+            return "Initializing volcano device config" in process.log.read_text(
+                errors="replace"
+            )
+
+        wait_until(
+            "vc-scheduler to load the device config", config_loaded, 60, [process]
+        )
+        wait_until(
+            "Volcano's default queue",
+            lambda: (
+                self.kubectl("get", "queue", "default", check=False).returncode == 0
+            ),
+            60,
+            [process],
+        )
+        if self.device_plugin is not None:
+            self.device_plugin.report()
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log: every request made with a ServiceAccount token."""
+        return self.logs / "audit.log"
+
+    def audit_events(self, user: str) -> list[dict[str, Any]]:
+        """The audit events (stage ResponseComplete) of ``user``, oldest first."""
+        events = []
+        with contextlib.suppress(FileNotFoundError), self.audit_log.open() as lines:
+            for line in lines:
+                event = json.loads(line)
+                if (
+                    event.get("stage") == "ResponseComplete"
+                    and event["user"]["username"] == user
+                ):
+                    events.append(event)
+        return events
+
+    def _audit_policy(self) -> Path:
+        # Only ServiceAccounts: the portal's identity in the RBAC tests. The
+        # components' own traffic (leases, status updates) would swamp the log.
+        policy = {
+            "apiVersion": "audit.k8s.io/v1",
+            "kind": "Policy",
+            "omitStages": ["RequestReceived"],
+            "rules": [
+                {"level": "Metadata", "userGroups": ["system:serviceaccounts"]},
+                {"level": "None"},
+            ],
+        }
+        path = self.workdir / "audit-policy.yaml"
+        path.write_text(yaml.safe_dump(policy))
+        return path
+
+    def alive(self) -> dict[str, bool]:
+        """Which processes are running."""
+        return {name: p.alive() for name, p in self.processes.items()}
+
+    # -- start-up ---------------------------------------------------------
+
+    def _say(self, text: str) -> None:
+        if self._progress is not None:
+            self._progress(text)
+
+    @property
+    def _admin_kubeconfig(self) -> Path:
+        return self.workdir / "admin.kubeconfig"
+
+    def _start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.pki = write_pki(
+            self.workdir / "pki",
+            [
+                StaticUser(ADMIN, ("system:masters",)),
+                StaticUser(READONLY, ("kubestack:readonly",)),
+                # Each component its own user, so audit and RBAC tests can tell them apart.
+                StaticUser("kube-controller-manager", ("system:masters",)),
+                StaticUser("kube-scheduler", ("system:masters",)),
+                StaticUser("volcano", ("system:masters",)),
+                StaticUser("kwok", ("system:masters",)),
+            ],
+        )
+        self._start_etcd()
+        self._start_apiserver()
+        self.write_kubeconfig(self._admin_kubeconfig)
+        self._say("api server ready")
+        self._bootstrap()
+        self._start_controllers()
+        self.scenario.install(self)
+        self._say("scenario installed")
+        self.supervisor = Supervisor(self)
+        self.supervisor.start()
+        self.scenario.place(self)
+        self._say("scenario placed by Volcano")
+
+    def _component_kubeconfig(self, user: str) -> Path:
+        return self.write_kubeconfig(self.workdir / f"{user}.kubeconfig", user)
+
+    def _start_etcd(self) -> None:
+        client_port, peer_port = free_port(), free_port()
+        peer = f"http://127.0.0.1:{peer_port}"
+        self.etcd_url = f"http://127.0.0.1:{client_port}"
+        etcd = spawn(
+            "etcd",
+            [
+                str(self.bin / "etcd"),
+                "--name=kubestack",
+                f"--data-dir={self.workdir / 'etcd'}",
+                f"--listen-client-urls={self.etcd_url}",
+                f"--advertise-client-urls={self.etcd_url}",
+                f"--listen-peer-urls={peer}",
+                f"--initial-advertise-peer-urls={peer}",
+                f"--initial-cluster=kubestack={peer}",
+                "--listen-metrics-urls=",
+                # A test cluster: losing it on a crash is fine, fsync is not free.
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+            self.logs,
+        )
+        self.processes["etcd"] = etcd
+
+        def healthy() -> bool:
+            with urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2) as r:  # noqa: S310
+                return b'"true"' in r.read()
+
+        wait_until("etcd", healthy, 60, [etcd])
+
+    def _start_apiserver(self) -> None:
+        self.port = free_port()
+        issuer = "https://kubernetes.default.svc.cluster.local"
+        apiserver = spawn(
+            "kube-apiserver",
+            [
+                str(self.bin / "kube-apiserver"),
+                f"--etcd-servers={self.etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={self.port}",
+                f"--tls-cert-file={self._pki.serving_cert}",
+                f"--tls-private-key-file={self._pki.serving_key}",
+                f"--client-ca-file={self._pki.ca_cert}",
+                f"--token-auth-file={self._pki.token_file}",
+                "--authorization-mode=Node,RBAC",
+                f"--service-account-issuer={issuer}",
+                f"--service-account-key-file={self._pki.sa_pub}",
+                f"--service-account-signing-key-file={self._pki.sa_key}",
+                f"--api-audiences={issuer}",
+                "--service-cluster-ip-range=10.96.0.0/16",
+                "--allow-privileged=true",
+                "--endpoint-reconciler-type=none",
+                "--profiling=false",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--audit-policy-file={self._audit_policy()}",
+                f"--audit-log-path={self.audit_log}",
+                "--audit-log-format=json",
+                "--v=1",
+            ],
+            self.logs,
+        )
+        self.processes["kube-apiserver"] = apiserver
+        context = ssl.create_default_context(cafile=str(self._pki.ca_cert))
+
+        def ready() -> bool:
+            request = urllib.request.Request(  # noqa: S310 - our own loopback server
+                f"{self.url}/readyz",
+                headers={"Authorization": f"Bearer {self.admin_token}"},
+            )
+            with urllib.request.urlopen(request, timeout=5, context=context) as r:  # noqa: S310
+                return r.status == 200
+
+        wait_until("kube-apiserver /readyz", ready, 120, [apiserver])
+
+    def _bootstrap(self) -> None:
+        """What the components need before they start: CRDs, namespaces, RBAC."""
+        crds = self.share / "volcano-crds"
+        self.kubectl("create", "-f", str(crds))
+        self.kubectl(
+            "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"
+        )
+        self.kubectl("create", "-f", "-", stdin=volcano.BOOTSTRAP_YAML)
+
+    def _start_controllers(self) -> None:
+        kcm = spawn(
+            "kube-controller-manager",
+            [
+                str(self.bin / "kube-controller-manager"),
+                f"--kubeconfig={self._component_kubeconfig('kube-controller-manager')}",
+                "--leader-elect=false",
+                "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle-controller,-node-route-controller",
+                f"--service-account-private-key-file={self.workdir / 'pki' / 'sa.key'}",
+                f"--root-ca-file={self.workdir / 'pki' / 'ca.crt'}",
+                "--use-service-account-credentials=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                "--v=1",
+            ],
+            self.logs,
+        )
+        scheduler = spawn(
+            "kube-scheduler",
+            [
+                str(self.bin / "kube-scheduler"),
+                f"--kubeconfig={self._component_kubeconfig('kube-scheduler')}",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                "--v=1",
+            ],
+            self.logs,
+        )
+        self.processes["kube-controller-manager"] = kcm
+        self.processes["kube-scheduler"] = scheduler
+        vcm = spawn(
+            "vc-controller-manager",
+            [
+                str(self.bin / "vc-controller-manager"),
+                f"--kubeconfig={self._component_kubeconfig('volcano')}",
+                "--controllers=pg-controller,queue-controller",
+                "--leader-elect=false",
+                "--scheduler-name=volcano",
+                f"--listen-address=127.0.0.1:{free_port()}",
+                f"--healthz-address=127.0.0.1:{free_port()}",
+            ],
+            self.logs,
+        )
+        self.processes["vc-controller-manager"] = vcm
+        kwok_config = kwok.write_config(self.share / "kwok-stages", self.workdir)
+        self.processes["kwok"] = spawn(
+            "kwok",
+            [
+                str(self.bin / "kwok"),
+                f"--kubeconfig={self._component_kubeconfig('kwok')}",
+                f"--config={kwok_config}",
+                "--manage-all-nodes=false",
+                f"--manage-nodes-with-label-selector={kwok.NODE_LABEL}=true",
+                "--node-ip=10.20.0.1",
+                "--cidr=172.16.0.0/16",
+                f"--server-address=127.0.0.1:{free_port()}",
+            ],
+            self.logs,
+        )
+        core_ready = [kcm, scheduler, vcm, self.processes["kwok"]]
+        wait_until(
+            "the default ServiceAccount",
+            lambda: (
+                self.kubectl("get", "serviceaccount", "default", check=False).returncode
+                == 0
+            ),
+            60,
+            core_ready,
+        )
+        self.device_plugin = DevicePlugin(self.kubernetes_client())
+        self.device_plugin.start()
+
+    def start_volcano_scheduler(self) -> None:
+        """Start vc-scheduler once its ConfigMaps exist (the scenario calls this)."""
+        with self._lock:
+            self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
+
+    def _spawn_vc_scheduler(self) -> Process:
+        """vc-scheduler in a mount namespace where in-cluster config points here.
+
+        deviceshare reads the device ConfigMap only through rest.InClusterConfig(),
+        which reads fixed paths under /var/run/secrets; outside a pod it silently
+        falls back to a built-in 310P3-only config. A private mount namespace binds
+        a folder with this stack's token and CA there, for this process only.
+        """
+        secrets = self.workdir / "volcano-serviceaccount"
+        secrets.mkdir(exist_ok=True)
+        (secrets / "token").write_text(self._pki.users["volcano"].token)
+        shutil.copy(self._pki.ca_cert, secrets / "ca.crt")
+        (secrets / "namespace").write_text("volcano-system")
+        conf = self.workdir / "volcano-scheduler.conf"
+        from kubernetes import client
+
+        volcano.write_scheduler_conf(client.CoreV1Api(self.kubernetes_client()), conf)
+        command = [
+            str(self.bin / "vc-scheduler"),
+            f"--kubeconfig={self._component_kubeconfig('volcano')}",
+            f"--scheduler-conf={conf}",
+            "--leader-elect=false",
+            "--scheduler-name=volcano",
+            "--schedule-period=1s",
+            f"--listen-address=127.0.0.1:{free_port()}",
+            f"--healthz-address=127.0.0.1:{free_port()}",
+            "--v=3",
+        ]
+        if shutil.which("unshare") is None or os.geteuid() != 0:
+            raise StackError(
+                "Volcano's deviceshare reads its config only through in-cluster "
+                "credentials; kubestack provides them in a private mount namespace, "
+                "which needs root and util-linux's unshare"
+            )
+        SA_MOUNT.mkdir(parents=True, exist_ok=True)
+        wrapped = [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            'mount --bind "$0" ' + str(SA_MOUNT) + ' && exec "$@"',
+            str(secrets),
+            *command,
+        ]
+        return spawn(
+            "vc-scheduler",
+            wrapped,
+            self.logs,
+            env={
+                "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                "KUBERNETES_SERVICE_PORT": str(self.port),
+            },
+        )

@@ -1,0 +1,41 @@
+"""The pinned versions of the real control plane (see ``gomod/*/go.mod``)."""
+
+from __future__ import annotations
+
+KUBERNETES = "v1.35.3"  # the version Volcano v1.15.1 pins
+VOLCANO = "v1.15.1"
+# The proxy serves no volcano.sh/apis v1.15.x; v1.14.0 plus gomod/volcano/compat.
+VOLCANO_APIS = "v1.14.0"
+ETCD = "v3.6.5"  # the client version Kubernetes v1.35.3 requires
+KWOK = "v0.8.0"
+
+# Volcano's CRDs (module folder config/crd/volcano/bases): without them the
+# scheduler's informers never sync; the queue controller also watches commands.
+VOLCANO_CRDS = (
+    "scheduling.volcano.sh_podgroups.yaml",
+    "scheduling.volcano.sh_queues.yaml",
+    "topology.volcano.sh_hypernodes.yaml",
+    "nodeinfo.volcano.sh_numatopologies.yaml",
+    "bus.volcano.sh_commands.yaml",
+    "shard.volcano.sh_nodeshards.yaml",
+)
+
+# KWOK's stages (module folder kustomize/stage): KWOK exits without any.
+KWOK_STAGES = (
+    "node/fast/node-initialize.yaml",
+    "node/heartbeat/node-heartbeat.yaml",
+    "pod/fast/pod-ready.yaml",
+    "pod/fast/pod-complete.yaml",
+    "pod/fast/pod-delete.yaml",
+)
+
+
+def summary() -> dict[str, str]:
+    """The versions, for ``versions.json`` beside the binaries."""
+    return {
+        "kubernetes": KUBERNETES,
+        "volcano": VOLCANO,
+        "volcano_apis": VOLCANO_APIS,
+        "etcd": ETCD,
+        "kwok": KWOK,
+    }

@@ -1,0 +1,89 @@
+"""Volcano's configuration as a guide user on Volcano 1.15 has it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SCHEDULER_CONFIGMAP = ("volcano-system", "volcano-scheduler-configmap")
+SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
+
+# The guide's tiers, with the deviceshare arguments that exist in v1.14+ (the
+# guide's ASCEND310PVNPUEnable/AscendVNPUEnable belong to a pre-release fork).
+# No SchedulePolicy/ScheduleWeight, as in the guide: Volcano then takes any
+# fitting chip of the chosen node.
+SCHEDULER_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: deviceshare
+    arguments:
+      deviceshare.AscendHAMiVNPUEnable: true
+      deviceshare.NodeLockEnable: true
+      deviceshare.KnownGeometriesCMName: hami-scheduler-device
+      deviceshare.KnownGeometriesCMNamespace: kube-system
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
+# Created before any component starts: Volcano's namespace, and what the
+# read-only kubeconfig context may do (read everything, write nothing).
+BOOTSTRAP_YAML = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: volcano-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: kubestack:readonly
+rules:
+- apiGroups: ["*"]
+  resources: ["*"]
+  verbs: ["get", "list", "watch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: kubestack:readonly
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: kubestack:readonly
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: Group
+  name: kubestack:readonly
+"""
+
+
+def write_scheduler_conf(core: Any, path: Path) -> None:
+    """Write the scheduler's conf file from its ConfigMap, as the pod's volume would.
+
+    The scheduler hot-reloads the file; the supervisor rewrites it when the
+    ConfigMap changes (a kubelet refreshes a ConfigMap volume the same way).
+    Without the ConfigMap (or its key) the default conf above is used.
+    """
+    from kubernetes.client.rest import ApiException
+
+    text = SCHEDULER_CONF
+    try:
+        found = core.read_namespaced_config_map(
+            SCHEDULER_CONFIGMAP[1], SCHEDULER_CONFIGMAP[0]
+        )
+        text = (found.data or {}).get(SCHEDULER_CONF_KEY) or SCHEDULER_CONF
+    except ApiException as error:
+        if error.status != 404:
+            raise
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)

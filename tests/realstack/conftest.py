@@ -1,0 +1,96 @@
+"""Fixtures of the tests that run against the real control plane (kubestack).
+
+One stack per test session (starting one takes about 20 s): etcd, the real
+kube-apiserver, kube-controller-manager, kube-scheduler, Volcano v1.15.1, KWOK
+and the simulated device plugin, with the guide's two nodes. Tests leave it as
+they found it: the pods they create are deleted by ``cleanup``.
+
+These tests never skip: without the built binaries they fail naming the
+command that builds them (``python -m kubestack build``, which
+``scripts/test.sh`` runs first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubestack.stack import KubeStack
+
+pytestmark = pytest.mark.realstack
+
+
+@pytest.fixture(scope="session")
+def kube_stack() -> Iterator[KubeStack]:
+    """The guide's cluster on the real control plane, for the whole session."""
+    stack = KubeStack(scenario="guide", seed=7).start()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def kube_core(kube_stack: KubeStack) -> Any:
+    """CoreV1Api as the stack's admin."""
+    from kubernetes import client
+
+    return client.CoreV1Api(kube_stack.kubernetes_client())
+
+
+@pytest.fixture
+def stack_kubeconfig(kube_stack: KubeStack, tmp_path: Path) -> Path:
+    """The admin kubeconfig, written for this test."""
+    return kube_stack.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+@pytest.fixture
+def cleanup(kube_stack: KubeStack) -> Iterator[list[tuple[str, str]]]:
+    """Pods (namespace, name) to delete after the test, with the portal's own."""
+    created: list[tuple[str, str]] = []
+    yield created
+    for namespace, name in created:
+        kube_stack.kubectl(
+            "delete",
+            "pod",
+            "-n",
+            namespace,
+            name,
+            "--grace-period=0",
+            "--force",
+            "--ignore-not-found",
+            "--wait=false",
+            check=False,
+        )
+    kube_stack.kubectl(
+        "delete",
+        "pods",
+        "-A",
+        "-l",
+        "vnpu-portal/request",
+        "--grace-period=0",
+        "--force",
+        "--wait=false",
+        check=False,
+    )
+
+
+@pytest.fixture
+def real_cluster(
+    db, kube_stack: KubeStack, stack_kubeconfig: Path, settings, tmp_path: Path
+) -> Any:
+    """Cluster ``real`` in the portal's database, pointing at the stack, synced once."""
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
+
+    settings.LOCK_DIR = str(tmp_path / "locks")
+    cluster = cluster_create(
+        actor=None,
+        name="real",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig_path=str(stack_kubeconfig),
+    )
+    sync_once(cluster)
+    return cluster
