@@ -293,7 +293,10 @@ def _build_all(go: str, target: Path, quiet: bool) -> None:
             _say(quiet, f"==> [{index}/{len(PARTS)}] {part.name}: {names}")
             _build_part(go, part, staging / "bin", quiet)
         # The cold build's time is kept with the binaries, for bench.realstack.
-        summary = {**versions.summary(), "built_in_seconds": round(time.monotonic() - started)}
+        summary = {
+            **versions.summary(),
+            "built_in_seconds": round(time.monotonic() - started),
+        }
         (staging / "versions.json").write_text(json.dumps(summary, indent=2))
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)

@@ -188,6 +188,7 @@ class DevicePlugin:
         self.vnpu_core = False
         self.registered: dict[str, tuple[ChipTypeSpec, list[DeviceInfo]] | None] = {}
         self.allocations = 0
+        self._last_report = datetime.min.replace(tzinfo=UTC)
         self.failures = 0
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -240,8 +241,15 @@ class DevicePlugin:
         self.reload()
 
     def report(self) -> None:
-        """Write every node's registration, handshake and allocatable."""
-        moment = datetime.now(UTC)
+        """Write every node's registration, handshake and allocatable.
+
+        Every report changes the Node (the handshake moves on by at least a
+        second, its resolution): Volcano rebuilds a node's devices only on a
+        node event, and two reports within one second would otherwise make the
+        second patch a no-op that no watcher sees.
+        """
+        moment = max(datetime.now(UTC), self._last_report + timedelta(seconds=1))
+        self._last_report = moment
         with self._lock:
             nodes = list(self.nodes.values())
         for node in nodes:

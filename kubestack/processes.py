@@ -35,6 +35,7 @@ class Process:
     name: str
     popen: subprocess.Popen[bytes]
     log: Path
+    log_offset: int = 0  # where this process's output starts in ``log``
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -87,6 +88,7 @@ def spawn(
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{name}.log"
     with log.open("ab") as handle:
+        offset = handle.tell()
         popen = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
@@ -95,7 +97,7 @@ def spawn(
             env={**os.environ, **(env or {})},
             preexec_fn=_child_setup,
         )
-    return Process(name, popen, log)
+    return Process(name, popen, log, offset)
 
 
 def wait_until(

@@ -71,6 +71,7 @@ class KubeStack:
         self.device_plugin: DevicePlugin | None = None
         self.supervisor: Supervisor | None = None
         self._lock = threading.Lock()
+        self._restart_lock = threading.Lock()
         self.started_in = 0.0
 
     # -- public -----------------------------------------------------------
@@ -208,13 +209,19 @@ class KubeStack:
         return done
 
     def restart_volcano_scheduler(self) -> None:
-        """Restart vc-scheduler (it reads the device ConfigMap once per process)."""
-        with self._lock:
-            old = self.processes.pop("vc-scheduler", None)
-            if old is not None:
-                old.stop()
-            self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
-        self.wait_volcano_ready()
+        """Restart vc-scheduler (it reads the device ConfigMap once per process).
+
+        One restart at a time, waited for whole: the supervisor restarts it when
+        its Deployment is rolled, and a test may restart it too; interleaved,
+        one would stop the process the other is waiting for.
+        """
+        with self._restart_lock:
+            with self._lock:
+                old = self.processes.pop("vc-scheduler", None)
+                if old is not None:
+                    old.stop()
+                self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
+            self.wait_volcano_ready()
 
     def wait_volcano_ready(self) -> None:
         """Wait for vc-scheduler's first sessions, then have the plugin report.
@@ -228,9 +235,11 @@ class KubeStack:
         process = self.processes["vc-scheduler"]
 
         def config_loaded() -> bool:
-            return "Initializing volcano device config" in process.log.read_text(
-                errors="replace"
-            )
+            # The log is appended to by every vc-scheduler process: read only
+            # this process's part, or a restart looks loaded before it is.
+            with process.log.open("rb") as log:
+                log.seek(process.log_offset)
+                return b"Initializing volcano device config" in log.read()
 
         wait_until(
             "vc-scheduler to load the device config", config_loaded, 60, [process]

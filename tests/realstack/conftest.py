@@ -12,6 +12,7 @@ command that builds them (``python -m kubestack build``, which
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,11 @@ pytestmark = pytest.mark.realstack
 @pytest.fixture(scope="session")
 def kube_stack() -> Iterator[KubeStack]:
     """The guide's cluster on the real control plane, for the whole session."""
-    stack = KubeStack(scenario="guide", seed=7).start()
+    # KUBESTACK_KEEP=DIR keeps the stack's logs and data there, to read after a failure.
+    keep = os.environ.get("KUBESTACK_KEEP")
+    stack = KubeStack(
+        scenario="guide", seed=7, workdir=Path(keep) if keep else None, keep=bool(keep)
+    ).start()
     yield stack
     stack.stop()
 
