@@ -45,6 +45,7 @@ from simcluster.controllers.binder import Binder
 from simcluster.controllers.device_plugin import DevicePlugin
 from simcluster.controllers.generator import Generator
 from simcluster.controllers.kubelet import Kubelet
+from simcluster.controllers.rootca import RootCaPublisher
 from simcluster.controllers.workloads import Workloads
 from simcluster.faults import Faults, FaultSettings
 from simcluster.kubeconfig import write_kubeconfig
@@ -255,6 +256,8 @@ class SimCluster:
         )
         built.load(self.store)
         self.hardware = built.hardware
+        hosts = [opts.host, *([opts.advertise_host] if opts.advertise_host else [])]
+        self.certificate = tls.self_signed(hosts) if opts.tls else None
         self.manager = Manager(self.store, self._controllers())
         self.port = opts.port
         self._httpd: _Server | None = None
@@ -266,8 +269,6 @@ class SimCluster:
         # Tokens of ServiceAccounts (RBAC applies to them), and the request log.
         self._sa_tokens: dict[str, str] = {}
         self.audit: deque[AuditEntry] = deque(maxlen=100_000)
-        hosts = [opts.host, *([opts.advertise_host] if opts.advertise_host else [])]
-        self.certificate = tls.self_signed(hosts) if opts.tls else None
         self._ssl_context = (
             self.certificate.server_context() if self.certificate else None
         )
@@ -283,6 +284,10 @@ class SimCluster:
         if opts.binder:
             controllers.append(Binder(self.store, opts.policy))
         controllers.append(Kubelet(self.store, self.api.deadlines, opts.ready_delay))
+        if self.certificate is not None:
+            controllers.append(
+                RootCaPublisher(self.store, self.certificate.cert_pem.decode())
+            )
         if opts.workloads:
             controllers.append(
                 Workloads(self.store, self.api.admit_pod, self.delete_pod)

@@ -30,13 +30,14 @@ def test_list_with_label_selectors(core: client.CoreV1Api) -> None:
     ):
         core.create_namespaced_config_map("default", _cm(name, **labels))
     cases = {
+        # kube-root-ca.crt (no labels) is in every namespace, as on a real cluster
         "tier=gold": ["a"],
         "tier==gold": ["a"],
-        "tier!=gold": ["b", "c"],
+        "tier!=gold": ["b", "c", "kube-root-ca.crt"],
         "tier in (gold,silver)": ["a", "b"],
-        "tier notin (gold)": ["b", "c"],
+        "tier notin (gold)": ["b", "c", "kube-root-ca.crt"],
         "env": ["a", "c"],
-        "!env": ["b"],
+        "!env": ["b", "kube-root-ca.crt"],
         "tier=gold,env=prod": ["a"],
     }
     for selector, expected in cases.items():
@@ -306,7 +307,8 @@ def test_pagination_with_limit_and_continue(core: client.CoreV1Api, raw) -> None
     first = core.list_namespaced_config_map("default", limit=3)
     assert len(first.items) == 3
     assert first.metadata._continue
-    assert first.metadata.remaining_item_count == 4
+    # the seven and kube-root-ca.crt, which every namespace has (as on a real cluster)
+    assert first.metadata.remaining_item_count == 5
     core.create_namespaced_config_map(
         "default", _cm("page-late")
     )  # not in the snapshot
@@ -317,7 +319,7 @@ def test_pagination_with_limit_and_continue(core: client.CoreV1Api, raw) -> None
         assert page.metadata.resource_version == first.metadata.resource_version
         names += _names(page.items)
         token = page.metadata._continue
-    assert sorted(names) == [f"page-{i}" for i in range(7)]
+    assert sorted(names) == ["kube-root-ca.crt", *(f"page-{i}" for i in range(7))]
     second = core.list_namespaced_config_map("default", limit=2)
     raw("POST", "/simcluster/expire-continue", {})
     with pytest.raises(ApiException) as err:

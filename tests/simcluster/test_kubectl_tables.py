@@ -608,5 +608,6 @@ def test_kubectl_get_watch_prints_table_rows(kubectl, kubeconfig: Path) -> None:
         watcher.kill()
     headers, rows = parse(out)
     assert headers == ["NAME", "DATA", "AGE"]
-    assert rows[0]["NAME"] == "seen"
-    assert rows[0]["DATA"] == "2"
+    # first the namespace's kube-root-ca.crt (the initial list), then the new one
+    assert [row["NAME"] for row in rows] == ["kube-root-ca.crt", "seen"]
+    assert rows[1]["DATA"] == "2"

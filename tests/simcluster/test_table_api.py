@@ -93,11 +93,19 @@ def test_watch_as_table_sends_headers_once(sim, api_client, core) -> None:
         "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1",
         TABLE_ACCEPT,
     )
-    assert [e["type"] for e in events] == ["ADDED", "ADDED"]
-    first, second = (e["object"] for e in events)
+    # kube-root-ca.crt first (every namespace has it), then the two
+    assert [e["type"] for e in events] == ["ADDED", "ADDED", "ADDED"]
+    assert events[0]["object"]["rows"][0]["cells"][0] == "kube-root-ca.crt"
+    first, second = (e["object"] for e in events[1:])
     assert first["kind"] == second["kind"] == "Table"
-    assert [c["name"] for c in first["columnDefinitions"]] == ["Name", "Data", "Age"]
-    assert second["columnDefinitions"] is None  # as kube-apiserver: first event only
+    assert [c["name"] for c in events[0]["object"]["columnDefinitions"]] == [
+        "Name",
+        "Data",
+        "Age",
+    ]
+    assert events[0]["object"]["columnDefinitions"] is not None
+    assert first["columnDefinitions"] is None  # as kube-apiserver: first event only
+    assert second["columnDefinitions"] is None
     assert first["rows"][0]["cells"][:2] == ["w1", 1]
     assert second["rows"][0]["cells"][:2] == ["w2", 1]
     assert (
