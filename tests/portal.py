@@ -91,3 +91,21 @@ def wait_running(client: APIClient, request_id: int, timeout: float = 20) -> dic
         f"request {request_id} to run",
         timeout=timeout,
     )
+
+
+def submit_urgent_vir04(client: APIClient, cluster: str) -> int:
+    """Submit an inference-high vir04 on a 310P (what the preemption tests ask for)."""
+    response = client.post(
+        "/api/requests/",
+        {
+            "cluster": cluster,
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "template": "vir04",
+            "priority": "inference-high",
+            "workload": {"image": "busybox"},
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    return response.json()["id"]

@@ -56,3 +56,15 @@ def usage_by_uuid(
             row["slots_used"] += 1
             row["memory_used"] += device.usedmem
     return out
+
+
+def portal_usage(cluster: Any) -> dict[str, dict[str, int]]:
+    """The portal's ledger in the shape of :func:`usage_by_uuid` (chips in use only)."""
+    from apps.inventory.models import Chip
+
+    return {
+        uuid: {"slots_used": slots, "memory_used": memory}
+        for uuid, slots, memory in Chip.objects.filter(cluster=cluster)
+        .exclude(slots_used=0, memory_used=0)
+        .values_list("uuid", "slots_used", "memory_used")
+    }

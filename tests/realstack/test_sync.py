@@ -10,7 +10,7 @@ import pytest
 from apps.inventory.models import Chip, Node, Slice
 from apps.inventory.sync.engine import sync_once
 from kubestack.scenarios import slice_pod, wait_running
-from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
+from tests.realstack.accounting import chips_by_uuid, portal_usage, usage_by_uuid
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow]
 
@@ -27,15 +27,6 @@ def _portal_chips(cluster) -> dict[str, dict]:
             "healthy": chip.healthy,
         }
         for chip in Chip.objects.filter(cluster=cluster).select_related("node")
-    }
-
-
-def _portal_usage(cluster) -> dict[str, dict[str, int]]:
-    return {
-        uuid: {"slots_used": slots, "memory_used": memory}
-        for uuid, slots, memory in Chip.objects.filter(cluster=cluster)
-        .exclude(slots_used=0, memory_used=0)
-        .values_list("uuid", "slots_used", "memory_used")
     }
 
 
@@ -67,7 +58,7 @@ def test_inventory_and_usage_equal_hamis_accounting(
     expected_usage = usage_by_uuid(kube_core, ASCEND)
     # the guide's two pods and these three: five slices, on the chips Volcano chose
     assert sum(row["slots_used"] for row in expected_usage.values()) == 5
-    assert _portal_usage(real_cluster) == expected_usage
+    assert portal_usage(real_cluster) == expected_usage
     # 8000 MB was booked as vir05_1c_8g's 8192 (HAMi's rule), on the chip Volcano wrote
     booked = Slice.objects.get(cluster=real_cluster, pod_name="sync-910b-vir05")
     pod = kube_core.read_namespaced_pod("sync-910b-vir05", "default")
@@ -80,5 +71,5 @@ def test_inventory_and_usage_equal_hamis_accounting(
         "delete", "pod", "sync-910b-vir10", "--grace-period=0", "--force"
     )
     sync_once(real_cluster)
-    assert _portal_usage(real_cluster) == usage_by_uuid(kube_core, ASCEND)
-    assert sum(row["slots_used"] for row in _portal_usage(real_cluster).values()) == 4
+    assert portal_usage(real_cluster) == usage_by_uuid(kube_core, ASCEND)
+    assert sum(row["slots_used"] for row in portal_usage(real_cluster).values()) == 4

@@ -16,7 +16,13 @@ from apps.inventory.models import Chip, Slice
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Queue, Request
 from tests.polling import wait_for
-from tests.portal import Running, request_state, token_client, wait_running
+from tests.portal import (
+    Running,
+    request_state,
+    submit_urgent_vir04,
+    token_client,
+    wait_running,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -151,23 +157,6 @@ def _fill_the_310p_node(live, sim_core, *, victim: bool = True) -> list[str]:
     return uuids
 
 
-def _urgent(client: APIClient) -> int:
-    response = client.post(
-        "/api/requests/",
-        {
-            "cluster": "sim",
-            "namespace": "default",
-            "chip_type": "Ascend310P",
-            "template": "vir04",
-            "priority": "inference-high",
-            "workload": {"image": "busybox"},
-        },
-        format="json",
-    )
-    assert response.status_code == 201, response.json()
-    return response.json()["id"]
-
-
 def _pending_proposal(admin: APIClient) -> dict:
     return wait_for(
         lambda: (
@@ -202,7 +191,7 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
     admin = token_client("boss", "admin")
     with Running(live.cluster):
         uuids = _fill_the_310p_node(live, sim_core)
-        request_id = _urgent(operator)
+        request_id = submit_urgent_vir04(operator, "sim")
 
         # then a proposal names the right victim on the right chip
         proposal = _pending_proposal(admin)
@@ -280,7 +269,7 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
             ),
             "the Deployment's pod to be bound and synced",
         )
-        request_id = _urgent(operator)
+        request_id = submit_urgent_vir04(operator, "sim")
         proposal = _pending_proposal(admin)
         assert [v["pod"] for v in proposal["victims"]] == [first]
 
@@ -317,7 +306,7 @@ def test_rejected_preemption_keeps_everyone_running(live, sim_core):
     with Running(live.cluster):
         _fill_the_310p_node(live, sim_core)
         before = _running_pods(sim_core)
-        request_id = _urgent(operator)
+        request_id = submit_urgent_vir04(operator, "sim")
         proposal = _pending_proposal(admin)
 
         _decide(admin, proposal, "reject", "the victim is a demo")

@@ -1,0 +1,113 @@
+"""Every kind of cluster call the portal makes, made once: the RBAC tests' workload.
+
+Run against a cluster whose credentials are deploy/'s ServiceAccount (simcluster
+enforcing the ClusterRole in tests/deploy, the real API server's RBAC in
+tests/realstack), so that whatever the cluster logged afterwards is exactly
+what the portal needs.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from apps.inventory import publishing, services
+from apps.inventory.models import Template
+from apps.inventory.restarts import restart_states
+from apps.inventory.sync.engine import sync_once, sync_run
+from apps.scheduling.kube import KubeClusterOps
+
+POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
+RESTARTED = ("hami-scheduler", "volcano-scheduler", "hami-ascend-device-plugin")
+
+
+def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) -> None:
+    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events."""
+    # sync: a full list of every target, then a few seconds of watches
+    counts = sync_once(cluster)
+    assert counts["nodes"] == 2
+    stop = threading.Event()
+    threading.Timer(watch_seconds, stop.set).start()
+    sync_run(cluster.pk, seconds=watch_seconds, watch_timeout=1, stop=stop)
+    # publishing: read the live config, write it back guarded by resourceVersion
+    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
+    services.template_update(template=template, actor=admin_user, data={"memory": 4096})
+    result = publishing.deviceconfig_publish(
+        cluster=cluster, actor=admin_user, reason="rbac test"
+    )
+    assert result.version.number >= 2
+    # restarts: the schedulers and the device plugin, and their state
+    for component in RESTARTED:
+        publishing.workload_restart(
+            cluster=cluster, component=component, actor=admin_user
+        )
+    assert len(restart_states(cluster)["components"]) == len(RESTARTED)
+    # scheduling: create, read, annotate, evict, delete pods; record an event
+    ops = KubeClusterOps(cluster)
+    first, second = POD_NAMES
+    try:
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": first, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+        ops.create_pod("default", pod)
+        assert ops.get_pod("default", first) is not None
+        assert ops.patch_pod_annotations("default", first, {"a": "b"})
+        assert ops.evict_pod("default", first)[0] in ("evicted", "gone")
+        ops.create_pod(
+            "default", {**pod, "metadata": {**pod["metadata"], "name": second}}
+        )
+        assert ops.delete_pod("default", second, grace_seconds=0)
+        ops.create_event(
+            "default",
+            {
+                "metadata": {"generateName": "vnpu-", "namespace": "default"},
+                "involvedObject": {
+                    "kind": "Pod",
+                    "name": first,
+                    "namespace": "default",
+                },
+                "reason": "Test",
+                "message": "rbac test",
+                "type": "Normal",
+            },
+        )
+    finally:
+        ops.close()
+
+
+# Calls just outside the grant: each must be refused with 403.
+BEYOND_THE_GRANT = (
+    ("GET", "/api/v1/namespaces/vnpu-system/secrets"),
+    ("DELETE", "/apis/apps/v1/namespaces/kube-system/deployments/hami-scheduler"),
+    ("PUT", "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"),
+    ("GET", "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt"),
+    ("PATCH", "/api/v1/nodes/npu-node-310p-01"),
+)
+
+
+def refusals_beyond_the_grant(cluster: Any) -> list[tuple[str, str, int | None]]:
+    """(method, path, status) of each call in :data:`BEYOND_THE_GRANT` (None: allowed)."""
+    from kubernetes.client.rest import ApiException
+
+    from apps.inventory.kube import cluster_api, kube_json
+
+    answers: list[tuple[str, str, int | None]] = []
+    with cluster_api(cluster) as api:
+        for method, path in BEYOND_THE_GRANT:
+            try:
+                kube_json(
+                    api,
+                    method,
+                    path,
+                    body={} if method in ("PUT", "PATCH") else None,
+                    content_type="application/merge-patch+json"
+                    if method == "PATCH"
+                    else "application/json",
+                )
+                answers.append((method, path, None))
+            except ApiException as refused:
+                answers.append((method, path, refused.status))
+    return answers

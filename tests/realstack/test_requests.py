@@ -1,0 +1,260 @@
+"""Requests and preemption against the real kube-apiserver and the real Volcano.
+
+A CI request ends Running with the chip and template the real Volcano chose
+(which need not be the chip the portal reserved: Volcano ignores the
+``hami.io/use-<commonWord>-uuid`` pin), and the portal's ledger agrees with
+HAMi's accounting of the cluster. An approved preemption goes through the real
+Eviction API, where a PodDisruptionBudget's 429 holds the victim.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from apps.inventory.models import Slice
+from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from kubestack.scenarios import slice_pod, wait_running
+from tests.polling import wait_for
+from tests.portal import Running, request_state, submit_urgent_vir04, token_client
+from tests.portal import wait_running as running
+from tests.realstack.accounting import portal_usage, usage_by_uuid
+
+pytestmark = [
+    pytest.mark.realstack,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
+
+ASCEND = ("Ascend310P", "Ascend910B4")
+
+
+def test_a_ci_request_runs_where_the_real_volcano_put_it(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    """On the 310P node, whose chips are all healthy: on the 910B4 node Volcano
+    may pick the sick chip 5 (it does not check chip health), the subject of
+    issue 14."""
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    ci = token_client("ci-bot", "operator")
+    with Running(real_cluster):
+        submitted = ci.post(
+            "/api/requests/",
+            {
+                "cluster": "real",
+                "namespace": "default",
+                "chip_type": "Ascend310P",
+                "memory": 5000,
+                "priority": "batch-medium",
+                "workload": {"image": "busybox", "command": ["sleep", "3600"]},
+                "idempotency_key": "real-stack-1",
+            },
+            format="json",
+        )
+        assert submitted.status_code == 201, submitted.json()
+        request_id = submitted.json()["id"]
+        shown = _running_or_explain(kube_stack, ci, request_id, timeout=90)
+
+        request = Request.objects.get(pk=request_id)
+        pod = kube_core.read_namespaced_pod(request.pod_name, "default")
+        allocated = pod.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
+        chosen_uuid, _, memory, _ = allocated.split(";")[0].split(",")
+        # then the portal reports the chip and template the real Volcano wrote
+        assert shown["chip_uuid"] == chosen_uuid
+        assert shown["node"] == pod.spec.node_name == "npu-node-310p-01"
+        assert (shown["template_booked"], shown["memory_booked"]) == ("vir02", 6144)
+        assert int(memory) == 6144
+        assert pod.status.phase == "Running"
+        assert pod.metadata.annotations["hami.io/bind-phase"] == "success"
+        # and its ledger is HAMi's: no reservation left, chip usage as counted
+        assert not Reservation.objects.filter(request_id=request_id).exists()
+        wait_for(
+            lambda: portal_usage(real_cluster) == usage_by_uuid(kube_core, ASCEND),
+            "the ledger to equal HAMi's accounting",
+            timeout=30,
+        )
+
+        # when the pipeline releases it, the pod goes and the room with it
+        released = ci.delete(f"/api/requests/{request_id}/")
+        assert released.status_code in (200, 204), released.content
+        wait_for(
+            lambda: (
+                not Slice.objects.filter(
+                    cluster=real_cluster, pod_name=request.pod_name
+                ).exists()
+            ),
+            "the released slice to leave the ledger",
+            timeout=60,
+        )
+    assert request_state(ci, request_id)["state"] == RequestState.CANCELLED
+    assert portal_usage(real_cluster) == usage_by_uuid(kube_core, ASCEND)
+
+
+def _running_or_explain(kube_stack, client, request_id: int, timeout: float) -> dict:
+    """The request once it runs; on a timeout, fail with what the portal and the
+    cluster say about it (its state and reason, its pod, the recent events)."""
+    try:
+        return running(client, request_id, timeout=timeout)
+    except AssertionError as error:
+        shown = request_state(client, request_id)
+        pods = kube_stack.kubectl(
+            "get", "pods", "-A", "-o", "wide", "--show-labels", check=False
+        ).stdout
+        events = kube_stack.kubectl(
+            "get", "events", "-A", "--sort-by=.lastTimestamp", check=False
+        ).stdout
+        raise AssertionError(
+            f"{error}\nrequest: {json.dumps(shown, indent=1)}\npods:\n{pods}"
+            f"\nevents:\n{events[-4000:]}"
+        ) from None
+
+
+def _fill_310p(kube_stack, cleanup) -> list[str]:
+    """One batch-low vir04 on each 310P chip: no second vir04 fits anywhere."""
+    names = [f"filler-{i}" for i in range(4)]
+    pods = [slice_pod(name, "Ascend310P", 12288, "batch-low") for name in names]
+    for pod in pods:
+        pod["metadata"]["labels"]["role"] = "filler"
+    cleanup.extend(("default", name) for name in names)
+    kube_stack.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
+    )
+    wait_running(kube_stack, [("default", name) for name in names], timeout=90)
+    return names
+
+
+def _approve(admin, request_id: int) -> dict:
+    proposal = wait_for(
+        lambda: next(
+            (
+                row
+                for row in admin.get("/api/preemptions/?state=pending").json()[
+                    "results"
+                ]
+                if row["request"] == request_id
+            ),
+            None,
+        ),
+        "a preemption proposal",
+        timeout=60,
+    )
+    decided = admin.post(
+        f"/api/preemptions/{proposal['id']}/approve/",
+        {"reason": "release blocker"},
+        format="json",
+    )
+    assert decided.status_code == 200, decided.json()
+    return proposal
+
+
+@pytest.fixture
+def filler_pdb(kube_stack):
+    """A PodDisruptionBudget that allows no filler to be disrupted."""
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "fillers", "namespace": "default"},
+        "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"role": "filler"}}},
+    }
+    kube_stack.kubectl("create", "-f", "-", stdin=json.dumps(pdb))
+    yield "fillers"
+    kube_stack.kubectl(
+        "delete", "pdb", "-n", "default", "fillers", "--ignore-not-found", check=False
+    )
+
+
+def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
+    kube_stack, kube_core, real_cluster, cleanup, settings, filler_pdb
+):
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    settings.PREEMPTION_EVICTION_RETRY_SECONDS = 1
+    operator, admin = (
+        token_client("urgent-bot", "operator"),
+        token_client("boss", "admin"),
+    )
+    with Running(real_cluster):
+        fillers = _fill_310p(kube_stack, cleanup)
+        # the disruption controller has counted the fillers: no disruption allowed
+        wait_for(
+            lambda: (
+                kube_stack.kubectl(
+                    "get",
+                    "pdb",
+                    filler_pdb,
+                    "-o",
+                    "jsonpath={.status.currentHealthy}/{.status.disruptionsAllowed}",
+                ).stdout
+                == "4/0"
+            ),
+            "the PodDisruptionBudget's status",
+            timeout=60,
+        )
+        request_id = submit_urgent_vir04(operator, "real")
+        proposal = _approve(admin, request_id)
+        victims = [v["pod"] for v in proposal["victims"]]
+        assert len(victims) == 1
+        assert victims[0] in fillers
+
+        # then the real Eviction API answers 429 and the victim keeps running
+        def blocked() -> bool:
+            row = PreemptionProposal.objects.get(pk=proposal["id"])
+            return row.state == ProposalState.EVICTING and any(
+                "disruption budget" in (v.get("blocked") or "") for v in row.victims
+            )
+
+        wait_for(blocked, "the eviction to be blocked by the budget", timeout=60)
+        victim = kube_core.read_namespaced_pod(victims[0], "default")
+        assert victim.metadata.deletion_timestamp is None
+        assert victim.metadata.annotations["vnpu-portal/preempted-by"] == str(
+            request_id
+        )
+
+        # when the budget goes, the retry evicts the victim through the API
+        kube_stack.kubectl("delete", "pdb", "-n", "default", filler_pdb)
+
+        def evicted() -> bool:
+            pod = kube_core.list_namespaced_pod(
+                "default", field_selector=f"metadata.name={victims[0]}"
+            ).items
+            return not pod or pod[0].metadata.deletion_timestamp is not None
+
+        wait_for(evicted, "the victim to be evicted", timeout=60)
+    events = kube_core.list_namespaced_event(
+        "default", field_selector=f"involvedObject.name={victims[0]},reason=Preempted"
+    ).items
+    assert len(events) == 1
+    assert f"request {request_id}" in events[0].message
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "issue 14: Volcano counts a terminating victim's vNPU as free, so the "
+        "request's pod binds while the victim still holds it and the device "
+        "plugin's Allocate fails it"
+    ),
+)
+def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    operator, admin = (
+        token_client("urgent-bot", "operator"),
+        token_client("boss", "admin"),
+    )
+    with Running(real_cluster):
+        fillers = _fill_310p(kube_stack, cleanup)
+        request_id = submit_urgent_vir04(operator, "real")
+        proposal = _approve(admin, request_id)
+        victim = proposal["victims"][0]["pod"]
+        assert victim in fillers
+        failed_before = kube_stack.device_plugin.failures
+        shown = _running_or_explain(kube_stack, operator, request_id, timeout=90)
+        # no pod of the request failed because the victim still held its vNPU
+        assert kube_stack.device_plugin.failures == failed_before
+        assert shown["chip_uuid"] == proposal["chip_uuid"]
