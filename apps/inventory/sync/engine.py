@@ -380,6 +380,12 @@ def sync_run(
         held.append(lock)
         watcher = TargetWatcher(cluster_id, target, stop, watch_timeout=watch_timeout)
         watchers.append(watcher)
+    if not watchers:
+        # Another worker watches every stream: leave at once. Waiting out
+        # ``seconds`` here held a worker thread for nothing (SYNC_TASK_SECONDS,
+        # 600 s by default) while beat queued the next sync every 30 s, until
+        # every worker thread was stuck and scheduling and usage stopped.
+        return {}
     _prime_device_config(watchers)
     if on_start:
         on_start(watchers)

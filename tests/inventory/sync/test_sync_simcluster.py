@@ -363,3 +363,34 @@ def _database_url() -> str:
     host = db.get("HOST") or "127.0.0.1"
     auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
     return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{db['NAME']}"
+
+
+@pytest.mark.timeout(90)  # the bug waited 600 s: fail fast instead
+def test_a_sync_task_without_any_lock_leaves_at_once(cluster):
+    """While one worker watches every stream, a second sync task (beat queues
+    one every 30 s) returns at once instead of waiting out its 600 s."""
+    holding = threading.Event()
+    stop = threading.Event()
+    first = threading.Thread(
+        target=lambda: (
+            sync_run(
+                cluster.pk,
+                seconds=60,
+                watch_timeout=1,
+                stop=stop,
+                on_start=lambda watchers: holding.set(),
+            ),
+            connection.close(),
+        ),
+        daemon=True,
+    )
+    first.start()
+    try:
+        assert holding.wait(20), "the first sync never started"
+        started = time.monotonic()
+        stats = sync_run(cluster.pk, seconds=600, watch_timeout=1)
+        assert stats == {}  # every lock was held: nothing watched here
+        assert time.monotonic() - started < 30  # not the 600 s it asked for
+    finally:
+        stop.set()
+        first.join(timeout=30)
