@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simcluster import guide_data, hami, resources
-from simcluster.controllers.device_plugin import apply_registration
+from simcluster.controllers.device_plugin import apply_registration, plugin_version
 from simcluster.controllers.kubelet import node_ip, pod_ip, start_pod
 from simcluster.controllers.workloads import pod_from_template
 from simcluster.hardware import Chip, Hardware, die_id
@@ -31,6 +31,9 @@ PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
     "batch-medium": (1000, "Batch jobs of normal importance."),
     "batch-low": (100, "Best-effort batch jobs."),
 }
+# The guide's plugin (v1.1.0): it reads the list shape of the device config the
+# scenario has (v1.3+ reads only the wrapper shape) and writes no hami-vnpu-core.
+PLUGIN_IMAGE = "projecthami/ascend-device-plugin:v1.1.0"
 SYSTEM_NAMESPACES = (
     "default",
     "kube-system",
@@ -226,7 +229,7 @@ def _daemonset(scn: Scenario, nodes: list[str]) -> None:
                     "containers": [
                         _container(
                             "device-plugin",
-                            "projecthami/ascend-device-plugin:v1.4.0",
+                            PLUGIN_IMAGE,
                             ["--config_file", "/device-config.yaml"],
                         )
                     ],
@@ -295,7 +298,9 @@ def _node(
         {"type": "InternalIP", "address": node_ip(name)},
         {"type": "Hostname", "address": name},
     ]
-    apply_registration(node, chips, chip_types, False, datetime.now(UTC))
+    apply_registration(
+        node, chips, chip_types, False, datetime.now(UTC), plugin_version(PLUGIN_IMAGE)
+    )
     return node
 
 

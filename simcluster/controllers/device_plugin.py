@@ -1,14 +1,16 @@
 """The HAMi Ascend device plugin, simulated on every node that has chips.
 
-It writes the node registration (``hami.io/node-register-<cw>``), the handshake
-(``Reported_...``) and ``hami-vnpu-core`` annotations, and the extended resource
-``huawei.com/<cw>`` = chips x count, at an interval. The device config is read
+It writes the node registration (``hami.io/node-register-<cw>``, one chip type
+per node), the handshake (``Reported_...``) and, from plugin v1.3 on,
+``hami-vnpu-core`` annotations, and the extended resource ``huawei.com/<cw>`` =
+healthy chips x count, at an interval. The device config is read
 at start and again when the plugin DaemonSet is rolled (as the real plugin reads
 its mounted file once per process).
 """
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,6 +23,7 @@ from simcluster.store import Obj, Store, WatchEvent
 
 PLUGIN_DAEMONSET = ("kube-system", "hami-ascend-device-plugin")
 REPORT_OFFSET = timedelta(seconds=1)  # the plugin's --report_time_offset default
+VNPU_CORE_SINCE = (1, 3)  # plugin versions that write (and read) hami-vnpu-core
 
 
 def network_id(common_word: str, index: int) -> int:
@@ -58,33 +61,56 @@ def device_infos(
     return out
 
 
+def served_chip_type(
+    chips: tuple[Chip, ...] | list[Chip], chip_types: list[hami.ChipTypeSpec]
+) -> hami.ChipTypeSpec | None:
+    """The one chip type the plugin serves on a node: the first ``chipName`` of
+    the config that the node's chips have. None is the real plugin's crash loop."""
+    names = {chip.chip_name for chip in chips}
+    return next((ct for ct in chip_types if ct.chip_name in names), None)
+
+
+def plugin_version(image: str) -> tuple[int, int]:
+    """``(major, minor)`` of the plugin image's tag (``...:v1.4.0``); (0, 0) if none."""
+    match = re.search(r":v?(\d+)\.(\d+)", image or "")
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+
+
 def apply_registration(
     node: Obj,
     chips: tuple[Chip, ...] | list[Chip],
     chip_types: list[hami.ChipTypeSpec],
     vnpu_core: bool,
     moment: datetime,
+    version: tuple[int, int] = VNPU_CORE_SINCE,
 ) -> bool:
-    """Write the plugin's annotations and resources into a node; False if no config."""
+    """Write the plugin's annotations and resources into a node; False: crash loop.
+
+    As the real plugin: one chip type per node; a sick chip is registered with
+    its health false and its slots leave ``huawei.com/<cw>``; every chip has
+    ``devicepairscore``; ``hami-vnpu-core`` only from plugin v1.3 on.
+    """
+    chip_type = served_chip_type(chips, chip_types)
+    if chip_type is None:
+        return False
     annotations = node["metadata"].setdefault("annotations", {})
     status = node.setdefault("status", {})
-    served = False
-    for chip_type in chip_types:
-        devices = device_infos(chips, chip_type, vnpu_core)
-        if not devices:
-            continue
-        served = True
-        cw = chip_type.common_word
-        annotations[hami.register_key(cw)] = hami.render_node_register(devices)
-        annotations[hami.handshake_key(cw)] = hami.render_handshake_reported(
-            moment + REPORT_OFFSET
-        )
-        total = str(len(devices) * devices[0].count)
-        for field in ("capacity", "allocatable"):
-            status.setdefault(field, {})[chip_type.resource_name] = total
-    if served:
-        annotations["hami-vnpu-core"] = "true" if vnpu_core else "false"
-    return served
+    core_mode = vnpu_core and version >= VNPU_CORE_SINCE
+    devices = device_infos(chips, chip_type, core_mode)
+    cw = chip_type.common_word
+    annotations[hami.register_key(cw)] = hami.render_node_register(
+        devices, pair_scores=True
+    )
+    annotations[hami.handshake_key(cw)] = hami.render_handshake_reported(
+        moment + REPORT_OFFSET
+    )
+    healthy = sum(1 for device in devices if device.health)
+    total = str(healthy * devices[0].count)
+    for field in ("capacity", "allocatable"):
+        status.setdefault(field, {})[chip_type.resource_name] = total
+    if version >= VNPU_CORE_SINCE:
+        annotations["hami-vnpu-core"] = "true" if core_mode else "false"
+    return True
 
 
 class DevicePlugin(Controller):
@@ -139,6 +165,14 @@ class DevicePlugin(Controller):
                 self._load_config()
                 self._next = 0.0
 
+    def _version(self) -> tuple[int, int]:
+        ds = self.store.get(resources.DAEMONSET, *PLUGIN_DAEMONSET)
+        if ds is None:
+            return VNPU_CORE_SINCE
+        template = ((ds.obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        containers = template.get("containers") or [{}]
+        return plugin_version(containers[0].get("image", ""))
+
     def _served_nodes(self) -> list[str]:
         ds = self.store.get(resources.DAEMONSET, *PLUGIN_DAEMONSET)
         names = self.hardware.nodes()
@@ -161,6 +195,7 @@ class DevicePlugin(Controller):
         self._next = now + self.interval
         self._hardware_version = self.hardware.version
         moment = datetime.now(UTC)
+        version = self._version()
         for name in self._served_nodes():
             chips = self.hardware.chips(name)
 
@@ -168,7 +203,7 @@ class DevicePlugin(Controller):
                 return (
                     None
                     if apply_registration(
-                        node, chips, self.chip_types, self.vnpu_core, moment
+                        node, chips, self.chip_types, self.vnpu_core, moment, version
                     )
                     else False
                 )

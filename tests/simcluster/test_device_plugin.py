@@ -28,32 +28,53 @@ def _registered(node: client.V1Node, cw: str) -> list[tuple]:
     ]
 
 
+def _as_the_real_plugin_writes(fixture: dict, cw: str) -> dict:
+    """The fixture node as a released plugin writes it.
+
+    The fixtures were constructed from the plugin's source, not captured; the
+    real plugin (scheduler-behaviour.md, and kubestack) also writes
+    ``"devicepairscore":{}`` in each chip, drops a sick chip's slots from
+    ``huawei.com/<cw>``, and (v1.1.0, the guide's) writes no ``hami-vnpu-core``.
+    """
+    annotations = dict(fixture["metadata"]["annotations"])
+    key = f"hami.io/node-register-{cw}"
+    chips = json.loads(annotations[key])
+    annotations[key] = json.dumps(
+        [{**chip, "devicepairscore": {}} for chip in chips], separators=(",", ":")
+    )
+    annotations.pop("hami-vnpu-core", None)
+    healthy = sum(1 for chip in chips if chip.get("health"))
+    slots = str(healthy * chips[0]["count"])
+    return {"annotations": annotations, "slots": slots}
+
+
 def test_registration_equals_fixtures(core: client.CoreV1Api) -> None:
     for fixture, cw in (
         ("node-310p3.json", "Ascend310P"),
         ("node-910b4.json", "Ascend910B4"),
     ):
         expected = json.loads((FIXTURES / fixture).read_text())
+        real = _as_the_real_plugin_writes(expected, cw)
         node = core.read_node(expected["metadata"]["name"])
-        wanted = expected["metadata"]["annotations"]
-        fake = client.V1Node(metadata=client.V1ObjectMeta(annotations=wanted))
+        fake = client.V1Node(
+            metadata=client.V1ObjectMeta(annotations=real["annotations"])
+        )
         assert _registered(node, cw) == _registered(fake, cw)
         # Byte-exact too: the plugin marshals like Go's json.Marshal with omitempty.
         key = f"hami.io/node-register-{cw}"
-        assert node.metadata.annotations[key] == wanted[key]
-        assert node.metadata.annotations["hami-vnpu-core"] == "false"
+        assert node.metadata.annotations[key] == real["annotations"][key]
+        assert "hami-vnpu-core" not in node.metadata.annotations
         assert re.fullmatch(
             r"Reported_\d{4}\.\d\d\.\d\d \d\d:\d\d:\d\d",
             node.metadata.annotations[f"hami.io/node-handshake-{cw}"],
         )
-        assert (
-            node.status.capacity[f"huawei.com/{cw}"]
-            == expected["status"]["capacity"][f"huawei.com/{cw}"]
-        )
-        assert (
-            node.status.allocatable[f"huawei.com/{cw}"]
-            == expected["status"]["allocatable"][f"huawei.com/{cw}"]
-        )
+        assert node.status.capacity[f"huawei.com/{cw}"] == real["slots"]
+        assert node.status.allocatable[f"huawei.com/{cw}"] == real["slots"]
+    # the 910B4 node's sick chip 5 is not counted: 7 healthy chips x 4 slots
+    assert (
+        core.read_node("npu-node-910b-01").status.allocatable["huawei.com/Ascend910B4"]
+        == "28"
+    )
 
 
 def test_unhealthy_chip_loses_health_key(sim_factory, tmp_path: Path, wait_for) -> None:
@@ -69,7 +90,13 @@ def test_unhealthy_chip_loses_health_key(sim_factory, tmp_path: Path, wait_for) 
     raw = core.read_node("npu-node-310p-01").metadata.annotations[
         "hami.io/node-register-Ascend310P"
     ]
-    assert '"index":2,"count":7,"devmem":21527,"devcore":8,"type":"Ascend310P"}' in raw
+    assert (
+        '"index":2,"count":7,"devmem":21527,"devcore":8,"type":"Ascend310P",'
+        '"devicepairscore":{}}' in raw
+    )
+    # and its seven slots leave the node's allocatable: 3 healthy chips x 7
+    node = core.read_node("npu-node-310p-01")
+    assert node.status.allocatable["huawei.com/Ascend310P"] == "21"
 
 
 def test_config_is_reread_when_the_daemonset_is_restarted(
@@ -147,3 +174,32 @@ def test_daemonset_has_one_pod_per_ascend_node(
             == ["npu-node-310p-01"]
         )
     )
+
+
+def test_one_chip_type_per_node_and_a_crash_loop_when_none_matches() -> None:
+    from datetime import UTC, datetime
+
+    from apps.inventory.hami.deviceconfig import parse_device_config
+    from simcluster.controllers.device_plugin import apply_registration
+    from simcluster.guide_data import DEVICE_CONFIG_YAML
+    from simcluster.hardware import Chip
+
+    chip_types = parse_device_config(DEVICE_CONFIG_YAML).chip_types()
+    mixed = [Chip("A-1", "310P3"), Chip("B-1", "910B4"), Chip("A-2", "310P3")]
+    node: dict = {"metadata": {}}
+    assert apply_registration(node, mixed, chip_types, False, datetime.now(UTC))
+    registered = [k for k in node["metadata"]["annotations"] if "node-register" in k]
+    # the config lists 910B4 first: the plugin serves that one type only
+    assert registered == ["hami.io/node-register-Ascend910B4"]
+    assert node["status"]["allocatable"] == {"huawei.com/Ascend910B4": "4"}
+    # plugin v1.3+ writes hami-vnpu-core; v1.1.0 (the guide's) does not
+    assert node["metadata"]["annotations"]["hami-vnpu-core"] == "false"
+    older: dict = {"metadata": {}}
+    apply_registration(older, mixed, chip_types, False, datetime.now(UTC), (1, 1))
+    assert "hami-vnpu-core" not in older["metadata"]["annotations"]
+
+    unknown: dict = {"metadata": {}}
+    assert not apply_registration(
+        unknown, [Chip("C-1", "910C")], chip_types, False, datetime.now(UTC)
+    )
+    assert unknown == {"metadata": {}}  # nothing registered: the crash loop

@@ -313,16 +313,23 @@ def _device_json(device: DeviceInfo) -> dict[str, Any]:
     return {key: value for key, value in pairs if value}
 
 
-def render_node_register(devices: Sequence[DeviceInfo]) -> str:
+def render_node_register(
+    devices: Sequence[DeviceInfo], *, pair_scores: bool = False
+) -> str:
     """Render devices as the Ascend device plugin writes them.
 
     Args:
         devices: The chips of one commonWord on one node.
+        pair_scores: Add ``"devicepairscore":{}`` to each chip, as every
+            released plugin does (the field has no ``omitempty``; it is last).
 
     Returns:
         Compact JSON identical to Go's ``json.Marshal`` output.
     """
-    return marshal([_device_json(device) for device in devices])
+    chips = [_device_json(device) for device in devices]
+    if pair_scores:
+        chips = [{**chip, "devicepairscore": {}} for chip in chips]
+    return marshal(chips)
 
 
 def registrations(annotations: Mapping[str, str]) -> dict[str, list[DeviceInfo]]:
