@@ -23,7 +23,6 @@ once per process.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -34,36 +33,24 @@ from typing import Any
 from apps.inventory.hami.annotations import (
     BIND_PHASE,
     AnnotationError,
-    ContainerDevice,
     DeviceInfo,
     allocated_key,
     encode_pod_devices,
-    handshake_key,
+    parse_node_register,
     parse_pod_devices,
-    register_key,
     render_handshake_reported,
-    render_node_register,
     to_allocate_key,
 )
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
-from apps.inventory.hami.validation import slots_per_chip
+from simcluster.controllers.allocate import allocate_error, allocate_failure_message
+from simcluster.controllers.device_plugin import REPORT_OFFSET, apply_registration
+from simcluster.hardware import Chip
 
 log = logging.getLogger("kubestack.deviceplugin")
 
 DEVICE_CONFIGMAP = ("kube-system", "hami-scheduler-device")
 DEVICE_CONFIG_KEY = "device-config.yaml"
 REPORT_INTERVAL = 30.0  # the real plugin's default
-REPORT_OFFSET = timedelta(seconds=1)
-VNPU_CORE_SINCE = (1, 3)  # plugin versions that write hami-vnpu-core
-
-
-@dataclass(frozen=True)
-class Chip:
-    """One physical chip: die-ID UUID, dcmi chip name, health."""
-
-    uuid: str
-    chip_name: str
-    healthy: bool = True
 
 
 @dataclass
@@ -72,108 +59,39 @@ class NodeHardware:
 
     name: str
     chips: list[Chip]
-    plugin_version: tuple[int, int] = (1, 1)
+    plugin_version: tuple[int, int] = (1, 1)  # the guide's v1.1.0
     labels: dict[str, str] = field(default_factory=dict)
-
-
-def network_id(common_word: str, index: int) -> int:
-    """``getDeviceNetworkID``: 0 for index <= 3, else 1; always 0 for Ascend910C."""
-    if common_word == "Ascend910C":
-        return 0
-    return 0 if index <= 3 else 1
 
 
 def registration(
     node: NodeHardware, chip_types: list[ChipTypeSpec], vnpu_core: bool
-) -> tuple[ChipTypeSpec, list[DeviceInfo]] | None:
-    """The chip type the plugin serves on ``node`` and its devices; None: crash loop."""
-    names = {chip.chip_name for chip in node.chips}
-    served = next((ct for ct in chip_types if ct.chip_name in names), None)
-    if served is None:
-        return None
-    count = slots_per_chip(served.memory_allocatable, served.templates)
-    cw = served.common_word
-    devices = [
-        DeviceInfo(
-            id=chip.uuid,
-            index=index,
-            count=count,
-            devmem=served.memory_allocatable,
-            devcore=100 if vnpu_core else (served.ai_core or 0),
-            type=cw,
-            health=chip.healthy,
-            custominfo={"NetworkID": network_id(cw, index)}
-            if cw.startswith("Ascend910")
-            else {},
-        )
-        for index, chip in enumerate(node.chips)
-        if chip.chip_name == served.chip_name
-    ]
-    return served, devices
+) -> tuple[dict[str, Any], list[DeviceInfo]] | None:
+    """What the plugin writes on ``node`` (annotations, allocatable) and its
+    chips; None is the crash loop (no ``chipName`` matches).
 
-
-def with_pair_scores(registered: str) -> str:
-    """Add ``"devicepairscore":{}`` to each chip, as every released plugin writes it."""
-    chips = json.loads(registered)
-    for chip in chips:
-        chip["devicepairscore"] = {}
-    return json.dumps(chips, separators=(",", ":"), ensure_ascii=False)
-
-
-def allocate_error(
-    pod: dict[str, Any], node_pods: list[dict[str, Any]], devices: dict[str, DeviceInfo]
-) -> str | None:
-    """Why the vNPUs of ``pod`` cannot be created on their chips, or None.
-
-    ``node_pods`` are the node's other pods; those whose allocation succeeded
-    and that have not ended hold their vNPUs, terminating or not.
+    The registration itself is simcluster's (one writer of the real plugin's
+    rules: one chip type per node, sick chips out of allocatable,
+    ``devicepairscore``, ``hami-vnpu-core`` from v1.3 on); here it is written
+    to the real API server instead of simcluster's store.
     """
-    annotations = pod["metadata"].get("annotations") or {}
-    wanted = _devices(annotations, to_allocate=True)
-    if not wanted:
-        return "no devices-to-allocate annotation"
-    used: dict[str, tuple[int, int]] = {}
-    for other in node_pods:
-        meta = other["metadata"]
-        if meta.get("uid") == pod["metadata"].get("uid"):
-            continue
-        if (other.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
-            continue
-        other_annotations = meta.get("annotations") or {}
-        if other_annotations.get(BIND_PHASE) != "success":
-            continue
-        for device in _devices(other_annotations, to_allocate=False):
-            slots, memory = used.get(device.uuid, (0, 0))
-            used[device.uuid] = (slots + 1, memory + device.usedmem)
-    for device in wanted:
-        chip = devices.get(device.uuid)
-        if chip is None:
-            return f"chip {device.uuid} is not on this node"
-        if not chip.health:
-            return f"chip {device.uuid} is unhealthy"
-        slots, memory = used.get(device.uuid, (0, 0))
-        if slots + 1 > chip.count:
-            return f"chip {device.uuid} has no free vNPU slot ({slots} of {chip.count} in use)"
-        if memory + device.usedmem > chip.devmem:
-            return (
-                f"chip {device.uuid} cannot hold {device.usedmem} MB "
-                f"({memory} of {chip.devmem} MB in use)"
-            )
-        used[device.uuid] = (slots + 1, memory + device.usedmem)
-    return None
-
-
-def _devices(annotations: dict[str, str], to_allocate: bool) -> list[ContainerDevice]:
-    out: list[ContainerDevice] = []
-    suffix = "-devices-to-allocate" if to_allocate else "-devices-allocated"
-    for key, value in annotations.items():
-        if key.startswith("hami.io/") and key.endswith(suffix):
-            try:
-                containers = parse_pod_devices(value)
-            except AnnotationError:
-                continue
-            out.extend(device for container in containers for device in container)
-    return out
+    written: dict[str, Any] = {"metadata": {}}
+    if not apply_registration(
+        written,
+        node.chips,
+        chip_types,
+        vnpu_core,
+        datetime.now(UTC),
+        node.plugin_version,
+    ):
+        return None
+    annotations = written["metadata"]["annotations"]
+    devices = [
+        device
+        for key, value in annotations.items()
+        if key.startswith("hami.io/node-register-")
+        for device in parse_node_register(value)
+    ]
+    return written, devices
 
 
 class DevicePlugin:
@@ -186,7 +104,7 @@ class DevicePlugin:
         self.nodes: dict[str, NodeHardware] = {}  # added as their Node objects exist
         self.chip_types: list[ChipTypeSpec] = []
         self.vnpu_core = False
-        self.registered: dict[str, tuple[ChipTypeSpec, list[DeviceInfo]] | None] = {}
+        self.registered: dict[str, list[DeviceInfo] | None] = {}
         self.allocations = 0
         self._last_report = datetime.min.replace(tzinfo=UTC)
         self.failures = 0
@@ -253,21 +171,16 @@ class DevicePlugin:
         with self._lock:
             nodes = list(self.nodes.values())
         for node in nodes:
-            vnpu_core = self.vnpu_core and node.plugin_version >= VNPU_CORE_SINCE
-            found = registration(node, self.chip_types, vnpu_core)
-            self.registered[node.name] = found
+            found = registration(node, self.chip_types, self.vnpu_core)
+            self.registered[node.name] = found[1] if found else None
             if found is None:
                 continue  # crash loop: no chipName matches this node's chips
-            chip_type, devices = found
-            cw = chip_type.common_word
-            annotations = {
-                register_key(cw): with_pair_scores(render_node_register(devices)),
-                handshake_key(cw): render_handshake_reported(moment + REPORT_OFFSET),
-            }
-            if node.plugin_version >= VNPU_CORE_SINCE:
-                annotations["hami-vnpu-core"] = "true" if vnpu_core else "false"
-            healthy = sum(1 for d in devices if d.health)
-            total = str(healthy * (devices[0].count if devices else 0))
+            written, _ = found
+            annotations = written["metadata"]["annotations"]
+            # The handshake moves on with this report (see the docstring).
+            for key in annotations:
+                if key.startswith("hami.io/node-handshake-"):
+                    annotations[key] = render_handshake_reported(moment + REPORT_OFFSET)
             try:
                 self.core.patch_node(
                     node.name, {"metadata": {"annotations": annotations}}
@@ -276,8 +189,8 @@ class DevicePlugin:
                     node.name,
                     {
                         "status": {
-                            "capacity": {chip_type.resource_name: total},
-                            "allocatable": {chip_type.resource_name: total},
+                            "capacity": written["status"]["capacity"],
+                            "allocatable": written["status"]["allocatable"],
                         }
                     },
                 )
@@ -336,7 +249,7 @@ class DevicePlugin:
                 by_node.setdefault(node, []).append(pod)
         for node, node_pods in by_node.items():
             found = self.registered.get(node)
-            devices = {d.id: d for d in found[1]} if found else {}
+            devices = {d.id: d for d in found} if found else {}
             for pod in sorted(
                 node_pods, key=lambda p: p["metadata"].get("creationTimestamp", "")
             ):
@@ -378,7 +291,7 @@ class DevicePlugin:
 
     def _fail(self, pod: dict[str, Any], reason: str) -> None:
         meta = pod["metadata"]
-        message = f"Allocate failed due to rpc error: code = Unknown desc = {reason}, which is unexpected"
+        message = allocate_failure_message(reason)
         self.core.patch_namespaced_pod(
             meta["name"],
             meta["namespace"],

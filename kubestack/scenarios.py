@@ -26,9 +26,10 @@ from apps.inventory.hami.annotations import (
     render_runtime_info,
 )
 from kubestack import kwok, volcano
-from kubestack.deviceplugin import Chip, NodeHardware
+from kubestack.deviceplugin import NodeHardware
 from kubestack.processes import StackError, wait_until
 from simcluster import guide_data
+from simcluster.hardware import Chip
 
 if TYPE_CHECKING:
     from kubestack.stack import KubeStack

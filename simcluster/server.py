@@ -282,7 +282,7 @@ class SimCluster:
                 DevicePlugin(self.store, self.hardware, opts.plugin_interval)
             )
         if opts.binder:
-            controllers.append(Binder(self.store, opts.policy))
+            controllers.append(Binder(self.store, opts.policy, opts.seed))
         controllers.append(Kubelet(self.store, self.api.deadlines, opts.ready_delay))
         if self.certificate is not None:
             controllers.append(

@@ -82,15 +82,24 @@ def request_state(client: APIClient, request_id: int) -> dict:
 
 
 def wait_running(client: APIClient, request_id: int, timeout: float = 20) -> dict:
-    """The request once it runs (as its submitter reads it)."""
-    return wait_for(
-        lambda: (
-            (s := request_state(client, request_id))["state"] == RequestState.RUNNING
-            and s
-        ),
-        f"request {request_id} to run",
-        timeout=timeout,
-    )
+    """The request once it runs (as its submitter reads it); a timeout says
+    where it stopped (state, reason, attempts)."""
+    try:
+        return wait_for(
+            lambda: (
+                (s := request_state(client, request_id))["state"]
+                == RequestState.RUNNING
+                and s
+            ),
+            f"request {request_id} to run",
+            timeout=timeout,
+        )
+    except AssertionError as error:
+        last = request_state(client, request_id)
+        raise AssertionError(
+            f"{error}; it is {last['state']} after {last['attempts']} attempt(s): "
+            f"{last['reason']}"
+        ) from None
 
 
 def submit_urgent_vir04(client: APIClient, cluster: str) -> int:

@@ -1,16 +1,24 @@
-"""A binder that places pending pods as Volcano's deviceshare (HAMi mode) does.
+"""A binder that places pending pods as Volcano's deviceshare or HAMi's scheduler does.
 
 vNPU pods (``schedulerName: volcano`` or ``hami-scheduler`` and a container limit on
 ``huawei.com/<cw>`` or ``-memory``) get a chip by HAMi's template rule and the
-binpack/spread chip score, and the upstream pod annotations. Other pending pods
-are bound to the matching node with the fewest pods. Nothing is preempted.
+upstream pod annotations. How the chip is chosen follows the scheduler
+(``placement.SchedulerRules``): HAMi's honours pins and health and counts
+terminating pods; Volcano's ignores pins and health, frees a terminating pod's
+room at once, scores only with ``SchedulePolicy``/``ScheduleWeight`` from its
+ConfigMap, and serves queues before priorities. Other pending pods are bound to
+the matching node with the fewest pods. Nothing is preempted.
 """
 
 from __future__ import annotations
 
+import random
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
+
+import yaml
 
 from simcluster import hami, podutil, resources
 from simcluster.controllers.base import Controller
@@ -20,11 +28,14 @@ from simcluster.controllers.placement import (
     DeviceRequest,
     NodeInfo,
     Pick,
+    SchedulerRules,
     containers_of,
     device_requests,
+    hami_rules,
     node_matches,
     node_score,
     pick_on_node,
+    volcano_rules,
 )
 from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
 
@@ -45,6 +56,41 @@ def read_chip_types(store: Store) -> list[hami.ChipTypeSpec]:
     return hami.chip_types_from_text(
         (found.obj.get("data") or {}).get("device-config.yaml", "")
     )
+
+
+VOLCANO_CONFIG = ("volcano-system", "volcano-scheduler-configmap")
+VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+
+
+def read_volcano_rules(store: Store) -> SchedulerRules:
+    """Volcano's chip rules from its scheduler ConfigMap's deviceshare arguments."""
+    found = store.get(resources.CONFIGMAP, *VOLCANO_CONFIG)
+    text = ((found.obj.get("data") or {}) if found else {}).get(
+        "volcano-scheduler.conf", ""
+    )
+    try:
+        conf = yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        conf = {}
+    arguments: dict[str, Any] = {}
+    for tier in conf.get("tiers") or [] if isinstance(conf, dict) else []:
+        for plugin in (tier or {}).get("plugins") or []:
+            if isinstance(plugin, dict) and plugin.get("name") == "deviceshare":
+                arguments = plugin.get("arguments") or {}
+    policy = str(arguments.get("deviceshare.SchedulePolicy") or "")
+    try:
+        weight = int(arguments.get("deviceshare.ScheduleWeight") or 0)
+    except (TypeError, ValueError):
+        weight = 0
+    return volcano_rules(policy, weight)
+
+
+def pod_queue(pod: Obj) -> str | None:
+    """The Volcano queue of a pod Volcano schedules (None: another scheduler's pod)."""
+    if (pod.get("spec") or {}).get("schedulerName") != "volcano":
+        return None
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(VOLCANO_QUEUE) or "default"
 
 
 def _allocated(pod: Obj) -> list[tuple[str, int]]:
@@ -72,13 +118,18 @@ class Binder(Controller):
 
     name = "binder"
 
-    def __init__(self, store: Store, policy: str = "binpack") -> None:
+    def __init__(
+        self, store: Store, policy: str = "binpack", seed: int | None = None
+    ) -> None:
         self.store = store
-        self.policy = policy
+        self.policy = policy  # HAMi's scheduler; Volcano's comes from its ConfigMap
+        self.random = random.Random(seed)  # noqa: S311 - Go's map order, not secrets
+        self.volcano = volcano_rules("", 0)
         self.chip_types: list[hami.ChipTypeSpec] = []
         self._nodes: dict[str, NodeInfo] = {}
         self._chips: dict[str, ChipState] = {}
-        self._contrib: dict[PodKey, list[tuple[str, int]]] = {}
+        self._contrib: dict[PodKey, tuple[list[tuple[str, int]], bool]] = {}
+        self._queue_of: dict[PodKey, str] = {}  # bound Volcano pods' queues
         self._pod_node: dict[PodKey, str] = {}
         self._per_node: Counter[str] = Counter()
         self._pending: set[PodKey] = set()
@@ -91,8 +142,10 @@ class Binder(Controller):
     def resync(self) -> None:
         """Reload config, nodes and usage from the store."""
         self.chip_types = read_chip_types(self.store)
+        self.volcano = read_volcano_rules(self.store)
         self._nodes.clear()
         self._contrib.clear()
+        self._queue_of.clear()
         self._pod_node.clear()
         self._per_node.clear()
         self._pending.clear()
@@ -144,7 +197,13 @@ class Binder(Controller):
             []
             if terminal or not (meta.get("annotations") or {}).get(hami.VGPU_NODE)
             else _allocated(pod),
+            releasing=podutil.is_terminating(pod),
         )
+        queue = pod_queue(pod)
+        if node and not terminal and queue is not None:
+            self._queue_of[key] = queue
+        else:
+            self._queue_of.pop(key, None)
         if not node and not terminal and not podutil.is_terminating(pod):
             if key not in self._pending:
                 self._pending.add(key)
@@ -161,31 +220,39 @@ class Binder(Controller):
             self._pod_node[key] = node
             self._per_node[node] += 1
 
-    def _set_contrib(self, key: PodKey, contrib: list[tuple[str, int]]) -> None:
-        old = self._contrib.pop(key, [])
-        if old == contrib:
+    def _set_contrib(
+        self, key: PodKey, contrib: list[tuple[str, int]], releasing: bool = False
+    ) -> None:
+        new = (contrib, releasing)
+        old = self._contrib.pop(key, ([], False))
+        if old == new:
             if contrib:
-                self._contrib[key] = contrib
+                self._contrib[key] = new
             return
-        self._apply(old, -1)
+        self._apply(*old, sign=-1)
         if contrib:
-            self._contrib[key] = contrib
-        self._apply(contrib, 1)
+            self._contrib[key] = new
+        self._apply(*new, sign=1)
         self._dirty = True
 
-    def _apply(self, contrib: list[tuple[str, int]], sign: int) -> None:
+    def _apply(
+        self, contrib: list[tuple[str, int]], releasing: bool, sign: int
+    ) -> None:
         for uuid, memory in contrib:
             chip = self._chips.get(uuid)
             if chip is not None:
                 chip.used += sign
                 chip.usedmem += sign * memory
+                if releasing:
+                    chip.releasing += sign
+                    chip.releasingmem += sign * memory
 
     def _rebuild_usage(self) -> None:
         self._chips = {c.uuid: c for n in self._nodes.values() for c in n.chips}
         for chip in self._chips.values():
-            chip.used = chip.usedmem = 0
-        for contrib in self._contrib.values():
-            self._apply(contrib, 1)
+            chip.used = chip.usedmem = chip.releasing = chip.releasingmem = 0
+        for contrib, releasing in self._contrib.values():
+            self._apply(contrib, releasing, sign=1)
 
     def on_events(self, events: list[WatchEvent]) -> None:
         """Follow pods, nodes, the device config and scheduler restarts."""
@@ -196,6 +263,7 @@ class Binder(Controller):
                     key = (event.namespace, event.obj["metadata"]["name"])
                     self._set_pod_node(key, None)
                     self._set_contrib(key, [])
+                    self._queue_of.pop(key, None)
                     self._pending.discard(key)
                     self._reported.pop(key, None)
                     self._dirty = True
@@ -220,6 +288,18 @@ class Binder(Controller):
                         self.store
                     )  # restart re-reads, as upstream
                     self._dirty = True
+            elif (
+                event.res_key == resources.CONFIGMAP.key
+                and (
+                    event.namespace,
+                    event.obj["metadata"]["name"],
+                )
+                == VOLCANO_CONFIG
+            ):
+                # The conf file is hot-reloaded (a ConfigMap volume), unlike the
+                # device config, which Volcano reads once per process.
+                self.volcano = read_volcano_rules(self.store)
+                self._dirty = True
         if nodes_changed:
             self._rebuild_usage()
             self._dirty = True
@@ -242,11 +322,37 @@ class Binder(Controller):
                 self._pending.discard(key)
                 continue
             waiting.append((key, found.obj))
-        # Volcano serves the highest priority first, then the oldest: a
-        # preemptor waiting for its victims beats their recreated replacements.
-        waiting.sort(key=_queue_order)
-        for key, pod in waiting:
+        for key, pod in self._serving_order(waiting):
             self._schedule(key, pod)
+
+    def _serving_order(
+        self, waiting: list[tuple[PodKey, Obj]]
+    ) -> Iterator[tuple[PodKey, Obj]]:
+        """HAMi's pods by priority, then age; Volcano's by queue first.
+
+        Volcano's allocate action takes the queue with the smallest share
+        (here: its bound vNPU pods), then that queue's highest-priority, oldest
+        pod, and counts the placement before choosing the next queue. So a
+        victim's replacement in a less-used queue is served before a
+        higher-priority pod of a busier one.
+        """
+        volcano = [item for item in waiting if pod_queue(item[1]) is not None]
+        others = sorted(
+            (item for item in waiting if pod_queue(item[1]) is None), key=_queue_order
+        )
+        yield from others
+        by_queue: dict[str, list[tuple[PodKey, Obj]]] = {}
+        for item in sorted(volcano, key=_queue_order):
+            by_queue.setdefault(pod_queue(item[1]) or "default", []).append(item)
+        share = Counter(self._queue_of.values())
+        while by_queue:
+            queue = min(by_queue, key=lambda q: (share[q], q))
+            key, pod = by_queue[queue].pop(0)
+            if not by_queue[queue]:
+                del by_queue[queue]
+            yield key, pod
+            if key in self._pod_node:
+                share[queue] += 1
 
     def _candidates(self, pod: Obj) -> tuple[list[NodeInfo], int]:
         nodes = [n for n in self._nodes.values() if not n.unschedulable]
@@ -284,13 +390,15 @@ class Binder(Controller):
                 return
             fits.append(fit)
         annotations = pod["metadata"].get("annotations") or {}
+        rules = self.volcano if scheduler == "volcano" else hami_rules(self.policy)
         best_picks: list[Pick] | None = None
-        best_score = -1.0
+        best_score = (-1.0, 0.0)
         for node in nodes:
-            picks = pick_on_node(node, requests, fits, annotations, self.policy)
+            picks = pick_on_node(node, requests, fits, annotations, rules, self.random)
             if picks is None:
                 continue
-            score = node_score(picks, self.policy)
+            tie = self.random.random() if rules.random_ties else 0.0
+            score = (node_score(picks, rules), tie)
             if score > best_score:
                 best_picks, best_score = picks, score
         if best_picks is None:

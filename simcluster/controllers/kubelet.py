@@ -10,6 +10,7 @@ from typing import Any
 
 from simcluster import hami, podutil, resources
 from simcluster.api import PodDeadlines
+from simcluster.controllers.allocate import allocate_error, allocate_failure_message
 from simcluster.controllers.base import Controller
 from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
 
@@ -64,6 +65,21 @@ def start_pod(pod: Obj, node: Obj | None, ready: bool) -> None:
         podutil.set_condition(pod, kind, "True", now)
     set_ready(pod, ready, now)
     serve_devices(pod)
+
+
+def fail_allocation(pod: Obj, reason: str) -> None:
+    """The kubelet fails a pod whose Allocate failed (UnexpectedAdmissionError)."""
+    now = now_rfc3339()
+    pod["metadata"].setdefault("annotations", {})[hami.BIND_PHASE] = "failed"
+    status = pod.setdefault("status", {})
+    status.update(
+        {
+            "phase": "Failed",
+            "reason": "UnexpectedAdmissionError",
+            "message": allocate_failure_message(reason),
+            "startTime": now,
+        }
+    )
 
 
 def set_ready(pod: Obj, ready: bool, now: str) -> None:
@@ -212,10 +228,33 @@ class Kubelet(Controller):
                 node = self.store.get(resources.NODE, "", node_name)
                 if node is None:
                     return False
+                reason = self._allocate_error(pod, node.obj)
+                if reason is not None:
+                    fail_allocation(pod, reason)
+                    return None
                 start_pod(pod, node.obj, ready)
                 return None
 
             self.store.mutate(resources.POD, key[0], key[1], start)
+
+    def _allocate_error(self, pod: Obj, node: Obj) -> str | None:
+        """The device plugin's answer for a pod bound with vNPUs (None: created)."""
+        annotations = pod["metadata"].get("annotations") or {}
+        if annotations.get(hami.BIND_PHASE) != "allocating":
+            return None
+        devices: dict[str, hami.DeviceInfo] = {}
+        for key, value in (node["metadata"].get("annotations") or {}).items():
+            if key.startswith("hami.io/node-register-"):
+                with contextlib.suppress(ValueError):
+                    devices.update((d.id, d) for d in hami.parse_node_register(value))
+        node_name = pod["spec"]["nodeName"]
+        _, pods = self.store.list(resources.POD)
+        on_node = [
+            p.obj
+            for p in pods
+            if (p.obj.get("spec") or {}).get("nodeName") == node_name
+        ]
+        return allocate_error(pod, on_node, devices)
 
     @staticmethod
     def _make_ready(pod: Obj) -> Any:

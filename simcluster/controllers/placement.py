@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import random
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from simcluster import hami
@@ -24,6 +25,10 @@ class ChipState:
     health: bool
     used: int = 0
     usedmem: int = 0
+    # The part of ``used``/``usedmem`` held by terminating pods: HAMi counts it,
+    # Volcano does not (it maps a terminating pod to Releasing and frees its room).
+    releasing: int = 0
+    releasingmem: int = 0
 
 
 @dataclass(frozen=True)
@@ -141,11 +146,61 @@ def _uuid_list(annotations: dict[str, str], key: str) -> set[str]:
     return {u.strip() for u in (annotations.get(key) or "").split(",") if u.strip()}
 
 
-def chip_score(chip: ChipState, policy: str) -> float:
-    """Volcano's CalScore: binpack = share of memory used; spread = unused first."""
-    if policy == "spread":
-        return 100.0 if chip.used == 0 else 0.0
-    return 100.0 * chip.usedmem / chip.devmem if chip.devmem else 0.0
+@dataclass(frozen=True)
+class SchedulerRules:
+    """How one scheduler chooses a chip (scheduler-behaviour.md).
+
+    Attributes:
+        honours_pins: reads ``hami.io/use-/no-use-<cw>-uuid`` (HAMi; Volcano never).
+        checks_health: skips unhealthy chips (HAMi; Volcano's fit does not).
+        counts_releasing: a terminating pod still holds its room (HAMi; not Volcano).
+        policy: ``binpack``, ``spread`` or ``""`` (no score: any fitting chip).
+        spread_counts_one: Volcano up to v1.15.1 scores spread 100 for a chip
+            with exactly one vNPU (its bug) instead of an empty chip.
+        random_ties: equal scores are broken at random (Go map order), not by index.
+    """
+
+    honours_pins: bool
+    checks_health: bool
+    counts_releasing: bool
+    policy: str
+    spread_counts_one: bool = False
+    random_ties: bool = False
+
+
+def hami_rules(policy: str) -> SchedulerRules:
+    """HAMi's scheduler: pins and health honoured, terminating pods still count."""
+    return SchedulerRules(True, True, True, policy)
+
+
+def volcano_rules(policy: str, weight: int) -> SchedulerRules:
+    """Volcano's deviceshare (v1.15.1) with ``SchedulePolicy``/``ScheduleWeight``."""
+    return SchedulerRules(
+        honours_pins=False,
+        checks_health=False,
+        counts_releasing=False,
+        policy=policy if weight > 0 else "",
+        spread_counts_one=True,
+        random_ties=True,
+    )
+
+
+def chip_score(chip: ChipState, rules: SchedulerRules) -> float:
+    """CalScore: binpack = share of memory used; spread = an unused chip first."""
+    used, usedmem = chip_usage(chip, rules)
+    if rules.policy == "spread":
+        wanted = 1 if rules.spread_counts_one else 0
+        return 100.0 if used == wanted else 0.0
+    if rules.policy == "binpack":
+        return 100.0 * usedmem / chip.devmem if chip.devmem else 0.0
+    return 0.0
+
+
+def chip_usage(chip: ChipState, rules: SchedulerRules) -> tuple[int, int]:
+    """Slots and memory in use as this scheduler counts them."""
+    if rules.counts_releasing:
+        return chip.used, chip.usedmem
+    return chip.used - chip.releasing, chip.usedmem - chip.releasingmem
 
 
 def pick_on_node(
@@ -153,24 +208,28 @@ def pick_on_node(
     requests: list[DeviceRequest],
     fits: list[hami.FitResult],
     annotations: dict[str, str],
-    policy: str,
+    rules: SchedulerRules,
+    rng: random.Random,
 ) -> list[Pick] | None:
     """Choose chips on one node for all requests, or None if they do not fit."""
     extra: dict[str, tuple[int, int]] = {}
     picks: list[Pick] = []
     for request, fit in zip(requests, fits, strict=True):
         cw = request.chip_type.common_word
-        wanted = _uuid_list(annotations, hami.use_uuid_key(cw))
-        unwanted = _uuid_list(annotations, hami.no_use_uuid_key(cw))
+        wanted = unwanted = set[str]()
+        if rules.honours_pins:
+            wanted = _uuid_list(annotations, hami.use_uuid_key(cw))
+            unwanted = _uuid_list(annotations, hami.no_use_uuid_key(cw))
         for _ in range(request.count):
-            candidates: list[tuple[float, int, ChipState]] = []
+            candidates: list[tuple[float, float, ChipState]] = []
             for chip in node.chips:
-                if chip.type != cw or not chip.health:
+                if chip.type != cw or (rules.checks_health and not chip.health):
                     continue
                 if (wanted and chip.uuid not in wanted) or chip.uuid in unwanted:
                     continue
                 add_used, add_mem = extra.get(chip.uuid, (0, 0))
-                used, usedmem = chip.used + add_used, chip.usedmem + add_mem
+                used, usedmem = chip_usage(chip, rules)
+                used, usedmem = used + add_used, usedmem + add_mem
                 if used >= chip.count or chip.devmem - usedmem < fit.memory:
                     continue
                 view = ChipState(
@@ -184,7 +243,10 @@ def pick_on_node(
                     used,
                     usedmem,
                 )
-                candidates.append((-chip_score(view, policy), chip.index, chip))
+                tie = rng.random() if rules.random_ties else float(chip.index)
+                # ``view`` already holds this scheduler's usage: score it as is.
+                score = chip_score(view, replace(rules, counts_releasing=True))
+                candidates.append((-score, tie, chip))
             if not candidates:
                 return None
             _, _, best = min(candidates, key=lambda c: (c[0], c[1]))
@@ -194,6 +256,6 @@ def pick_on_node(
     return picks
 
 
-def node_score(picks: list[Pick], policy: str) -> float:
+def node_score(picks: list[Pick], rules: SchedulerRules) -> float:
     """Sum of the chosen chips' scores before placement."""
-    return sum(chip_score(p.chip, policy) for p in picks)
+    return sum(chip_score(p.chip, rules) for p in picks)

@@ -456,6 +456,7 @@ def pinned_pod(
 ) -> str:
     """A pod manifest (JSON, for ``kubectl apply -f -``) pinned to one chip with
     ``hami.io/use-<type>-uuid``: ``memory`` MB of it, or the whole card for None.
+    HAMi's scheduler places it (it honours the pin; Volcano does not).
 
     The e2e tests and bench.ui create such pods to watch a change reach the page.
     """
@@ -463,7 +464,7 @@ def pinned_pod(
     if memory is not None:
         limits[f"huawei.com/{chip_type}-memory"] = str(memory)
     spec: dict[str, Any] = {
-        "schedulerName": "volcano",
+        "schedulerName": "hami-scheduler",
         "containers": [
             {
                 "name": "main",

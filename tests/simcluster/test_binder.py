@@ -1,4 +1,11 @@
-"""The simulated Volcano/HAMi binder: template rule, chip choice, annotations."""
+"""The simulated Volcano/HAMi binder: template rule, chip choice, annotations.
+
+Chip choice differs by scheduler (scheduler-behaviour.md): HAMi's scheduler
+honours pins and chip health and scores by its policy; Volcano ignores pins
+and health, scores only with ``SchedulePolicy``/``ScheduleWeight`` (else any
+fitting chip, at random), frees a terminating pod's room at once, and serves
+queues before priorities.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,7 @@ CHIP0 = "52E6B438-F2A74DE4-269E0D37-6513270E-A6A3A450"  # holds the fixture's vi
 CHIP1 = "0C5C7FD0-128B2F33-D23F0824-892F902B-1818E811"
 CHIP3 = "36F675CC-099950D8-1600A35A-6F03675A-6B0D549B"
 UNHEALTHY_910B = "24EDE6A4-8A6A63EC-1E27A1C0-92276658-4EF8AA38"
+HAMI = "hami-scheduler"
 
 
 def _pod(
@@ -19,6 +27,7 @@ def _pod(
     cw: str,
     memory: int | None,
     annotations: dict[str, str] | None = None,
+    scheduler: str = "volcano",
     **spec: Any,
 ) -> dict[str, Any]:
     limits = {f"huawei.com/{cw}": "1"}
@@ -27,7 +36,7 @@ def _pod(
     return {
         "metadata": {"name": name, "annotations": annotations or {}},
         "spec": {
-            "schedulerName": "volcano",
+            "schedulerName": scheduler,
             **spec,
             "containers": [
                 {
@@ -75,15 +84,21 @@ def _expect_slice(
 
 
 def test_template_rule_and_binpack(core: client.CoreV1Api, wait_for) -> None:
-    core.create_namespaced_pod("default", _pod("p3072", "Ascend310P", 3072))
+    core.create_namespaced_pod(
+        "default", _pod("p3072", "Ascend310P", 3072, scheduler=HAMI)
+    )
     _expect_slice(
         _running(core, wait_for, "p3072"), "npu-node-310p-01", CHIP0, 3072, "vir01"
     )
-    core.create_namespaced_pod("default", _pod("p5000", "Ascend310P", 5000))
+    core.create_namespaced_pod(
+        "default", _pod("p5000", "Ascend310P", 5000, scheduler=HAMI)
+    )
     _expect_slice(
         _running(core, wait_for, "p5000"), "npu-node-310p-01", CHIP0, 6144, "vir02"
     )
-    core.create_namespaced_pod("default", _pod("p12289", "Ascend310P", 12289))
+    core.create_namespaced_pod(
+        "default", _pod("p12289", "Ascend310P", 12289, scheduler=HAMI)
+    )
     # Larger than vir04 (12288): a whole card, which needs an empty chip.
     _expect_slice(
         _running(core, wait_for, "p12289"), "npu-node-310p-01", CHIP1, 21527, None
@@ -93,19 +108,25 @@ def test_template_rule_and_binpack(core: client.CoreV1Api, wait_for) -> None:
 def test_spread_prefers_unused_chips(sim_factory, tmp_path: Path, wait_for) -> None:
     sim = sim_factory(policy="spread")
     core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
-    core.create_namespaced_pod("default", _pod("spread", "Ascend310P", 3072))
+    core.create_namespaced_pod(
+        "default", _pod("spread", "Ascend310P", 3072, scheduler=HAMI)
+    )
     _expect_slice(
         _running(core, wait_for, "spread"), "npu-node-310p-01", CHIP1, 3072, "vir01"
     )
 
 
 def test_pod_pinned_with_use_uuid(core: client.CoreV1Api, wait_for) -> None:
-    pinned = _pod("pinned", "Ascend310P", 3072, {"hami.io/use-Ascend310P-uuid": CHIP3})
+    pinned = _pod(
+        "pinned", "Ascend310P", 3072, {"hami.io/use-Ascend310P-uuid": CHIP3}, HAMI
+    )
     core.create_namespaced_pod("default", pinned)
     _expect_slice(
         _running(core, wait_for, "pinned"), "npu-node-310p-01", CHIP3, 3072, "vir01"
     )
-    avoid = _pod("avoid", "Ascend310P", 3072, {"hami.io/no-use-Ascend310P-uuid": CHIP0})
+    avoid = _pod(
+        "avoid", "Ascend310P", 3072, {"hami.io/no-use-Ascend310P-uuid": CHIP0}, HAMI
+    )
     core.create_namespaced_pod("default", avoid)
     assert (
         _running(core, wait_for, "avoid")
@@ -120,6 +141,7 @@ def test_node_selector_is_honoured(core: client.CoreV1Api, wait_for) -> None:
         "affine",
         "Ascend910B4",
         8192,
+        scheduler=HAMI,
         affinity={
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -179,7 +201,11 @@ def _failed_scheduling(core: client.CoreV1Api, wait_for, name: str) -> str:
 
 def test_pod_that_fits_nowhere_stays_pending(core: client.CoreV1Api, wait_for) -> None:
     pinned_bad = _pod(
-        "nofit", "Ascend910B4", 8192, {"hami.io/use-Ascend910B4-uuid": UNHEALTHY_910B}
+        "nofit",
+        "Ascend910B4",
+        8192,
+        {"hami.io/use-Ascend910B4-uuid": UNHEALTHY_910B},
+        HAMI,
     )
     core.create_namespaced_pod("default", pinned_bad)
     message = _failed_scheduling(core, wait_for, "nofit")
@@ -292,3 +318,120 @@ def test_one_pass_over_many_pending_pods_never_overcommits_a_chip() -> None:
     assert bound == 4, bound  # one per 310P chip (chip 0 also keeps its vir01)
     over = {uuid: memory for uuid, memory in used.items() if memory > capacity}
     assert not over, over
+
+
+def _chip_of(pod: client.V1Pod, cw: str = "Ascend310P") -> str:
+    return pod.metadata.annotations[f"hami.io/{cw}-devices-allocated"].split(",")[0]
+
+
+def test_volcano_ignores_the_pin_and_picks_at_random_reproducibly(
+    sim_factory, tmp_path: Path, wait_for
+) -> None:
+    """The guide's Volcano conf has no SchedulePolicy: any fitting chip, in
+    Go's map order; simcluster draws it from its seed."""
+    chosen: list[list[str]] = []
+    for run in range(2):
+        sim = sim_factory(seed=11)
+        core = client.CoreV1Api(sim.kubernetes_client(tmp_path / f"kc{run}"))
+        picks = []
+        for i in range(6):
+            pinned = _pod(
+                f"p{i}", "Ascend310P", 3072, {"hami.io/use-Ascend310P-uuid": CHIP3}
+            )
+            core.create_namespaced_pod("default", pinned)
+            picks.append(_chip_of(_running(core, wait_for, f"p{i}")))
+        chosen.append(picks)
+    assert chosen[0] == chosen[1]  # the same seed, the same chips
+    assert set(chosen[0]) != {CHIP3}  # the pin was not honoured
+    assert len(set(chosen[0])) > 1  # no score: not packed onto one chip
+
+
+def test_volcano_binpacks_with_a_schedule_policy_and_weight(
+    core: client.CoreV1Api, wait_for
+) -> None:
+    from simcluster.guide_data import VOLCANO_SCHEDULER_CONF
+
+    conf = VOLCANO_SCHEDULER_CONF.replace(
+        "      deviceshare.KnownGeometriesCMName: hami-scheduler-device\n",
+        "      deviceshare.KnownGeometriesCMName: hami-scheduler-device\n"
+        "      deviceshare.SchedulePolicy: binpack\n"
+        "      deviceshare.ScheduleWeight: 10\n",
+    )
+    core.patch_namespaced_config_map(
+        "volcano-scheduler-configmap",
+        "volcano-system",
+        {"data": {"volcano-scheduler.conf": conf}},
+    )
+    for i in range(3):
+        core.create_namespaced_pod("default", _pod(f"b{i}", "Ascend310P", 3072))
+        # chip 0 already holds the guide's vir01: binpack keeps filling it
+        assert _chip_of(_running(core, wait_for, f"b{i}")) == CHIP0
+
+
+def test_volcano_hands_out_a_terminating_pods_room_and_the_node_refuses_it(
+    sim_factory, tmp_path: Path, wait_for
+) -> None:
+    sim = sim_factory(pod_shutdown_seconds=4)
+    core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
+    for i in range(4):  # one vir04 on each 310P chip: no second fits anywhere
+        core.create_namespaced_pod("default", _pod(f"big-{i}", "Ascend310P", 12288))
+        _running(core, wait_for, f"big-{i}")
+    victim = "big-1"
+    freed = _chip_of(core.read_namespaced_pod(victim, "default"))
+    core.delete_namespaced_pod(victim, "default")  # terminating for 4 s
+    core.create_namespaced_pod("default", _pod("taker", "Ascend310P", 12288))
+
+    def failed() -> client.V1Pod | None:
+        pod = core.read_namespaced_pod("taker", "default")
+        return pod if pod.status.phase == "Failed" else None
+
+    # Volcano binds at once onto the victim's chip; the plugin's Allocate fails
+    taker = wait_for(failed, timeout=3)
+    assert _chip_of(taker) == freed
+    assert taker.status.reason == "UnexpectedAdmissionError"
+    assert f"chip {freed} cannot hold 12288 MB" in taker.status.message
+    assert core.read_namespaced_pod(victim, "default").metadata.deletion_timestamp
+
+    # HAMi's scheduler waits until the victim is gone
+    core.create_namespaced_pod(
+        "default", _pod("waiter", "Ascend310P", 12288, scheduler=HAMI)
+    )
+    assert core.read_namespaced_pod("waiter", "default").spec.node_name is None
+    assert _chip_of(_running(core, wait_for, "waiter")) == freed
+
+
+def test_volcano_serves_the_less_used_queue_before_a_higher_priority() -> None:
+    from simcluster import resources
+    from simcluster.controllers.binder import Binder
+    from simcluster.scenarios import guide
+    from simcluster.store import Store
+
+    store = Store()
+    guide().load(store)
+    binder = Binder(store)
+    binder.resync()
+
+    def pending(name: str, queue: str, priority: int) -> None:
+        pod = _pod(
+            name, "Ascend310P", 12288, {"scheduling.volcano.sh/queue-name": queue}
+        )
+        pod["metadata"]["namespace"] = "default"
+        pod["spec"]["priority"] = priority
+        store.create(resources.POD, pod)
+        binder.on_events(store.events_since(store.rv - 1, 0)[0])
+
+    for i in range(3):  # queue "busy" takes three of the four vir04 rooms
+        pending(f"busy-{i}", "busy", 100)
+    binder.tick(now=1e9)
+    # the last room: a high-priority pod of "busy" and a low one of "idle", at once
+    pending("urgent", "busy", 100000)
+    pending("filler", "idle", 100)
+    binder.tick(now=2e9)
+
+    def node(name: str) -> str | None:
+        found = store.get(resources.POD, "default", name)
+        return (found.obj.get("spec") or {}).get("nodeName") if found else None
+
+    assert [node(f"busy-{i}") for i in range(3)] == ["npu-node-310p-01"] * 3
+    assert node("filler") == "npu-node-310p-01"  # the idle queue is served first
+    assert node("urgent") is None
