@@ -171,6 +171,8 @@ class DevicePlugin:
         with self._lock:
             nodes = list(self.nodes.values())
         for node in nodes:
+            if self._stop.is_set():
+                return  # the stack is stopping: the API server may be gone
             found = registration(node, self.chip_types, self.vnpu_core)
             self.registered[node.name] = found[1] if found else None
             if found is None:
