@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import environ
 
+from vnpuportal.channel_layers import channel_layers
 from vnpuportal.env import BASE_DIR, env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -121,16 +122,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     },
 }
 
-CHANNEL_LAYERS = {
-    "default": (
-        {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
-        }
-        if REDIS_URL
-        else {"BACKEND": "channels.layers.InMemoryChannelLayer"}
-    )
-}
+CHANNEL_LAYERS = channel_layers(REDIS_URL)  # see vnpuportal/channel_layers.py
 
 AUTH_PASSWORD_VALIDATORS = [
     {

@@ -1,0 +1,82 @@
+"""The cluster WebSocket on the Redis channel layer, as production runs it.
+
+The other consumer tests use the in-memory layer. On Redis an idle consumer
+crashed every 5 to 20 s (redis-py's read timeout equalled channels-redis's
+blocking read), so a browser that watched a quiet cluster lost its updates.
+These run against the server in ``REDIS_URL`` (CI always sets it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.layers import channel_layers as layers
+from channels.layers import get_channel_layer
+from channels.testing import WebsocketCommunicator
+
+from apps.inventory.sync.writer import ClusterWriter
+from vnpuportal.channel_layers import channel_layers
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.websockets,
+    pytest.mark.slow,
+]
+REDIS_URL = os.environ.get("REDIS_URL", "")
+
+
+@pytest.fixture
+def redis_layer(settings):
+    """The production CHANNEL_LAYERS on REDIS_URL, fresh for the test."""
+    if not REDIS_URL:
+        if os.environ.get("CI"):
+            pytest.fail("REDIS_URL is not set; CI runs these on a real Redis")
+        pytest.skip("REDIS_URL is not set (these need a Redis server)")
+    settings.CHANNEL_LAYERS = channel_layers(REDIS_URL)
+    layers.backends = {}
+    yield get_channel_layer()
+    layers.backends = {}
+
+
+async def test_an_idle_layer_read_outlasts_the_blocking_pop(redis_layer):
+    channel = await redis_layer.new_channel()
+    # longer than the 5 s blocking pop: the read must time out quietly, not raise
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(redis_layer.receive(channel), 8)
+    await redis_layer.send(channel, {"type": "probe"})
+    assert await asyncio.wait_for(redis_layer.receive(channel), 5) == {"type": "probe"}
+
+
+async def test_a_quiet_websocket_still_gets_the_next_delta(
+    redis_layer, guide_cluster, fixtures_dir, viewer
+):
+    from vnpuportal.asgi import application
+
+    communicator = WebsocketCommunicator(
+        application,
+        f"/ws/clusters/{guide_cluster.pk}/",
+        headers=[(b"origin", b"http://localhost")],
+    )
+    communicator.scope["user"] = viewer
+    connected, _ = await communicator.connect()
+    assert connected
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "snapshot"
+
+    await asyncio.sleep(8)  # a quiet cluster: nothing for longer than 5 s
+
+    nodes = [
+        json.loads((fixtures_dir / n).read_text())
+        for n in ("node-310p3.json", "node-910b4.json")
+    ]
+    await sync_to_async(lambda: ClusterWriter(guide_cluster).replace_nodes(nodes))()
+    chips = []
+    while len(chips) < 12:
+        message = await communicator.receive_json_from(timeout=10)
+        if message.get("event") == "chips":
+            chips.extend(message["payload"]["rows"])
+    assert len(chips) == 12
+    await communicator.disconnect()
