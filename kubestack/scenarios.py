@@ -304,7 +304,23 @@ def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) 
         events = stack.kubectl(
             "get", "events", "-A", "--sort-by=.lastTimestamp", check=False
         ).stdout
-        raise StackError(f"{error}\nevents:\n{events[-3000:]}") from None
+        states = "\n".join(
+            f"  {namespace}/{name}: "
+            + stack.kubectl(
+                "get",
+                "pod",
+                "-n",
+                namespace,
+                name,
+                "-o",
+                "jsonpath={.status.phase} bind-phase={.metadata.annotations.hami\\.io/bind-phase}",
+                check=False,
+            ).stdout
+            for namespace, name in pods
+        )
+        raise StackError(
+            f"{error}\npods (phase, bind-phase):\n{states}\nevents:\n{events[-3000:]}"
+        ) from None
 
 
 class Scale(Scenario):

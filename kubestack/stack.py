@@ -236,10 +236,15 @@ class KubeStack:
 
         def config_loaded() -> bool:
             # The log is appended to by every vc-scheduler process: read only
-            # this process's part, or a restart looks loaded before it is.
+            # this process's part, or a restart looks loaded before it is. The
+            # "Initializing" line is written before the config is in place, so
+            # wait for the end of that session too: a node event that arrives
+            # in between still builds the node without vNPUs.
             with process.log.open("rb") as log:
                 log.seek(process.log_offset)
-                return b"Initializing volcano device config" in log.read()
+                text = log.read()
+            start = text.find(b"Initializing volcano device config")
+            return start >= 0 and b"Close Session" in text[start:]
 
         wait_until(
             "vc-scheduler to load the device config", config_loaded, 60, [process]
