@@ -119,6 +119,8 @@ def wait_until(
         try:
             if check():
                 return
+        except StackError:
+            raise  # the check knows it will never come true
         except Exception:  # noqa: S110 - not up yet; the deadline decides
             pass
         time.sleep(interval)

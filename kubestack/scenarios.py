@@ -261,14 +261,67 @@ class Guide(Scenario):
             slice_pod("npu-pod-310p", "Ascend310P", 3072, "batch-low"),
             slice_pod("npu-pod-910b", "Ascend910B4", 8192, "inference-high"),
         ]
-        stack.kubectl(
-            "create",
-            "-f",
-            "-",
-            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
-        )
-        self.placed = [("default", pod["metadata"]["name"]) for pod in pods]
-        wait_running(stack, self.placed, timeout=120)
+        self.placed = place_until_running(stack, pods, timeout=120)
+
+
+def place_until_running(
+    stack: KubeStack, pods: list[dict[str, Any]], timeout: float, attempts: int = 6
+) -> list[tuple[str, str]]:
+    """Create ``pods`` and wait until each runs with its vNPU, recreating a pod
+    that the node refused (UnexpectedAdmissionError).
+
+    Volcano does not check chip health, so on the 910B4 node (chip 5 sick) it
+    may bind a pod to the sick chip, and the device plugin fails it: what a user
+    of the guide's cluster meets, and retries. Returns the (namespace, name) list.
+    """
+    keys = [
+        (p["metadata"].get("namespace", "default"), p["metadata"]["name"]) for p in pods
+    ]
+    manifests = dict(zip(keys, pods, strict=True))
+    stack.kubectl(
+        "create",
+        "-f",
+        "-",
+        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
+    )
+    for _ in range(attempts):
+        try:
+            wait_running(stack, keys, timeout=timeout)
+            return keys
+        except StackError:
+            refused = [
+                key
+                for key in keys
+                if stack.kubectl(
+                    "get",
+                    "pod",
+                    "-n",
+                    key[0],
+                    key[1],
+                    "-o",
+                    "jsonpath={.status.reason}",
+                    check=False,
+                ).stdout
+                == "UnexpectedAdmissionError"
+            ]
+            if not refused:
+                raise
+            for namespace, name in refused:
+                stack.kubectl(
+                    "delete",
+                    "pod",
+                    "-n",
+                    namespace,
+                    name,
+                    "--grace-period=0",
+                    "--force",
+                    "--wait=true",
+                )
+                stack.kubectl(
+                    "create", "-f", "-", stdin=json.dumps(manifests[(namespace, name)])
+                )
+    wait_running(stack, keys, timeout=timeout)
+    return keys
 
 
 def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) -> None:
