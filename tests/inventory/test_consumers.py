@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from apps.inventory.sync.writer import ClusterWriter
+from tests.inventory.live import write_guide_nodes_and_collect_chips
 from vnpuportal.asgi import application
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.websockets]
@@ -57,16 +55,9 @@ async def test_token_client_gets_snapshot_then_delta(guide_cluster, fixtures_dir
     assert snapshot["payload"]["chips"]["rows"] == []
 
     # when sync writes the guide's nodes, then chip rows arrive as a delta
-    nodes = [
-        json.loads((fixtures_dir / n).read_text())
-        for n in ("node-310p3.json", "node-910b4.json")
-    ]
-    await sync_to_async(lambda: ClusterWriter(guide_cluster).replace_nodes(nodes))()
-    chips = []
-    while len(chips) < 12:
-        message = await communicator.receive_json_from(timeout=5)
-        if message["event"] == "chips":
-            chips.extend(message["payload"]["rows"])
+    chips = await write_guide_nodes_and_collect_chips(
+        communicator, guide_cluster, fixtures_dir, timeout=5
+    )
     assert len(chips) == 12
     await communicator.disconnect()
 

@@ -9,16 +9,14 @@ These run against the server in ``REDIS_URL`` (CI always sets it).
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.layers import channel_layers as layers
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
-from apps.inventory.sync.writer import ClusterWriter
+from tests.inventory.live import write_guide_nodes_and_collect_chips
 from vnpuportal.channel_layers import channel_layers
 
 pytestmark = [
@@ -68,15 +66,8 @@ async def test_a_quiet_websocket_still_gets_the_next_delta(
 
     await asyncio.sleep(8)  # a quiet cluster: nothing for longer than 5 s
 
-    nodes = [
-        json.loads((fixtures_dir / n).read_text())
-        for n in ("node-310p3.json", "node-910b4.json")
-    ]
-    await sync_to_async(lambda: ClusterWriter(guide_cluster).replace_nodes(nodes))()
-    chips = []
-    while len(chips) < 12:
-        message = await communicator.receive_json_from(timeout=10)
-        if message.get("event") == "chips":
-            chips.extend(message["payload"]["rows"])
+    chips = await write_guide_nodes_and_collect_chips(
+        communicator, guide_cluster, fixtures_dir, timeout=10
+    )
     assert len(chips) == 12
     await communicator.disconnect()
