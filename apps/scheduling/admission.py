@@ -16,12 +16,11 @@ transaction (it talks to the cluster). It is safe to run again at any time:
 from __future__ import annotations
 
 import logging
-import os
-import signal
 from datetime import datetime
 
 from django.utils import timezone
 
+from apps.common.crashpoints import crash_point
 from apps.inventory.models import ChipType, Cluster
 from apps.scheduling import states
 from apps.scheduling.choices import ProposalState, RequestState
@@ -35,16 +34,6 @@ from apps.scheduling.pods import (
 )
 
 log = logging.getLogger(__name__)
-
-#: Test hook: a process whose environment names a point dies there (SIGKILL),
-#: like a worker killed mid-pass. Points: ``after_reserve``, ``after_pod_create``.
-CRASH_ENV = "VNPU_PORTAL_CRASH_AT"
-
-
-def crash_point(name: str) -> None:
-    """Die here, at once and without cleanup, when the test hook asks for it."""
-    if os.environ.get(CRASH_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def requests_admit(

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from apps.common import locks
+from apps.common.crashpoints import crash_point
 from apps.inventory.models import Cluster
 from apps.scheduling import kube, services
-from apps.scheduling.admission import crash_point, requests_admit
+from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
 
