@@ -13,8 +13,10 @@ import re
 import shutil
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -422,3 +424,27 @@ def test_screenshots_directory_is_populated():
     # Runs last in this module: the screenshots above exist for a person to look at.
     names = {p.name for p in SCREENSHOTS.glob("*.png")}
     assert {"overview.png", "chips.png", "template-invalid.png"} <= names
+
+
+def test_the_api_docs_render_without_internet(page, portal, shot):
+    """Swagger UI comes from the portal itself: every request that leaves the
+    portal's host is refused, and the page still renders the whole API."""
+    portal_host = urllib.parse.urlsplit(portal.url).netloc
+    outside: list[str] = []
+
+    def only_the_portal(route: Any) -> None:
+        if urllib.parse.urlsplit(route.request.url).netloc == portal_host:
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    login(page, portal)
+    page.route("**/*", only_the_portal)
+    page.goto(portal.url + "/api/docs/")
+    page.wait_for_selector(".swagger-ui .info .title")
+    assert "vNPU Portal API" in page.inner_text(".swagger-ui .info .title")
+    # The operations are listed from the portal's schema (session auth).
+    page.wait_for_selector(".opblock-summary-path[data-path='/api/requests/']")
+    shot(page, "api-docs")
+    assert outside == []

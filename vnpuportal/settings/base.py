@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "channels",
     "apps.accounts",
     "apps.inventory",
@@ -144,6 +145,10 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# The image runs collectstatic; a checkout that has not (the demo, the tests,
+# a plain `runserver`) serves the apps' static files (admin, Swagger UI) from
+# their packages instead.
+WHITENOISE_USE_FINDERS = DEBUG or not STATIC_ROOT.is_dir()
 
 LOGIN_URL = "/admin/login/"
 
@@ -171,6 +176,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
+    # Swagger UI's files come from the portal itself (drf-spectacular-sidecar):
+    # sites without internet access still get a working /api/docs/.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "apps.accounts.choices.Role",
         "DeviceConfigShapeEnum": "apps.inventory.choices.DeviceConfigShape",
