@@ -45,6 +45,11 @@ class ChipFilterSet(ClusterScopedFilterSet):
     node = django_filters.CharFilter(field_name="node__name")
     chip_type = django_filters.CharFilter(field_name="common_word")
     has_free_slot = django_filters.BooleanFilter(method="filter_has_free_slot")
+    room_for = django_filters.CharFilter(
+        method="filter_room_for",
+        label="template name: chips where one more slice of it fits "
+        "(slot, memory, AICore, AICPU; healthy and uncordoned)",
+    )
 
     class Meta:
         model = Chip
@@ -58,6 +63,18 @@ class ChipFilterSet(ClusterScopedFilterSet):
             if value
             else queryset.filter(slots_used__gte=F("slots"))
         )
+
+    def filter_room_for(self, queryset, name, value):
+        from rest_framework.exceptions import ValidationError
+
+        from apps.inventory.selectors import chips_with_room_for
+
+        room = chips_with_room_for(queryset, value)
+        if room is None:
+            raise ValidationError(
+                {name: [f"no chip type has a template named {value!r}"]}
+            )
+        return room
 
 
 class SliceFilterSet(ClusterScopedFilterSet):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Count, Prefetch, QuerySet
@@ -11,6 +12,7 @@ from django.db.models import Count, Prefetch, QuerySet
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
+    TemplateSpec,
     parse_device_config,
     render_device_config,
 )
@@ -23,7 +25,23 @@ from apps.inventory.models import (
     Slice,
     Template,
 )
+from apps.inventory.room import ChipLoad, TypeRoom, type_room
 from apps.inventory.specs import chip_type_to_spec
+
+#: The chip fields the room calculation reads.
+ROOM_FIELDS = (
+    "common_word",
+    "memory",
+    "memory_used",
+    "slots",
+    "slots_used",
+    "aicore",
+    "aicore_used",
+    "aicpu",
+    "aicpu_used",
+    "healthy",
+    "cordoned",
+)
 
 
 def cluster_get(identifier: int | str) -> Cluster:
@@ -259,39 +277,95 @@ def connected_cluster_ids() -> list[int]:
     )
 
 
-def fragmentation(cluster: Cluster) -> list[dict[str, Any]]:
-    """Per chip type: memory stranded on chips that cannot fit the smallest template.
+def chip_loads(chips: Iterable[Chip]) -> list[ChipLoad]:
+    """The chips as the room calculation reads them (healthy and uncordoned: eligible)."""
+    return [
+        ChipLoad(
+            common_word=c.common_word,
+            memory=c.memory,
+            memory_used=c.memory_used,
+            slots=c.slots,
+            slots_used=c.slots_used,
+            aicore=c.aicore,
+            aicore_used=c.aicore_used,
+            aicpu=c.aicpu,
+            aicpu_used=c.aicpu_used,
+            eligible=c.healthy and not c.cordoned,
+        )
+        for c in chips
+    ]
 
-    A chip strands its free memory when it has no free slot, or when its free
-    memory is below the smallest template of its type.
+
+def fragmentation(cluster: Cluster) -> list[TypeRoom]:
+    """Per chip type: room for each template, the largest that fits, stranded memory.
+
+    Stranded memory is counted per template size (free memory that slices of
+    that size cannot use) and, for existing callers, against the smallest one.
     """
-    smallest = {
-        spec.common_word: min(
-            (t.memory for t in spec.templates), default=spec.memory_allocatable
-        )
-        for spec in chip_type_specs(cluster)
-    }
-    result: dict[str, dict[str, Any]] = {}
-    rows = Chip.objects.filter(cluster=cluster, healthy=True).values_list(
-        "common_word", "memory", "memory_used", "slots", "slots_used"
+    templates = templates_by_type([cluster.pk])
+    by_type: dict[str, list[ChipLoad]] = {}
+    for load in chip_loads(Chip.objects.filter(cluster=cluster).only(*ROOM_FIELDS)):
+        by_type.setdefault(load.common_word, []).append(load)
+    return [
+        type_room(cw, templates.get((cluster.pk, cw), []), loads)
+        for cw, loads in sorted(by_type.items())
+    ]
+
+
+def chips_with_room_for(
+    chips: QuerySet[Chip], template_name: str
+) -> QuerySet[Chip] | None:
+    """The chips where one more slice of the named template fits; None: no such template.
+
+    The same rule as :func:`apps.inventory.room.slices_that_fit`, as one query:
+    per chip type that has the template, a free slot, its memory, and its
+    AICore and AICPU where the chip reports them.
+    """
+    from django.db.models import F, Q
+
+    shapes = Template.objects.filter(name=template_name).values_list(
+        "chip_type__cluster_id", "chip_type__common_word", "memory", "ai_core", "ai_cpu"
     )
-    for cw, memory, used, slots, slots_used in rows:
-        entry = result.setdefault(
-            cw,
-            {
-                "common_word": cw,
-                "stranded_memory": 0,
-                "stranded_chips": 0,
-                "free_memory": 0,
-                "smallest_template_memory": smallest.get(cw),
-            },
+    room = Q(pk__in=[])
+    found = False
+    for cluster_id, cw, memory, ai_core, ai_cpu in shapes:
+        found = True
+        fits = Q(
+            cluster_id=cluster_id,
+            common_word=cw,
+            slots_used__lt=F("slots"),
+            memory__gte=F("memory_used") + memory,
         )
-        free = max(0, memory - used)
-        entry["free_memory"] += free
-        if free and (slots_used >= slots or free < smallest.get(cw, 1)):
-            entry["stranded_memory"] += free
-            entry["stranded_chips"] += 1
-    return sorted(result.values(), key=lambda e: e["common_word"])
+        if ai_core:
+            fits &= Q(aicore=0) | Q(aicore__gte=F("aicore_used") + ai_core)
+        if ai_cpu:
+            fits &= Q(aicpu=0) | Q(aicpu__gte=F("aicpu_used") + ai_cpu)
+        room |= fits
+    if not found:
+        return None
+    return chips.filter(room, healthy=True, cordoned=False)
+
+
+def templates_by_type(
+    cluster_ids: Iterable[int],
+) -> dict[tuple[int, str], list[TemplateSpec]]:
+    """The templates of every chip type of the given clusters, keyed by (cluster, type)."""
+    result: dict[tuple[int, str], list[TemplateSpec]] = {}
+    rows = Template.objects.filter(
+        chip_type__cluster_id__in=set(cluster_ids)
+    ).values_list(
+        "chip_type__cluster_id",
+        "chip_type__common_word",
+        "name",
+        "memory",
+        "ai_core",
+        "ai_cpu",
+    )
+    for cluster_id, cw, name, memory, ai_core, ai_cpu in rows:
+        result.setdefault((cluster_id, cw), []).append(
+            TemplateSpec(name=name, memory=memory, ai_core=ai_core, ai_cpu=ai_cpu)
+        )
+    return result
 
 
 # --- publishing: the portal's baseline and drift recorded by sync -----------------

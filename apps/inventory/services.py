@@ -632,9 +632,7 @@ def usage_samples_record() -> int:
     now = timezone.now()
     samples = []
     for cluster in Cluster.objects.all():
-        stranded = {
-            f["common_word"]: f["stranded_memory"] for f in fragmentation(cluster)
-        }
+        stranded = {f.common_word: f.stranded_memory for f in fragmentation(cluster)}
         for totals in cluster_summary(cluster)["chip_types"]:
             samples.append(
                 UsageSample(

@@ -448,3 +448,32 @@ def test_the_api_docs_render_without_internet(page, portal, shot):
     page.wait_for_selector(".opblock-summary-path[data-path='/api/requests/']")
     shot(page, "api-docs")
     assert outside == []
+
+
+def test_room_is_room_for_a_template_on_the_chips_page(page, portal, shot):
+    """The page's room filter agrees with the API's (two implementations of one
+    rule), and a chip's drawer says which templates still fit."""
+    login(page, portal, path="/chips")
+    for template in ("vir05_1c_8g", "vir10_3c_16g", "vir04"):
+        answer = page.request.get(
+            portal.url + "/api/chips/", params={"room_for": template, "page_size": 500}
+        )
+        assert answer.status == 200
+        expected = answer.json()["count"]
+        assert expected > 0
+        page.get_by_test_id("room-filter").select_option(template)
+        expect(page.get_by_test_id("chip-row")).to_have_count(expected)
+    page.get_by_test_id("room-filter").select_option("")
+    expect(page.get_by_test_id("chip-row")).to_have_count(12)
+
+    chip = page.request.get(
+        portal.url + "/api/chips/",
+        params={"chip_type": "Ascend910B4", "healthy": "true"},
+    ).json()["results"][0]
+    page.goto(portal.url + f"/chips?chip={chip['id']}")
+    room = page.get_by_test_id("chip-room")
+    if chip["fits"]:
+        expect(room).to_contain_text(f"largest: {chip['largest_template']}")
+    else:
+        expect(room).to_contain_text("No room for any template")
+    shot(page, "chip-room")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.inventory import selectors
 from apps.inventory.choices import ConnectionKind
 from apps.inventory.models import (
     Chip,
@@ -19,6 +21,7 @@ from apps.inventory.models import (
     Template,
     UsageSample,
 )
+from apps.inventory.room import fitting_templates
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -176,6 +179,33 @@ class NodeSerializer(serializers.ModelSerializer):
 
 class ChipSerializer(serializers.ModelSerializer):
     node = serializers.CharField(source="node.name", read_only=True)
+    fits = serializers.SerializerMethodField(
+        help_text="templates of which one more slice fits (slot, memory, AICore, "
+        "AICPU; healthy and uncordoned chips only), smallest first"
+    )
+    largest_template = serializers.SerializerMethodField(
+        help_text="the largest template that still fits (null: none)"
+    )
+
+    def _fits(self, chip: Chip) -> list[str]:
+        # Templates are read once per cluster for the whole page, not per chip.
+        by_cluster = self.context.setdefault("_templates", {})
+        if chip.cluster_id not in by_cluster:
+            by_cluster[chip.cluster_id] = selectors.templates_by_type([chip.cluster_id])
+        templates = by_cluster[chip.cluster_id].get(
+            (chip.cluster_id, chip.common_word), []
+        )
+        load = selectors.chip_loads([chip])[0]
+        return [t.name for t in fitting_templates(load, templates)]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_fits(self, chip: Chip) -> list[str]:
+        return self._fits(chip)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_largest_template(self, chip: Chip) -> str | None:
+        fits = self._fits(chip)
+        return fits[-1] if fits else None
 
     class Meta:
         model = Chip
@@ -199,6 +229,8 @@ class ChipSerializer(serializers.ModelSerializer):
             "aicore_used",
             "aicpu",
             "aicpu_used",
+            "fits",
+            "largest_template",
         ]
 
 
@@ -408,13 +440,36 @@ class UsageHistoryQuerySerializer(serializers.Serializer):
     chip_type = serializers.CharField(required=False)
 
 
+class TemplateRoomSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    memory = serializers.IntegerField()
+    ai_core = serializers.IntegerField(allow_null=True)
+    ai_cpu = serializers.IntegerField(allow_null=True)
+    chips_with_room = serializers.IntegerField(
+        help_text="healthy, uncordoned chips where one more slice of it fits"
+    )
+    slices_that_fit = serializers.IntegerField(
+        help_text="slices of this template that fit at once, over all chips"
+    )
+    stranded_memory = serializers.IntegerField(
+        help_text="free MB left over once as many of these slices as fit are placed"
+    )
+
+
 class FragmentationSerializer(serializers.Serializer):
     common_word = serializers.CharField()
+    chips = serializers.IntegerField()
+    eligible_chips = serializers.IntegerField(help_text="healthy and not cordoned")
+    free_memory = serializers.IntegerField(help_text="free MB on eligible chips")
+    largest_template = serializers.CharField(
+        allow_null=True, help_text="the largest template that still fits somewhere"
+    )
+    largest_template_memory = serializers.IntegerField(allow_null=True)
+    templates = TemplateRoomSerializer(many=True, help_text="smallest first")
     stranded_memory = serializers.IntegerField(
         help_text="free MB on chips that cannot fit the smallest template"
     )
     stranded_chips = serializers.IntegerField()
-    free_memory = serializers.IntegerField()
     smallest_template_memory = serializers.IntegerField(allow_null=True)
 
 

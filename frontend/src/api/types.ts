@@ -226,11 +226,31 @@ export interface UsageSample {
   stranded_memory: number;
 }
 
+export interface TemplateRoom {
+  name: string;
+  memory: number;
+  ai_core: number | null;
+  ai_cpu: number | null;
+  /** healthy, uncordoned chips where one more slice fits */
+  chips_with_room: number;
+  /** slices of this template that fit at once, over all chips */
+  slices_that_fit: number;
+  /** free MB left once as many of these slices as fit are placed */
+  stranded_memory: number;
+}
+
 export interface Fragmentation {
   common_word: string;
+  chips: number;
+  eligible_chips: number;
+  free_memory: number;
+  largest_template: string | null;
+  largest_template_memory: number | null;
+  /** smallest first */
+  templates: TemplateRoom[];
+  /** measured against the smallest template */
   stranded_memory: number;
   stranded_chips: number;
-  free_memory: number;
   smallest_template_memory: number | null;
 }
 

@@ -3,7 +3,10 @@ import {
   ChipTable,
   DEFAULT_COLUMNS,
   filterChips,
+  fittingTemplates,
   groupByNode,
+  slicesThatFit,
+  templatesByType,
   rowDecoder,
   sortChips,
   totalsByType,
@@ -121,6 +124,25 @@ describe("filters and aggregation", () => {
     expect(filterChips(chips, { state: "busy" }).map((c) => c.id)).toEqual([1, 11]);
     expect(filterChips(chips, { state: "idle", type: "Ascend910B4" }).map((c) => c.id)).toEqual([5, 10]);
     expect(filterChips(chips, {})).toBe(chips);
+  });
+
+  it("room is room for a template in all four dimensions", () => {
+    const templates = templatesByType([
+      { common_word: "Ascend910B4", name: "vir10_3c_16g", memory: 16384, ai_core: 10, ai_cpu: 3 },
+      { common_word: "Ascend910B4", name: "vir05_1c_8g", memory: 8192, ai_core: 5, ai_cpu: 1 },
+    ]);
+    const base: Chip = { ...chips.find((c) => c.id === 5)!, slots: 4, slotsUsed: 0, mem: 32768, memUsed: 0, core: 20, coreUsed: 0, cpu: 7, cpuUsed: 0 };
+    expect(templates.get("Ascend910B4")!.map((t) => t.name)).toEqual(["vir05_1c_8g", "vir10_3c_16g"]);
+    expect(slicesThatFit(base, templates.get("Ascend910B4")![1])).toBe(2);
+    // 23 MB free and no AICPU left: a free slot is not room.
+    const starved = { ...base, memUsed: 32768 - 23, cpuUsed: 7, slotsUsed: 3 };
+    expect(fittingTemplates(starved, templates)).toEqual([]);
+    expect(filterChips([base, starved], { state: "free", templates })).toEqual([base]);
+    expect(filterChips([base, starved], { state: "full", templates })).toEqual([starved]);
+    const twelveFree = { ...base, id: 99, memUsed: 32768 - 12288 };
+    expect(filterChips([base, twelveFree], { roomFor: "vir10_3c_16g", templates }).map((c) => c.id)).toEqual([base.id]);
+    expect(filterChips([base, twelveFree], { roomFor: "vir05_1c_8g", templates })).toHaveLength(2);
+    expect(filterChips([{ ...base, cordoned: true }], { roomFor: "vir05_1c_8g", templates })).toEqual([]);
   });
 
   it("totals per chip type count slices as slots in use", () => {

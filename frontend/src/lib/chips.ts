@@ -213,9 +213,62 @@ export interface ChipFilter {
   /** chip type (commonWord); empty = all */
   type?: string;
   state?: ChipState;
+  /** templates per chip type: "Has room" means room for the smallest of them */
+  templates?: TemplatesByType;
+  /** a template name: only chips with room for one more slice of it */
+  roomFor?: string;
 }
 
-export function matchesState(chip: Chip, state: ChipState | undefined): boolean {
+// --- room: room for a template, in the four dimensions the allocator checks -----------
+
+export interface TemplateShape {
+  name: string;
+  memory: number;
+  ai_core: number | null;
+  ai_cpu: number | null;
+}
+
+/** Templates by chip type (commonWord), smallest first. */
+export type TemplatesByType = Map<string, TemplateShape[]>;
+
+export function templatesByType(templates: Iterable<TemplateShape & { common_word: string }>): TemplatesByType {
+  const out: TemplatesByType = new Map();
+  for (const t of templates) {
+    const list = out.get(t.common_word) ?? [];
+    list.push({ name: t.name, memory: t.memory, ai_core: t.ai_core, ai_cpu: t.ai_cpu });
+    out.set(t.common_word, list);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.memory - b.memory || a.name.localeCompare(b.name));
+  return out;
+}
+
+/** How many more slices of the template fit at once (the API's rule, apps/inventory/room.py). */
+export function slicesThatFit(chip: Chip, t: TemplateShape): number {
+  if (!chip.healthy || chip.cordoned || t.memory <= 0) return 0;
+  const limits = [chip.slots - chip.slotsUsed, Math.floor((chip.mem - chip.memUsed) / t.memory)];
+  if (chip.core && t.ai_core) limits.push(Math.floor((chip.core - chip.coreUsed) / t.ai_core));
+  if (chip.cpu && t.ai_cpu) limits.push(Math.floor((chip.cpu - chip.cpuUsed) / t.ai_cpu));
+  return Math.max(0, Math.min(...limits));
+}
+
+/** The templates of the chip's type of which one more slice fits, smallest first. */
+export function fittingTemplates(chip: Chip, templates: TemplatesByType | undefined): TemplateShape[] {
+  return (templates?.get(chip.type) ?? []).filter((t) => slicesThatFit(chip, t) > 0);
+}
+
+/** No template of its type fits, whatever the chip's health (slot, memory, AICore or AICPU used up). */
+export function isFull(chip: Chip, templates: TemplatesByType | undefined): boolean {
+  return !hasRoom({ ...chip, healthy: true, cordoned: false }, templates);
+}
+
+function hasRoom(chip: Chip, templates: TemplatesByType | undefined): boolean {
+  const own = templates?.get(chip.type);
+  // Without the templates (not loaded yet): a free slot and free memory.
+  if (!own?.length) return chip.healthy && !chip.cordoned && chip.slotsUsed < chip.slots && chip.memUsed < chip.mem;
+  return slicesThatFit(chip, own[0]) > 0;
+}
+
+export function matchesState(chip: Chip, state: ChipState | undefined, templates?: TemplatesByType): boolean {
   switch (state ?? "all") {
     case "all":
       return true;
@@ -226,9 +279,9 @@ export function matchesState(chip: Chip, state: ChipState | undefined): boolean 
     case "cordoned":
       return chip.cordoned;
     case "free":
-      return chip.healthy && !chip.cordoned && chip.slotsUsed < chip.slots && chip.memUsed < chip.mem;
+      return hasRoom(chip, templates);
     case "full":
-      return chip.slotsUsed >= chip.slots || chip.memUsed >= chip.mem;
+      return isFull(chip, templates);
     case "idle":
       return chip.slotsUsed === 0;
     case "busy":
@@ -245,13 +298,18 @@ export function filterChips(chips: readonly Chip[], filter: ChipFilter): Chip[] 
     .filter(Boolean);
   const type = filter.type ?? "";
   const state = filter.state ?? "all";
-  if (!terms.length && !type && state === "all") return chips as Chip[];
-  return chips.filter(
-    (c) =>
-      (!type || c.type === type) &&
-      matchesState(c, state) &&
-      (!terms.length || terms.some((t) => c.node.toLowerCase().includes(t))),
-  );
+  const roomFor = filter.roomFor ?? "";
+  if (!terms.length && !type && state === "all" && !roomFor) return chips as Chip[];
+  const wanted = (c: Chip) => filter.templates?.get(c.type)?.find((t) => t.name === roomFor);
+  return chips.filter((c) => {
+    if (type && c.type !== type) return false;
+    if (!matchesState(c, state, filter.templates)) return false;
+    if (roomFor) {
+      const t = wanted(c);
+      if (!t || slicesThatFit(c, t) === 0) return false;
+    }
+    return !terms.length || terms.some((t) => c.node.toLowerCase().includes(t));
+  });
 }
 
 // --- metrics and aggregation ------------------------------------------------------

@@ -5,19 +5,23 @@
 
 import { memo, useCallback, useEffect, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
-import type { Page, Slice } from "../api/types";
+import type { Page, Slice, Template } from "../api/types";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { ChipHistory } from "./ChipHistory";
 import {
   filterChips,
+  fittingTemplates,
   groupByNode,
+  isFull,
   METRICS,
   sortChips,
   totalsByType,
   type Chip,
   type ChipState,
+  templatesByType,
+  type TemplatesByType,
   type Metric,
   type SortKey,
 } from "../lib/chips";
@@ -32,7 +36,7 @@ const STATES: { key: ChipState; label: string }[] = [
   { key: "healthy", label: "Healthy" },
   { key: "unhealthy", label: "Unhealthy" },
   { key: "cordoned", label: "Cordoned" },
-  { key: "free", label: "Has room" },
+  { key: "free", label: "Has room (smallest template)" },
   { key: "full", label: "Full" },
   { key: "busy", label: "In use" },
   { key: "idle", label: "Idle" },
@@ -42,8 +46,10 @@ const ROW = 30;
 const COLUMNS = "minmax(150px,1.4fr) 96px 34px 96px minmax(120px,1fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(120px,1fr)";
 
 export function ChipsPage() {
-  const { live } = useClusters();
+  const { live, cluster } = useClusters();
   useLiveVersion(live);
+  const templates = useClusterTemplates(cluster?.id ?? null);
+  const [roomFor, setRoomFor] = useQueryParam("room");
   const [nodeParam, setNodeParam] = useQueryParam("node");
   const [type, setType] = useQueryParam("type");
   const [state, setState] = useQueryParam("state", "all");
@@ -61,8 +67,8 @@ export function ChipsPage() {
   const all = useMemo(() => live?.chips.sorted() ?? [], [live, chipsVersion]); // eslint-disable-line react-hooks/exhaustive-deps
   const types = useMemo(() => [...new Set(all.map((c) => c.type))].sort(), [all]);
   const filtered = useMemo(
-    () => filterChips(all, { node: nodeFilter, type, state: state as ChipState }),
-    [all, nodeFilter, type, state],
+    () => filterChips(all, { node: nodeFilter, type, state: state as ChipState, templates, roomFor }),
+    [all, nodeFilter, type, state, templates, roomFor],
   );
   const groups = useMemo(() => groupByNode(filtered), [filtered]);
   const sorted = useMemo(() => sortChips(filtered, { key: sortKey, dir: sortDir }), [filtered, sortKey, sortDir]);
@@ -125,6 +131,18 @@ export function ChipsPage() {
               <option key={s.key} value={s.key}>
                 {s.label}
               </option>
+            ))}
+          </select>
+          <select className="select" value={roomFor} onChange={(e) => setRoomFor(e.target.value)} aria-label="room for template" data-testid="room-filter">
+            <option value="">Room for any template</option>
+            {[...templates].map(([cw, list]) => (
+              <optgroup key={cw} label={cw}>
+                {list.map((t) => (
+                  <option key={`${cw}/${t.name}`} value={t.name}>
+                    Room for {t.name} ({mb(t.memory)})
+                  </option>
+                ))}
+              </optgroup>
             ))}
           </select>
           <span className="grow" />
@@ -216,6 +234,7 @@ export function ChipsPage() {
               <ChipRowView
                 key={c.id}
                 chip={c}
+                templates={templates}
                 selected={c.id === selectedId}
                 flash={(live.chips.changedAt.get(c.id) ?? 0) > flashSince}
                 onSelect={selectChip}
@@ -226,7 +245,7 @@ export function ChipsPage() {
         {sorted.length === 0 && <div className="empty">No chips match the filters.</div>}
       </div>
 
-      {selectedId !== null && <ChipDrawer chipId={selectedId} chip={selected} onClose={() => setChipParam("")} />}
+      {selectedId !== null && <ChipDrawer chipId={selectedId} chip={selected} templates={templates} onClose={() => setChipParam("")} />}
     </>
   );
 }
@@ -234,11 +253,13 @@ export function ChipsPage() {
 /** One table row; memoised: a chip object is replaced only when its row changes. */
 const ChipRowView = memo(function ChipRowView({
   chip: c,
+  templates,
   selected,
   flash,
   onSelect,
 }: {
   chip: Chip;
+  templates: TemplatesByType;
   selected: boolean;
   flash: boolean;
   onSelect: (id: number) => void;
@@ -258,7 +279,7 @@ const ChipRowView = memo(function ChipRowView({
       <span>{c.type}</span>
       <span className="muted">{c.index}</span>
       <span>
-        <ChipStateBadge chip={c} />
+        <ChipStateBadge chip={c} templates={templates} />
       </span>
       <UsageBar used={c.memUsed} total={c.mem} text={`${mb(c.memUsed)} / ${mb(c.mem)}`} />
       <UsageBar used={c.slotsUsed} total={c.slots} text={`${c.slotsUsed} / ${c.slots}`} />
@@ -271,7 +292,7 @@ const ChipRowView = memo(function ChipRowView({
   );
 });
 
-function ChipStateBadge({ chip }: { chip: Chip }) {
+function ChipStateBadge({ chip, templates }: { chip: Chip; templates: TemplatesByType }) {
   if (!chip.healthy)
     return (
       <Badge kind="hot" title="the device plugin reports this chip unhealthy">
@@ -279,11 +300,25 @@ function ChipStateBadge({ chip }: { chip: Chip }) {
       </Badge>
     );
   if (chip.cordoned) return <Badge kind="warn">cordoned</Badge>;
-  if (chip.slotsUsed >= chip.slots || chip.memUsed >= chip.mem) return <Badge kind="info">full</Badge>;
+  if (isFull(chip, templates))
+    return (
+      <Badge kind="info" title="no template fits: slot, memory, AICore or AICPU used up">
+        full
+      </Badge>
+    );
   return <Badge kind="ok">ok</Badge>;
 }
 
-function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | null; onClose: () => void }) {
+/** The cluster's templates by chip type (room is room for a template). */
+function useClusterTemplates(clusterId: number | null): TemplatesByType {
+  const answer = useApi(
+    clusterId === null ? null : (signal) => api.get<Page<Template>>(`/api/templates/${qs({ cluster: clusterId, page_size: 1000 })}`, signal),
+    [clusterId],
+  );
+  return useMemo(() => templatesByType(answer.data?.results ?? []), [answer.data]);
+}
+
+function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip: Chip | null; templates: TemplatesByType; onClose: () => void }) {
   const { live } = useClusters();
   const now = useNow(5000);
   const slices = useApi(
@@ -298,7 +333,7 @@ function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | nu
     <Drawer
       title={chip ? `${chip.node} · ${chip.type} #${chip.index}` : `Chip ${chipId}`}
       onClose={onClose}
-      actions={chip && <ChipStateBadge chip={chip} />}
+      actions={chip && <ChipStateBadge chip={chip} templates={templates} />}
     >
       {!chip ? (
         <div className="empty">This chip is not in the cluster any more.</div>
@@ -318,6 +353,7 @@ function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | nu
               <span className="k">AICPU</span>
               <UsageBar used={chip.cpuUsed} total={chip.cpu} text={chip.cpu ? `${chip.cpuUsed} / ${chip.cpu}` : "not reported"} />
             </div>
+            <RoomLine chip={chip} templates={templates} />
           </div>
           <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Slices on this chip</h3>
           <ErrorNote error={slices.error} onRetry={slices.reload} />
@@ -388,5 +424,18 @@ function ChipDrawer({ chipId, chip, onClose }: { chipId: number; chip: Chip | nu
         </>
       )}
     </Drawer>
+  );
+}
+
+/** Which templates still fit on the chip, and the largest of them. */
+function RoomLine({ chip, templates }: { chip: Chip; templates: TemplatesByType }) {
+  if (!templates.get(chip.type)?.length) return null;
+  const fits = fittingTemplates(chip, templates);
+  return (
+    <div className="muted" style={{ marginTop: 10, fontSize: 12 }} data-testid="chip-room">
+      {fits.length
+        ? `Room for ${fits.map((t) => t.name).join(", ")} · largest: ${fits[fits.length - 1].name}`
+        : "No room for any template (slot, memory, AICore or AICPU used up)"}
+    </div>
   );
 }

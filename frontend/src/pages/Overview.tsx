@@ -421,12 +421,39 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
           </span>
           <span>
             <span className="swatch" style={{ background: "#e06c5f" }} />
-            stranded: on chips with no free slot, or less free memory than the smallest template
+            stranded: on chips where not even the smallest template fits (slot, memory, AICore or AICPU used up)
           </span>
         </div>
         {(frag.data ?? []).map((f) => (
-          <div key={f.common_word} className="muted" style={{ marginTop: 6, fontSize: 12 }}>
-            {f.common_word}: smallest template {mb(f.smallest_template_memory)}; {mb(f.free_memory)} free in total.
+          <div key={f.common_word} style={{ marginTop: 12 }} data-testid={`room-${f.common_word}`}>
+            <div className="muted" style={{ fontSize: 12, marginBottom: 4 }}>
+              {f.common_word}: {mb(f.free_memory)} free on {f.eligible_chips} usable chip{f.eligible_chips === 1 ? "" : "s"};{" "}
+              {f.largest_template ? `largest slice that still fits: ${f.largest_template} (${mb(f.largest_template_memory)})` : "no template fits anywhere"}
+            </div>
+            {f.templates.length > 0 && (
+              <table className="data compact">
+                <thead>
+                  <tr>
+                    <th>Template</th>
+                    <th className="num">Slices that fit</th>
+                    <th className="num">Chips with room</th>
+                    <th className="num" title="free memory slices of this size cannot use">Stranded for it</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {f.templates.map((t) => (
+                    <tr key={t.name}>
+                      <td className="mono">
+                        {t.name} <span className="muted">{mb(t.memory)}</span>
+                      </td>
+                      <td className="num">{t.slices_that_fit}</td>
+                      <td className="num">{t.chips_with_room}</td>
+                      <td className="num">{mb(t.stranded_memory)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
           </div>
         ))}
       </div>
