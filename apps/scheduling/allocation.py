@@ -3,11 +3,12 @@
 Called inside ``services.allocation_create``'s transaction, with the cluster's
 row and the pending requests locked.
 
-Proposals are stable across passes: while a request waits for a decision, each
-pass finds the same plan again, and the pending proposal is kept as it is (an
-admin may be reading it). It is superseded when the plan changes (another chip
-or other victims: the new one replaces it), when the request fits without
-preemption, or when it no longer needs one.
+Proposals are stable across passes: while a request waits for a decision, the
+pending proposal is kept as it is as long as it still works (its chip eligible,
+its victims still on it, and their eviction enough to place the request), even
+when a pass finds another plan (an admin may be reading it). It is superseded,
+with the reason, when it no longer works (a new one replaces it), when the
+request fits without preemption, or when it no longer needs one.
 """
 
 from __future__ import annotations
@@ -247,6 +248,19 @@ def _victim(row: SliceRow, now: datetime) -> dict[str, Any]:
     }
 
 
+def _problem_of(existing: PreemptionProposal, snap: Snapshot) -> str | None:
+    """Why the pending proposal no longer works on the snapshot's cluster (None: it does)."""
+    chip = next((c for c in snap.chips if c.id == str(existing.chip_id)), None)
+    shape = alloc.SliceShape(
+        template=existing.template or None,
+        memory=existing.memory,
+        ai_core=existing.aicore,
+        ai_cpu=existing.aicpu,
+    )
+    victims = {(v["namespace"], v["pod"]) for v in existing.victims}
+    return alloc.proposal_problem(chip, snap.running, victims, shape)
+
+
 def _proposal(
     cluster: Cluster,
     request: Request,
@@ -265,11 +279,12 @@ def _proposal(
             seen.add((row.namespace, row.pod))
             victims.append(_victim(row, now))
     chip_id = int(planned.chip_id)
+    problem = None
     if existing is not None:
-        same = existing.chip_id == chip_id and sorted(
-            (v["namespace"], v["pod"]) for v in existing.victims
-        ) == sorted(seen)
-        if same:
+        problem = _problem_of(existing, snap)
+        if problem is None:
+            # It still works: keep it, even if this pass found another plan
+            # (an admin may be deciding on it right now).
             return existing
     uuid, node = snap.chip_rows[chip_id]
     proposal = PreemptionProposal.objects.create(
@@ -288,9 +303,7 @@ def _proposal(
         progress="waiting for an admin's decision",
     )
     if existing is not None:
-        _supersede(
-            existing, f"replaced by proposal {proposal.pk} (the cluster changed)"
-        )
+        _supersede(existing, f"replaced by proposal {proposal.pk}: {problem}")
     audit_record(
         actor=None,
         actor_name="allocator",

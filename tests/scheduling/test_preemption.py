@@ -334,3 +334,48 @@ def test_a_preempted_portal_request_fails_naming_who_preempted_it(
     low.refresh_from_db()
     assert low.state == RequestState.FAILED
     assert f"preempted by request {urgent.pk}" in low.reason
+
+
+def test_a_pending_proposal_stays_while_the_cluster_changes_around_it(
+    world, operator, full, fake_ops
+):
+    """A second full chip whose victims would now be cheaper does not replace
+    the proposal an admin may be reading: it still works, so it stays."""
+    _urgent(world, operator)
+    run_pass(world.cluster)
+    (first,) = PreemptionProposal.objects.all()
+
+    # another chip fills with cheaper, younger victims: a fresh plan would pick it
+    (other,) = world.chips("Ascend310P", 1)
+    world.slice(other, "young", "vir04", priority=0, age_seconds=1)
+    world.slice(other, "young-2", "vir04", priority=0, age_seconds=1)
+    world.slice(other, "young-3", "vir04", priority=0, age_seconds=1)
+    world.slice(other, "young-4", "vir04", priority=0, age_seconds=1)
+    world.slice(other, "young-5", "vir01", priority=0, age_seconds=1)
+    for _ in range(3):
+        run_pass(world.cluster)
+
+    (proposal,) = PreemptionProposal.objects.all()
+    assert proposal.pk == first.pk
+    assert proposal.state == ProposalState.PENDING
+    assert AuditEvent.objects.filter(action="preemption.propose").count() == 1
+
+
+def test_a_proposal_that_no_longer_works_is_replaced_with_the_reason(
+    world, operator, full, fake_ops
+):
+    _urgent(world, operator)
+    run_pass(world.cluster)
+    first = PreemptionProposal.objects.get()
+
+    # its victim ends on its own, and a new pod takes the room it freed
+    Slice.objects.filter(pod_name="big").delete()
+    world.slice(full, "newcomer", "vir04", priority=50, age_seconds=5)
+    run_pass(world.cluster)
+
+    first.refresh_from_db()
+    assert first.state == ProposalState.SUPERSEDED
+    assert "default/big no longer runs on the chip" in first.reason
+    (current,) = PreemptionProposal.objects.filter(state=ProposalState.PENDING)
+    assert current.pk != first.pk
+    assert f"replaced by proposal {current.pk}" in first.reason

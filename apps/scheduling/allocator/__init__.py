@@ -13,6 +13,7 @@ from .errors import (
     InvalidSnapshot,
     SnapshotProblem,
 )
+from .revalidate import proposal_problem
 from .template_rule import all_shapes, resolve_shape
 from .types import (
     AllocationResult,
@@ -53,5 +54,6 @@ __all__ = [
     "Waiting",
     "all_shapes",
     "allocate",
+    "proposal_problem",
     "resolve_shape",
 ]
