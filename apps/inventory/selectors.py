@@ -411,6 +411,20 @@ def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
     )
 
 
+def deviceconfig_unpublished(cluster: Cluster) -> str:
+    """The portal's edits not yet published: a diff from its baseline to what it would publish.
+
+    What an adoption discards, so the UI can say so before an admin confirms.
+    """
+    baseline = deviceconfig_baseline(cluster)
+    return text_diff(
+        baseline.text if baseline else "",
+        deviceconfig_render(cluster),
+        before_label=f"v{baseline.number if baseline else 0} (baseline)",
+        after_label="portal (unpublished)",
+    )
+
+
 def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
     """Drift as sync recorded it, for the UI: no call to the cluster.
 

@@ -477,3 +477,57 @@ def test_room_is_room_for_a_template_on_the_chips_page(page, portal, shot):
     else:
         expect(room).to_contain_text("No room for any template")
     shot(page, "chip-room")
+
+
+def test_adopting_a_hand_edit_asks_first_and_names_the_edits_it_discards(
+    page, portal, shot
+):
+    # someone edits the ConfigMap by hand: vir01 3072 -> 3000 MB
+    cm = json.loads(
+        portal.kubectl(
+            "get", "cm", "hami-scheduler-device", "-n", "kube-system", "-o", "json"
+        )
+    )
+    key = next(iter(cm["data"]))
+    edited, n = re.subn(r"(name: vir01\n\s+memory: )\d+", r"\g<1>3000", cm["data"][key])
+    assert n == 1, cm["data"][key]
+    cm["data"][key] = edited
+    portal.kubectl("replace", "-f", "-", stdin=json.dumps(cm))
+
+    # and an operator has an unpublished edit of vir04
+    login(page, portal, path="/templates?type=Ascend310P")
+    row = page.get_by_test_id("template-row-vir04")
+    row.locator("input[name=memory]").fill("12000")
+    row.get_by_test_id("save-template").click()
+    expect(page.get_by_test_id("saved")).to_contain_text("Saved template vir04")
+
+    page.get_by_test_id("tab-publish").click()
+    banner = page.get_by_test_id("drift-banner")
+    expect(banner).to_be_visible(timeout=20_000)
+    banner.get_by_test_id("adopt").click()
+    discards = page.get_by_test_id("adopt-discards")
+    expect(discards).to_contain_text("+    memory: 12000")
+    shot(page, "adopt-asks-first")
+
+    # cancelling changes nothing
+    page.get_by_role("button", name="Cancel").click()
+    expect(discards).to_have_count(0)
+    templates = page.request.get(
+        portal.url + "/api/templates/", params={"name": "vir04", "page_size": 50}
+    ).json()["results"]
+    assert {t["memory"] for t in templates if t["common_word"] == "Ascend310P"} == {
+        12000
+    }
+
+    banner.get_by_test_id("adopt").click()
+    page.get_by_test_id("adopt-confirm").click()
+    expect(page.get_by_text("Adopted the live ConfigMap as v")).to_be_visible()
+    memories = {
+        t["name"]: t["memory"]
+        for t in page.request.get(
+            portal.url + "/api/templates/",
+            params={"common_word": "Ascend310P", "page_size": 50},
+        ).json()["results"]
+    }
+    assert memories["vir01"] == 3000  # the hand edit is the portal's now
+    assert memories["vir04"] == 12288  # the unpublished edit is gone, as it said

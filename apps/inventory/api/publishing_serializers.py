@@ -89,6 +89,11 @@ class DriftSerializer(serializers.Serializer):
     live_version = serializers.IntegerField(allow_null=True)
     live_resource_version = serializers.CharField(allow_blank=True)
     diff = serializers.CharField(allow_blank=True, help_text="baseline to live")
+    unpublished = serializers.CharField(
+        allow_blank=True,
+        help_text="the portal's edits not yet published (baseline to portal): "
+        "what adopting the live config discards",
+    )
 
 
 class DriftConflictDetailSerializer(serializers.Serializer):

@@ -19,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.accounts.choices import Role
-from apps.inventory import publishing
+from apps.inventory import publishing, selectors
 from apps.inventory.api import publishing_serializers as s
 from apps.inventory.health import cluster_health
 from apps.inventory.liveconfig import deviceconfig_drift
@@ -142,7 +142,9 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
     def drift(self, request: Request, pk: str | None = None) -> Response:
         """Whether the ConfigMap still holds the portal's last published or adopted version."""
         query = _valid(s.DriftQuerySerializer, request.query_params)
-        data = deviceconfig_drift(self.get_object(), live=query["live"])
+        cluster = self.get_object()
+        data = deviceconfig_drift(cluster, live=query["live"])
+        data["unpublished"] = selectors.deviceconfig_unpublished(cluster)
         return Response(s.DriftSerializer(data).data)
 
     @extend_schema(

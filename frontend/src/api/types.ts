@@ -278,6 +278,8 @@ export interface Drift {
   live_version: number | null;
   live_resource_version: string;
   diff: string;
+  /** the portal's edits not yet published: what adopting discards */
+  unpublished: string;
 }
 
 export interface DriftConflictDetail {

@@ -4,7 +4,7 @@
 import { useState } from "react";
 import { api, ApiError } from "../../api/client";
 import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf } from "../../api/types";
-import { Badge, Banner, DiffView, ErrorNote, Field } from "../../components/ui";
+import { Badge, Banner, DiffView, ErrorNote, Field, Modal } from "../../components/ui";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { mb } from "../../lib/format";
 import { useSession } from "../../state/session";
@@ -31,6 +31,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   const [adopted, setAdopted] = useState<DeviceConfigVersion | null>(null);
   const [failure, setFailure] = useState<unknown>(null);
   const [restartTick, setRestartTick] = useState(0);
+  const [askAdopt, setAskAdopt] = useState(false);
 
   const nothing = config !== undefined && !config.diff_from_base.trim();
   const invalid = (config?.errors.length ?? 0) > 0;
@@ -62,6 +63,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   };
 
   const adopt = async () => {
+    setAskAdopt(false);
     setBusy(true);
     setFailure(null);
     try {
@@ -76,8 +78,39 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
     }
   };
 
+  const unpublished = drift?.unpublished.trim() ?? "";
   return (
     <>
+      {askAdopt && (
+        <Modal
+          title="Adopt the live ConfigMap?"
+          onClose={() => setAskAdopt(false)}
+          footer={
+            <>
+              <button className="btn" onClick={() => setAskAdopt(false)}>
+                Cancel
+              </button>
+              <button className={`btn${unpublished ? " danger solid" : " primary"}`} disabled={busy} onClick={() => void adopt()} data-testid="adopt-confirm">
+                {unpublished ? "Adopt and discard my unpublished edits" : "Adopt the live config"}
+              </button>
+            </>
+          }
+        >
+          <p>
+            The portal's chip types and templates become what the ConfigMap holds now, including the hand edit. Nothing is written to the cluster.
+          </p>
+          {unpublished ? (
+            <div data-testid="adopt-discards">
+              <p>
+                <b>These unpublished edits will be discarded</b> (the portal's templates against its v{drift?.baseline_version ?? "–"}):
+              </p>
+              <DiffView diff={unpublished} />
+            </div>
+          ) : (
+            <p className="muted">The portal has no unpublished edits: nothing is discarded.</p>
+          )}
+        </Modal>
+      )}
       <ErrorNote error={configError} />
       {drift && !drift.in_sync && !conflict && (
         <Banner kind="error" testId="drift-banner">
@@ -85,7 +118,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           an admin adopts the live config or publishes over it.
           {can("admin") && (
             <div style={{ marginTop: 6 }}>
-              <button className="btn small" disabled={busy} onClick={() => void adopt()}>
+              <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
                 Adopt the live config
               </button>
             </div>
@@ -179,7 +212,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                 <b>{conflict.code === "drift" ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
                 {can("admin") ? (
                   <div style={{ display: "flex", gap: 8, marginTop: 8 }}>
-                    <button className="btn small" disabled={busy} onClick={() => void adopt()}>
+                    <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
                       Adopt the live config
                     </button>
                     {conflict.code === "drift" && (
