@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
@@ -90,7 +91,7 @@ def test_session_users_are_not_counted_by_the_token_throttle(low_rates, viewer):
 
 class _Submit(APIView):
     throttle_classes = [RequestCreateRateThrottle]
-    write_role = "viewer"  # any signed-in user may submit here
+    permission_classes = [IsAuthenticated]  # any signed-in user may submit here
 
     def get(self, request):
         return Response({"ok": True})

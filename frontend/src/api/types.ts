@@ -1,6 +1,6 @@
 // Shapes of the portal's API answers (see /api/schema/). Only what the UI reads.
 
-export type Role = "viewer" | "operator" | "admin";
+export type Role = "viewer" | "ci" | "operator" | "admin";
 
 export interface Me {
   username: string;
