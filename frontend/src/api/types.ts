@@ -373,8 +373,25 @@ export interface ClusterHealth {
 export type RequestState = "pending" | "reserved" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "expired";
 
 /** A CI request of `/api/requests/` (the fields the UI reads). */
+/** An env entry as the API shows it: `value` is "***" unless `secret` is false. */
+export interface EnvEntry {
+  name: string;
+  value?: string;
+  secret?: false;
+  valueFrom?: Record<string, unknown>;
+}
+
+export interface CiWorkload {
+  image: string;
+  command: string[];
+  args: string[];
+  env: EnvEntry[];
+}
+
 export interface CiRequest {
   id: number;
+  workload?: CiWorkload | Record<string, never>;
+  pod_template?: Record<string, unknown> | null;
   cluster: number;
   state: RequestState;
   queue: string;
