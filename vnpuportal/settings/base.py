@@ -184,6 +184,13 @@ SPECTACULAR_SETTINGS = {
 # derived from SECRET_KEY, so rotating SECRET_KEY needs this set to the old one.
 FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
 
+# Kubeconfigs (apps.inventory.kubeconfig): a cluster's kubeconfig_path, and any
+# file a kubeconfig names, must be inside KUBECONFIG_DIR (unset: no paths, only
+# content stored encrypted). Exec plugins and auth providers run a command in
+# the portal's processes: refused unless KUBECONFIG_ALLOW_EXEC is true.
+KUBECONFIG_DIR = env("KUBECONFIG_DIR", default="")
+KUBECONFIG_ALLOW_EXEC = env.bool("KUBECONFIG_ALLOW_EXEC", default=False)
+
 # Where `manage.py deviceconfig` and the demo look for the device-config.
 DEFAULT_DEVICE_CONFIG_NAMESPACE = "kube-system"
 DEFAULT_DEVICE_CONFIG_NAME = "hami-scheduler-device"

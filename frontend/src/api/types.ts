@@ -22,6 +22,7 @@ export interface Cluster {
   name: string;
   description: string;
   connection: string;
+  has_kubeconfig?: boolean;
   sync_state: SyncState;
   last_sync_at: string | null;
   last_sync_error: string;
