@@ -343,7 +343,7 @@ async def test_every_websocket_as_each_caller(
     from vnpuportal.asgi import application
 
     users = {"viewer": viewer, "operator": operator, "admin": admin_user}
-    headers = [(b"origin", b"http://localhost")]
+    headers = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
     if caller in ("ci", "ci-token"):
         ci = await sync_to_async(user_ensure)(username="ci-ws", role="ci")
         queues = ["ci"] if caller == "ci-token" else []

@@ -285,6 +285,11 @@ SECURE_PROXY_SSL_HEADER = (
     else None
 )
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+# WebSockets (apps.accounts.ws): origins allowed besides the portal's own
+# (scheme://host[:port], e.g. "https://ops.example.com"), and how often an open
+# socket re-checks that its token or session is still valid (closed with 4401).
+WS_ALLOWED_ORIGINS = env.list("WS_ALLOWED_ORIGINS", default=[])
+WS_AUTH_RECHECK_SECONDS = env.float("WS_AUTH_RECHECK_SECONDS", default=30.0)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"

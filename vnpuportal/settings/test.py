@@ -63,3 +63,5 @@ WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests
 # folder or exec plugins sets these itself.
 KUBECONFIG_DIR = ""
 KUBECONFIG_ALLOW_EXEC = False
+WS_ALLOWED_ORIGINS: list[str] = []
+WS_AUTH_RECHECK_SECONDS = 30.0
