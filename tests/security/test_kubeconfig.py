@@ -241,3 +241,37 @@ def test_cluster_add_stores_the_content_with_its_files_inlined(tmp_path):
         assert api.configuration.api_key["BearerToken"] == "Bearer tok-from-file"
     finally:
         api.close()
+
+
+def test_the_migration_copies_existing_kubeconfig_files_into_the_database(tmp_path):
+    # Clusters registered with a path before (cluster add stored the path) keep
+    # working: migrate reads the file, inlines what it names, stores it encrypted.
+    import importlib
+
+    from django.apps import apps as registry
+
+    from apps.common.crypto import decrypt
+    from apps.inventory.models import Cluster
+
+    migration = importlib.import_module(
+        "apps.inventory.migrations.0005_cluster_kubeconfig_encrypted"
+    )
+    (tmp_path / "token").write_text("tok-old\n")
+    file = tmp_path / "config"
+    file.write_text(_kubeconfig({"tokenFile": "token"}))
+    old = Cluster.objects.create(
+        name="old", connection=ConnectionKind.KUBECONFIG, kubeconfig_path=str(file)
+    )
+    gone = Cluster.objects.create(
+        name="gone",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig_path=str(tmp_path / "missing"),
+    )
+    migration.copy_kubeconfig_files(registry, None)
+    old.refresh_from_db()
+    gone.refresh_from_db()
+    assert old.kubeconfig_path == ""
+    stored = yaml.safe_load(decrypt(old.kubeconfig_encrypted))
+    assert stored["users"][0]["user"] == {"token": "tok-old"}
+    assert gone.kubeconfig_encrypted == ""  # unreadable: left for an admin
+    assert gone.kubeconfig_path == str(tmp_path / "missing")
