@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                         actor=None,
                         name=f"scale-{name}-{attempt}",
                         connection=ConnectionKind.KUBECONFIG,
-                        kubeconfig_path=str(kubeconfig),
+                        kubeconfig=Path(kubeconfig).read_text(),
                     )
                     started = time.perf_counter()
                     sync_once(cluster)

@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
             actor=None,
             name="scale",
             connection=ConnectionKind.KUBECONFIG,
-            kubeconfig_path=str(kubeconfig),
+            kubeconfig=Path(kubeconfig).read_text(),
         )
 
         # 1. download + parse only, then the real initial sync (best of two for the first)

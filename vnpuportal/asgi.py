@@ -9,15 +9,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "vnpuportal.settings.base")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from apps.accounts.ws import PortalAuthStack  # noqa: E402
+from apps.accounts.ws import PortalAuthStack, StrictOriginValidator  # noqa: E402
 from vnpuportal.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        # Scheme, host and port of the Origin (WS_ALLOWED_ORIGINS, else same-origin).
+        "websocket": StrictOriginValidator(
             PortalAuthStack(URLRouter(websocket_urlpatterns))
         ),
     }

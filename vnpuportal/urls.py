@@ -3,12 +3,15 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 
+from apps.accounts.admin_login import admin_login
 from apps.common import probes
 from apps.common.metrics import metrics_view
 from vnpuportal import spa
 
 urlpatterns = [
     path("api/", include("vnpuportal.api")),
+    # Before admin.site.urls: the admin's login shares the API login's throttle.
+    path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
     # For Kubernetes and Prometheus: plain http to the pod, no trailing slash
     # (exempt from the HTTPS redirect; /metrics needs METRICS_TOKEN).

@@ -5,6 +5,9 @@ from django.db import models
 
 class Role(models.TextChoices):
     VIEWER = "viewer", "Viewer"
+    # CI pipelines: read like a viewer, submit and cancel their own requests,
+    # nothing else (no templates, publishing, restarts or admin).
+    CI = "ci", "CI"
     OPERATOR = "operator", "Operator"
     ADMIN = "admin", "Admin"
 
@@ -17,4 +20,4 @@ class Role(models.TextChoices):
         return self.rank >= Role(required).rank
 
 
-_RANK = {Role.VIEWER: 0, Role.OPERATOR: 1, Role.ADMIN: 2}
+_RANK = {Role.VIEWER: 0, Role.CI: 1, Role.OPERATOR: 2, Role.ADMIN: 3}

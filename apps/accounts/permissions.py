@@ -1,4 +1,4 @@
-"""Role checks applied to every API view by default."""
+"""Role checks applied to every API view by default (the table: ``apps.accounts.policy``)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,12 @@ from typing import Any
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.accounts.choices import Role
+from apps.accounts.policy import least_role
 from apps.accounts.selectors import user_role
 
 
 class RolePermission(BasePermission):
-    """Reads need ``viewer``; writes need the view's ``write_role`` (default ``operator``).
-
-    A view may set ``read_role`` / ``write_role``, or ``action_roles`` mapping a
-    ViewSet action name to the role it needs.
-    """
+    """The caller's role must reach the least role ``apps.accounts.policy`` names."""
 
     message = "Your role does not allow this."
 
@@ -28,10 +25,8 @@ class RolePermission(BasePermission):
 
 def required_role(request: Any, view: Any) -> Role:
     """The role a request to ``view`` needs."""
-    action = getattr(view, "action", None)
-    action_roles = getattr(view, "action_roles", {})
-    if action and action in action_roles:
-        return Role(action_roles[action])
-    if request.method in SAFE_METHODS:
-        return Role(getattr(view, "read_role", Role.VIEWER))
-    return Role(getattr(view, "write_role", Role.OPERATOR))
+    return least_role(
+        type(view).__name__,
+        action=getattr(view, "action", None),
+        safe=request.method in SAFE_METHODS,
+    )

@@ -17,3 +17,39 @@ def user_role(user: Any) -> Role | None:
     if profile is None:
         return Role.VIEWER
     return Role(profile.role)
+
+
+def connection_still_authenticated(
+    *, user: Any, token_id: int | None, session_key: str | None
+) -> bool:
+    """Whether an open connection's credentials are still good.
+
+    A token connection needs its token live (not revoked, not expired) and
+    its user active; a session connection needs its session to still exist
+    for that user (logging out ends it) and the user active.
+    """
+    from django.contrib.auth import SESSION_KEY, get_user_model
+    from django.utils import timezone
+
+    from apps.accounts.models import ApiToken
+
+    user_id = getattr(user, "pk", None)
+    if user_id is None:
+        return False
+    if not get_user_model().objects.filter(pk=user_id, is_active=True).exists():
+        return False
+    if token_id is not None:
+        now = timezone.now()
+        return (
+            ApiToken.objects.filter(pk=token_id, user_id=user_id, revoked_at=None)
+            .exclude(expires_at__lte=now)
+            .exists()
+        )
+    if not session_key:
+        return False
+    from importlib import import_module
+
+    from django.conf import settings
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+    return str(store.get(SESSION_KEY)) == str(user_id)

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import models
 
 from apps.audit.models import AuditEvent
+from apps.common.redaction import payload_redacted
 
 
 def audit_record(
@@ -29,6 +30,8 @@ def audit_record(
         cluster: the cluster it belongs to; taken from ``target.cluster`` when omitted.
         before: JSON-able state before the change (None for a create).
         after: JSON-able state after the change (None for a delete).
+            Both are stored with request bodies' env values redacted: the
+            audit log never holds a secret.
         reason: why, as the actor gave it.
         actor_name: a name for a system actor.
     """
@@ -45,7 +48,7 @@ def audit_record(
         if target is not None and target.pk is not None
         else "",
         object_repr=str(target)[:200] if target is not None else "",
-        before=before,
-        after=after,
+        before=payload_redacted(before),
+        after=payload_redacted(after),
         reason=reason,
     )

@@ -1,4 +1,4 @@
-"""Rate limits: logins, API-token traffic, and submissions of scheduling requests.
+"""Rate limits: logins (API and Django admin), API-token traffic, and submissions.
 
 DRF throttles counting in the Django cache: ``locmem`` in the embedded default
 (one process), Redis (``CACHE_URL=redis://...``) in a deployment, so that every
@@ -21,7 +21,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.http import HttpRequest
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from apps.accounts.models import ApiToken
@@ -76,6 +79,25 @@ class LoginRateThrottle(_PortalThrottle):
         # Hashed: cache keys must be short and printable whatever was typed.
         digest = hashlib.sha256(username.encode()).hexdigest()[:24]
         return self._key(f"{self.get_ident(request)}:{digest}")
+
+
+def login_attempt_wait(request: HttpRequest) -> float | None:
+    """Count a sign-in attempt made outside DRF (the Django admin's login form).
+
+    It shares ``LoginRateThrottle``'s counter (same scope, client IP and
+    username), so a guesser refused by ``/api/auth/login/`` is refused by
+    ``/admin/login/`` too, and the other way round.
+
+    Returns:
+        None when the attempt may go on, else the seconds to wait.
+    """
+    # A DRF view of the same request: the throttle reads ``data`` and ``META``
+    # from it. Form bodies are parsed from (and left in) Django's request.POST.
+    drf_request = Request(request, parsers=[FormParser(), MultiPartParser()])
+    throttle = LoginRateThrottle()
+    if throttle.allow_request(drf_request, None):
+        return None
+    return throttle.wait() or 1.0
 
 
 class TokenRateThrottle(_PortalThrottle):

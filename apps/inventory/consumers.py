@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from apps.accounts.selectors import user_role
+from apps.accounts.ws import AuthRecheckMixin
 from apps.common.realtime import cluster_group, ensure_outbox_relay
 
 
@@ -35,11 +36,13 @@ def _role(user: Any) -> Any:
     return user_role(user)
 
 
-class ClusterConsumer(AsyncJsonWebsocketConsumer):
+class ClusterConsumer(AuthRecheckMixin, AsyncJsonWebsocketConsumer):
     """``/ws/clusters/<id>/``: a snapshot on connect, then every delta of that cluster.
 
     Messages are ``{"type": "snapshot"|"delta", "event": ..., "payload": ...}``.
-    A client that reconnects asks for nothing: it gets a fresh snapshot.
+    A client that reconnects asks for nothing: it gets a fresh snapshot. The
+    socket is closed (4401) once its token is revoked or its user
+    deactivated (``WS_AUTH_RECHECK_SECONDS``).
     """
 
     async def connect(self) -> None:
@@ -55,11 +58,13 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         ensure_outbox_relay()
         await self.accept()
+        self.start_auth_recheck()
         await self.send_json(
             {"type": "snapshot", "event": "snapshot", "payload": snapshot}
         )
 
     async def disconnect(self, code: int) -> None:
+        await self.stop_auth_recheck()
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 

@@ -1,6 +1,7 @@
 """Talking to a cluster's API server: a ``kubernetes`` client and raw JSON calls.
 
-Credentials stay on the server: the kubeconfig path is read here, the token is
+Credentials stay on the server: the kubeconfig (stored encrypted, or a file in
+``KUBECONFIG_DIR``, checked by ``apps.inventory.kubeconfig``) and the token are
 decrypted here, and neither is ever logged or returned.
 
 Inside :func:`cluster_api`, every failure to talk to the cluster becomes
@@ -24,6 +25,7 @@ from urllib3.exceptions import HTTPError
 from apps.common.crypto import decrypt
 from apps.common.exceptions import ClusterUnavailable, ValidationFailed
 from apps.inventory.choices import ConnectionKind
+from apps.inventory.kubeconfig import loaded_kubeconfig
 from apps.inventory.models import Cluster
 
 # A web request waits for the API server at most this long (connect, read).
@@ -34,11 +36,15 @@ def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiC
     """A fresh ApiClient for ``cluster`` (callers close it)."""
     configuration = client.Configuration()
     if cluster.connection == ConnectionKind.KUBECONFIG:
-        config.load_kube_config(
-            config_file=cluster.kubeconfig_path,
+        # Checked before the loader sees it: the loader runs exec plugins and
+        # reads files as it goes (apps.inventory.kubeconfig).
+        loaded = loaded_kubeconfig(cluster)
+        config.load_kube_config_from_dict(
+            config_dict=loaded.config,
             context=cluster.kubeconfig_context or None,
             client_configuration=configuration,
             persist_config=False,
+            temp_file_path=str(loaded.base_dir) if loaded.base_dir else None,
         )
     elif cluster.connection == ConnectionKind.IN_CLUSTER:
         loader = config.incluster_config.InClusterConfigLoader(

@@ -32,7 +32,10 @@ class Cluster(models.Model):
     connection = models.CharField(
         max_length=16, choices=ConnectionKind.choices, default=ConnectionKind.NONE
     )
+    # A file inside settings.KUBECONFIG_DIR only (apps.inventory.kubeconfig).
     kubeconfig_path = models.CharField(max_length=500, blank=True)
+    # Fernet-encrypted kubeconfig content; wins over the path; never serialised.
+    kubeconfig_encrypted = models.TextField(blank=True)
     kubeconfig_context = models.CharField(max_length=200, blank=True)
     api_url = models.URLField(max_length=500, blank=True)
     # Fernet-encrypted bearer token (apps.common.crypto); never serialised.
@@ -65,6 +68,10 @@ class Cluster(models.Model):
     @property
     def has_token(self) -> bool:
         return bool(self.token_encrypted)
+
+    @property
+    def has_kubeconfig(self) -> bool:
+        return bool(self.kubeconfig_encrypted)
 
 
 class ChipType(models.Model):

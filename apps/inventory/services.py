@@ -30,6 +30,12 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
 )
 from apps.inventory.hami.validation import Issue, ValidationReport, validate_configs
+from apps.inventory.kubeconfig import (
+    kubeconfig_check,
+    kubeconfig_dir,
+    kubeconfig_parse,
+    path_inside_dir,
+)
 from apps.inventory.models import ChipType, Cluster, DeviceConfigVersion, Template
 from apps.inventory.selectors import chip_type_specs
 from apps.inventory.specs import spec_chip_type_fields, spec_template_fields
@@ -52,15 +58,44 @@ def cluster_snapshot(cluster: Cluster) -> dict[str, Any]:
     """Audit view of a cluster: everything but the secret, which shows as present or not."""
     data = {field: getattr(cluster, field) for field in CLUSTER_FIELDS}
     data["has_token"] = cluster.has_token
+    data["has_kubeconfig"] = cluster.has_kubeconfig
     return data
 
 
+def _kubeconfig_set(
+    cluster: Cluster, kubeconfig: str | None, path_changed: bool
+) -> None:
+    """Check and store a kubeconfig's content (``""`` removes it) and the path.
+
+    Raises:
+        ValidationFailed: Naming ``kubeconfig`` (unsafe or not a kubeconfig),
+            ``kubeconfig_path`` (outside KUBECONFIG_DIR) or ``kubeconfig_context``.
+    """
+    if path_changed and cluster.kubeconfig_path:
+        path_inside_dir(cluster.kubeconfig_path, field="kubeconfig_path")
+    if kubeconfig is None:
+        return
+    if kubeconfig:
+        config = kubeconfig_parse(kubeconfig)
+        kubeconfig_check(
+            config,
+            field="kubeconfig",
+            base_dir=kubeconfig_dir(),
+            context=cluster.kubeconfig_context,
+        )
+    cluster.kubeconfig_encrypted = encrypt(kubeconfig)
+
+
 @transaction.atomic
-def cluster_create(*, actor: Any, token: str = "", **fields: Any) -> Cluster:
-    """Register a cluster. ``token`` is stored encrypted and never returned."""
+def cluster_create(
+    *, actor: Any, token: str = "", kubeconfig: str | None = None, **fields: Any
+) -> Cluster:
+    """Register a cluster. ``token`` and ``kubeconfig`` (content) are stored
+    encrypted and never returned; a ``kubeconfig_path`` must be in KUBECONFIG_DIR."""
     cluster = Cluster(**{k: v for k, v in fields.items() if k in CLUSTER_FIELDS})
     if token:
         cluster.token_encrypted = encrypt(token)
+    _kubeconfig_set(cluster, kubeconfig, path_changed=True)
     _full_clean(cluster)
     try:
         with transaction.atomic():
@@ -82,15 +117,24 @@ def cluster_create(*, actor: Any, token: str = "", **fields: Any) -> Cluster:
 
 @transaction.atomic
 def cluster_update(
-    *, cluster: Cluster, actor: Any, token: str | None = None, **fields: Any
+    *,
+    cluster: Cluster,
+    actor: Any,
+    token: str | None = None,
+    kubeconfig: str | None = None,
+    **fields: Any,
 ) -> Cluster:
-    """Change a cluster's settings; ``token=""`` removes the stored token."""
+    """Change a cluster's settings; ``token=""`` / ``kubeconfig=""`` remove the stored one."""
     before = cluster_snapshot(cluster)
+    old_path = cluster.kubeconfig_path
     for key, value in fields.items():
         if key in CLUSTER_FIELDS:
             setattr(cluster, key, value)
     if token is not None:
         cluster.token_encrypted = encrypt(token)
+    _kubeconfig_set(
+        cluster, kubeconfig, path_changed=cluster.kubeconfig_path != old_path
+    )
     _full_clean(cluster)
     cluster.save()
     audit_record(

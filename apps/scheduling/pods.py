@@ -163,7 +163,10 @@ def _container(workload: Mapping[str, Any]) -> dict[str, Any]:
     if workload.get("args"):
         container["args"] = list(workload["args"])
     if workload.get("env"):
-        container["env"] = [dict(e) for e in workload["env"]]
+        # "secret" is the portal's display mark, not a field of a container's env.
+        container["env"] = [
+            {"name": e["name"], "value": e["value"]} for e in workload["env"]
+        ]
     return container
 
 

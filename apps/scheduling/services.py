@@ -219,7 +219,7 @@ def request_create(
         errors["memory"] = ["give exactly one of memory (MB), template or whole_card"]
     if (workload is None) == (pod_template is None):
         errors["workload"] = ["give exactly one of workload or pod_template"]
-    env: list[dict[str, str]] = []
+    env: list[dict[str, Any]] = []
     if workload is not None:
         if not isinstance(workload.get("image"), str) or not workload["image"]:
             errors["workload.image"] = ["required"]

@@ -40,27 +40,40 @@ def idempotency_key_errors(key: str) -> FieldErrors:
     return {}
 
 
-def normalise_env(env: Any, path: str, errors: FieldErrors) -> list[dict[str, str]]:
-    """Env as a map ``{NAME: value}`` or a list of ``{name, value}``, as a list."""
-    items: list[tuple[Any, Any]]
+def normalise_env(env: Any, path: str, errors: FieldErrors) -> list[dict[str, Any]]:
+    """Env as a map ``{NAME: value}`` or a list of ``{name, value, secret?}``, as a list.
+
+    Values are secrets (redacted in answers and the audit log,
+    ``apps.common.redaction``) unless an entry says ``"secret": false``; only
+    that mark is kept (``"secret": false``), the default adds nothing.
+    """
+    items: list[tuple[Any, Any, Any]]
     if env is None:
         return []
     if isinstance(env, Mapping):
-        items = list(env.items())
+        items = [(name, value, True) for name, value in env.items()]
     elif isinstance(env, list) and all(isinstance(e, Mapping) for e in env):
-        items = [(e.get("name"), e.get("value", "")) for e in env]
+        items = [
+            (e.get("name"), e.get("value", ""), e.get("secret", True)) for e in env
+        ]
     else:
-        errors[path] = ["a map of NAME: value, or a list of {name, value}"]
+        errors[path] = ["a map of NAME: value, or a list of {name, value, secret?}"]
         return []
-    result = []
-    for name, value in items:
+    result: list[dict[str, Any]] = []
+    for name, value, secret in items:
         if not isinstance(name, str) or not ENV_NAME.match(name):
             errors[path] = [f"invalid variable name {name!r}"]
             return []
         if not isinstance(value, str | int | float | bool):
             errors[path] = [f"{name}: the value must be a string"]
             return []
-        result.append({"name": name, "value": str(value)})
+        if not isinstance(secret, bool):
+            errors[path] = [f"{name}: secret must be true or false"]
+            return []
+        entry: dict[str, Any] = {"name": name, "value": str(value)}
+        if not secret:
+            entry["secret"] = False
+        result.append(entry)
     return result
 
 

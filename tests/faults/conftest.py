@@ -55,7 +55,7 @@ def sim_cluster(db, kubeconfig: Path) -> Any:
         actor=None,
         name="sim",
         connection=ConnectionKind.KUBECONFIG,
-        kubeconfig_path=str(kubeconfig),
+        kubeconfig=Path(kubeconfig).read_text(),
     )
     sync_once(cluster)
     cluster.refresh_from_db()

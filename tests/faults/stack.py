@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LIVENESS_SECONDS = 15.0
 SETUP = """
 import json, sys
+from pathlib import Path
 import django
 django.setup()
 from django.core.management import call_command
@@ -38,7 +39,7 @@ from apps.inventory.choices import ConnectionKind
 admin = user_ensure(username="ada", role="admin")
 operator = user_ensure(username="otto", role="operator")
 cluster = services.cluster_create(
-    actor=None, name="sim", connection=ConnectionKind.KUBECONFIG, kubeconfig_path=sys.argv[1]
+    actor=None, name="sim", connection=ConnectionKind.KUBECONFIG, kubeconfig=Path(sys.argv[1]).read_text()
 )
 print(json.dumps({
     "cluster": cluster.pk,

@@ -15,7 +15,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.websockets]
 
 def _communicator(path: str, user=None, headers=None) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(
-        application, path, headers=[(b"origin", b"http://localhost"), *(headers or [])]
+        application,
+        path,
+        headers=[
+            (b"origin", b"http://localhost"),
+            (b"host", b"localhost"),
+            *(headers or []),
+        ],
     )
     if user is not None:
         communicator.scope["user"] = user

@@ -57,7 +57,7 @@ async def test_a_quiet_websocket_still_gets_the_next_delta(
     communicator = WebsocketCommunicator(
         application,
         f"/ws/clusters/{guide_cluster.pk}/",
-        headers=[(b"origin", b"http://localhost")],
+        headers=[(b"origin", b"http://localhost"), (b"host", b"localhost")],
     )
     communicator.scope["user"] = viewer
     connected, _ = await communicator.connect()

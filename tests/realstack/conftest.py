@@ -95,7 +95,7 @@ def real_cluster(
         actor=None,
         name="real",
         connection=ConnectionKind.KUBECONFIG,
-        kubeconfig_path=str(stack_kubeconfig),
+        kubeconfig=Path(stack_kubeconfig).read_text(),
     )
     sync_once(cluster)
     return cluster

@@ -6,6 +6,8 @@ share this directory and must not load Django fixtures.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.scheduling.helpers import FakeOps, World
@@ -96,7 +98,7 @@ def live(sim, tmp_path, isolated):
         actor=None,
         name="sim",
         connection=ConnectionKind.KUBECONFIG,
-        kubeconfig_path=str(kubeconfig),
+        kubeconfig=Path(kubeconfig).read_text(),
     )
     sync_once(cluster)
     return World(cluster)

@@ -34,6 +34,12 @@ def _token_client(username: str, role: str, queues: list[str] | None = None):
     return client
 
 
+def world_request_env(request_id: int) -> list:
+    from apps.scheduling.models import Request
+
+    return Request.objects.get(pk=request_id).workload["env"]
+
+
 def test_submit_poll_and_cancel(world, operator_client):
     created = operator_client.post(
         "/api/requests/", _body(world, idempotency_key="job-1"), format="json"
@@ -45,7 +51,9 @@ def test_submit_poll_and_cancel(world, operator_client):
     assert body["priority"] == "batch-medium"
     assert body["priority_value"] == 1000
     assert body["position"] == 1
-    assert body["workload"]["env"] == [{"name": "A", "value": "1"}]
+    # env values are secrets: stored for the pod, never shown (issue 20)
+    assert body["workload"]["env"] == [{"name": "A", "value": "***"}]
+    assert world_request_env(body["id"]) == [{"name": "A", "value": "1"}]
 
     shown = operator_client.get(f"/api/requests/{body['id']}/").json()
     assert shown["reason"]

@@ -1,10 +1,11 @@
-"""Every endpoint and WebSocket, as anonymous, viewer, operator, admin and a CI token
-limited to the queue ``ci``, compared with the intended table below.
+"""Every endpoint and WebSocket, as anonymous, viewer, ci, operator, admin and a CI
+token limited to the queue ``ci``, compared with the intended table below.
 
 The table is written by hand from the product's rules (viewers read
-everything; operators also edit chip types and templates, publish, restart,
-and submit and cancel their own requests; admins also manage clusters, tokens
-and queues and decide preemptions; a CI token acts only on its queues). The
+everything; the ci role also submits and cancels its own requests and nothing
+else; operators also edit chip types and templates, publish and restart;
+admins also manage clusters, tokens and queues and decide preemptions; a CI
+token acts only on its queues), not from ``apps.accounts.policy``. The
 URLconf is walked, so an endpoint missing from the table fails the test.
 
 A cell names the least role that may use the method; a method the endpoint
@@ -25,9 +26,16 @@ from tests.test_anonymous_access import api_paths
 
 pytestmark = pytest.mark.django_db
 
-PUBLIC, V, OP, A = "public", "viewer", "operator", "admin"
-RANK = {PUBLIC: -1, V: 0, OP: 1, A: 2}
-CALLERS = {"anonymous": -1, "viewer": 0, "operator": 1, "admin": 2, "ci-token": 1}
+PUBLIC, V, CI, OP, A = "public", "viewer", "ci", "operator", "admin"
+RANK = {PUBLIC: -1, V: 0, CI: 1, OP: 2, A: 3}
+CALLERS = {
+    "anonymous": -1,
+    "viewer": 0,
+    "ci": 1,
+    "operator": 2,
+    "admin": 3,
+    "ci-token": 1,
+}
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 R = {"GET": V}  # read-only for every signed-in user
 
@@ -82,8 +90,8 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/device-config-versions/{version}/export/": R,
     "/api/queues/": {"GET": V, "POST": A},
     "/api/queues/{queue}/": {"GET": V, "PUT": A, "PATCH": A, "DELETE": A},
-    "/api/requests/": {"GET": V, "POST": OP},
-    "/api/requests/{request}/": {"GET": V, "DELETE": OP},
+    "/api/requests/": {"GET": V, "POST": CI},
+    "/api/requests/{request}/": {"GET": V, "DELETE": CI},
     "/api/preemptions/": R,
     "/api/preemptions/{proposal}/": R,
     "/api/preemptions/{proposal}/approve/": {"POST": A},
@@ -170,8 +178,9 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
     )
     queue_create(actor=admin_user, cluster=guide_cluster, name="ci")
     queue_create(actor=admin_user, cluster=guide_cluster, name="other")
-    ci_user = user_ensure(username="ci-bot", role="operator", is_service_account=True)
+    ci_user = user_ensure(username="ci-bot", role="ci", is_service_account=True)
     ci_token = token_create(user=ci_user, queues=["ci"])
+    ci_any_queue = user_ensure(username="ci-any", role="ci", is_service_account=True)
     spare = token_create(user=viewer, name="spare")
 
     def submit(user, queue, token=None):
@@ -189,6 +198,7 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
 
     mine = submit(operator, "ci")
     ci_own = submit(ci_user, "ci", ci_token.token)
+    ci_any_own = submit(ci_any_queue, "other")
     elsewhere = submit(operator, "other")
     ids = {
         "{token}": spare.token.pk,
@@ -213,12 +223,14 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
         "viewer": token_create(user=viewer).plaintext,
         "operator": token_create(user=operator).plaintext,
         "admin": token_create(user=admin_user).plaintext,
+        "ci": token_create(user=ci_any_queue).plaintext,
         "ci-token": ci_token.plaintext,
     }
     return {
         "ids": ids,
         "tokens": tokens,
         "ci_own": ci_own,
+        "ci_any_own": ci_any_own,
         "elsewhere": elsewhere,
         "cluster": guide_cluster,
     }
@@ -251,6 +263,8 @@ def test_every_endpoint_answers_each_caller_as_intended(caller, world, monkeypat
     ids = dict(world["ids"])
     if caller == "ci-token":
         ids["{request}"] = world["ci_own"].pk  # a CI job cancels its own request
+    elif caller == "ci":
+        ids["{request}"] = world["ci_any_own"].pk
     wrong: list[str] = []
     checked = 0
     # Deletes last: they must not remove what the other calls need.
@@ -329,10 +343,11 @@ async def test_every_websocket_as_each_caller(
     from vnpuportal.asgi import application
 
     users = {"viewer": viewer, "operator": operator, "admin": admin_user}
-    headers = [(b"origin", b"http://localhost")]
-    if caller == "ci-token":
-        ci = await sync_to_async(user_ensure)(username="ci-ws", role="operator")
-        issued = await sync_to_async(token_create)(user=ci, queues=["ci"])
+    headers = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
+    if caller in ("ci", "ci-token"):
+        ci = await sync_to_async(user_ensure)(username="ci-ws", role="ci")
+        queues = ["ci"] if caller == "ci-token" else []
+        issued = await sync_to_async(token_create)(user=ci, queues=queues)
         headers.append((b"authorization", f"Bearer {issued.plaintext}".encode()))
     elif caller != "anonymous":
         issued = await sync_to_async(token_create)(user=users[caller])
@@ -349,3 +364,49 @@ async def test_every_websocket_as_each_caller(
             await communicator.disconnect()
         else:
             assert code == 4401
+
+
+def test_the_ci_role_cannot_restart_edit_templates_or_publish(world):
+    # The README's CI token: role ci. What the operator role it replaced could do.
+    client = _client(world, "ci")
+    ids = world["ids"]
+    cluster = ids["{cluster}"]
+    calls = [
+        (
+            "post",
+            f"/api/clusters/{cluster}/restarts/hami-scheduler/",
+            {"confirm": True},
+        ),
+        ("post", f"/api/clusters/{cluster}/publish/", {"reason": "ci"}),
+        ("post", f"/api/clusters/{cluster}/rollback/", {"version": 1, "reason": "ci"}),
+        ("patch", f"/api/templates/{ids['{template}']}/", {"memory": 1}),
+        ("post", "/api/templates/", {}),
+        ("delete", f"/api/chip-types/{ids['{chiptype}']}/", {}),
+        ("post", "/api/queues/", {"name": "mine"}),
+        ("post", "/api/tokens/", {"username": "x"}),
+    ]
+    for method, path, body in calls:
+        response = getattr(client, method)(path, body, format="json")
+        assert response.status_code == 403, (method, path, response.status_code)
+
+
+def test_the_policy_names_only_views_that_exist():
+    # A typo in the table would silently give a view the default row.
+    from django.urls import get_resolver
+
+    from apps.accounts.policy import POLICY
+
+    names: set[str] = set()
+
+    def walk(patterns):
+        for pattern in patterns:
+            if hasattr(pattern, "url_patterns"):
+                walk(pattern.url_patterns)
+                continue
+            view = pattern.callback
+            cls = getattr(view, "cls", None) or getattr(view, "view_class", None)
+            if cls is not None:
+                names.add(cls.__name__)
+
+    walk(get_resolver().url_patterns)
+    assert set(POLICY) <= names

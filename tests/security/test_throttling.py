@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
@@ -90,7 +91,7 @@ def test_session_users_are_not_counted_by_the_token_throttle(low_rates, viewer):
 
 class _Submit(APIView):
     throttle_classes = [RequestCreateRateThrottle]
-    write_role = "viewer"  # any signed-in user may submit here
+    permission_classes = [IsAuthenticated]  # any signed-in user may submit here
 
     def get(self, request):
         return Response({"ok": True})
@@ -115,3 +116,44 @@ def test_request_creation_is_throttled_per_user_and_reads_are_free(
     assert [call("post", operator).status_code for _ in range(3)] == [201, 201, 429]
     assert call("get", operator).status_code == 200
     assert call("post", viewer).status_code == 201
+
+
+def _admin_login(client, username: str, password: str, ip: str = "10.0.0.1"):
+    return client.post(
+        "/admin/login/",
+        {"username": username, "password": password, "next": "/admin/"},
+        REMOTE_ADDR=ip,
+    )
+
+
+def test_the_admin_login_is_throttled_like_the_api_login(low_rates, admin_user):
+    from django.test import Client
+
+    admin_user.is_staff = True  # the Django admin lets only staff in
+    admin_user.save()
+    client = Client()
+    # given three wrong passwords on the admin's form (it answers with the form again)
+    for _ in range(3):
+        assert _admin_login(client, "ada", "wrong").status_code == 200
+    # when a fourth try comes, even with the right password, then 429
+    throttled = _admin_login(client, "ada", "pw-ada")
+    assert throttled.status_code == 429
+    assert throttled.json()["code"] == "throttled"
+    assert int(throttled["Retry-After"]) > 0
+    # showing the form is free, and another address is not blocked
+    assert client.get("/admin/login/", REMOTE_ADDR="10.0.0.1").status_code == 200
+    assert _admin_login(client, "ada", "pw-ada", ip="10.0.0.9").status_code == 302
+
+
+def test_the_admin_and_api_logins_share_one_counter(low_rates, admin_user):
+    from django.test import Client
+
+    api = APIClient()
+    for _ in range(3):
+        assert _login(api, "ada", "wrong").status_code == 401
+    # the API said 429 next; the admin's form must not accept more guesses
+    assert _admin_login(Client(), "ada", "wrong").status_code == 429
+    # and the other way round, for another account
+    for _ in range(3):
+        assert _admin_login(Client(), "vera", "wrong").status_code == 200
+    assert _login(api, "vera", "wrong").status_code == 429

@@ -15,13 +15,21 @@ from vnpuportal.asgi import application
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.websockets]
 
 
-async def _connect(path: str, *, origin: bytes | None, token: str | None = None):
-    headers = []
+async def _connect(
+    path: str,
+    *,
+    origin: bytes | None,
+    token: str | None = None,
+    host: bytes = b"localhost",
+    scheme: str = "ws",
+):
+    headers = [(b"host", host)]
     if origin is not None:
         headers.append((b"origin", origin))
     if token is not None:
         headers.append((b"authorization", f"Bearer {token}".encode()))
     communicator = WebsocketCommunicator(application, path, headers=headers)
+    communicator.scope["scheme"] = scheme
     connected, code = await communicator.connect(timeout=5)
     if connected:
         await communicator.disconnect()
@@ -59,6 +67,7 @@ async def test_an_allowed_origin_with_a_good_token_connects(
         f"/ws/clusters/{guide_cluster.pk}/",
         origin=b"http://localhost:8000",
         token=viewer_token.plaintext,
+        host=b"localhost:8000",
     )
     assert connected
 
@@ -98,3 +107,176 @@ async def test_revoked_and_expired_tokens_are_refused(guide_cluster, admin_user)
         )
         assert not connected
         assert code == 4401
+
+
+# --- the origin: scheme, host and port (issue 20) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "scheme"),
+    [
+        (b"http://localhost:5000", b"localhost:8000", "ws"),  # another port
+        (b"http://localhost", b"localhost:8000", "ws"),  # default port 80
+        (b"https://localhost:8000", b"localhost:8000", "ws"),  # another scheme
+        (
+            b"http://localhost:8000",
+            b"localhost:8000",
+            "wss",
+        ),  # page on http, socket on https
+        (
+            b"http://evil.example",
+            b"evil.example",
+            "ws",
+        ),  # same origin, host not allowed
+        (b"http://localhost:8000/path", b"localhost:8000", "ws"),  # not an origin
+    ],
+)
+async def test_the_origin_must_match_scheme_host_and_port(
+    guide_cluster, viewer_token, origin, host, scheme
+):
+    connected, _ = await _connect(
+        f"/ws/clusters/{guide_cluster.pk}/",
+        origin=origin,
+        token=viewer_token.plaintext,
+        host=host,
+        scheme=scheme,
+    )
+    assert not connected
+
+
+@pytest.mark.parametrize(
+    ("origin", "host", "scheme"),
+    [
+        (b"https://localhost", b"localhost", "wss"),
+        (b"https://localhost:443", b"localhost", "wss"),
+        (b"HTTP://LOCALHOST:8000", b"localhost:8000", "ws"),
+    ],
+)
+async def test_the_same_origin_connects(
+    guide_cluster, viewer_token, origin, host, scheme
+):
+    connected, _ = await _connect(
+        f"/ws/clusters/{guide_cluster.pk}/",
+        origin=origin,
+        token=viewer_token.plaintext,
+        host=host,
+        scheme=scheme,
+    )
+    assert connected
+
+
+async def test_ws_allowed_origins_lets_a_listed_origin_in_and_no_other(
+    guide_cluster, viewer_token, settings
+):
+    settings.WS_ALLOWED_ORIGINS = ["https://ops.example.com"]
+    path = f"/ws/clusters/{guide_cluster.pk}/"
+    listed, _ = await _connect(
+        path, origin=b"https://ops.example.com", token=viewer_token.plaintext
+    )
+    assert listed
+    for other in (b"http://ops.example.com", b"https://ops.example.com:8443"):
+        connected, _ = await _connect(path, origin=other, token=viewer_token.plaintext)
+        assert not connected, other
+
+
+async def test_behind_a_tls_proxy_the_forwarded_scheme_counts(
+    guide_cluster, viewer_token, settings
+):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    communicator = WebsocketCommunicator(
+        application,
+        f"/ws/clusters/{guide_cluster.pk}/",
+        headers=[
+            (b"host", b"localhost"),
+            (b"x-forwarded-proto", b"https"),
+            (b"origin", b"https://localhost"),
+            (b"authorization", f"Bearer {viewer_token.plaintext}".encode()),
+        ],
+    )
+    connected, _ = await communicator.connect(timeout=5)
+    assert connected
+    await communicator.disconnect()
+
+
+# --- an open socket whose credentials stop being valid (issue 20) --------------
+
+
+async def _open(path: str, token: str) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(
+        application,
+        path,
+        headers=[
+            (b"host", b"localhost"),
+            (b"origin", b"http://localhost"),
+            (b"authorization", f"Bearer {token}".encode()),
+        ],
+    )
+    connected, _ = await communicator.connect(timeout=5)
+    assert connected
+    snapshot = await communicator.receive_json_from(timeout=5)
+    assert snapshot["type"] == "snapshot"
+    return communicator
+
+
+async def _closed_with(communicator: WebsocketCommunicator, timeout: float) -> int:
+    while True:
+        message = await communicator.receive_output(timeout=timeout)
+        if message["type"] == "websocket.close":
+            return message["code"]
+
+
+async def test_an_open_socket_is_closed_soon_after_its_token_is_revoked(
+    guide_cluster, viewer_token, admin_user, settings
+):
+    settings.WS_AUTH_RECHECK_SECONDS = 0.2
+    communicator = await _open(
+        f"/ws/clusters/{guide_cluster.pk}/", viewer_token.plaintext
+    )
+    # still open over several checks while the token is good
+    assert await communicator.receive_nothing(timeout=0.8)
+    await sync_to_async(token_revoke)(token_id=viewer_token.token.pk, actor=admin_user)
+    assert await _closed_with(communicator, timeout=3) == 4401
+    await communicator.wait()
+
+
+async def test_an_open_socket_is_closed_when_its_user_is_deactivated(
+    guide_cluster, viewer_token, settings
+):
+    settings.WS_AUTH_RECHECK_SECONDS = 0.2
+    communicator = await _open(
+        f"/ws/clusters/{guide_cluster.pk}/", viewer_token.plaintext
+    )
+    user = viewer_token.token.user
+    user.is_active = False
+    await sync_to_async(user.save)()
+    assert await _closed_with(communicator, timeout=3) == 4401
+    await communicator.wait()
+
+
+async def test_an_open_socket_is_closed_when_its_token_expires(guide_cluster, settings):
+    settings.WS_AUTH_RECHECK_SECONDS = 0.2
+    user = await sync_to_async(user_ensure)(username="short", role="viewer")
+    issued = await sync_to_async(token_create)(
+        user=user, expires_at=timezone.now() + timedelta(seconds=1)
+    )
+    communicator = await _open(f"/ws/clusters/{guide_cluster.pk}/", issued.plaintext)
+    assert await _closed_with(communicator, timeout=4) == 4401
+    await communicator.wait()
+
+
+def test_a_session_connection_lasts_as_long_as_its_session(viewer, settings):
+    from importlib import import_module
+
+    from django.contrib.auth import SESSION_KEY
+
+    from apps.accounts.selectors import connection_still_authenticated
+
+    store = import_module(settings.SESSION_ENGINE).SessionStore()
+    store[SESSION_KEY] = str(viewer.pk)
+    store.create()
+    key = store.session_key
+    assert connection_still_authenticated(user=viewer, token_id=None, session_key=key)
+    store.delete()  # logout
+    assert not connection_still_authenticated(
+        user=viewer, token_id=None, session_key=key
+    )

@@ -194,6 +194,13 @@ SPECTACULAR_SETTINGS = {
 # derived from SECRET_KEY, so rotating SECRET_KEY needs this set to the old one.
 FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
 
+# Kubeconfigs (apps.inventory.kubeconfig): a cluster's kubeconfig_path, and any
+# file a kubeconfig names, must be inside KUBECONFIG_DIR (unset: no paths, only
+# content stored encrypted). Exec plugins and auth providers run a command in
+# the portal's processes: refused unless KUBECONFIG_ALLOW_EXEC is true.
+KUBECONFIG_DIR = env("KUBECONFIG_DIR", default="")
+KUBECONFIG_ALLOW_EXEC = env.bool("KUBECONFIG_ALLOW_EXEC", default=False)
+
 # Where `manage.py deviceconfig` and the demo look for the device-config.
 DEFAULT_DEVICE_CONFIG_NAMESPACE = "kube-system"
 DEFAULT_DEVICE_CONFIG_NAME = "hami-scheduler-device"
@@ -288,6 +295,11 @@ SECURE_PROXY_SSL_HEADER = (
     else None
 )
 USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
+# WebSockets (apps.accounts.ws): origins allowed besides the portal's own
+# (scheme://host[:port], e.g. "https://ops.example.com"), and how often an open
+# socket re-checks that its token or session is still valid (closed with 4401).
+WS_ALLOWED_ORIGINS = env.list("WS_ALLOWED_ORIGINS", default=[])
+WS_AUTH_RECHECK_SECONDS = env.float("WS_AUTH_RECHECK_SECONDS", default=30.0)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"

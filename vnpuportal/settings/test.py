@@ -59,3 +59,9 @@ STORAGES = {
 LOGGING = {"version": 1, "disable_existing_loggers": False}
 REALTIME_OUTBOX = False
 WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests
+# Kubeconfigs: tests store content (as the API does); a test that needs a
+# folder or exec plugins sets these itself.
+KUBECONFIG_DIR = ""
+KUBECONFIG_ALLOW_EXEC = False
+WS_ALLOWED_ORIGINS: list[str] = []
+WS_AUTH_RECHECK_SECONDS = 30.0

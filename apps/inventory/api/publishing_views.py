@@ -18,7 +18,6 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.choices import Role
 from apps.inventory import publishing, selectors
 from apps.inventory.api import publishing_serializers as s
 from apps.inventory.health import cluster_health
@@ -66,12 +65,6 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
 
     queryset = Cluster.objects.all()
     filter_backends: list[Any] = []
-    action_roles = {
-        "publish": Role.OPERATOR,
-        "rollback": Role.OPERATOR,
-        "restart": Role.OPERATOR,
-        "adopt": Role.ADMIN,
-    }
 
     @extend_schema(
         tags=TAGS,

@@ -33,6 +33,25 @@ class ClusterSerializer(serializers.ModelSerializer):
         help_text="Bearer token for the API server; stored encrypted, never returned. Empty removes it.",
     )
     has_token = serializers.BooleanField(read_only=True)
+    kubeconfig = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=1_000_000,
+        help_text=(
+            "The kubeconfig's content (YAML); stored encrypted, never returned. "
+            "Empty removes it. Files it names must be inside KUBECONFIG_DIR; "
+            "exec plugins are refused unless KUBECONFIG_ALLOW_EXEC."
+        ),
+    )
+    has_kubeconfig = serializers.BooleanField(read_only=True)
+    kubeconfig_path = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="a kubeconfig file inside the server's KUBECONFIG_DIR",
+    )
     connection = serializers.ChoiceField(
         choices=ConnectionKind.choices, default=ConnectionKind.NONE
     )
@@ -44,6 +63,8 @@ class ClusterSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "connection",
+            "kubeconfig",
+            "has_kubeconfig",
             "kubeconfig_path",
             "kubeconfig_context",
             "api_url",

@@ -20,7 +20,6 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.accounts.choices import Role
 from apps.inventory import selectors, services
 from apps.inventory.api import serializers as s
 from apps.inventory.filters import (
@@ -65,7 +64,6 @@ class ClusterViewSet(viewsets.ModelViewSet):
 
     queryset = Cluster.objects.all()
     serializer_class = s.ClusterSerializer
-    write_role = Role.ADMIN
     filterset_fields = ["name", "sync_state"]
 
     def perform_create(self, serializer):

@@ -8,6 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
 from apps.scheduling.models import (
     PreemptionProposal,
@@ -34,7 +35,10 @@ class WorkloadSerializer(serializers.Serializer):
     env = serializers.JSONField(
         required=False,
         allow_null=True,
-        help_text='a map {"NAME": "value"} or a list [{"name": ..., "value": ...}]',
+        help_text=(
+            'a map {"NAME": "value"} or a list [{"name": ..., "value": ..., '
+            '"secret"?: false}]; values are shown as "***" unless "secret": false'
+        ),
     )
 
 
@@ -136,6 +140,13 @@ class RequestSerializer(serializers.ModelSerializer):
             "expires_at",
         ]
         read_only_fields = fields
+
+    def to_representation(self, instance: Request) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        # Env values are secrets: the pod gets them, answers never show them.
+        data["workload"] = workload_redacted(data.get("workload"))
+        data["pod_template"] = pod_template_redacted(data.get("pod_template"))
+        return data
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_submitted_by(self, obj: Request) -> str | None:

@@ -1,7 +1,8 @@
 """Scheduling API views: thin; validation in serializers, rules in services.
 
-Roles: viewers read; operators submit and cancel (their own) requests; admins
-manage queues and decide preemptions, and cancel anyone's request. A token
+Roles (``apps.accounts.policy``): viewers read; CI, operators and admins submit
+and cancel (their own) requests; admins manage queues and decide preemptions,
+and cancel anyone's request. A token
 limited to queues (``ApiToken.queues``) only sees and acts on those queues:
 anything else is a 403 naming ``queue``.
 """
@@ -17,7 +18,6 @@ from rest_framework.decorators import action
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
-from apps.accounts.choices import Role
 from apps.scheduling import decisions, selectors, services
 from apps.scheduling.api import serializers as s
 from apps.scheduling.filters import (
@@ -61,7 +61,6 @@ class RequestViewSet(
 
     serializer_class = s.RequestSerializer
     filterset_class = RequestFilterSet
-    action_roles = {"create": Role.OPERATOR, "destroy": Role.OPERATOR}
 
     def get_queryset(self) -> QuerySet[Request]:
         # Lists are limited to the token's queues; a single request outside
@@ -168,7 +167,6 @@ class QueueViewSet(viewsets.ModelViewSet):
     )
     serializer_class = s.QueueSerializer
     filterset_class = QueueFilterSet
-    write_role = Role.ADMIN
 
     def get_serializer_class(self) -> type[Any]:
         if self.action in ("update", "partial_update"):
@@ -253,7 +251,6 @@ class PreemptionProposalViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = s.PreemptionProposalSerializer
     filterset_class = PreemptionProposalFilterSet
-    action_roles = {"approve": Role.ADMIN, "reject": Role.ADMIN}
 
     def get_queryset(self) -> QuerySet[PreemptionProposal]:
         return selectors.proposal_queryset(token=self.request.auth)

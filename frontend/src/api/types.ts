@@ -1,6 +1,6 @@
 // Shapes of the portal's API answers (see /api/schema/). Only what the UI reads.
 
-export type Role = "viewer" | "operator" | "admin";
+export type Role = "viewer" | "ci" | "operator" | "admin";
 
 export interface Me {
   username: string;
@@ -22,6 +22,7 @@ export interface Cluster {
   name: string;
   description: string;
   connection: string;
+  has_kubeconfig?: boolean;
   sync_state: SyncState;
   last_sync_at: string | null;
   last_sync_error: string;
@@ -395,8 +396,25 @@ export interface ClusterHealth {
 export type RequestState = "pending" | "reserved" | "admitted" | "running" | "succeeded" | "failed" | "cancelled" | "expired";
 
 /** A CI request of `/api/requests/` (the fields the UI reads). */
+/** An env entry as the API shows it: `value` is "***" unless `secret` is false. */
+export interface EnvEntry {
+  name: string;
+  value?: string;
+  secret?: false;
+  valueFrom?: Record<string, unknown>;
+}
+
+export interface CiWorkload {
+  image: string;
+  command: string[];
+  args: string[];
+  env: EnvEntry[];
+}
+
 export interface CiRequest {
   id: number;
+  workload?: CiWorkload | Record<string, never>;
+  pod_template?: Record<string, unknown> | null;
   cluster: number;
   state: RequestState;
   queue: string;

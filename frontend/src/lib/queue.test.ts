@@ -20,6 +20,10 @@ describe("canCancel", () => {
     expect(canCancel("operator", "other", mine)).toBe(false);
     expect(canCancel("operator", "op", { ...mine, state: "succeeded" })).toBe(false);
   });
+  it("lets the ci role cancel its own unfinished requests only", () => {
+    expect(canCancel("ci", "op", mine)).toBe(true);
+    expect(canCancel("ci", "other", mine)).toBe(false);
+  });
   it("lets admins cancel any unfinished request, viewers none", () => {
     expect(canCancel("admin", "root", mine)).toBe(true);
     expect(canCancel("admin", "root", { ...mine, state: "cancelled" })).toBe(false);

@@ -33,11 +33,11 @@ export function requestBadge(state: string): string {
   }
 }
 
-/** Operators cancel their own unfinished requests; admins any; viewers none. */
+/** CI and operators cancel their own unfinished requests; admins any; viewers none. */
 export function canCancel(role: Role | null | undefined, username: string, r: Pick<CiRequest, "state" | "submitted_by">): boolean {
   if (!CANCELLABLE.has(r.state)) return false;
   if (allows(role, "admin")) return true;
-  return allows(role, "operator") && r.submitted_by === username;
+  return allows(role, "ci") && r.submitted_by === username;
 }
 
 /** Only admins approve or reject, and only a proposal still waiting for a decision. */

@@ -3,9 +3,9 @@
 import { createContext, useContext } from "react";
 import type { Me, Role } from "../api/types";
 
-const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+const RANK: Record<Role, number> = { viewer: 1, ci: 2, operator: 3, admin: 4 };
 
-/** viewer < operator < admin: does `role` include `needed`? */
+/** viewer < ci < operator < admin: does `role` include `needed`? */
 export function allows(role: Role | null | undefined, needed: Role): boolean {
   return !!role && RANK[role] >= RANK[needed];
 }

@@ -101,7 +101,7 @@ def connect(db, kubeconfig: Path) -> Callable[[], Any]:
             actor=None,
             name="sim",
             connection=ConnectionKind.KUBECONFIG,
-            kubeconfig_path=str(kubeconfig),
+            kubeconfig=Path(kubeconfig).read_text(),
         )
         sync_once(cluster)
         cluster.refresh_from_db()

@@ -67,7 +67,7 @@ def cluster(kubeconfig):
         actor=None,
         name="sim",
         connection=ConnectionKind.KUBECONFIG,
-        kubeconfig_path=str(kubeconfig),
+        kubeconfig=Path(kubeconfig).read_text(),
     )
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from kubernetes import config as kube_config
 
 from apps.common.exceptions import DomainError
 from apps.inventory import services
 from apps.inventory.choices import ConnectionKind
+from apps.inventory.kubeconfig import kubeconfig_flatten, kubeconfig_parse
 from apps.inventory.models import Cluster
 
 
@@ -63,11 +65,17 @@ class Command(BaseCommand):
             "device_config_name": name,
         }
         token = ""
+        kubeconfig: str | None = None
         if options["kubeconfig"]:
             path = Path(options["kubeconfig"]).expanduser().resolve()
+            # The operator at the server's shell may read this file and those it
+            # names; the portal keeps the content (encrypted), not the path.
             try:
                 contexts, _current = kube_config.list_kube_config_contexts(
                     config_file=str(path)
+                )
+                flat = kubeconfig_flatten(
+                    kubeconfig_parse(path.read_text()), base_dir=path.parent
                 )
             except Exception as exc:
                 raise CommandError(
@@ -78,9 +86,10 @@ class Command(BaseCommand):
                 raise CommandError(
                     f"--context {options['context']!r} not in {path} (has: {', '.join(names)})"
                 )
+            kubeconfig = yaml.safe_dump(flat, sort_keys=False)
             fields.update(
                 connection=ConnectionKind.KUBECONFIG,
-                kubeconfig_path=str(path),
+                kubeconfig_path="",
                 kubeconfig_context=options["context"],
             )
         elif options["in_cluster"]:
@@ -93,11 +102,17 @@ class Command(BaseCommand):
         existing = Cluster.objects.filter(name=options["name"]).first()
         if existing is not None:
             services.cluster_update(
-                cluster=existing, actor=None, token=token or None, **fields
+                cluster=existing,
+                actor=None,
+                token=token or None,
+                kubeconfig=kubeconfig,
+                **fields,
             )
             self.stdout.write(f"updated cluster {options['name']}")
         else:
-            services.cluster_create(actor=None, token=token, **fields)
+            services.cluster_create(
+                actor=None, token=token, kubeconfig=kubeconfig, **fields
+            )
             self.stdout.write(f"added cluster {options['name']}")
 
     def _list(self, options: dict[str, Any]) -> None:

@@ -1,0 +1,64 @@
+"""Who may call what: the least role for every API view and action, in one table.
+
+Roles are ranked (viewer < ci < operator < admin, ``apps.accounts.choices``),
+so a cell names the least role that may use it. ``READ`` is every safe method
+(GET, HEAD, OPTIONS), ``WRITE`` every other one; a ViewSet action named in a
+row (``create``, ``publish``...) overrides both. A view missing from the table
+gets ``DEFAULT``: viewers read, operators write, so a new endpoint is never
+open to CI tokens by accident. ``tests/security/test_role_matrix.py`` checks
+every endpoint against every role.
+
+Rules that depend on the object rather than the endpoint stay in the services
+that own them (only the submitter or an admin cancels a request; ``force`` on
+publish is for admins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from apps.accounts.choices import Role
+
+READ: Final = "read"
+WRITE: Final = "write"
+
+_V, _CI, _OP, _A = Role.VIEWER, Role.CI, Role.OPERATOR, Role.ADMIN
+
+DEFAULT: Mapping[str, Role] = {READ: _V, WRITE: _OP}
+
+POLICY: Mapping[str, Mapping[str, Role]] = {
+    # accounts (the login view is public and does not use this table)
+    "MeView": {READ: _V},
+    "LogoutView": {READ: _V, WRITE: _V},  # anyone signed in may sign out
+    "ApiTokenViewSet": {READ: _A, WRITE: _A},
+    # the schema and its docs page
+    "SpectacularAPIView": {READ: _V},
+    "SpectacularSwaggerView": {READ: _V},
+    # audit (scoped to the caller's queues by the selector)
+    "AuditEventViewSet": {READ: _V},
+    # inventory
+    "ClusterViewSet": {READ: _V, WRITE: _A},
+    "ChipTypeViewSet": {READ: _V, WRITE: _OP},
+    "TemplateViewSet": {READ: _V, WRITE: _OP},
+    "ClusterPublishingViewSet": {
+        READ: _V,
+        WRITE: _OP,
+        "publish": _OP,
+        "rollback": _OP,
+        "restart": _OP,
+        "adopt": _A,
+    },
+    # scheduling: CI submits and cancels (its own) requests and nothing else
+    "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},
+    "QueueViewSet": {READ: _V, WRITE: _A},
+    "PreemptionProposalViewSet": {READ: _V, WRITE: _A},
+}
+
+
+def least_role(view_name: str, *, action: str | None, safe: bool) -> Role:
+    """The least role that may call ``view_name`` (its ``action``, or a read/write)."""
+    row = POLICY.get(view_name, DEFAULT)
+    if action and action in row:
+        return row[action]
+    return row.get(READ if safe else WRITE, DEFAULT[READ if safe else WRITE])
