@@ -331,8 +331,12 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
             "CELERY_VISIBILITY_TIMEOUT", default=SYNC_TASK_SECONDS + 300
         )
     }
-# Workers wait for the broker at start (and after it restarts) instead of dying.
+# Workers wait for the broker at start (and after it restarts) instead of dying,
+# however long it is away (Celery's default gives up after 100 tries, ~50 min).
+# A restart under a running worker: apps/common/broker.py.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 
 # =====================================================================================
 # Scheduling: requests for CI, admission and preemption (apps/scheduling; README
