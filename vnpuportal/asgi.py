@@ -12,13 +12,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from apps.accounts.ws import PortalAuthStack  # noqa: E402
+from apps.common.db_unavailable import WebSocketDatabaseGuard  # noqa: E402
 from vnpuportal.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            PortalAuthStack(URLRouter(websocket_urlpatterns))
+            # PostgreSQL unreachable: close with 1013 (try again later).
+            WebSocketDatabaseGuard(PortalAuthStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

@@ -46,6 +46,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # PostgreSQL unreachable: 503 database_unavailable with Retry-After, not 500.
+    "apps.common.db_unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "vnpuportal.urls"
@@ -71,6 +73,10 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # An unreachable server (a partition, not a refusal) fails a request with
+    # 503 after this long instead of hanging it; ?connect_timeout=N overrides.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, the web process and the sync loop share one file: wait for the
     # writer lock instead of failing with "database is locked".
