@@ -63,4 +63,6 @@ def install() -> None:
     """Patch kombu's Redis channel (idempotent; the Celery app calls it at import)."""
     current = kombu_redis.Channel._connparams
     if not getattr(current, _PATCHED, False):
-        kombu_redis.Channel._connparams = _connparams_or_connection_error(current)
+        kombu_redis.Channel._connparams = _connparams_or_connection_error(  # type: ignore[method-assign]
+            current
+        )

@@ -44,7 +44,7 @@ def database_unavailable(exc: BaseException) -> bool:
         # Not PostgreSQL (psycopg errors carry a SQLSTATE): SQLite's
         # OperationalError includes "no such table", a bug, not an outage.
         return False
-    sqlstate = cause.sqlstate
+    sqlstate = getattr(cause, "sqlstate", None)
     # psycopg reports a failed or lost connection without a SQLSTATE.
     return (
         sqlstate is None
