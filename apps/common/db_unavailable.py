@@ -8,8 +8,8 @@ with backoff). Liveness (``/healthz``) never touches the database; readiness
 (``/readyz``) fails while it is away (``apps.common.probes``).
 
 Only connection failures count: a refused or dropped connection, a server
-shutting down or starting up, too many connections. A deadlock, a timeout or
-a constraint error is the request's own problem and stays what it was.
+shutting down or starting up, too many connections. A deadlock, a statement
+timeout or a constraint error is the request's own problem and stays a 500.
 """
 
 from __future__ import annotations
@@ -35,11 +35,13 @@ _UNAVAILABLE_SQLSTATES = {"57P01", "57P02", "57P03", "53300"}
 
 def database_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` (or what it wraps) says the database cannot be reached."""
+    cause = exc.__cause__
     if isinstance(exc, InterfaceError):
-        return True  # Django's "connection already closed"
+        # "connection already closed" (psycopg's, or Django's own); SQLite's
+        # InterfaceError is a bad parameter, a bug.
+        return cause is None or hasattr(cause, "sqlstate")
     if not isinstance(exc, OperationalError):
         return False
-    cause = exc.__cause__
     if not hasattr(cause, "sqlstate"):
         # Not PostgreSQL (psycopg errors carry a SQLSTATE): SQLite's
         # OperationalError includes "no such table", a bug, not an outage.

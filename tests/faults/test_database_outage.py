@@ -275,8 +275,12 @@ def test_which_database_errors_mean_unavailable(sqlstate, unavailable):
 def test_sqlite_errors_are_not_an_outage():
     import sqlite3
 
-    from django.db import OperationalError
+    from django.db import InterfaceError, OperationalError
 
     error = OperationalError("no such table: x")
     error.__cause__ = sqlite3.OperationalError("no such table: x")
     assert database_unavailable(error) is False
+    bad_parameter = InterfaceError("Error binding parameter 1")
+    bad_parameter.__cause__ = sqlite3.InterfaceError("Error binding parameter 1")
+    assert database_unavailable(bad_parameter) is False
+    assert database_unavailable(InterfaceError("connection already closed")) is True
