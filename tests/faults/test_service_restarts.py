@@ -188,6 +188,8 @@ def test_redis_restart(stack):
     )
     # WebSocket clients reconnect and get live deltas again
     _run(_live_delta(stack, "after-redis-restart", 60))
+    # and the worker's consumer reconnected instead of dying (apps/common/broker.py)
+    assert "Unrecoverable error" not in stack.log("worker")
     record(
         "redis restart",
         injected={"redis_restart": 1},
