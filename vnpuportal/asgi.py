@@ -11,6 +11,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from apps.accounts.ws import PortalAuthStack, StrictOriginValidator  # noqa: E402
+from apps.common.db_unavailable import WebSocketDatabaseGuard  # noqa: E402
 from vnpuportal.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
@@ -18,7 +19,8 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         # Scheme, host and port of the Origin (WS_ALLOWED_ORIGINS, else same-origin).
         "websocket": StrictOriginValidator(
-            PortalAuthStack(URLRouter(websocket_urlpatterns))
+            # PostgreSQL unreachable: close with 1013 (try again later).
+            WebSocketDatabaseGuard(PortalAuthStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

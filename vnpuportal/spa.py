@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -67,6 +68,9 @@ def api_not_found(request: HttpRequest, path: str) -> HttpResponse:
     )
 
 
+# The page itself needs no database: it loads during an outage and shows the
+# API's 503s, instead of failing to open the transaction ATOMIC_REQUESTS wants.
+@transaction.non_atomic_requests
 @ensure_csrf_cookie
 def app(request: HttpRequest, path: str = "") -> HttpResponse:
     """``index.html`` for the client-side routes (the csrftoken cookie comes with it)."""

@@ -42,3 +42,12 @@ def server_error(request: HttpRequest) -> HttpResponse:
         "server_error",
         "The server failed to answer this request; the error has been logged.",
     )
+
+
+def service_unavailable(
+    request: HttpRequest, *, code: str, message: str, retry_after: int
+) -> HttpResponse:
+    """503 for a dependency that is away (``apps.common.db_unavailable``)."""
+    response = _answer(request, 503, code, message)
+    response["Retry-After"] = str(retry_after)
+    return response

@@ -1,9 +1,11 @@
 """A liveness signal for Celery workers: a file touched at every worker heartbeat.
 
-A worker whose consumer died (kombu's Redis transport gives up on the broker
-connection while a task is unacknowledged: "Unrecoverable error") stops
-heartbeating but lingers in a warm shutdown until its running tasks end, and a
-sync task keeps its watches for minutes. The worker's liveness probe
+A worker whose consumer died stops heartbeating but lingers in a warm shutdown
+until its running tasks end, and a sync task keeps its watches for minutes
+(a Redis restart did that until ``apps.common.broker``; the probe stays as the
+safety net for any other way a consumer dies). Heartbeats also stop while the
+worker waits for Redis, so an outage longer than the threshold restarts it
+too, which costs its running tasks but loses nothing. The worker's liveness probe
 (deploy/40-worker.yaml) restarts the container when the file is older than
 its threshold; compose and the fault tests' supervisor do the same.
 

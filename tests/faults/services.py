@@ -8,6 +8,7 @@ may restart at will and which are removed at the end.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import shutil
@@ -104,9 +105,15 @@ class PrivatePostgres:
         self._ctl("restart", "-m", "fast")
         _wait_port(self.port)
 
+    def halt(self) -> None:
+        """``pg_ctl stop -m fast``, keeping the data for ``start()``."""
+        self._ctl("stop", "-m", "fast")
+
     def stop(self) -> None:
         try:
-            self._ctl("stop", "-m", "immediate")
+            # already stopped (halt()) is fine
+            with contextlib.suppress(subprocess.CalledProcessError):
+                self._ctl("stop", "-m", "immediate")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
 

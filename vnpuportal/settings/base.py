@@ -47,6 +47,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # PostgreSQL unreachable: 503 database_unavailable with Retry-After, not 500.
+    "apps.common.db_unavailable.DatabaseUnavailableMiddleware",
 ]
 
 ROOT_URLCONF = "vnpuportal.urls"
@@ -72,6 +74,10 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # An unreachable server (a partition, not a refusal) fails a request with
+    # 503 after this long instead of hanging it; ?connect_timeout=N overrides.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, the web process and the sync loop share one file: wait for the
     # writer lock instead of failing with "database is locked".
@@ -353,8 +359,12 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
             "CELERY_VISIBILITY_TIMEOUT", default=SYNC_TASK_SECONDS + 300
         )
     }
-# Workers wait for the broker at start (and after it restarts) instead of dying.
+# Workers wait for the broker at start (and after it restarts) instead of dying,
+# however long it is away (Celery's default gives up after 100 tries, ~50 min).
+# A restart under a running worker: apps/common/broker.py.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 
 # =====================================================================================
 # Scheduling: requests for CI, admission and preemption (apps/scheduling; README
