@@ -111,7 +111,7 @@ def cache_key(go: str) -> str:
     return f"k8s-{versions.KUBERNETES}-volcano-{versions.VOLCANO}-{digest.hexdigest()[:12]}"
 
 
-def _hash_wrappers(digest: "hashlib._Hash", names: tuple[str, ...]) -> None:
+def _hash_wrappers(digest: hashlib._Hash, names: tuple[str, ...]) -> None:
     """Feed the wrapper modules ``names`` (paths and contents) into ``digest``."""
     for path in sorted(GOMOD.rglob("*")):
         relative = path.relative_to(GOMOD)
