@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         return build.main(force=args.force, control_plane=False)
     if args.command == "bin":
         try:
-            print(":".join(str(folder) for folder in build.path_dirs()))
+            print(os.pathsep.join(str(folder) for folder in build.path_dirs()))
         except build.BuildError as error:
             print(f"kubestack: {error}", file=sys.stderr)
             return 1
