@@ -99,3 +99,56 @@ def test_the_dry_run_does_refuse_an_invalid_object(kube_stack, namespace, tmp_pa
     path.write_text(yaml.safe_dump_all(docs))
     code, _, errors = _dry_run(kube_stack, path)
     assert code != 0, "a malformed ClusterRole was accepted"
+
+
+def test_install_and_upgrade_keep_the_generated_secret_key(
+    kube_stack, namespace, stack_kubeconfig
+):
+    """A real ``helm install`` then ``helm upgrade``: the random Django key survives
+    (a new one would log everyone out and make stored cluster tokens unreadable).
+    No replicas and no hooks: only the objects, nothing scheduled."""
+    import base64
+
+    from tests.deploy.helmchart import CHART, helm
+
+    release = "keytest"
+    common = [
+        "--namespace",
+        namespace,
+        "--kubeconfig",
+        str(stack_kubeconfig),
+        "--no-hooks",
+        "--set",
+        "web.replicas=0",
+        "--set",
+        "worker.replicas=0",
+        "--set",
+        "beat.replicas=0",
+    ]
+
+    def key() -> str:
+        data = kube_stack.kubectl(
+            "get", "secret", f"{release}-vnpu-portal", "-n", namespace, "-o", "json"
+        ).stdout
+        return base64.b64decode(json.loads(data)["data"]["DJANGO_SECRET_KEY"]).decode()
+
+    try:
+        helm("install", release, str(CHART), *common)
+        first = key()
+        assert len(first) >= 50
+        helm("upgrade", release, str(CHART), *common, "--set", "config.logLevel=DEBUG")
+        assert key() == first
+        config = kube_stack.kubectl(
+            "get", "configmap", f"{release}-vnpu-portal", "-n", namespace, "-o", "json"
+        ).stdout
+        assert json.loads(config)["data"]["LOG_LEVEL"] == "DEBUG"
+    finally:
+        helm(
+            "uninstall",
+            release,
+            "--namespace",
+            namespace,
+            "--kubeconfig",
+            str(stack_kubeconfig),
+            check=False,
+        )
