@@ -213,6 +213,7 @@ def _pods(kubeconfig: Path) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_upgrade_with_workers_running_loses_nothing(
     sim: SimCluster, portal_env: dict[str, str], tmp_path: Path, record_property: Any
 ):
