@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -20,7 +21,14 @@ def parser() -> argparse.ArgumentParser:
         "build", help="build (or reuse) the binaries; prints their folder"
     )
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
-    sub.add_parser("bin", help="print the folder of the built binaries (no build)")
+    h = sub.add_parser(
+        "build-helm", help="build (or reuse) only helm, in its own cache folder"
+    )
+    h.add_argument("--force", action="store_true", help="rebuild even if cached")
+    sub.add_parser(
+        "bin",
+        help="print the folders of the built binaries and of helm, as a PATH (no build)",
+    )
     u = sub.add_parser("up", help="start the stack and a scenario; Ctrl-C stops it")
     u.add_argument(
         "--kubeconfig", required=True, help="write the admin kubeconfig here"
@@ -40,9 +48,11 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "build":
         return build.main(force=args.force)
+    if args.command == "build-helm":
+        return build.main(force=args.force, control_plane=False)
     if args.command == "bin":
         try:
-            print(build.bin_dir())
+            print(os.pathsep.join(str(folder) for folder in build.path_dirs()))
         except build.BuildError as error:
             print(f"kubestack: {error}", file=sys.stderr)
             return 1

@@ -68,6 +68,10 @@ PARTS: tuple[Part, ...] = (
 
 BINARIES = tuple(binary for part in PARTS for _, binary in part.commands)
 
+# helm is not part of the control plane: it has its own cache folder and key, so
+# adding or bumping it never rebuilds the control plane (and the reverse).
+HELM = Part("helm", (("helm.sh/helm/v4/cmd/helm", "helm"),))
+
 
 class BuildError(RuntimeError):
     """A build step failed; the message says which and how to see why."""
@@ -103,11 +107,69 @@ def cache_key(go: str) -> str:
             [go, "version"], capture_output=True, text=True, check=True
         ).stdout.encode()
     )
-    for path in sorted(GOMOD.rglob("*")):
-        if path.is_file():
-            digest.update(str(path.relative_to(GOMOD)).encode())
-            digest.update(path.read_bytes())
+    _hash_wrappers(digest, tuple(part.name for part in PARTS))
     return f"k8s-{versions.KUBERNETES}-volcano-{versions.VOLCANO}-{digest.hexdigest()[:12]}"
+
+
+def _hash_wrappers(digest: hashlib._Hash, names: tuple[str, ...]) -> None:
+    """Feed the wrapper modules ``names`` (paths and contents) into ``digest``."""
+    for path in sorted(GOMOD.rglob("*")):
+        relative = path.relative_to(GOMOD)
+        if path.is_file() and relative.parts[0] in names:
+            digest.update(str(relative).encode())
+            digest.update(path.read_bytes())
+
+
+def helm_cache_root() -> Path:
+    """Where helm builds are kept: ``$HELM_BUILD_CACHE`` or ``~/.cache/vnpuportal/helm``."""
+    configured = os.environ.get("HELM_BUILD_CACHE")
+    if configured:
+        return Path(configured).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "vnpuportal" / "helm"
+
+
+def helm_cache_key(go: str) -> str:
+    """Hash of the helm wrapper module, the Go version and the build format."""
+    digest = hashlib.sha256(BUILD_FORMAT.encode())
+    digest.update(
+        subprocess.run(
+            [go, "version"], capture_output=True, text=True, check=True
+        ).stdout.encode()
+    )
+    _hash_wrappers(digest, (HELM.name,))
+    return f"helm-{versions.HELM}-{digest.hexdigest()[:12]}"
+
+
+def helm_bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder holding the cached ``helm``; builds it first when ``build``."""
+    go = go_binary()
+    target = helm_cache_root() / helm_cache_key(go)
+    if not (target / "bin" / "helm").is_file():
+        if not build:
+            raise BuildError(
+                f"helm is not built for this version ({target.name}); "
+                "run: python -m kubestack build-helm (or build)"
+            )
+        started = time.monotonic()
+        _say(quiet, f"==> building helm {versions.HELM} into {target}")
+        staging = target.with_name(target.name + f".partial-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        (staging / "bin").mkdir(parents=True)
+        try:
+            _build_part(go, HELM, staging / "bin", quiet)
+            shutil.rmtree(target, ignore_errors=True)
+            staging.rename(target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        _say(quiet, f"==> helm built in {time.monotonic() - started:.0f} s")
+    return target / "bin"
+
+
+def path_dirs() -> list[Path]:
+    """The folders to put on PATH: the control plane's binaries, then helm."""
+    return [bin_dir(), helm_bin_dir()]
 
 
 def bin_dir(build: bool = False, quiet: bool = False) -> Path:
@@ -236,6 +298,8 @@ def _version_flags(part: Part) -> list[str]:
     Upstream's Makefile sets these from git; a module build has no git, and
     without them kubectl and the API server say ``v0.0.0-master``.
     """
+    if part.name == "helm":
+        return [f"-X helm.sh/helm/v4/internal/version.version={versions.HELM}"]
     if part.name != "kubernetes":
         return []
     major, minor = versions.KUBERNETES.lstrip("v").split(".")[:2]
@@ -306,17 +370,27 @@ def _build_all(go: str, target: Path, quiet: bool) -> None:
     _say(quiet, f"==> control plane built in {time.monotonic() - started:.0f} s")
 
 
-def main(force: bool = False) -> int:
-    """``python -m kubestack build``: build (or reuse) and print the bin folder."""
+def main(force: bool = False, control_plane: bool = True) -> int:
+    """``python -m kubestack build`` (the control plane, then helm) or ``build-helm``.
+
+    Each has its own cache folder, so a warm control plane costs nothing when
+    only helm is missing, and the reverse.
+    """
     try:
         go = go_binary()
-        target = cache_root() / cache_key(go)
-        if force:
-            shutil.rmtree(target, ignore_errors=True)
         started = time.monotonic()
-        bins = bin_dir(build=True)
+        folders: list[Path] = []
+        if control_plane:
+            target = cache_root() / cache_key(go)
+            if force:
+                shutil.rmtree(target, ignore_errors=True)
+            folders.append(bin_dir(build=True))
+        if force:
+            shutil.rmtree(helm_cache_root() / helm_cache_key(go), ignore_errors=True)
+        folders.append(helm_bin_dir(build=True))
     except BuildError as error:
         print(f"kubestack build: {error}", file=sys.stderr)
         return 1
-    print(f"==> ready in {time.monotonic() - started:.1f} s: {bins}")
+    shown = os.pathsep.join(str(folder) for folder in folders)
+    print(f"==> ready in {time.monotonic() - started:.1f} s: {shown}")
     return 0

@@ -8,6 +8,8 @@ VOLCANO = "v1.15.1"
 VOLCANO_APIS = "v1.14.0"
 ETCD = "v3.6.5"  # the client version Kubernetes v1.35.3 requires
 KWOK = "v0.8.0"
+# Built apart from the control plane (its own cache folder): lints and renders the chart.
+HELM = "v4.3.2"
 
 # Volcano's CRDs (module folder config/crd/volcano/bases): without them the
 # scheduler's informers never sync; the queue controller also watches commands.

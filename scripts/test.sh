@@ -15,9 +15,9 @@ echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
 echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
-echo "==> the real control plane (Go build, cached by version; cold: minutes)"
+echo "==> the real control plane and helm (Go builds, cached by version; cold: minutes)"
 python -m kubestack build
-# kubectl of the same version as the API server, for the tests that run it.
+# kubectl of the same version as the API server, and helm, for the tests that run them.
 export PATH="$(python -m kubestack bin):$PATH"
 echo "==> pytest (database: ${DATABASE_URL:-sqlite})"
 python -m pytest "$@"
