@@ -394,3 +394,139 @@ def test_a_sync_task_without_any_lock_leaves_at_once(cluster):
     finally:
         stop.set()
         first.join(timeout=30)
+
+
+DEEP = "vnpus: " + "[" * 5000 + "]" * 5000  # the hand edit that stopped sync
+
+
+def _device_config(core, cluster) -> tuple[str, str]:
+    cm = core.read_namespaced_config_map(
+        cluster.device_config_name, cluster.device_config_namespace
+    )
+    return cm.data["device-config.yaml"], cm.metadata.resource_version
+
+
+def _set_device_config(core, cluster, text: str) -> str:
+    cm = core.patch_namespaced_config_map(
+        cluster.device_config_name,
+        cluster.device_config_namespace,
+        {"data": {"device-config.yaml": text}},
+    )
+    return cm.metadata.resource_version
+
+
+def _wait(condition, what: str, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+    return result
+
+
+def _device_config_cursor(cluster) -> SyncCursor | None:
+    return SyncCursor.objects.filter(
+        cluster=cluster, resource="configmap:device-config"
+    ).first()
+
+
+def _watcher_alive(cluster) -> bool:
+    name = f"sync-{cluster.pk}-configmap:device-config"
+    return any(t.name == name and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster, core):
+    from apps.inventory.models import ClusterObject, DeviceConfigVersion
+
+    good, _ = _device_config(core, cluster)
+    with Syncing(cluster, watch_timeout=2):
+        _wait(
+            lambda: DeviceConfigVersion.objects.filter(cluster=cluster).exists(),
+            "the device config was never adopted",
+        )
+        # given a hand edit nested 5,000 levels deep
+        bad_rv = _set_device_config(core, cluster, DEEP)
+        # then sync records it, with its reason, and goes on
+        cursor = _wait(
+            lambda: (
+                (c := _device_config_cursor(cluster))
+                and any(e["resource_version"] == bad_rv for e in c.skipped_objects)
+                and c
+            ),
+            "the deep ConfigMap was never recorded as skipped",
+        )
+        (entry,) = cursor.skipped_objects
+        assert entry["kind"] == "ConfigMap"
+        assert (entry["namespace"], entry["name"]) == (
+            cluster.device_config_namespace,
+            cluster.device_config_name,
+        )
+        assert "nested deeper than 64 levels" in entry["reason"]
+        shown = _wait(
+            lambda: (
+                "skipped ConfigMap"
+                in (c := Cluster.objects.get(pk=cluster.pk)).last_sync_error
+                and c
+            ),
+            "last_sync_error does not name the skipped object",
+        )
+        assert "nested deeper than 64 levels" in shown.last_sync_error
+        assert _watcher_alive(cluster)
+        # the stored object is still the last good one, not the bad one
+        stored = ClusterObject.objects.get(
+            cluster=cluster, kind="ConfigMap", name=cluster.device_config_name
+        )
+        assert stored.resource_version != bad_rv
+        # when a good config is restored (an edited one: a new version to see)
+        restored = good + "# restored by hand\n"
+        good_rv = _set_device_config(core, cluster, restored)
+        # then it is synced, the skip is cleared, and the watcher is alive
+        _wait(
+            lambda: DeviceConfigVersion.objects.filter(
+                cluster=cluster, text=restored, resource_version=good_rv
+            ).exists(),
+            "the restored good ConfigMap was never picked up",
+        )
+        _wait(
+            lambda: (
+                (c := _device_config_cursor(cluster))
+                and not c.skipped_objects
+                and int(c.resource_version) >= int(good_rv)
+            ),
+            "the skip was never cleared, or the stream never moved past it",
+        )
+        assert not DeviceConfigVersion.objects.filter(
+            cluster=cluster, text=DEEP
+        ).exists()
+        _wait(
+            lambda: not Cluster.objects.get(pk=cluster.pk).last_sync_error,
+            "last_sync_error still names the skipped object",
+        )
+        assert _watcher_alive(cluster)
+
+
+def test_a_bad_configmap_in_a_full_list_is_skipped(cluster, core, viewer_client):
+    # given the deep hand edit is in place before the first list
+    bad_rv = _set_device_config(core, cluster, DEEP)
+    # when sync lists everything once
+    call_command("sync", "--cluster", "sim", "--once")
+    # then every other stream is in, and the ConfigMap is recorded as skipped
+    cursor = _device_config_cursor(cluster)
+    assert [e["resource_version"] for e in cursor.skipped_objects] == [bad_rv]
+    assert cursor.resource_version  # the list still moved the stream on
+    assert Slice.objects.filter(cluster=cluster).count() == 2
+    assert "skipped ConfigMap" in Cluster.objects.get(pk=cluster.pk).last_sync_error
+    # and the API shows it on the stream's sync status
+    status = viewer_client.get(f"/api/clusters/{cluster.pk}/sync-status/")
+    assert status.status_code == 200
+    (shown,) = [c for c in status.json() if c["resource"] == "configmap:device-config"]
+    assert shown["skipped_objects"] == [
+        {
+            "kind": "ConfigMap",
+            "namespace": cluster.device_config_namespace,
+            "name": cluster.device_config_name,
+            "resource_version": bad_rv,
+            "reason": "device-config.yaml: invalid YAML at line 1: "
+            "nested deeper than 64 levels",
+            "at": shown["skipped_objects"][0]["at"],
+        }
+    ]
