@@ -51,6 +51,11 @@ log = logging.getLogger(__name__)
 BATCH_MAX = 2000
 # Skipped objects kept per stream (the newest); older ones only in the log.
 SKIPPED_MAX = 20
+# How often a sync task checks that it still holds its watch locks. A
+# PostgreSQL restart or failover drops advisory locks without telling their
+# holder; beat's next task then took them and the cluster had two watchers
+# per stream (18 watches instead of 9) until the first task ended.
+LOCK_CHECK_SECONDS = 2.0
 NETWORK_ERRORS = (ApiException, HTTPError, OSError, ValueError)
 DB_ERRORS = (OperationalError, InterfaceError)
 
@@ -111,6 +116,7 @@ class TargetWatcher:
         """List and watch until stopped; never raises (errors are recorded and retried)."""
         attempt = 0
         api = None
+        writer: ClusterWriter | None = None
         cursor = self._cursor()
         self.resource_version = cursor.resource_version or None
         self.skipped = {
@@ -125,10 +131,14 @@ class TargetWatcher:
         while not self.stop.is_set():
             self.progressed = False
             try:
-                if api is None:
+                if api is None or writer is None:
+                    # Both at once: a writer that failed to build (the database
+                    # was cut while it read the chip types) left a client and no
+                    # writer, and the next round crashed the watcher.
                     cluster = Cluster.objects.get(pk=self.cluster_id)
-                    api = api_client_for(cluster)
                     writer = ClusterWriter(cluster)
+                    if api is None:
+                        api = api_client_for(cluster)
                 if not self.resource_version:
                     self.resource_version = self.relist(api, writer)
                 self.watch_once(api, writer, self.resource_version)
@@ -559,7 +569,7 @@ def sync_run(
         thread.start()
         threads.append(thread)
     try:
-        stop.wait(seconds)
+        _hold(cluster_id, held, stop, seconds)
     finally:
         stop.set()
         for thread in threads:
@@ -567,6 +577,32 @@ def sync_run(
         for lock in held:
             lock.release()
     return {w.target.key: w.stats for w in watchers}
+
+
+def _hold(
+    cluster_id: int, held: list[locks.Lock], stop: threading.Event, seconds: float
+) -> None:
+    """Wait ``seconds`` (or until ``stop``), checking that every lock is still held.
+
+    A lock lost and not taken back at once (another worker has it, or the
+    database is still away) ends the task: its watchers stop, so no stream is
+    ever watched twice for longer than one check; beat starts a new task.
+    """
+    deadline = time.monotonic() + seconds
+    while not stop.wait(max(0.0, min(LOCK_CHECK_SECONDS, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return
+        # Stop at the first lock lost: every check of a lost one takes time.
+        lost = next((lock.name for lock in held if not lock.ensure()), None)
+        if lost is not None:
+            log.warning(
+                "cluster %s: lost the sync lock %s (its database session is gone "
+                "and another worker holds it, or the database is away); "
+                "stopping this task's watchers",
+                cluster_id,
+                lost,
+            )
+            return
 
 
 def _prime_device_config(watchers: list[TargetWatcher]) -> None:

@@ -530,3 +530,122 @@ def test_a_bad_configmap_in_a_full_list_is_skipped(cluster, core, viewer_client)
             "at": shown["skipped_objects"][0]["at"],
         }
     ]
+
+
+def _advisory_lock_holders() -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND database = (SELECT oid FROM pg_database"
+            " WHERE datname = current_database())"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _cut_every_other_session() -> int:
+    # What a PostgreSQL restart or failover does to the workers' sessions.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.timeout(180)
+def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
+    """Sync locks are advisory locks on their own sessions: a PostgreSQL blip
+    freed them without the watchers noticing, and beat's next task started a
+    second watcher for every stream (18 watches instead of 9)."""
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI runs on PostgreSQL: this test must run there")
+        pytest.skip(
+            "advisory locks are PostgreSQL's; on SQLite sync locks are file "
+            "locks, which a database blip cannot free"
+        )
+    from apps.inventory.sync import engine
+    from apps.inventory.sync.targets import targets_for
+
+    names = {f"sync-{cluster.pk}-{t.key}" for t in targets_for(cluster)}
+    one_each = dict.fromkeys(sorted(names), 1)
+
+    def watchers() -> dict[str, int]:
+        alive = [t.name for t in threading.enumerate() if t.is_alive()]
+        return {name: alive.count(name) for name in sorted(names)}
+
+    def task(stop: threading.Event, started: threading.Event | None = None):
+        def run() -> None:
+            try:
+                task.stats.append(  # type: ignore[attr-defined]
+                    sync_run(
+                        cluster.pk,
+                        seconds=120,
+                        watch_timeout=2,
+                        stop=stop,
+                        on_start=lambda w: started and started.set(),
+                    )
+                )
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    task.stats = []  # type: ignore[attr-defined]
+    stop_a, stop_b, started = threading.Event(), threading.Event(), threading.Event()
+    first = second = task(stop_a, started)
+    try:
+        assert started.wait(30), "the first sync task never started"
+        _wait(lambda: watchers() == one_each, "the first task's watchers")
+        holders = set(_advisory_lock_holders())
+        assert len(holders) == len(names)  # a session per lock
+
+        # given a blip that cuts every session, the locks' included
+        assert _cut_every_other_session() >= len(names)
+        # then the task notices and takes its locks back on new sessions
+        _wait(
+            lambda: (
+                len(now := _advisory_lock_holders()) == len(names)
+                and not holders & set(now)
+            ),
+            "the lost locks were never taken back",
+            timeout=engine.LOCK_CHECK_SECONDS * 3 + 10,
+        )
+        assert watchers() == one_each
+        # so beat's next task finds every lock held and leaves at once
+        started_at = time.monotonic()
+        second = task(stop_b)
+        second.join(timeout=30)
+        assert not second.is_alive()
+        assert task.stats[-1] == {}
+        assert time.monotonic() - started_at < 30
+        assert watchers() == one_each
+
+        # given another blip, with beat's task arriving at once (the worst case:
+        # it takes the freed locks before the first task checks them)
+        _cut_every_other_session()
+        stop_b.clear()
+        started_b = threading.Event()
+        second = task(stop_b, started_b)
+        _wait(
+            lambda: started_b.is_set() or not second.is_alive(),
+            "the second task neither started nor left",
+        )
+        # then within a lock check (and a watcher's stop) only one task watches
+        settle = engine.LOCK_CHECK_SECONDS + 8
+        _wait(lambda: watchers() == one_each, "two watchers per stream", settle)
+        # and it stays so: never two, never none
+        seen = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seen.append(watchers())
+            time.sleep(0.2)
+        assert all(s == one_each for s in seen), [s for s in seen if s != one_each][:3]
+        assert len(_advisory_lock_holders()) == len(names)
+    finally:
+        stop_a.set()
+        stop_b.set()
+        first.join(timeout=60)
+        second.join(timeout=60)
