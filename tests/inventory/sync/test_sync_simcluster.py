@@ -649,3 +649,59 @@ def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
         stop_b.set()
         first.join(timeout=60)
         second.join(timeout=60)
+
+
+def test_any_object_whose_handler_fails_is_skipped_and_the_rest_applied(
+    cluster, core, capsys, monkeypatch
+):
+    from apps.inventory.sync.writer import ClusterWriter
+
+    real = ClusterWriter.apply_pod_events
+
+    def refuses_poison(self, events):
+        events = list(events)
+        if any(obj["metadata"]["name"] == "poison" for _, obj in events):
+            raise RuntimeError("cannot take this pod")
+        return real(self, events)
+
+    # given a writer that fails on one pod, whatever batch it comes in
+    monkeypatch.setattr(ClusterWriter, "apply_pod_events", refuses_poison)
+    with Syncing(cluster, watch_timeout=2):
+        wait_equal(cluster, core, capsys)
+        # when it arrives among good pods
+        for name in ("good-1", "poison", "good-2", "good-3"):
+            core.create_namespaced_pod("default", slice_pod(name, 3072))
+        # then the good ones are in, and the bad one is recorded with its reason
+        _wait(
+            lambda: (
+                set(
+                    Slice.objects.filter(
+                        cluster=cluster, pod_name__startswith="good-"
+                    ).values_list("pod_name", flat=True)
+                )
+                == {"good-1", "good-2", "good-3"}
+            ),
+            "the good pods around the bad one were not applied",
+        )
+        cursor = _wait(
+            lambda: (
+                (
+                    c := SyncCursor.objects.get(cluster=cluster, resource="pods")
+                ).skipped_objects
+                and c
+            ),
+            "the bad pod was not recorded",
+        )
+        assert {(e["kind"], e["name"]) for e in cursor.skipped_objects} == {
+            ("Pod", "poison")
+        }
+        assert all(
+            e["reason"] == "RuntimeError: cannot take this pod"
+            for e in cursor.skipped_objects
+        )
+        # and the stream goes on
+        core.create_namespaced_pod("default", slice_pod("after", 3072))
+        _wait(
+            lambda: Slice.objects.filter(cluster=cluster, pod_name="after").exists(),
+            "the stream stopped after the bad pod",
+        )
