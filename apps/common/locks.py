@@ -8,6 +8,12 @@ holder dies, so a killed worker never blocks the next one:
   server drops it when that connection closes, including on a crash);
 - otherwise (the SQLite embedded default, one machine): ``flock`` on a file,
   which the kernel releases when the process exits.
+
+The server also drops an advisory lock when it loses the session for any other
+reason (a PostgreSQL restart, a failover, ``pg_terminate_backend``), and the
+holder is not told: its work would go on unlocked while another worker takes
+the lock, so a holder that runs for long calls ``ensure()`` every few seconds
+and stops when it answers False.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import fcntl
 import hashlib
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +51,53 @@ class Lock:
             self._release()
             self._release = None
 
+    def ensure(self) -> bool:
+        """Tell whether the lock is still held, taking it again if it was lost.
+
+        A file lock lives as long as its descriptor: always True until released.
+        """
+        return self._release is not None
+
+
+class _PgLock(Lock):
+    """An advisory lock and the session that holds it."""
+
+    def __init__(self, name: str, conn: Any) -> None:
+        super().__init__(name, conn.close)
+        self._conn = conn
+
+    def ensure(self) -> bool:
+        """True while the session answers; after it was lost, True only if the
+        lock could be taken again on a new session (nobody else took it
+        meanwhile), else False: the holder must stop."""
+        if self._release is None:
+            return False
+        import psycopg
+
+        try:
+            self._conn.execute("SELECT 1").fetchone()
+        except psycopg.Error:
+            pass
+        else:
+            return True
+        self._conn.close()
+        conn = None
+        # The client hears of a terminated session before its backend has
+        # finished exiting and freed the lock: try again for a moment.
+        for _ in range(10):
+            try:
+                conn = _pg_take(self.name)
+            except psycopg.Error:
+                break  # the server is still away: nothing proves the lock is ours
+            if conn is not None:
+                break
+            time.sleep(0.1)
+        if conn is None:
+            self._release = None
+            return False
+        self._conn, self._release = conn, conn.close
+        return True
+
 
 def try_acquire(name: str) -> Lock | None:
     """Take the lock ``name`` if free; None if another process holds it."""
@@ -64,18 +118,41 @@ def held(name: str) -> Iterator[Lock | None]:
 
 
 def _try_pg(name: str) -> Lock | None:
+    conn = _pg_take(name)
+    return None if conn is None else _PgLock(name, conn)
+
+
+def _pg_take(name: str) -> Any:
+    """A new session holding the advisory lock ``name``, or None if it is taken."""
     import psycopg
 
-    params = connection.get_connection_params()
+    params = {
+        k: v
+        for k, v in connection.get_connection_params().items()
+        if k not in ("cursor_factory", "context")
+    }
+    # Keepalives: a session cut without a reset (a dead host, a partition)
+    # must fail ensure() in seconds, not after the kernel's two hours.
     conn = psycopg.connect(
-        **{k: v for k, v in params.items() if k not in ("cursor_factory", "context")},
+        **{
+            "connect_timeout": 5,
+            "keepalives": 1,
+            "keepalives_idle": 5,
+            "keepalives_interval": 2,
+            "keepalives_count": 2,
+            **params,
+        },
         autocommit=True,
     )
-    got = conn.execute("SELECT pg_try_advisory_lock(%s)", (_key(name),)).fetchone()
+    try:
+        got = conn.execute("SELECT pg_try_advisory_lock(%s)", (_key(name),)).fetchone()
+    except psycopg.Error:
+        conn.close()
+        raise
     if not got or not got[0]:
         conn.close()
         return None
-    return Lock(name, conn.close)
+    return conn
 
 
 def _lock_dir() -> Path:

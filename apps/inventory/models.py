@@ -382,6 +382,11 @@ class SyncCursor(models.Model):
     relists = models.PositiveIntegerField(default=0)
     restarts = models.PositiveIntegerField(default=0)
     events = models.PositiveBigIntegerField(default=0)
+    # Objects this stream could not apply (a hand edit the portal refuses to
+    # read), newest last: {kind, namespace, name, resource_version, reason, at}.
+    # The stream goes on without them; an object leaves the list when a later
+    # version of it applies or it is deleted.
+    skipped_objects = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["cluster", "resource"]

@@ -70,6 +70,30 @@ def test_check_unreadable_and_garbage(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"vnpus: " + b"[" * 5000 + b"]" * 5000, b"nested deeper than 64 levels"),
+        (b"vnpus:\n- chipName: 310P3\xff\xfe\n", b"not UTF-8 (byte 0xff at offset"),
+    ],
+    ids=["nested-5000", "latin-1"],
+)
+@pytest.mark.parametrize("verb", ["check", "import"])
+def test_deep_or_non_utf8_files_fail_with_a_message_not_a_traceback(
+    tmp_path, content, says, verb
+):
+    # given a file nested 5,000 levels deep, or not UTF-8
+    path = tmp_path / "device-config.yaml"
+    path.write_bytes(content)
+    # when checked or imported
+    extra = ["--cluster", "lab"] if verb == "import" else []
+    result = _manage("deviceconfig", verb, str(path), *extra)
+    # then exit 1 with one clear line, no traceback
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert says.decode() in result.stderr
+
+
+@pytest.mark.parametrize(
     "name", ["device-config-list.yaml", "device-config-wrapper.yaml"]
 )
 def test_import_then_export_round_trips(fixtures_dir, capsys, name):

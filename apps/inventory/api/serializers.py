@@ -419,7 +419,18 @@ class PriorityClassSerializer(serializers.ModelSerializer):
         ]
 
 
+class SkippedObjectSerializer(serializers.Serializer):
+    kind = serializers.CharField()
+    namespace = serializers.CharField(allow_blank=True)
+    name = serializers.CharField()
+    resource_version = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
 class SyncCursorSerializer(serializers.ModelSerializer):
+    skipped_objects = SkippedObjectSerializer(many=True, read_only=True)
+
     class Meta:
         model = SyncCursor
         fields = [
@@ -433,6 +444,7 @@ class SyncCursorSerializer(serializers.ModelSerializer):
             "relists",
             "restarts",
             "events",
+            "skipped_objects",
         ]
 
 

@@ -13,14 +13,19 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.composer import Composer, MaxDepthExceededError
 from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarfloat import ScalarFloat
 
 __all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "YamlLimitError",
     "YamlSyntaxError",
     "dump",
     "is_block_container",
@@ -36,6 +41,18 @@ __all__ = [
 # YAML, but it makes diffs of the ConfigMap unreadable.
 _NO_WRAP_WIDTH = 4096
 
+# Limits on what the reader accepts. Device configs come from ConfigMaps that
+# anyone with edit rights in the namespace can change, and the portal reads
+# them in the sync watcher: a hand edit nested 5,000 levels deep used to end
+# in a RecursionError that killed the watcher. A real device config is a few
+# KiB, about six levels deep and uses no aliases.
+#: Largest text read, in UTF-8 bytes (a whole ConfigMap is at most 1 MiB).
+MAX_BYTES = 1024 * 1024
+#: Deepest nesting of nodes (the root is level 1, its values level 2...).
+MAX_DEPTH = 64
+#: Most nodes once every alias is expanded ("billion laughs" stays small).
+MAX_NODES = 100_000
+
 
 class YamlSyntaxError(ValueError):
     """The text is not valid YAML.
@@ -47,6 +64,80 @@ class YamlSyntaxError(ValueError):
     def __init__(self, message: str, line: int | None) -> None:
         super().__init__(message)
         self.line = line
+
+
+class YamlLimitError(YamlSyntaxError):
+    """The text exceeds what the reader accepts (size, nesting, aliases)."""
+
+
+class _Composer(Composer):
+    """ruamel's composer, refusing documents whose aliases expand too far.
+
+    An alias is the same node object as its anchor, so composing is cheap,
+    but every consumer that walks the tree (to_plain, the validator) expands
+    it: ten anchors of ten aliases each are ten billion nodes. An alias
+    inside its own anchor makes a cycle, which no walk ever finishes.
+    """
+
+    def compose_document(self: Any) -> Any:
+        node = super().compose_document()
+        if node is not None:
+            _check_expansion(node)
+        return node
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expansion(root: Node) -> None:
+    """Raise YamlLimitError if ``root`` expands past MAX_NODES or MAX_DEPTH.
+
+    Iterative (no recursion to exhaust); each shared node is measured once.
+    """
+    # id(node) -> (nodes, depth) of its expansion
+    sizes: dict[int, tuple[int, int]] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            kids = [sizes[id(child)] for child in _children(node)]
+            nodes = 1 + sum(n for n, _ in kids)
+            depth = 1 + max((d for _, d in kids), default=0)
+            on_path.discard(key)
+            if nodes > MAX_NODES:
+                raise YamlLimitError(
+                    f"invalid YAML: aliases expand to more than {MAX_NODES} nodes",
+                    _line(node),
+                )
+            if depth > MAX_DEPTH:
+                raise YamlLimitError(
+                    f"invalid YAML: aliases nest deeper than {MAX_DEPTH} levels",
+                    _line(node),
+                )
+            sizes[key] = (nodes, depth)
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise YamlLimitError(
+                "invalid YAML: an alias refers to a node that contains it",
+                _line(node),
+            )
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+
+
+def _line(node: Node) -> int | None:
+    mark = getattr(node, "start_mark", None)
+    return mark.line + 1 if mark is not None else None
 
 
 def _guess_indent(text: str) -> tuple[int, int, int]:
@@ -150,6 +241,8 @@ def new_yaml(text: str = "") -> YAML:
         A configured ``ruamel.yaml.YAML`` in round-trip mode.
     """
     yaml = YAML(typ="rt")
+    yaml.Composer = _Composer
+    yaml.max_depth = MAX_DEPTH
     yaml.Constructor = _Constructor
     yaml.Representer = _Representer
     yaml.preserve_quotes = True
@@ -170,10 +263,25 @@ def load(yaml: YAML, text: str) -> Any:
         The round-trip tree (``CommentedMap`` etc.), or None for an empty text.
 
     Raises:
+        YamlLimitError: The text is larger than MAX_BYTES, nests deeper than
+            MAX_DEPTH, or its aliases expand past MAX_NODES (or into a cycle).
         YamlSyntaxError: The text is not one valid YAML document.
     """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_BYTES:
+        raise YamlLimitError(
+            f"invalid YAML: the text is {size} bytes; at most {MAX_BYTES} are read",
+            None,
+        )
     try:
         return yaml.load(text)
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        line = mark.line + 1 if mark is not None else None
+        where = f" at line {line}" if line is not None else ""
+        raise YamlLimitError(
+            f"invalid YAML{where}: nested deeper than {MAX_DEPTH} levels", line
+        ) from exc
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None

@@ -21,6 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from ._editor import ListSchema, sync_items
 from ._yaml import (
+    YamlLimitError,
     YamlSyntaxError,
     dump,
     line_of,
@@ -36,6 +37,7 @@ __all__ = [
     "ChipTypeSpec",
     "DeviceConfigDocument",
     "DeviceConfigError",
+    "DeviceConfigLimitError",
     "Shape",
     "TemplateSpec",
     "chip_type_from_raw",
@@ -95,6 +97,12 @@ class DeviceConfigError(ValueError):
         self.field = field
         self.message = message
         self.line = line
+
+
+class DeviceConfigLimitError(DeviceConfigError):
+    """The text is beyond what the portal reads: too large, nested too deep,
+    or aliases that expand too far (limits in ``_yaml``). HAMi may still read
+    it; the portal refuses to, rather than exhaust memory or the stack."""
 
 
 def _check_extra(extra: Mapping[str, Any], managed: tuple[str, ...]) -> None:
@@ -211,6 +219,8 @@ def parse_device_config(text: str) -> DeviceConfigDocument:
         The document.
 
     Raises:
+        DeviceConfigLimitError: The text exceeds the reader's limits (size,
+            nesting depth, alias expansion).
         DeviceConfigError: Invalid YAML, the document is not a mapping,
             ``vnpus`` is neither a list nor a ``{hamiVnpuCore, configs}``
             mapping, an entry or template is not a mapping, or templates is
@@ -218,6 +228,8 @@ def parse_device_config(text: str) -> DeviceConfigDocument:
     """
     try:
         root = load(new_yaml(text), text)
+    except YamlLimitError as exc:
+        raise DeviceConfigLimitError("", str(exc), line=exc.line) from exc
     except YamlSyntaxError as exc:
         raise DeviceConfigError("", str(exc), line=exc.line) from exc
     if not isinstance(root, CommentedMap):
@@ -510,6 +522,8 @@ def _template_sort_key(item: Any) -> tuple[str, str]:
 def _canonical(text: str) -> Any:
     try:
         data = to_plain(load(new_yaml(text), text))
+    except YamlLimitError as exc:
+        raise DeviceConfigLimitError("", str(exc), line=exc.line) from exc
     except YamlSyntaxError as exc:
         raise DeviceConfigError("", str(exc), line=exc.line) from exc
     vnpus = data.get(VNPUS) if isinstance(data, dict) else None

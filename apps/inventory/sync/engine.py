@@ -7,6 +7,14 @@ in its SyncCursor (a restarted worker picks up where the last one stopped),
 relists after a 410, and backs off on errors and timeouts while the cluster is
 shown stale. Events are applied in batches: under load one transaction absorbs
 hundreds of events, when idle each event is applied at once.
+
+An object whose handler fails (a device config nested 5,000 levels deep, or
+any object the writer cannot take) is skipped, not retried: it is recorded on
+the stream's cursor (``skipped_objects``: kind, name, resourceVersion, reason)
+and in the cluster's ``last_sync_error``, the resourceVersion moves past it and
+the stream goes on. Retrying it replayed the same event for ever, so no later
+change, not even the restored good object, was ever applied. The entry goes
+away when a later version of the object applies or it is deleted.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -36,11 +44,18 @@ from apps.inventory.kube import api_client_for
 from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync import kubeapi
 from apps.inventory.sync.targets import Target, targets_for
-from apps.inventory.sync.writer import ClusterWriter
+from apps.inventory.sync.writer import ClusterWriter, UnreadableObject
 
 log = logging.getLogger(__name__)
 
 BATCH_MAX = 2000
+# Skipped objects kept per stream (the newest); older ones only in the log.
+SKIPPED_MAX = 20
+# How often a sync task checks that it still holds its watch locks. A
+# PostgreSQL restart or failover drops advisory locks without telling their
+# holder; beat's next task then took them and the cluster had two watchers
+# per stream (18 watches instead of 9) until the first task ended.
+LOCK_CHECK_SECONDS = 2.0
 NETWORK_ERRORS = (ApiException, HTTPError, OSError, ValueError)
 DB_ERRORS = (OperationalError, InterfaceError)
 
@@ -54,6 +69,7 @@ class WatchStats:
     batches: int = 0
     errors: int = 0
     gone: int = 0
+    skipped: int = 0
     applied_at: list[float] = field(default_factory=list)
 
 
@@ -78,6 +94,8 @@ class TargetWatcher:
         self.stop = stop
         self.watch_timeout = watch_timeout
         self.stats = WatchStats()
+        # (namespace, name) -> entry of skipped_objects, as on the cursor
+        self.skipped: dict[tuple[str, str], dict[str, Any]] = {}
 
     # --- cursor bookkeeping --------------------------------------------------------
 
@@ -98,7 +116,14 @@ class TargetWatcher:
         """List and watch until stopped; never raises (errors are recorded and retried)."""
         attempt = 0
         api = None
-        self.resource_version = self._cursor().resource_version or None
+        writer: ClusterWriter | None = None
+        cursor = self._cursor()
+        self.resource_version = cursor.resource_version or None
+        self.skipped = {
+            (e.get("namespace", ""), e.get("name", "")): e
+            for e in cursor.skipped_objects or []
+            if isinstance(e, dict)
+        }
         if self.resource_version:
             SyncCursor.objects.filter(
                 cluster_id=self.cluster_id, resource=self.target.key
@@ -106,10 +131,14 @@ class TargetWatcher:
         while not self.stop.is_set():
             self.progressed = False
             try:
-                if api is None:
+                if api is None or writer is None:
+                    # Both at once: a writer that failed to build (the database
+                    # was cut while it read the chip types) left a client and no
+                    # writer, and the next round crashed the watcher.
                     cluster = Cluster.objects.get(pk=self.cluster_id)
-                    api = api_client_for(cluster)
                     writer = ClusterWriter(cluster)
+                    if api is None:
+                        api = api_client_for(cluster)
                 if not self.resource_version:
                     self.resource_version = self.relist(api, writer)
                 self.watch_once(api, writer, self.resource_version)
@@ -172,13 +201,18 @@ class TargetWatcher:
         result = kubeapi.list_all(
             api, self.target.path, field_selector=self.target.field_selector
         )
-        self.target.apply_full(writer, result.items)
+        outcomes = apply_list(self.target, writer, result.items)
+        # A full list says everything about this stream: skipped now is
+        # exactly what failed in it.
+        self.skipped = {}
+        self._note_outcomes(outcomes)
         now = timezone.now()
         self._save_cursor(
             resource_version=result.resource_version,
             last_list_at=now,
             last_success_at=now,
             last_error="",
+            skipped_objects=list(self.skipped.values()),
         )
         self.stats.lists += 1
         refresh_cluster_state(self.cluster_id)
@@ -231,7 +265,7 @@ class TargetWatcher:
                 if meta.get("resourceVersion"):
                     resource_version = meta["resourceVersion"]
             if changes:
-                self.target.apply_events(writer, changes)
+                self._apply_events(writer, changes)
                 self.stats.events += len(changes)
                 self.stats.batches += 1
                 self.stats.applied_at.append(time.monotonic())
@@ -263,8 +297,127 @@ class TargetWatcher:
                 raise end
         return resource_version
 
+    def _apply_events(
+        self, writer: ClusterWriter, changes: list[tuple[str, Any]]
+    ) -> None:
+        """Apply a batch of watch events; objects whose handler fails are skipped.
 
-def _describe(exc: Exception) -> str:
+        The batch goes in one transaction; when it fails for anything but the
+        database connection, each event is applied on its own so that one bad
+        object costs only itself.
+        """
+        outcomes: list[tuple[Any, BaseException | None]]
+        try:
+            self.target.apply_events(writer, changes)
+        except DB_ERRORS:
+            raise
+        except Exception as exc:
+            if len(changes) == 1:
+                outcomes = [(changes[0][1], exc)]
+            else:
+                outcomes = [
+                    (obj, _try(self.target.apply_events, writer, [(kind, obj)]))
+                    for kind, obj in changes
+                ]
+        else:
+            outcomes = [(obj, None) for _, obj in changes]
+        if self._note_outcomes(outcomes):
+            self._save_cursor(skipped_objects=list(self.skipped.values()))
+            refresh_cluster_state(self.cluster_id)
+
+    def _note_outcomes(self, outcomes: list[tuple[Any, BaseException | None]]) -> bool:
+        """Update ``self.skipped`` from applied/failed objects, in stream order.
+
+        Returns whether the skipped list changed.
+        """
+        changed = False
+        for obj, error in outcomes:
+            key = _object_ref(obj)
+            if error is None:
+                changed |= self.skipped.pop(key, None) is not None
+                continue
+            entry = skipped_entry(self.target, obj, error)
+            self.stats.skipped += 1
+            log.warning(
+                "cluster %s %s: skipped %s %s/%s at resourceVersion %s: %s",
+                self.cluster_id,
+                self.target.key,
+                entry["kind"],
+                entry["namespace"],
+                entry["name"],
+                entry["resource_version"],
+                entry["reason"],
+                exc_info=not isinstance(error, UnreadableObject),
+            )
+            self.skipped.pop(key, None)  # re-insert: newest last
+            self.skipped[key] = entry
+            while len(self.skipped) > SKIPPED_MAX:
+                self.skipped.pop(next(iter(self.skipped)))
+            changed = True
+        return changed
+
+
+def _try(apply: Callable[..., None], *args: Any) -> BaseException | None:
+    """Run one handler; its error (not a lost database connection) or None."""
+    try:
+        apply(*args)
+    except DB_ERRORS:
+        raise
+    except Exception as exc:
+        return exc
+    return None
+
+
+def _object_ref(obj: Any) -> tuple[str, str]:
+    meta = (obj.get("metadata") if isinstance(obj, Mapping) else None) or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def skipped_entry(target: Target, obj: Any, error: BaseException) -> dict[str, Any]:
+    """The record of a skipped object, as stored in ``SyncCursor.skipped_objects``."""
+    meta = (obj.get("metadata") if isinstance(obj, Mapping) else None) or {}
+    kind = (obj.get("kind") if isinstance(obj, Mapping) else None) or target.kind
+    reason = str(error) if isinstance(error, UnreadableObject) else _describe(error)
+    return {
+        "kind": str(kind or target.key),
+        "namespace": str(meta.get("namespace") or ""),
+        "name": str(meta.get("name") or ""),
+        "resource_version": str(meta.get("resourceVersion") or ""),
+        "reason": reason[:500],
+        "at": timezone.now().isoformat(),
+    }
+
+
+def apply_list(
+    target: Target, writer: ClusterWriter, items: Sequence[Mapping[str, Any]]
+) -> list[tuple[Any, BaseException | None]]:
+    """Replace a target's stored state with a full list, skipping bad objects.
+
+    The list goes in at once; when that fails for anything but the database
+    connection, each item is tried on its own, and the list is stored again
+    without the ones that failed. A single-object target (a ConfigMap) whose
+    only item fails keeps what was stored before: the last good version.
+
+    Returns:
+        (item, error or None) for every item, in list order.
+    """
+    try:
+        target.apply_full(writer, items)
+    except DB_ERRORS:
+        raise
+    except Exception:
+        outcomes = [
+            (item, _try(target.apply_events, writer, [("ADDED", item)]))
+            for item in items
+        ]
+        good = [item for item, error in outcomes if error is None]
+        if good or target.name is None:
+            target.apply_full(writer, good)
+        return outcomes
+    return [(item, None) for item in items]
+
+
+def _describe(exc: BaseException) -> str:
     if isinstance(exc, ApiException):
         return f"API server answered {exc.status} {exc.reason or ''}".strip()
     return f"{type(exc).__name__}: {exc}"[:500]
@@ -298,7 +451,19 @@ def refresh_cluster_state(cluster_id: int) -> None:
         state = SyncState.OK
     last_success = max(successes) if successes else None
     lag = (now - min(successes)).total_seconds() if successes else None
-    error_text = "; ".join(f"{c.resource}: {c.last_error}" for c in errors)[:2000]
+    # Skipped objects do not make the cluster stale (their streams go on), but
+    # the admin must see them: the last error used to stay empty.
+    skipped = [
+        f"{c.resource}: skipped {e.get('kind')} "
+        f"{'/'.join(filter(None, (e.get('namespace'), e.get('name'))))}"
+        f" (resourceVersion {e.get('resource_version') or '?'}): {e.get('reason')}"
+        for c in cursors
+        for e in c.skipped_objects or []
+        if isinstance(e, dict)
+    ]
+    error_text = "; ".join(
+        [*(f"{c.resource}: {c.last_error}" for c in errors), *skipped]
+    )[:2000]
     changed = (cluster.sync_state, cluster.last_sync_error) != (state, error_text)
     Cluster.objects.filter(pk=cluster_id).update(
         sync_state=state,
@@ -333,7 +498,7 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
             result = kubeapi.list_all(
                 api, target.path, field_selector=target.field_selector
             )
-            target.apply_full(writer, result.items)
+            outcomes = apply_list(target, writer, result.items)
             now = timezone.now()
             SyncCursor.objects.update_or_create(
                 cluster=cluster,
@@ -343,6 +508,11 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                     "last_list_at": now,
                     "last_success_at": now,
                     "last_error": "",
+                    "skipped_objects": [
+                        skipped_entry(target, item, error)
+                        for item, error in outcomes
+                        if error is not None
+                    ][-SKIPPED_MAX:],
                 },
             )
             counts[target.key] = len(result.items)
@@ -399,7 +569,7 @@ def sync_run(
         thread.start()
         threads.append(thread)
     try:
-        stop.wait(seconds)
+        _hold(cluster_id, held, stop, seconds)
     finally:
         stop.set()
         for thread in threads:
@@ -407,6 +577,32 @@ def sync_run(
         for lock in held:
             lock.release()
     return {w.target.key: w.stats for w in watchers}
+
+
+def _hold(
+    cluster_id: int, held: list[locks.Lock], stop: threading.Event, seconds: float
+) -> None:
+    """Wait ``seconds`` (or until ``stop``), checking that every lock is still held.
+
+    A lock lost and not taken back at once (another worker has it, or the
+    database is still away) ends the task: its watchers stop, so no stream is
+    ever watched twice for longer than one check; beat starts a new task.
+    """
+    deadline = time.monotonic() + seconds
+    while not stop.wait(max(0.0, min(LOCK_CHECK_SECONDS, deadline - time.monotonic()))):
+        if time.monotonic() >= deadline:
+            return
+        # Stop at the first lock lost: every check of a lost one takes time.
+        lost = next((lock.name for lock in held if not lock.ensure()), None)
+        if lost is not None:
+            log.warning(
+                "cluster %s: lost the sync lock %s (its database session is gone "
+                "and another worker holds it, or the database is away); "
+                "stopping this task's watchers",
+                cluster_id,
+                lost,
+            )
+            return
 
 
 def _prime_device_config(watchers: list[TargetWatcher]) -> None:

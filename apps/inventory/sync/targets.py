@@ -22,6 +22,7 @@ class Target:
     name: str | None  # a single object (fieldSelector metadata.name)
     apply_full: Callable[[Any, Sequence[Mapping[str, Any]]], None]
     apply_events: Callable[[Any, Events], None]
+    kind: str = ""  # of its objects (list items carry no kind), for skipped objects
 
     @property
     def field_selector(self) -> str | None:
@@ -83,6 +84,7 @@ def targets_for(cluster: Cluster) -> list[Target]:
             None,
             lambda h, i: h.replace_nodes(i),
             lambda h, e: h.apply_node_events(e),
+            "Node",
         ),
         Target(
             "pods",
@@ -90,6 +92,7 @@ def targets_for(cluster: Cluster) -> list[Target]:
             None,
             lambda h, i: h.replace_pods(i),
             lambda h, e: h.apply_pod_events(e),
+            "Pod",
         ),
         Target(
             "events",
@@ -97,6 +100,7 @@ def targets_for(cluster: Cluster) -> list[Target]:
             None,
             lambda h, i: h.apply_scheduling_events([("ADDED", x) for x in i]),
             lambda h, e: h.apply_scheduling_events(e),
+            "Event",
         ),
         Target(
             "priorityclasses",
@@ -104,9 +108,10 @@ def targets_for(cluster: Cluster) -> list[Target]:
             None,
             lambda h, i: h.replace_priority_classes(i),
             lambda h, e: h.apply_priority_class_events(e),
+            "PriorityClass",
         ),
     ]
     for key, kind, path, name in single:
         full, events = _objects(kind, path, name)
-        result.append(Target(key, path, name, full, events))
+        result.append(Target(key, path, name, full, events, kind))
     return result

@@ -19,6 +19,11 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from apps.common.realtime import broadcast_on_commit, cluster_group
+from apps.inventory.hami.deviceconfig import (
+    DeviceConfigError,
+    DeviceConfigLimitError,
+    parse_device_config,
+)
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -79,6 +84,10 @@ NODE_FIELDS = (
     "unschedulable",
     "resource_version",
 )
+
+
+class UnreadableObject(Exception):
+    """A watched object the portal refuses to read; sync skips and records it."""
 
 
 class _PodsAndNodesWriter:
@@ -769,6 +778,14 @@ class ControlPlaneMixin:
         meta = obj.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         rv = meta.get("resourceVersion", "")
+        is_device_config = (
+            kind == "ConfigMap"
+            and namespace == self.cluster.device_config_namespace
+            and name == self.cluster.device_config_name
+        )
+        text = (obj.get("data") or {}).get("device-config.yaml")
+        if is_device_config and isinstance(text, str):
+            _check_readable(text)
         row, created = ClusterObject.objects.get_or_create(
             cluster=self.cluster,
             kind=kind,
@@ -791,14 +808,9 @@ class ControlPlaneMixin:
                     "resource_version": rv,
                 },
             )
-        if (
-            kind == "ConfigMap"
-            and namespace == self.cluster.device_config_namespace
-            and name == self.cluster.device_config_name
-        ):
+        if is_device_config:
             from apps.inventory.services import deviceconfig_observe
 
-            text = (obj.get("data") or {}).get("device-config.yaml")
             if text is not None and deviceconfig_observe(
                 cluster=self.cluster, text=text, resource_version=rv
             ):
@@ -865,3 +877,18 @@ class ControlPlaneMixin:
 
 class ClusterWriter(ControlPlaneMixin, _PodsAndNodesWriter):
     """Applies one cluster's list and watch results to the database."""
+
+
+def _check_readable(text: str) -> None:
+    """Refuse a device config beyond the reader's limits, before anything is stored.
+
+    An invalid but readable text is kept as an ``observed`` version (drift
+    shows it); one that is too large or nested too deep is not read at all:
+    sync records it as skipped and keeps the last good one.
+    """
+    try:
+        parse_device_config(text)
+    except DeviceConfigLimitError as exc:
+        raise UnreadableObject(f"device-config.yaml: {exc.message}") from exc
+    except DeviceConfigError:
+        pass  # readable, only invalid: stored as an observed version

@@ -73,6 +73,17 @@ export interface SyncCursor {
   relists: number;
   restarts: number;
   events: number;
+  skipped_objects: SkippedObject[];
+}
+
+/** An object a sync stream could not apply and went on without. */
+export interface SkippedObject {
+  kind: string;
+  namespace: string;
+  name: string;
+  resource_version: string;
+  reason: string;
+  at: string;
 }
 
 export interface Slice {

@@ -394,3 +394,314 @@ def test_a_sync_task_without_any_lock_leaves_at_once(cluster):
     finally:
         stop.set()
         first.join(timeout=30)
+
+
+DEEP = "vnpus: " + "[" * 5000 + "]" * 5000  # the hand edit that stopped sync
+
+
+def _device_config(core, cluster) -> tuple[str, str]:
+    cm = core.read_namespaced_config_map(
+        cluster.device_config_name, cluster.device_config_namespace
+    )
+    return cm.data["device-config.yaml"], cm.metadata.resource_version
+
+
+def _set_device_config(core, cluster, text: str) -> str:
+    cm = core.patch_namespaced_config_map(
+        cluster.device_config_name,
+        cluster.device_config_namespace,
+        {"data": {"device-config.yaml": text}},
+    )
+    return cm.metadata.resource_version
+
+
+def _wait(condition, what: str, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.2)
+    return result
+
+
+def _device_config_cursor(cluster) -> SyncCursor | None:
+    return SyncCursor.objects.filter(
+        cluster=cluster, resource="configmap:device-config"
+    ).first()
+
+
+def _watcher_alive(cluster) -> bool:
+    name = f"sync-{cluster.pk}-configmap:device-config"
+    return any(t.name == name and t.is_alive() for t in threading.enumerate())
+
+
+def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster, core):
+    from apps.inventory.models import ClusterObject, DeviceConfigVersion
+
+    good, _ = _device_config(core, cluster)
+    with Syncing(cluster, watch_timeout=2):
+        _wait(
+            lambda: DeviceConfigVersion.objects.filter(cluster=cluster).exists(),
+            "the device config was never adopted",
+        )
+        # given a hand edit nested 5,000 levels deep
+        bad_rv = _set_device_config(core, cluster, DEEP)
+        # then sync records it, with its reason, and goes on
+        cursor = _wait(
+            lambda: (
+                (c := _device_config_cursor(cluster))
+                and any(e["resource_version"] == bad_rv for e in c.skipped_objects)
+                and c
+            ),
+            "the deep ConfigMap was never recorded as skipped",
+        )
+        (entry,) = cursor.skipped_objects
+        assert entry["kind"] == "ConfigMap"
+        assert (entry["namespace"], entry["name"]) == (
+            cluster.device_config_namespace,
+            cluster.device_config_name,
+        )
+        assert "nested deeper than 64 levels" in entry["reason"]
+        shown = _wait(
+            lambda: (
+                "skipped ConfigMap"
+                in (c := Cluster.objects.get(pk=cluster.pk)).last_sync_error
+                and c
+            ),
+            "last_sync_error does not name the skipped object",
+        )
+        assert "nested deeper than 64 levels" in shown.last_sync_error
+        assert _watcher_alive(cluster)
+        # the stored object is still the last good one, not the bad one
+        stored = ClusterObject.objects.get(
+            cluster=cluster, kind="ConfigMap", name=cluster.device_config_name
+        )
+        assert stored.resource_version != bad_rv
+        # when a good config is restored (an edited one: a new version to see)
+        restored = good + "# restored by hand\n"
+        good_rv = _set_device_config(core, cluster, restored)
+        # then it is synced, the skip is cleared, and the watcher is alive
+        _wait(
+            lambda: DeviceConfigVersion.objects.filter(
+                cluster=cluster, text=restored, resource_version=good_rv
+            ).exists(),
+            "the restored good ConfigMap was never picked up",
+        )
+        _wait(
+            lambda: (
+                (c := _device_config_cursor(cluster))
+                and not c.skipped_objects
+                and int(c.resource_version) >= int(good_rv)
+            ),
+            "the skip was never cleared, or the stream never moved past it",
+        )
+        assert not DeviceConfigVersion.objects.filter(
+            cluster=cluster, text=DEEP
+        ).exists()
+        _wait(
+            lambda: not Cluster.objects.get(pk=cluster.pk).last_sync_error,
+            "last_sync_error still names the skipped object",
+        )
+        assert _watcher_alive(cluster)
+
+
+def test_a_bad_configmap_in_a_full_list_is_skipped(cluster, core, viewer_client):
+    # given the deep hand edit is in place before the first list
+    bad_rv = _set_device_config(core, cluster, DEEP)
+    # when sync lists everything once
+    call_command("sync", "--cluster", "sim", "--once")
+    # then every other stream is in, and the ConfigMap is recorded as skipped
+    cursor = _device_config_cursor(cluster)
+    assert [e["resource_version"] for e in cursor.skipped_objects] == [bad_rv]
+    assert cursor.resource_version  # the list still moved the stream on
+    assert Slice.objects.filter(cluster=cluster).count() == 2
+    assert "skipped ConfigMap" in Cluster.objects.get(pk=cluster.pk).last_sync_error
+    # and the API shows it on the stream's sync status
+    status = viewer_client.get(f"/api/clusters/{cluster.pk}/sync-status/")
+    assert status.status_code == 200
+    (shown,) = [c for c in status.json() if c["resource"] == "configmap:device-config"]
+    assert shown["skipped_objects"] == [
+        {
+            "kind": "ConfigMap",
+            "namespace": cluster.device_config_namespace,
+            "name": cluster.device_config_name,
+            "resource_version": bad_rv,
+            "reason": "device-config.yaml: invalid YAML at line 1: "
+            "nested deeper than 64 levels",
+            "at": shown["skipped_objects"][0]["at"],
+        }
+    ]
+
+
+def _advisory_lock_holders() -> list[int]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND database = (SELECT oid FROM pg_database"
+            " WHERE datname = current_database())"
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _cut_every_other_session() -> int:
+    # What a PostgreSQL restart or failover does to the workers' sessions.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.timeout(180)
+def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
+    """Sync locks are advisory locks on their own sessions: a PostgreSQL blip
+    freed them without the watchers noticing, and beat's next task started a
+    second watcher for every stream (18 watches instead of 9)."""
+    if connection.vendor != "postgresql":
+        if os.environ.get("CI"):
+            pytest.fail("CI runs on PostgreSQL: this test must run there")
+        pytest.skip(
+            "advisory locks are PostgreSQL's; on SQLite sync locks are file "
+            "locks, which a database blip cannot free"
+        )
+    from apps.inventory.sync import engine
+    from apps.inventory.sync.targets import targets_for
+
+    names = {f"sync-{cluster.pk}-{t.key}" for t in targets_for(cluster)}
+    one_each = dict.fromkeys(sorted(names), 1)
+
+    def watchers() -> dict[str, int]:
+        alive = [t.name for t in threading.enumerate() if t.is_alive()]
+        return {name: alive.count(name) for name in sorted(names)}
+
+    def task(stop: threading.Event, started: threading.Event | None = None):
+        def run() -> None:
+            try:
+                task.stats.append(  # type: ignore[attr-defined]
+                    sync_run(
+                        cluster.pk,
+                        seconds=120,
+                        watch_timeout=2,
+                        stop=stop,
+                        on_start=lambda w: started and started.set(),
+                    )
+                )
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    task.stats = []  # type: ignore[attr-defined]
+    stop_a, stop_b, started = threading.Event(), threading.Event(), threading.Event()
+    first = second = task(stop_a, started)
+    try:
+        assert started.wait(30), "the first sync task never started"
+        _wait(lambda: watchers() == one_each, "the first task's watchers")
+        holders = set(_advisory_lock_holders())
+        assert len(holders) == len(names)  # a session per lock
+
+        # given a blip that cuts every session, the locks' included
+        assert _cut_every_other_session() >= len(names)
+        # then the task notices and takes its locks back on new sessions
+        _wait(
+            lambda: (
+                len(now := _advisory_lock_holders()) == len(names)
+                and not holders & set(now)
+            ),
+            "the lost locks were never taken back",
+            timeout=engine.LOCK_CHECK_SECONDS * 3 + 10,
+        )
+        assert watchers() == one_each
+        # so beat's next task finds every lock held and leaves at once
+        started_at = time.monotonic()
+        second = task(stop_b)
+        second.join(timeout=30)
+        assert not second.is_alive()
+        assert task.stats[-1] == {}
+        assert time.monotonic() - started_at < 30
+        assert watchers() == one_each
+
+        # given another blip, with beat's task arriving at once (the worst case:
+        # it takes the freed locks before the first task checks them)
+        _cut_every_other_session()
+        stop_b.clear()
+        started_b = threading.Event()
+        second = task(stop_b, started_b)
+        _wait(
+            lambda: started_b.is_set() or not second.is_alive(),
+            "the second task neither started nor left",
+        )
+        # then within a lock check (and a watcher's stop) only one task watches
+        settle = engine.LOCK_CHECK_SECONDS + 8
+        _wait(lambda: watchers() == one_each, "two watchers per stream", settle)
+        # and it stays so: never two, never none
+        seen = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seen.append(watchers())
+            time.sleep(0.2)
+        assert all(s == one_each for s in seen), [s for s in seen if s != one_each][:3]
+        assert len(_advisory_lock_holders()) == len(names)
+    finally:
+        stop_a.set()
+        stop_b.set()
+        first.join(timeout=60)
+        second.join(timeout=60)
+
+
+def test_any_object_whose_handler_fails_is_skipped_and_the_rest_applied(
+    cluster, core, capsys, monkeypatch
+):
+    from apps.inventory.sync.writer import ClusterWriter
+
+    real = ClusterWriter.apply_pod_events
+
+    def refuses_poison(self, events):
+        events = list(events)
+        if any(obj["metadata"]["name"] == "poison" for _, obj in events):
+            raise RuntimeError("cannot take this pod")
+        return real(self, events)
+
+    # given a writer that fails on one pod, whatever batch it comes in
+    monkeypatch.setattr(ClusterWriter, "apply_pod_events", refuses_poison)
+    with Syncing(cluster, watch_timeout=2):
+        wait_equal(cluster, core, capsys)
+        # when it arrives among good pods
+        for name in ("good-1", "poison", "good-2", "good-3"):
+            core.create_namespaced_pod("default", slice_pod(name, 3072))
+        # then the good ones are in, and the bad one is recorded with its reason
+        _wait(
+            lambda: (
+                set(
+                    Slice.objects.filter(
+                        cluster=cluster, pod_name__startswith="good-"
+                    ).values_list("pod_name", flat=True)
+                )
+                == {"good-1", "good-2", "good-3"}
+            ),
+            "the good pods around the bad one were not applied",
+        )
+        cursor = _wait(
+            lambda: (
+                (
+                    c := SyncCursor.objects.get(cluster=cluster, resource="pods")
+                ).skipped_objects
+                and c
+            ),
+            "the bad pod was not recorded",
+        )
+        assert {(e["kind"], e["name"]) for e in cursor.skipped_objects} == {
+            ("Pod", "poison")
+        }
+        assert all(
+            e["reason"] == "RuntimeError: cannot take this pod"
+            for e in cursor.skipped_objects
+        )
+        # and the stream goes on
+        core.create_namespaced_pod("default", slice_pod("after", 3072))
+        _wait(
+            lambda: Slice.objects.filter(cluster=cluster, pod_name="after").exists(),
+            "the stream stopped after the bad pod",
+        )

@@ -39,6 +39,13 @@ def _read(path: str) -> str:
         return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        # ConfigMap data values are UTF-8 strings: any other encoding could
+        # never be published, so say where the first bad byte is.
+        raise CommandError(
+            f"cannot read {path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} "
+            f"at offset {exc.start})"
+        ) from exc
 
 
 class Command(BaseCommand):

@@ -1,0 +1,204 @@
+"""Extra sync tasks never take the workers away from scheduling and usage samples.
+
+Beat queues a sync task per cluster every 30 s; only one gets the cluster's
+watch locks. The others used to wait out SYNC_TASK_SECONDS (600 s) holding a
+worker thread each, so after about 90 s every thread was stuck: scheduling
+passes and usage samples stopped and the queue grew (213 messages in 22
+minutes). Here two real Celery workers (two threads each) on Redis get, at
+once, the sync tasks beat would queue in six minutes, while beat sends a
+scheduling pass every second and usage samples are asked for every 5 s. The
+queue must stay short, passes must keep running in every window, and every
+usage sample asked for must be taken.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+import time
+from datetime import datetime
+
+import pytest
+
+from tests.faults.figures import record
+from tests.faults.stack import ROOT, SETUP, Stack
+
+pytestmark = pytest.mark.slow
+
+WORKERS = ("worker", "worker2")
+THREADS = 2
+EXTRA_SYNC_TASKS = 12  # what beat queues in six minutes
+OBSERVE_SECONDS = 75.0
+SAMPLE_EVERY = 5.0
+WINDOW = 10.0  # seconds per window of counted scheduling passes
+
+FEEDER = """
+import sys, time
+import django
+django.setup()
+from apps.inventory.tasks import record_usage_samples_task, sync_cluster_task
+cluster, extra, every, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+for _ in range(extra):
+    sync_cluster_task.delay(cluster)
+print("sent", flush=True)
+start = time.monotonic()
+while time.monotonic() - start < seconds:
+    record_usage_samples_task.delay()
+    time.sleep(every)
+"""
+
+SAMPLES = """
+import json, sys
+import django
+django.setup()
+from apps.inventory.models import UsageSample
+print(json.dumps(sorted({s.isoformat() for s in UsageSample.objects.values_list("at", flat=True)})))
+"""
+
+_SUCCEEDED = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d+ .*Task apps\.scheduling\.tasks\."
+    r"schedule_clusters_task\[[^\]]+\] succeeded",
+    re.MULTILINE,
+)
+
+
+def _worker(name: str):
+    def command(stack: Stack) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "vnpuportal",
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(THREADS),
+            "--loglevel",
+            "INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"{name}-{time.monotonic_ns()}@%h",
+        ]
+
+    return command
+
+
+class TwoWorkers(Stack):
+    """Two small workers and beat on private PostgreSQL and Redis (no web)."""
+
+    COMMANDS = {**Stack.COMMANDS, **{name: _worker(name) for name in WORKERS}}
+
+    def start(self) -> TwoWorkers:
+        self.secrets = json.loads(
+            self.run_python(SETUP, str(self.kubeconfig)).strip().splitlines()[-1]
+        )
+        for name in (*WORKERS, "beat"):
+            self.launch(name)
+        return self
+
+
+@pytest.fixture
+def stack():
+    started = TwoWorkers()
+    try:
+        yield started.start()
+    finally:
+        started.stop()
+
+
+def _pass_times(stack: Stack) -> list[float]:
+    return sorted(
+        datetime.strptime(
+            stamp, "%Y-%m-%d %H:%M:%S"
+        ).timestamp()  # local time, compared with itself
+        for name in WORKERS
+        for stamp in _SUCCEEDED.findall(stack.log(name))
+    )
+
+
+@pytest.mark.timeout(300)
+def test_extra_sync_tasks_leave_and_the_workers_keep_scheduling(stack):
+    import redis
+
+    broker = redis.Redis.from_url(stack.env["REDIS_URL"])
+    cluster = stack.secrets["cluster"]
+    # given two workers that took their first scheduling passes
+    stack.wait(lambda: len(_pass_times(stack)) >= 2, 60, "first scheduling passes")
+    # when the sync tasks of six minutes of beat arrive at once, and usage
+    # samples are asked for every SAMPLE_EVERY seconds
+    feeder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            FEEDER,
+            str(cluster),
+            str(EXTRA_SYNC_TASKS),
+            str(SAMPLE_EVERY),
+            str(OBSERVE_SECONDS),
+        ],
+        cwd=ROOT,
+        env=stack.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert feeder.stdout is not None
+        assert feeder.stdout.readline().strip() == "sent", feeder.stderr
+        started = time.time()
+        queue_lengths = []
+        while time.time() - started < OBSERVE_SECONDS:
+            queue_lengths.append(int(broker.llen("celery")))
+            time.sleep(1)
+        feeder.wait(timeout=30)
+    finally:
+        if feeder.poll() is None:
+            feeder.kill()
+    time.sleep(3)  # the last sample asked for is taken
+
+    # then the queue stays short (one worker's threads stay free)
+    passes = [t for t in _pass_times(stack) if t >= started - 1]
+    windows = [
+        sum(1 for t in passes if started + i * WINDOW <= t < started + (i + 1) * WINDOW)
+        for i in range(int(OBSERVE_SECONDS // WINDOW))
+    ]
+    samples = [
+        datetime.fromisoformat(at).timestamp()
+        for at in json.loads(stack.run_python(SAMPLES).strip().splitlines()[-1])
+    ]
+    taken = sorted(at for at in samples if at >= started - 1)
+    gaps = [b - a for a, b in itertools.pairwise(taken)]
+    sync_log = "".join(stack.log(name) for name in WORKERS)
+    left_at_once = len(
+        re.findall(r"sync_cluster_task\[[^\]]+\] succeeded in \d\.\d+s", sync_log)
+    )
+    record(
+        "sync_tasks_do_not_starve_workers",
+        workers=len(WORKERS),
+        threads_each=THREADS,
+        extra_sync_tasks=EXTRA_SYNC_TASKS,
+        seconds=OBSERVE_SECONDS,
+        queue_length_first=queue_lengths[0],
+        max_queue_length_after_5s=max(queue_lengths[5:]),
+        queue_length_at_end=queue_lengths[-1],
+        passes_per_10s=windows,
+        usage_samples=len(taken),
+        usage_sample_max_gap=round(max(gaps), 1) if gaps else None,
+        sync_tasks_left_at_once=left_at_once,
+    )
+    # (the burst itself is gone within 5 s)
+    assert max(queue_lengths[5:]) <= 3, queue_lengths
+    # and a scheduling pass every second goes on in every window
+    assert min(windows) >= WINDOW / 2, windows
+    # and every usage sample asked for was taken, without gaps
+    expected = int(OBSERVE_SECONDS // SAMPLE_EVERY)
+    assert len(taken) >= expected - 1, (len(taken), expected)
+    assert max(gaps) <= SAMPLE_EVERY * 2 + 1, gaps
+    # and the extra sync tasks left at once (each in under 10 s)
+    assert left_at_once >= EXTRA_SYNC_TASKS - 1, left_at_once
