@@ -393,6 +393,11 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+#: Columns of later migrations that the snapshot reads too, where they exist:
+#: the targets of data a migration moved (test_upgrade.MOVED).
+MOVED_TO: dict[str, tuple[str, ...]] = {"inventory_cluster": ("kubeconfig_encrypted",)}
+
+
 def snapshot(previous: dict[str, str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every row of every table of the previous release, by primary key, with its old columns."""
     from django.db import connection
@@ -406,6 +411,14 @@ def snapshot(previous: dict[str, str]) -> dict[str, dict[str, dict[str, Any]]]:
             if not meta.managed or meta.proxy:
                 continue
             columns = [field.column for field in meta.concrete_fields]
+            if meta.db_table in MOVED_TO:
+                present = {
+                    c.name
+                    for c in connection.introspection.get_table_description(
+                        cursor, meta.db_table
+                    )
+                }
+                columns += [c for c in MOVED_TO[meta.db_table] if c in present]
             pk = meta.pk.column
             cursor.execute(
                 f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(meta.db_table)}"  # noqa: S608 - names from the migration state

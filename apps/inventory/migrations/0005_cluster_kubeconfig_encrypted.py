@@ -43,7 +43,7 @@ def copy_kubeconfig_files(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inventory', '0003_chip_history'),
+        ('inventory', '0004_synccursor_skipped_objects'),
     ]
 
     operations = [
