@@ -1,0 +1,211 @@
+"""The portal's Pod Security verdict agrees with the real API server's (issue 20).
+
+Two namespaces carry the real Pod Security admission's label
+``pod-security.kubernetes.io/enforce`` (``restricted`` and ``baseline``). For
+each template of a corpus, the pod the portal would build from it
+(``pods.pod_manifest``: Volcano, priority class, node affinity, chip pin, vNPU
+resources) is created with a server-side dry run, and the API server's answer
+(created, or 403 "violates PodSecurity") must be the portal's verdict at that
+level. The corpus is the pure tests' cases (tests/scheduling/test_podsecurity.py),
+each one change away from a pod that meets ``restricted``; none touches the
+fields only the portal writes, which the API server would allow.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from apps.scheduling.pods import pod_manifest, vnpu_resources
+from apps.scheduling.podsecurity import Level, PodPolicy, check, portal_field_violations
+from tests.scheduling.test_podsecurity import (
+    BASELINE_CASES,
+    BASELINE_ONLY,
+    RESTRICTED_CASES,
+    RESTRICTED_OK,
+    _with,
+)
+
+pytestmark = [pytest.mark.realstack, pytest.mark.slow]
+
+LEVELS = (Level.RESTRICTED, Level.BASELINE)
+# The API server refuses these as invalid (422) before Pod Security sees them:
+# a Windows host process needs a Windows pod on the host network.
+INVALID_ALONE = {"spec.containers[0].securityContext.windowsOptions"}
+MORE = [
+    ("restricted pod", RESTRICTED_OK),
+    ("plain pod", BASELINE_ONLY),
+    (
+        "NET_BIND_SERVICE added",
+        _with(
+            RESTRICTED_OK,
+            "spec.containers[0].securityContext.capabilities.add",
+            ["NET_BIND_SERVICE"],
+        ),
+    ),
+    (
+        "safe sysctl",
+        _with(
+            RESTRICTED_OK,
+            "spec.securityContext.sysctls",
+            [{"name": "net.ipv4.tcp_syncookies", "value": "1"}],
+        ),
+    ),
+    (
+        "localhost seccomp",
+        _with(
+            RESTRICTED_OK,
+            "spec.securityContext.seccompProfile",
+            {"type": "Localhost", "localhostProfile": "profiles/audit.json"},
+        ),
+    ),
+    (
+        "projected volume",
+        _with(
+            RESTRICTED_OK,
+            "spec.volumes[0]",
+            {"name": "scratch", "projected": {"sources": []}},
+        ),
+    ),
+    (
+        "non-root uid",
+        _with(RESTRICTED_OK, "spec.containers[0].securityContext.runAsUser", 1000),
+    ),
+    (
+        "container_t SELinux",
+        _with(
+            RESTRICTED_OK,
+            "spec.containers[0].securityContext.seLinuxOptions",
+            {"type": "container_t"},
+        ),
+    ),
+    (
+        "container-level settings only",
+        _with(
+            _with(RESTRICTED_OK, "spec.securityContext", {}),
+            "spec.containers[0].securityContext",
+            {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"]},
+                "runAsNonRoot": True,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+        ),
+    ),
+    (
+        "privileged init container",
+        _with(
+            RESTRICTED_OK,
+            "spec.initContainers",
+            [
+                {
+                    "name": "init",
+                    "image": "busybox",
+                    "securityContext": {"privileged": True},
+                }
+            ],
+        ),
+    ),
+]
+
+
+def _corpus() -> list[tuple[str, dict[str, Any]]]:
+    corpus = list(MORE)
+    for path, value, field, _ in BASELINE_CASES + RESTRICTED_CASES:
+        if path not in INVALID_ALONE:
+            corpus.append((field, _with(RESTRICTED_OK, path, value)))
+    return corpus
+
+
+def _pod(name: str, namespace: str, template: dict[str, Any]) -> dict[str, Any]:
+    return pod_manifest(
+        name=name,
+        namespace=namespace,
+        request_id=1,
+        attempt=0,
+        queue="default",
+        priority_class="batch-medium",
+        common_word="Ascend310P",
+        chip_uuid="uuid-0",
+        node_hostname="node-310p3",
+        resources=vnpu_resources(
+            "huawei.com/Ascend310P", "huawei.com/Ascend310P-memory", 3072
+        ),
+        workload=None,
+        pod_template=copy.deepcopy(template),
+    )
+
+
+def _api_server_allows(core: Any, namespace: str, pod: dict[str, Any]) -> bool:
+    """True when a dry-run create passes; False when Pod Security forbids it."""
+    from kubernetes.client.rest import ApiException
+
+    try:
+        core.create_namespaced_pod(namespace, pod, dry_run="All")
+    except ApiException as error:
+        answer = (error.status, "violates PodSecurity" in (error.body or ""))
+        if answer != (403, True):
+            raise AssertionError(
+                f"{pod['metadata']['name']}: not a Pod Security answer: "
+                f"{error.status} {error.body}"
+            ) from error
+        return False
+    return True
+
+
+@pytest.fixture
+def pss_namespaces(kube_stack, kube_core):
+    """One namespace per level, enforced by the real Pod Security admission."""
+    from kubernetes import client
+
+    names = {level: f"pss-{level.value}" for level in LEVELS}
+    for level, name in names.items():
+        kube_core.create_namespace(
+            client.V1Namespace(
+                metadata=client.V1ObjectMeta(
+                    name=name,
+                    labels={"pod-security.kubernetes.io/enforce": level.value},
+                )
+            )
+        )
+    yield names
+    for name in names.values():
+        kube_stack.kubectl(
+            "delete",
+            "namespace",
+            name,
+            "--wait=false",
+            "--ignore-not-found",
+            check=False,
+        )
+
+
+def test_the_portals_verdict_is_the_real_pod_security_admissions(
+    kube_core, pss_namespaces
+):
+    corpus = _corpus()
+    assert len(corpus) > 25
+    disagreements = []
+    refused = dict.fromkeys(LEVELS, 0)
+    for index, (label, template) in enumerate(corpus):
+        # Only the Pod Security part is compared: the corpus stays clear of
+        # what the portal refuses at every level.
+        spec, metadata = template["spec"], template.get("metadata") or {}
+        assert not portal_field_violations(metadata, spec), label
+        for level, namespace in pss_namespaces.items():
+            policy = PodPolicy(allowed_namespaces=(namespace,), level=level)
+            portal = not check(namespace, template, policy)
+            real = _api_server_allows(
+                kube_core, namespace, _pod(f"pss-{index}", namespace, template)
+            )
+            refused[level] += not real
+            if portal != real:
+                disagreements.append(
+                    f"{label} at {level}: portal {'allows' if portal else 'refuses'}, "
+                    f"API server {'allows' if real else 'refuses'}"
+                )
+    assert not disagreements, "\n".join(disagreements)
+    # The corpus exercises both answers at both levels.
+    assert 0 < refused[Level.BASELINE] < refused[Level.RESTRICTED] < len(corpus)
