@@ -4,25 +4,41 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('scheduling', '0001_initial'),
+        ("scheduling", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='queue',
-            name='allowed_namespaces',
-            field=models.JSONField(blank=True, default=list, help_text='namespaces its pods may use; empty: default'),
+            model_name="queue",
+            name="allowed_namespaces",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="namespaces its pods may use; empty: default",
+            ),
         ),
         migrations.AddField(
-            model_name='queue',
-            name='allowed_service_accounts',
-            field=models.JSONField(blank=True, default=list, help_text='ServiceAccounts its pods may use; empty: default'),
+            model_name="queue",
+            name="allowed_service_accounts",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="ServiceAccounts its pods may use; empty: default",
+            ),
         ),
         migrations.AddField(
-            model_name='queue',
-            name='pod_security',
-            field=models.CharField(choices=[('restricted', 'Restricted'), ('baseline', 'Baseline'), ('privileged', 'Privileged')], default='restricted', help_text='the Pod Security Standards level its pods must meet', max_length=16),
+            model_name="queue",
+            name="pod_security",
+            field=models.CharField(
+                choices=[
+                    ("restricted", "Restricted"),
+                    ("baseline", "Baseline"),
+                    ("privileged", "Privileged"),
+                ],
+                default="restricted",
+                help_text="the Pod Security Standards level its pods must meet",
+                max_length=16,
+            ),
         ),
     ]
