@@ -143,20 +143,26 @@ def _corpus() -> list[tuple[str, dict[str, Any]]]:
     return corpus
 
 
-def _pod(name: str, namespace: str, template: dict[str, Any]) -> dict[str, Any]:
-    return pod_manifest(
-        name=name,
-        namespace=namespace,
-        request_id=1,
-        attempt=0,
-        queue="default",
-        priority_class="batch-medium",
-        common_word="Ascend310P",
-        chip_uuid="uuid-0",
-        node_hostname="node-310p3",
-        resources=vnpu_resources(
+def _manifest_args(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": namespace,
+        "request_id": 1,
+        "attempt": 0,
+        "queue": "default",
+        "priority_class": "batch-medium",
+        "common_word": "Ascend310P",
+        "chip_uuid": "uuid-0",
+        "node_hostname": "node-310p3",
+        "resources": vnpu_resources(
             "huawei.com/Ascend310P", "huawei.com/Ascend310P-memory", 3072
         ),
+    }
+
+
+def _pod(name: str, namespace: str, template: dict[str, Any]) -> dict[str, Any]:
+    return pod_manifest(
+        **_manifest_args(name, namespace),
         workload=None,
         pod_template=copy.deepcopy(template),
     )
@@ -179,11 +185,16 @@ def _api_server_allows(core: Any, namespace: str, pod: dict[str, Any]) -> bool |
     return True
 
 
-@pytest.fixture
-def pss_namespaces(kube_stack, kube_core):
-    """One namespace per level, enforced by the real Pod Security admission."""
+@pytest.fixture(scope="module")
+def pss_namespaces(kube_stack):
+    """One namespace per level, enforced by the real Pod Security admission.
+
+    Made once for the module: a deleted namespace lingers while it terminates,
+    so a second test could not make it again under the same name.
+    """
     from kubernetes import client
 
+    kube_core = client.CoreV1Api(kube_stack.kubernetes_client())
     names = {level: f"pss-{level.value}" for level in LEVELS}
     for level, name in names.items():
         kube_core.create_namespace(
@@ -238,3 +249,30 @@ def test_the_portals_verdict_is_the_real_pod_security_admissions(
     assert not disagreements, "\n".join(disagreements)
     # The corpus exercises both answers at both levels.
     assert 0 < refused[Level.BASELINE] < refused[Level.RESTRICTED] < len(corpus)
+
+
+def test_a_workload_pod_is_built_to_meet_its_queues_level(kube_core, pss_namespaces):
+    """A ``workload`` request has no template: the portal's own container must
+    pass the real admission at the queue's level (and would not without the
+    securityContext it adds for restricted)."""
+    from apps.scheduling.selectors import workload_security_context
+
+    workload = {"image": "busybox", "command": ["sleep", "60"], "env": []}
+    for level, namespace in pss_namespaces.items():
+        built = _workload_pod(namespace, workload, workload_security_context(level))
+        assert _api_server_allows(kube_core, namespace, built) is True, level
+    bare = _workload_pod(pss_namespaces[Level.RESTRICTED], workload, None)
+    assert (
+        _api_server_allows(kube_core, pss_namespaces[Level.RESTRICTED], bare) is False
+    )
+
+
+def _workload_pod(
+    namespace: str, workload: dict[str, Any], security: dict[str, Any] | None
+) -> dict[str, Any]:
+    return pod_manifest(
+        **_manifest_args("pss-workload", namespace),
+        workload=workload,
+        pod_template=None,
+        security_context=security,
+    )
