@@ -286,7 +286,7 @@ def portal_field_violations(
             )
         for index, env in enumerate(_list(container.get("env"))):
             name = _map(env).get("name")
-            if name in RESERVED_ENV:
+            if isinstance(name, str) and name in RESERVED_ENV:
                 found.append(
                     Violation(
                         f"{path}.env[{index}].name",
@@ -336,7 +336,7 @@ def _baseline(metadata: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Viol
             )
     for index, sysctl in enumerate(_list(pod_sc.get("sysctls"))):
         name = _map(sysctl).get("name")
-        if name not in SAFE_SYSCTLS:
+        if not isinstance(name, str) or name not in SAFE_SYSCTLS:
             found.append(
                 Violation(
                     f"{pod}.securityContext.sysctls[{index}].name",
@@ -469,7 +469,7 @@ def _restricted(spec: Mapping[str, Any]) -> list[Violation]:
             added = sorted(
                 str(c)
                 for c in _list(caps.get("add"))
-                if c not in RESTRICTED_CAPABILITIES
+                if str(c) not in RESTRICTED_CAPABILITIES
             )
             if added:
                 found.append(
@@ -484,7 +484,8 @@ def _restricted(spec: Mapping[str, Any]) -> list[Violation]:
 def _selinux(sc: Mapping[str, Any], at: str) -> list[Violation]:
     options = _map(sc.get("seLinuxOptions"))
     found = []
-    if options.get("type", "") not in SELINUX_TYPES:
+    kind = options.get("type", "")
+    if not isinstance(kind, str) or kind not in SELINUX_TYPES:
         found.append(
             Violation(f"{at}.seLinuxOptions.type", "only the container_* types")
         )

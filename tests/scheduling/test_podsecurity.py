@@ -540,13 +540,33 @@ def test_malformed_parts_are_treated_as_unset_not_crashed_on():
     template = {
         "metadata": "x",
         "spec": {
-            "containers": ["x", {"name": "a", "securityContext": "y", "env": "z"}],
+            "containers": [
+                "x",
+                {"name": "a", "securityContext": "y", "env": "z"},
+                {
+                    "name": "b",
+                    "env": [{"name": ["ASCEND_VISIBLE_DEVICES"]}, "e"],
+                    "securityContext": {
+                        "capabilities": {"add": [{"x": 1}], "drop": "ALL"},
+                        "seLinuxOptions": {"type": ["spc_t"]},
+                        "seccompProfile": {"type": {}},
+                        "procMount": [],
+                    },
+                    "ports": [{"hostPort": []}],
+                },
+            ],
             "volumes": "v",
-            "securityContext": [],
+            "securityContext": {"sysctls": [{"name": {}}, "s"], "runAsUser": []},
         },
     }
     for level in Level:
         check("default", template, PodPolicy(level=level))
+    # Unhashable values where names belong are refused, never crashed on.
+    fields = {v.field for v in check("default", template, PodPolicy())}
+    assert "pod_template.spec.securityContext.sysctls[0].name" in fields
+    assert (
+        "pod_template.spec.containers[2].securityContext.seLinuxOptions.type" in fields
+    )
 
 
 def test_the_module_imports_no_django():
