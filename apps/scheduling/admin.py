@@ -18,7 +18,7 @@ class QueueQuotaInline(admin.TabularInline):
 
 @admin.register(Queue)
 class QueueAdmin(admin.ModelAdmin):
-    list_display = ("name", "cluster", "description")
+    list_display = ("name", "cluster", "description", "pod_security")
     list_filter = ("cluster",)
     inlines = [QueueQuotaInline]
 

@@ -32,6 +32,10 @@ from apps.scheduling.pods import (
     pod_manifest,
     vnpu_resources,
 )
+from apps.scheduling.selectors import (
+    pod_policy_violations,
+    workload_security_context,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +110,21 @@ def _admit(
     now: datetime,
 ) -> bool:
     node = reservation.chip.node
+    # Checked again here: the queue's policy may have tightened since submission,
+    # and a stored request must not create a pod it now forbids.
+    violations = pod_policy_violations(
+        queue=request.queue,
+        namespace=request.namespace,
+        workload=request.workload or None,
+        pod_template=request.pod_template,
+    )
+    if violations:
+        return _fail(
+            request,
+            f"the pod policy of queue {request.queue.name} forbids this pod: "
+            + "; ".join(f"{v.field}: {v.message}" for v in violations[:5])
+            + (f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""),
+        )
     manifest = pod_manifest(
         name=request.pod_name,
         namespace=request.namespace,
@@ -125,6 +144,7 @@ def _admit(
         ),
         workload=request.workload or None,
         pod_template=request.pod_template,
+        security_context=workload_security_context(request.queue.pod_security),
     )
     try:
         ops.create_pod(request.namespace, manifest)

@@ -48,3 +48,11 @@ class ProposalState(models.TextChoices):
 
 #: Proposals whose victims are being (or are about to be) evicted.
 CARRIED_OUT_STATES = (ProposalState.APPROVED, ProposalState.EVICTING)
+
+
+class PodSecurityLevel(models.TextChoices):
+    """The Pod Security Standards level a queue's pods must meet (podsecurity.Level)."""
+
+    RESTRICTED = "restricted", "Restricted"
+    BASELINE = "baseline", "Baseline"
+    PRIVILEGED = "privileged", "Privileged"

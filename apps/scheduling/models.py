@@ -17,7 +17,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
 from apps.inventory.models import Chip, Cluster
-from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.choices import PodSecurityLevel, ProposalState, RequestState
 
 # Queue names become label values and Volcano queue names: a DNS-1123 label.
 queue_name_validator = RegexValidator(
@@ -27,13 +27,34 @@ queue_name_validator = RegexValidator(
 
 
 class Queue(models.Model):
-    """A queue of requests (and of their pods in Volcano), with quotas per chip type."""
+    """A queue of requests (and of their pods in Volcano), with quotas per chip type.
+
+    Its pod policy (``allowed_namespaces``, ``pod_security``,
+    ``allowed_service_accounts``) bounds what its requests' pods may carry;
+    ``apps/scheduling/podsecurity.py`` checks it.
+    """
 
     cluster = models.ForeignKey(
         Cluster, on_delete=models.CASCADE, related_name="queues"
     )
     name = models.CharField(max_length=63, validators=[queue_name_validator])
     description = models.CharField(max_length=200, blank=True)
+    allowed_namespaces = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="namespaces its pods may use; empty: default",
+    )
+    pod_security = models.CharField(
+        max_length=16,
+        choices=PodSecurityLevel.choices,
+        default=PodSecurityLevel.RESTRICTED,
+        help_text="the Pod Security Standards level its pods must meet",
+    )
+    allowed_service_accounts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="ServiceAccounts its pods may use; empty: default",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -76,6 +76,7 @@ def pod_manifest(
     resources: Mapping[str, str],
     workload: Mapping[str, Any] | None,
     pod_template: Mapping[str, Any] | None,
+    security_context: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The pod to create for one admission of a request.
 
@@ -92,15 +93,15 @@ def pod_manifest(
         resources: The vNPU limits (``vnpu_resources``).
         workload: ``{image, command, args, env}`` when no pod template is given.
         pod_template: A PodTemplateSpec (``{metadata?, spec}``) to start from.
+        security_context: The container securityContext of a workload's pod
+            (the queue's Pod Security level decides it).
 
     Returns:
         The Pod object as a dict.
     """
-    template = copy.deepcopy(dict(pod_template or {}))
+    template = template_of(workload, pod_template, security_context)
     metadata = template.get("metadata") or {}
     spec = template.get("spec") or {}
-    if not pod_template:
-        spec = {"containers": [_container(workload or {})]}
     labels = {
         **(metadata.get("labels") or {}),
         LABEL_REQUEST: str(request_id),
@@ -151,6 +152,25 @@ def pod_manifest(
         },
         "spec": spec,
     }
+
+
+def template_of(
+    workload: Mapping[str, Any] | None,
+    pod_template: Mapping[str, Any] | None,
+    security_context: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The PodTemplateSpec a request's pod is built from (a copy: callers may edit it).
+
+    A pod template is used as given; a workload becomes one container named
+    ``main`` with ``security_context``, if any. The pod policy is checked on
+    this, before the portal adds its own fields.
+    """
+    if pod_template:
+        return copy.deepcopy(dict(pod_template))
+    container = _container(workload or {})
+    if security_context:
+        container["securityContext"] = copy.deepcopy(dict(security_context))
+    return {"spec": {"containers": [container]}}
 
 
 def _container(workload: Mapping[str, Any]) -> dict[str, Any]:

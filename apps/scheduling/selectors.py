@@ -15,6 +15,7 @@ from django.db.models import Count, QuerySet, Sum
 from apps.accounts.models import ApiToken
 from apps.common.exceptions import PermissionDenied
 from apps.inventory.models import Slice
+from apps.scheduling import podsecurity
 from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import (
     PreemptionProposal,
@@ -22,6 +23,7 @@ from apps.scheduling.models import (
     Request,
     Reservation,
 )
+from apps.scheduling.pods import template_of
 
 
 def token_queues(token: Any) -> list[str] | None:
@@ -143,3 +145,53 @@ def queue_usage(queues: Sequence[Queue]) -> dict[int, list[dict[str, Any]]]:
         ]
         for queue_id, per in usage.items()
     }
+
+
+def queue_pod_policy(queue: Queue | None) -> podsecurity.PodPolicy:
+    """The pod policy of a queue (None: the default queue before its first use)."""
+    if queue is None:
+        return podsecurity.PodPolicy()
+    return podsecurity.PodPolicy(
+        allowed_namespaces=tuple(queue.allowed_namespaces or ()),
+        level=podsecurity.Level(queue.pod_security),
+        allowed_service_accounts=tuple(queue.allowed_service_accounts or ()),
+    )
+
+
+def pod_policy_violations(
+    *,
+    queue: Queue | None,
+    namespace: str,
+    workload: dict[str, Any] | None,
+    pod_template: dict[str, Any] | None,
+) -> list[podsecurity.Violation]:
+    """How the pod of a submission would go beyond its queue's pod policy.
+
+    Checked on the template the pod is built from (``pods.template_of``), so a
+    workload's env is checked as a template's is. A workload pod gets the
+    securityContext ``restricted`` needs when its queue is at that level.
+    """
+    policy = queue_pod_policy(queue)
+    template = template_of(
+        workload, pod_template, workload_security_context(policy.level)
+    )
+    violations = podsecurity.check(namespace, template, policy)
+    if pod_template is None:
+        # The portal built the container: name the workload's fields, not its own.
+        violations = [
+            podsecurity.Violation(
+                v.field.replace(
+                    f"{podsecurity.ROOT}.spec.containers[0].env", "workload.env"
+                ),
+                v.message,
+            )
+            for v in violations
+        ]
+    return violations
+
+
+def workload_security_context(level: str) -> dict[str, Any] | None:
+    """The securityContext of a workload pod's container at a queue's level."""
+    if level == podsecurity.Level.RESTRICTED:
+        return podsecurity.restricted_security_context()
+    return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,11 +34,12 @@ from apps.common.exceptions import (
 from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
-from apps.scheduling import notify, states
+from apps.scheduling import notify, podsecurity, states
 from apps.scheduling.allocation import persist_result
 from apps.scheduling.choices import (
     FINAL_STATES,
     HOLDING_STATES,
+    PodSecurityLevel,
     RequestState,
 )
 from apps.scheduling.models import (
@@ -45,7 +47,7 @@ from apps.scheduling.models import (
     QueueQuota,
     Request,
 )
-from apps.scheduling.selectors import queue_check
+from apps.scheduling.selectors import pod_policy_violations, queue_check
 from apps.scheduling.snapshot import build_snapshot, rules_for
 from apps.scheduling.validation import (
     idempotency_key_errors,
@@ -55,6 +57,9 @@ from apps.scheduling.validation import (
 )
 
 DEFAULT_QUEUE = "default"
+SERVICE_ACCOUNT_NAME = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
 
 
 def _enqueue_pass(cluster_id: int) -> None:
@@ -160,6 +165,33 @@ def _queue(cluster: Cluster, name: str) -> Queue:
     )
 
 
+def _pod_policy_check(
+    cluster: Cluster,
+    queue_name: str,
+    namespace: str,
+    workload: dict[str, Any] | None,
+    pod_template: dict[str, Any] | None,
+) -> None:
+    """400 naming each field by which the pod would exceed its queue's pod policy.
+
+    An unknown queue is left to ``_queue`` (400 naming ``queue``); the default
+    queue, made on first use, has the default policy meanwhile.
+    """
+    queue = Queue.objects.filter(cluster=cluster, name=queue_name).first()
+    if queue is None and queue_name != DEFAULT_QUEUE:
+        return
+    _fail(
+        podsecurity.field_errors(
+            pod_policy_violations(
+                queue=queue,
+                namespace=namespace,
+                workload=workload,
+                pod_template=pod_template,
+            )
+        )
+    )
+
+
 def _fingerprint(values: dict[str, Any]) -> str:
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -244,6 +276,7 @@ def request_create(
             "env": env,
         }
     )
+    _pod_policy_check(found, queue_name, namespace, normal_workload, pod_template)
     submission = {
         "cluster": found.pk,
         "namespace": namespace,
@@ -390,6 +423,9 @@ def _queue_snapshot(queue: Queue) -> dict[str, Any]:
     return {
         "name": queue.name,
         "description": queue.description,
+        "allowed_namespaces": list(queue.allowed_namespaces or []),
+        "pod_security": queue.pod_security,
+        "allowed_service_accounts": list(queue.allowed_service_accounts or []),
         "quotas": [
             {
                 "chip_type": q.common_word,
@@ -432,6 +468,28 @@ def _quotas_set(queue: Queue, quotas: Sequence[dict[str, Any]]) -> None:
         )
 
 
+def _pod_policy_errors(
+    allowed_namespaces: Sequence[str] | None,
+    pod_security: str | None,
+    allowed_service_accounts: Sequence[str] | None,
+) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for index, namespace in enumerate(allowed_namespaces or ()):
+        if namespace_errors(namespace):
+            errors[f"allowed_namespaces[{index}]"] = [
+                "a DNS-1123 label: lowercase letters, digits and '-', at most 63 "
+                "characters"
+            ]
+    if pod_security is not None and pod_security not in PodSecurityLevel.values:
+        errors["pod_security"] = [f"one of {', '.join(PodSecurityLevel.values)}"]
+    for index, account in enumerate(allowed_service_accounts or ()):
+        if len(account) > 253 or not SERVICE_ACCOUNT_NAME.match(account):
+            errors[f"allowed_service_accounts[{index}]"] = [
+                "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.'"
+            ]
+    return errors
+
+
 @transaction.atomic
 def queue_create(
     *,
@@ -440,16 +498,29 @@ def queue_create(
     name: str,
     description: str = "",
     quotas: Sequence[dict[str, Any]] = (),
+    allowed_namespaces: Sequence[str] = (),
+    pod_security: str = PodSecurityLevel.RESTRICTED,
+    allowed_service_accounts: Sequence[str] = (),
 ) -> Queue:
-    """Create a queue with its quotas per chip type.
+    """Create a queue with its quotas per chip type and its pod policy.
 
     Raises:
-        ValidationFailed: The name is taken in the cluster, or a quota names an
-            unknown or repeated chip type.
+        ValidationFailed: The name is taken in the cluster, a quota names an
+            unknown or repeated chip type, or the pod policy is malformed.
     """
     if Queue.objects.filter(cluster=cluster, name=name).exists():
         _fail({"name": [f"queue {name!r} already exists in cluster {cluster.name!r}"]})
-    queue = Queue.objects.create(cluster=cluster, name=name, description=description)
+    _fail(
+        _pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts)
+    )
+    queue = Queue.objects.create(
+        cluster=cluster,
+        name=name,
+        description=description,
+        allowed_namespaces=sorted(set(allowed_namespaces)),
+        pod_security=pod_security,
+        allowed_service_accounts=sorted(set(allowed_service_accounts)),
+    )
     _quotas_set(queue, quotas)
     audit_record(
         actor=actor, action="queue.create", target=queue, after=_queue_snapshot(queue)
@@ -465,16 +536,36 @@ def queue_update(
     queue: Queue,
     description: str | None = None,
     quotas: Sequence[dict[str, Any]] | None = None,
+    allowed_namespaces: Sequence[str] | None = None,
+    pod_security: str | None = None,
+    allowed_service_accounts: Sequence[str] | None = None,
 ) -> Queue:
-    """Change a queue's description and/or replace its quotas (the name is fixed).
+    """Change a queue's description, quotas and/or pod policy (the name is fixed).
 
     A quota change takes effect at the next allocation pass; what is already
-    admitted keeps running even if it is now over the quota.
+    admitted keeps running even if it is now over the quota. A tighter pod
+    policy also holds for requests already submitted: their pods are checked
+    again when they are built, and a pod it forbids fails its request.
     """
+    _fail(
+        _pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts)
+    )
     before = _queue_snapshot(queue)
+    changed = []
     if description is not None:
         queue.description = description
-        queue.save(update_fields=["description", "updated_at"])
+        changed.append("description")
+    if allowed_namespaces is not None:
+        queue.allowed_namespaces = sorted(set(allowed_namespaces))
+        changed.append("allowed_namespaces")
+    if pod_security is not None:
+        queue.pod_security = pod_security
+        changed.append("pod_security")
+    if allowed_service_accounts is not None:
+        queue.allowed_service_accounts = sorted(set(allowed_service_accounts))
+        changed.append("allowed_service_accounts")
+    if changed:
+        queue.save(update_fields=[*changed, "updated_at"])
     if quotas is not None:
         _quotas_set(queue, quotas)
     audit_record(

@@ -16,10 +16,6 @@ FieldErrors = dict[str, list[str]]
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
-# Fields of a pod spec the portal sets itself: a template may not pre-empt them.
-FORBIDDEN_SPEC_FIELDS = {
-    "nodeName": "the portal pins the pod to the reserved chip; do not set nodeName",
-}
 
 
 def namespace_errors(namespace: str) -> FieldErrors:
@@ -80,9 +76,9 @@ def normalise_env(env: Any, path: str, errors: FieldErrors) -> list[dict[str, An
 def pod_template_errors(template: Any) -> FieldErrors:
     """A PodTemplateSpec: ``{metadata?, spec: {containers: [{name, image}, ...]}}``.
 
-    The portal adds the scheduler, priority class, node affinity, the chip pin
-    and the vNPU resources (on the first container), so a template must not
-    set nodeName or already ask for a vNPU.
+    Only the shape is checked here; what the pod may carry (namespace,
+    privileges, the fields only the portal writes) is the queue's pod policy
+    (``apps.scheduling.podsecurity``).
     """
     errors: FieldErrors = {}
     root = "pod_template"
@@ -102,9 +98,6 @@ def pod_template_errors(template: Any) -> FieldErrors:
     if not isinstance(spec, Mapping):
         errors[f"{root}.spec"] = ["required: an object with containers"]
         return errors
-    for key, why in FORBIDDEN_SPEC_FIELDS.items():
-        if spec.get(key):
-            errors[f"{root}.spec.{key}"] = [why]
     containers = spec.get("containers")
     if not isinstance(containers, list) or not containers:
         errors[f"{root}.spec.containers"] = ["required: a non-empty list"]
@@ -122,11 +115,6 @@ def pod_template_errors(template: Any) -> FieldErrors:
             errors[f"{path}.resources"] = ["an object"]
             continue
         for part in ("limits", "requests"):
-            asked = resources.get(part) or {}
-            if not isinstance(asked, Mapping):
+            if not isinstance(resources.get(part) or {}, Mapping):
                 errors[f"{path}.resources.{part}"] = ["an object"]
-            elif any(str(k).startswith("huawei.com/") for k in asked):
-                errors[f"{path}.resources.{part}"] = [
-                    "the portal sets the vNPU resources; remove huawei.com/*"
-                ]
     return errors

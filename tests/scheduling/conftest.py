@@ -35,9 +35,14 @@ def fake_ops(monkeypatch) -> FakeOps:
 
 @pytest.fixture
 def world(guide_cluster, isolated) -> World:
-    """The guide's chip types, three priority classes, no chips yet."""
+    """The guide's chip types, three priority classes, no chips yet.
+
+    The default queue lets pods run in ``ci``, the namespace of ``World.request``
+    (the pod policy's default is ``default`` only).
+    """
     w = World(guide_cluster)
     w.priority_classes()
+    w.queue("default", namespaces=("ci", "default"))
     return w
 
 

@@ -114,6 +114,17 @@ class World:
                 cluster=self.cluster, name=name, defaults={"value": value}
             )
 
+    def queue(self, name: str, namespaces: tuple[str, ...] = ("ci",), **fields: Any):
+        """A queue whose pod policy allows ``namespaces`` (the tests' requests use ci)."""
+        from apps.scheduling.models import Queue
+
+        queue, _ = Queue.objects.update_or_create(
+            cluster=self.cluster,
+            name=name,
+            defaults={"allowed_namespaces": list(namespaces), **fields},
+        )
+        return queue
+
     def chips(
         self,
         common_word: str = "Ascend310P",

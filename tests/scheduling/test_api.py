@@ -158,13 +158,14 @@ def test_without_a_key_every_post_is_a_new_request(world, operator_client):
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(
     world, operator_client, changes, field
 ):
+    queues = list(Queue.objects.values_list("name", flat=True))
     response = operator_client.post(
         "/api/requests/", _body(world, **changes), format="json"
     )
     assert response.status_code == 400, response.json()
     assert field in response.json()["errors"], response.json()
     assert Request.objects.count() == 0
-    assert not Queue.objects.exists()
+    assert list(Queue.objects.values_list("name", flat=True)) == queues
 
 
 def test_priority_defaults_to_the_clusters_global_default(world, operator_client):
@@ -203,8 +204,8 @@ def test_only_the_submitter_or_an_admin_cancels(
 
 
 def test_a_token_limited_to_queues_only_sees_and_acts_on_them(world, operator_client):
-    Queue.objects.create(cluster=world.cluster, name="ci")
-    Queue.objects.create(cluster=world.cluster, name="prod")
+    world.queue("ci")
+    world.queue("prod")
     elsewhere = operator_client.post(
         "/api/requests/", _body(world, queue="prod"), format="json"
     ).json()
@@ -230,7 +231,7 @@ def test_a_token_limited_to_queues_only_sees_and_acts_on_them(world, operator_cl
 
 
 def test_createtoken_with_queue_gives_a_token_limited_to_it(world, capsys):
-    Queue.objects.create(cluster=world.cluster, name="ci")
+    world.queue("ci")
     call_command("createtoken", "pipeline", "--role", "operator", "--queue", "ci")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {capsys.readouterr().out.strip()}")
@@ -262,6 +263,7 @@ def test_queue_admin(world, admin_client_api, operator_client):
         "cluster": world.cluster.pk,
         "name": "ci",
         "description": "pipelines",
+        "allowed_namespaces": ["ci"],
         "quotas": [
             {"chip_type": "Ascend310P", "memory_limit": 12288, "slots_limit": 2}
         ],

@@ -167,7 +167,7 @@ def test_the_slice_replaces_the_reservation_without_counting_twice(
 
 def test_the_queue_and_its_position_and_quota(world, operator, fake_ops):
     world.chips("Ascend310P", 2)
-    queue = Queue.objects.create(cluster=world.cluster, name="ci")
+    queue = world.queue("ci")
     QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=1)
     first = world.request(operator, queue="ci", priority="batch-low")
     second = world.request(operator, queue="ci", priority="batch-medium")
@@ -334,6 +334,7 @@ def test_a_cluster_that_is_down_keeps_the_room_and_retries(world, operator, fake
 
 def test_a_refused_pod_fails_the_request_and_frees_the_room(world, operator, fake_ops):
     world.chips("Ascend310P", 1)
+    world.queue("default", namespaces=("missing",))
     request = world.request(operator, namespace="missing")
     fake_ops.errors["create_pod"] = KubeError(
         404, 'namespaces "missing" not found', transient=False
@@ -374,6 +375,8 @@ def test_a_whole_card_asks_without_memory(world, operator, fake_ops):
 
 def test_a_pod_template_gets_the_portals_fields(world, operator, fake_ops):
     world.chips("Ascend310P", 1)
+    # Not what this test is about: the template is baseline, not restricted.
+    world.queue("default", pod_security="baseline")
     template = {
         "metadata": {"labels": {"team": "a"}},
         "spec": {

@@ -10,6 +10,7 @@ from rest_framework import serializers
 
 from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
+from apps.scheduling.choices import PodSecurityLevel
 from apps.scheduling.models import (
     PreemptionProposal,
     Queue,
@@ -183,10 +184,45 @@ class QueueUsageSerializer(serializers.Serializer):
     running = serializers.IntegerField()
 
 
+def _namespaces_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=63),
+        max_length=256,
+        help_text=(
+            "namespaces its requests' pods may run in; empty: only default "
+            "(a kube-* namespace only when listed)"
+        ),
+        **kwargs,
+    )
+
+
+def _service_accounts_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=253),
+        max_length=256,
+        help_text="ServiceAccounts its requests' pods may use; empty: only default",
+        **kwargs,
+    )
+
+
+def _pod_security_field(**kwargs: Any) -> serializers.ChoiceField:
+    return serializers.ChoiceField(
+        choices=PodSecurityLevel.choices,
+        help_text=(
+            "Pod Security Standards level its requests' pods must meet "
+            "(Kubernetes semantics)"
+        ),
+        **kwargs,
+    )
+
+
 class QueueSerializer(serializers.ModelSerializer):
     cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
     name = serializers.CharField(max_length=63, validators=[queue_name_validator])
     quotas = QueueQuotaSerializer(many=True, required=False)
+    allowed_namespaces = _namespaces_field(required=False)
+    pod_security = _pod_security_field(required=False)
+    allowed_service_accounts = _service_accounts_field(required=False)
     usage = serializers.SerializerMethodField()
 
     class Meta:
@@ -197,6 +233,9 @@ class QueueSerializer(serializers.ModelSerializer):
             "name",
             "description",
             "quotas",
+            "allowed_namespaces",
+            "pod_security",
+            "allowed_service_accounts",
             "usage",
             "created_at",
             "updated_at",
@@ -217,6 +256,9 @@ class QueueUpdateSerializer(serializers.Serializer):
     quotas = QueueQuotaSerializer(
         many=True, required=False, help_text="replaces every quota of the queue"
     )
+    allowed_namespaces = _namespaces_field(required=False)
+    pod_security = _pod_security_field(required=False)
+    allowed_service_accounts = _service_accounts_field(required=False)
 
 
 class VictimSerializer(serializers.Serializer):

@@ -197,6 +197,7 @@ class QueueViewSet(viewsets.ModelViewSet):
             name=fields["name"],
             description=fields.get("description", ""),
             quotas=_quotas(fields.get("quotas", [])),
+            **_pod_policy(fields),
         )
         return self._respond(queue, status.HTTP_201_CREATED)
 
@@ -210,6 +211,7 @@ class QueueViewSet(viewsets.ModelViewSet):
             queue=queue,
             description=fields.get("description"),
             quotas=_quotas(fields["quotas"]) if "quotas" in fields else None,
+            **_pod_policy(fields),
         )
         return self._respond(queue, status.HTTP_200_OK)
 
@@ -222,6 +224,11 @@ class QueueViewSet(viewsets.ModelViewSet):
         return Response(
             s.QueueSerializer(fresh, context=self._out([fresh])).data, status=code
         )
+
+
+def _pod_policy(fields: dict[str, Any]) -> dict[str, Any]:
+    keys = ("allowed_namespaces", "pod_security", "allowed_service_accounts")
+    return {key: fields[key] for key in keys if key in fields}
 
 
 def _quotas(rows: list[Any]) -> list[dict[str, Any]]:

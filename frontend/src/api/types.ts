@@ -452,6 +452,32 @@ export interface CiRequest {
   updated_at: string;
 }
 
+/** Pod Security Standards level a queue's pods must meet (Kubernetes semantics). */
+export type PodSecurityLevel = "restricted" | "baseline" | "privileged";
+
+/** A queue of `/api/queues/`: quotas per chip type and the pod policy (admins write). */
+export interface Queue {
+  id: number;
+  cluster: number;
+  name: string;
+  description: string;
+  quotas: { chip_type: string; memory_limit: number | null; slots_limit: number | null }[];
+  /** Namespaces its pods may run in; empty: only `default`. */
+  allowed_namespaces: string[];
+  pod_security: PodSecurityLevel;
+  /** ServiceAccounts its pods may use; empty: only `default`. */
+  allowed_service_accounts: string[];
+  usage: {
+    chip_type: string;
+    memory_used: number;
+    slots_used: number;
+    pending: number;
+    running: number;
+  }[];
+  created_at: string;
+  updated_at: string;
+}
+
 export type ProposalState = "pending" | "approved" | "rejected" | "evicting" | "done" | "failed" | "superseded";
 
 export interface Victim {
