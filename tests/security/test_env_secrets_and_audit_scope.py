@@ -41,7 +41,10 @@ def scene(guide_cluster, operator, admin_user, viewer, settings):
         cluster=guide_cluster, name="batch-low", value=100, global_default=True
     )
     queue_create(actor=admin_user, cluster=guide_cluster, name="ci")
-    queue_create(actor=admin_user, cluster=guide_cluster, name="other")
+    # baseline: the pod template below is about secrets, not Pod Security
+    queue_create(
+        actor=admin_user, cluster=guide_cluster, name="other", pod_security="baseline"
+    )
     ci_user = user_ensure(username="ci-bot", role="ci", is_service_account=True)
     ci_token = token_create(user=ci_user, queues=["ci"])
 
