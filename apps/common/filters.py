@@ -5,9 +5,11 @@ from __future__ import annotations
 import django_filters
 from django import forms
 
+from apps.common.ids import MAX_ID
+
 # Row ids are 64-bit; anything outside (a float, 1e210) is a 400, not a
 # database overflow turned into a 500.
-MAX_ID = 2**63 - 1
+__all__ = ["MAX_ID", "IdFilter"]
 
 
 class IdFilter(django_filters.NumberFilter):

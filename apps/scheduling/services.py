@@ -30,6 +30,7 @@ from apps.common.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
+from apps.common.ids import parse_id
 from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
@@ -68,9 +69,9 @@ def _enqueue_pass(cluster_id: int) -> None:
 
 
 def _cluster(identifier: int | str) -> Cluster:
-    lookup = (
-        {"pk": int(identifier)} if str(identifier).isdigit() else {"name": identifier}
-    )
+    # Only ASCII digits are an id ("²" is a name); names are never all digits.
+    pk = parse_id(identifier)
+    lookup = {"pk": pk} if pk is not None else {"name": str(identifier)}
     cluster = Cluster.objects.filter(**lookup).first()
     if cluster is None:
         raise ValidationFailed(

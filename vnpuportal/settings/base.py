@@ -153,6 +153,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermission"],
+    # JSON with a depth limit and no NUL or lone surrogates (apps/common/parsers.py),
+    # then DRF's form parsers as before.
+    "DEFAULT_PARSER_CLASSES": [
+        "apps.common.parsers.PortalJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PortalPagination",
     "PAGE_SIZE": 100,
@@ -259,6 +266,8 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# A refused CSRF check answers in the portal's error shape (JSON under /api/).
+CSRF_FAILURE_VIEW = "apps.common.http_errors.csrf_failure"
 SECURE_HSTS_SECONDS = env.int(
     "SECURE_HSTS_SECONDS", default=31_536_000 if DJANGO_SECURE else 0
 )
