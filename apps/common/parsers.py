@@ -14,10 +14,14 @@ for every endpoint, with the path of the offending value
 
 from __future__ import annotations
 
+import codecs
+import re
 from typing import Any
 
-from rest_framework.exceptions import ValidationError
+from django.conf import settings
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
+from rest_framework.utils import json
 
 # The deepest legitimate body (a PodTemplateSpec with probes and affinity) is
 # about a dozen levels; 64 leaves room and stays far below Python's recursion
@@ -94,6 +98,32 @@ def check_parsed(data: Any, *, max_depth: int = MAX_JSON_DEPTH) -> None:
                 stack.append((item, _child_path(path, index), depth + 1))
 
 
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def _deep_field(text: str, max_depth: int) -> str:
+    """The top-level field holding the first value nested deeper than ``max_depth``.
+
+    Only for a body too deep for ``json`` itself (hundreds of levels): a scan
+    of its strings and brackets, which stops at the first level too deep.
+    """
+    depth, key, pending = 0, "", ""
+    for match in _TOKENS.finditer(text):
+        lexeme = match.group()
+        if lexeme in "[{":
+            depth += 1
+            if depth > max_depth:
+                return key or "body"
+        elif lexeme in "]}":
+            depth -= 1
+        elif lexeme == ":":
+            if depth == 1:
+                key = pending
+        elif depth == 1:
+            pending = lexeme[1:-1]
+    return "body"
+
+
 class PortalJSONParser(JSONParser):
     """DRF's JSON parser with a depth limit and no NUL or lone surrogates."""
 
@@ -103,12 +133,19 @@ class PortalJSONParser(JSONParser):
         media_type: str | None = None,
         parser_context: dict[str, Any] | None = None,
     ) -> Any:
+        encoding = (parser_context or {}).get("encoding", settings.DEFAULT_CHARSET)
         try:
-            data = super().parse(stream, media_type, parser_context)
+            text = codecs.getreader(encoding)(stream).read()
+            parse_constant = json.strict_constant if self.strict else None
+            data = json.loads(text, parse_constant=parse_constant)
+        except ValueError as exc:  # also a body that is not valid in ``encoding``
+            raise ParseError(f"JSON parse error - {exc}") from None
         except RecursionError:
-            # Deep enough to break json itself: the path is out of reach.
+            field = _deep_field(text, MAX_JSON_DEPTH)
+            if _string_problem(field):
+                field = "body"
             raise ValidationError(
-                {"body": [f"nested deeper than {MAX_JSON_DEPTH} levels"]}
+                {field: [f"nested deeper than {MAX_JSON_DEPTH} levels"]}
             ) from None
         check_parsed(data)
         return data

@@ -27,6 +27,7 @@ from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
     Conflict,
+    NotFound,
     PermissionDenied,
     ValidationFailed,
 )
@@ -494,8 +495,14 @@ def queue_delete(*, actor: Any, queue: Queue) -> None:
     """Delete a queue that no request refers to.
 
     Raises:
+        NotFound: The queue is gone (its cluster was deleted since the caller
+            loaded it); auditing it would name a deleted cluster and fail at commit.
         Conflict: Requests (of any state; they are the queue's history) use it.
     """
+    # Locking the row orders this delete against a concurrent cluster delete
+    # (which cascades to its queues): whichever comes second sees the outcome.
+    if not Queue.objects.select_for_update().filter(pk=queue.pk).exists():
+        raise NotFound(f"queue {queue.name!r} no longer exists")
     used = Request.objects.filter(queue=queue).count()
     if used:
         raise Conflict(

@@ -5,7 +5,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, viewsets
 
 from apps.audit.models import AuditEvent
-from apps.common.filters import IdFilter
+from apps.common.filters import IdFilter, UtcDateTimeFilter
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
@@ -30,7 +30,7 @@ class AuditEventFilterSet(django_filters.FilterSet):
     cluster = IdFilter(field_name="cluster_id")
     action = django_filters.CharFilter(lookup_expr="startswith")
     actor = django_filters.CharFilter(field_name="actor_name")
-    since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    since = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
 
     class Meta:
         model = AuditEvent

@@ -72,6 +72,17 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
         "restart": Role.OPERATOR,
         "adopt": Role.ADMIN,
     }
+    # What each command takes: also what OPTIONS describes (without it DRF's
+    # metadata asserts on the missing serializer_class and OPTIONS was a 500).
+    input_serializers: dict[str, type[serializers.Serializer]] = {
+        "publish": s.PublishInputSerializer,
+        "rollback": s.RollbackInputSerializer,
+        "adopt": s.AdoptInputSerializer,
+        "restart": s.RestartInputSerializer,
+    }
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        return self.input_serializers.get(self.action or "", serializers.Serializer)
 
     @extend_schema(
         tags=TAGS,
