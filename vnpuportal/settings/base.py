@@ -178,6 +178,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
+    # Every operation documents the error answers (400/401/403/404, 413, 429).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.common.schema.document_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "apps.accounts.choices.Role",
         "DeviceConfigShapeEnum": "apps.inventory.choices.DeviceConfigShape",
