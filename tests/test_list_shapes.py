@@ -78,7 +78,11 @@ def test_list_answers_in_the_documented_shape(path, shape, objects, admin_user):
     assert response.status_code == 200, (url, response.content[:300])
     body = response.json()
     if shape == "array":
-        assert isinstance(body, list), f"{path}: documented as an array, got {type(body).__name__}"
+        assert isinstance(body, list), (
+            f"{path}: documented as an array, got {type(body).__name__}"
+        )
     else:
-        assert isinstance(body, dict), f"{path}: documented as a page, got {type(body).__name__}"
+        assert isinstance(body, dict), (
+            f"{path}: documented as a page, got {type(body).__name__}"
+        )
         assert {"count", "next", "previous", "results"} <= set(body), path
