@@ -442,3 +442,27 @@ def test_the_migration_renames_all_digit_cluster_names(db):
     migration.rename_numeric_clusters(django_apps, None)
     names = sorted(Cluster.objects.values_list("name", flat=True))
     assert names == ["cluster-123", "cluster-123-2", "prod-1"]
+
+
+def test_extra_must_not_hold_managed_keys(corpus_objects, admin_user):
+    # given a template, when its extra carries a key with its own field
+    token = token_create(user=admin_user).plaintext
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    client = Client(raise_request_exception=False)
+    response = client.patch(
+        f"/api/templates/{corpus_objects['template']}/",
+        json.dumps({"extra": {"aiCPU": 1}}),
+        content_type="application/json",
+        **auth,
+    )
+    # then a 400 naming extra (it was a 500 from the spec's own check)
+    assert response.status_code == 400, response.content[:300]
+    assert "extra" in response.json()["errors"]
+    response = client.patch(
+        f"/api/chip-types/{corpus_objects['chip_type']}/",
+        json.dumps({"extra": {"commonWord": "x"}}),
+        content_type="application/json",
+        **auth,
+    )
+    assert response.status_code == 400, response.content[:300]
+    assert "extra" in response.json()["errors"]
