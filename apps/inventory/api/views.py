@@ -106,7 +106,9 @@ class ClusterViewSet(viewsets.ModelViewSet):
         parameters=[s.UsageHistoryQuerySerializer],
         responses={200: s.UsageSampleSerializer(many=True), **ERRORS},
     )
-    @action(detail=True, methods=["get"], url_path="usage-history", pagination_class=None)
+    @action(
+        detail=True, methods=["get"], url_path="usage-history", pagination_class=None
+    )
     def usage_history(self, request: Request, pk: str | None = None) -> Response:
         """Usage samples (one a minute per chip type) for the last ``hours``."""
         query = s.UsageHistoryQuerySerializer(data=request.query_params)
