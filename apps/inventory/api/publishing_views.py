@@ -82,7 +82,10 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
     }
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
-        return self.input_serializers.get(self.action or "", serializers.Serializer)
+        action = self.action or ""
+        if action == "metadata":  # OPTIONS: describe the route's POST command
+            action = getattr(self, "action_map", {}).get("post", "")
+        return self.input_serializers.get(action, serializers.Serializer)
 
     @extend_schema(
         tags=TAGS,
