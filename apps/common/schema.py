@@ -42,6 +42,7 @@ COMMON_ERRORS = {
 BODY_ERRORS = {
     "413": "the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code "
     "`too_large`, the limit in `detail.limit_bytes`",
+    "415": "the body is not JSON (the API takes application/json only)",
 }
 METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
 

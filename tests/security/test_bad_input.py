@@ -56,6 +56,7 @@ class BadInput:
     code: str | None = None
     anonymous: bool = False
     query: tuple[tuple[str, str], ...] = ()  # (name, value) pairs
+    content_type: str = "application/json"
 
 
 CORPUS: list[BadInput] = [
@@ -225,6 +226,18 @@ CORPUS: list[BadInput] = [
         code="too_large",
         anonymous=True,
     ),
+    # Form bodies went around the JSON checks (a JSONField parses its form value
+    # with no limit): the API takes JSON only.
+    BadInput(
+        "form-encoded-pod-template-nested-3000",
+        "POST",
+        "/api/requests/",
+        "cluster=guide&namespace=ci&chip_type=Ascend310P&pod_template="
+        + "%5B" * 3000
+        + "%5D" * 3000,
+        status=415,
+        content_type="application/x-www-form-urlencoded",
+    ),
     # Unknown /api/ paths: the API's JSON 404 for every method.
     BadInput("unknown-path-post", "POST", "/api/no-such-thing/", "{}", status=404),
     BadInput("unknown-path-delete", "DELETE", "/api/no-such-thing/1/", status=404),
@@ -253,7 +266,7 @@ def send(client: Client, case: BadInput, objects: dict[str, int], **headers: str
         case.method,
         path,
         data=(case.body or "").encode("utf-8", "surrogatepass"),
-        content_type="application/json",
+        content_type=case.content_type,
         **headers,
     )
 

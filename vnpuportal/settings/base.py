@@ -153,13 +153,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermission"],
-    # JSON with a depth limit and no NUL or lone surrogates (apps/common/parsers.py),
-    # then DRF's form parsers as before.
-    "DEFAULT_PARSER_CLASSES": [
-        "apps.common.parsers.PortalJSONParser",
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # The API takes JSON only, through one parser with a depth limit and no NUL
+    # or lone surrogates (apps/common/parsers.py). Form bodies went around it:
+    # a JSONField's form value is parsed by json.loads with no limit at all.
+    "DEFAULT_PARSER_CLASSES": ["apps.common.parsers.PortalJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PortalPagination",
     "PAGE_SIZE": 100,
@@ -178,7 +175,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/api/",
-    # Every operation documents the error answers (400/401/403/404, 413, 429).
+    # Every operation documents the error answers (400/401/403/404, 413, 415, 429).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "apps.common.schema.document_error_responses",
