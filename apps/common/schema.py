@@ -2,8 +2,8 @@
 postprocessing hook).
 
 Every endpoint can answer 400, 401, 403 and 404 in the one error shape of
-``apps.common.api``, and any body can be too large (413) or any caller
-throttled (429). Declaring them once here, instead of on each view, keeps the
+``apps.common.api``, any body can be too large (413) or not JSON (415), and
+any caller can be throttled (429). Declaring them once here, instead of on each view, keeps the
 schema true for clients and lets schemathesis check every status it gets and
 every error body against ``Error``. What a view already documents (its own
 description, a richer body such as the publishing conflicts) is kept.
