@@ -12,8 +12,6 @@ from django_filters.fields import IsoDateTimeField
 
 from apps.common.ids import MAX_ID
 
-# Row ids are 64-bit; anything outside (a float, 1e210) is a 400, not a
-# database overflow turned into a 500.
 __all__ = ["DATETIME_HELP", "MAX_ID", "IdFilter", "UtcDateTimeFilter"]
 
 DATETIME_HELP = (
@@ -24,7 +22,11 @@ DATETIME_HELP = (
 
 
 class IdFilter(django_filters.NumberFilter):
-    """Filter on a row id given as a whole number (``?cluster=3``)."""
+    """Filter on a row id given as a whole number (``?cluster=3``).
+
+    Anything outside 1..MAX_ID (a float, 1e210) is a 400, not a database
+    overflow turned into a 500.
+    """
 
     field_class = forms.IntegerField
 
