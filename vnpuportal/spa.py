@@ -9,8 +9,9 @@ this module answers everything else:
   ``/templates``...), never cached, so a new build is picked up at once;
 - ``/assets/...`` from the build directory when WhiteNoise did not index it
   (the build appeared after the server started);
-- unknown ``/api/...`` paths: a JSON 404 in the API's error shape, never the
-  app's HTML;
+- unknown ``/api/...`` paths (routed to ``api_not_found`` by the URLconf, so
+  that a POST is not stopped by the CSRF check first): a JSON 404 in the API's
+  error shape, never the app's HTML;
 - a path without its trailing slash whose slashed form is a real route
   (``/admin``, ``/api/me``) is redirected there, as ``APPEND_SLASH`` did
   before the catch-all made every path resolve.
@@ -30,7 +31,7 @@ from django.http import (
     JsonResponse,
 )
 from django.urls import Resolver404, resolve
-from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.static import serve
 
 NOT_BUILT = (
@@ -52,14 +53,19 @@ def _slash_redirect(request: HttpRequest, path: str) -> HttpResponse | None:
         match = resolve(f"/{path}/")
     except Resolver404:
         return None
-    if match.func is app:
+    if match.func in (app, api_not_found):
         return None
     query = request.META.get("QUERY_STRING", "")
     return HttpResponsePermanentRedirect(f"/{path}/" + (f"?{query}" if query else ""))
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, path: str) -> HttpResponse:
-    """The API's 404, in its error shape, for a path no endpoint matches."""
+    """The API's 404, in its error shape, for a path no endpoint matches.
+
+    CSRF-exempt like every API view: it changes nothing, and a POST without a
+    token must get this JSON 404, not Django's HTML CSRF page.
+    """
     redirect = _slash_redirect(request, path)
     if redirect is not None:
         return redirect

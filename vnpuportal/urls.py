@@ -18,8 +18,10 @@ urlpatterns = [
     path("healthz", probes.healthz, name="healthz"),
     path("readyz", probes.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
+    # Unknown /api/... paths: the API's JSON 404 for every method.
+    re_path(r"^(?P<path>api(?:/.*)?)$", spa.api_not_found, name="api-not-found"),
     # The web UI (frontend/dist) on every other path; unknown /api/... paths
-    # get the API's JSON 404 from it, never the app's HTML.
+    # never get the app's HTML (see above).
     re_path(r"^(?P<path>.*)$", spa.app, name="spa"),
 ]
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import exceptions
+from django.core.exceptions import RequestDataTooBig
+from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from apps.common.exceptions import DomainError, ValidationFailed
+from apps.common.http_errors import too_large_body
 
 
 def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -61,6 +63,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         elif exc.detail is not None:
             body["detail"] = exc.detail
         return Response(body, status=exc.http_status)
+    if isinstance(exc, RequestDataTooBig):
+        # Raised while DRF reads the body; unhandled it would be Django's bare
+        # 400 (or, with DEBUG, its debug page).
+        set_rollback()
+        return Response(
+            too_large_body(), status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+        )
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -9,6 +9,8 @@ goes to the log (scrubbed, see ``apps.common.logging``).
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
@@ -23,12 +25,33 @@ def _answer(request: HttpRequest, status: int, code: str, message: str) -> HttpR
     )
 
 
+def too_large_body() -> dict[str, object]:
+    """The 413 body for a request over ``DATA_UPLOAD_MAX_MEMORY_SIZE``: says why and the limit."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return {
+        "code": "too_large",
+        "message": f"the request body is larger than the limit of {limit} bytes",
+        "detail": {"limit_bytes": limit},
+    }
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestDataTooBig):
+        # Django files it as a suspicious 400; the caller needs to know it was
+        # the size, and what size would do.
+        return JsonResponse(too_large_body(), status=413)
     return _answer(request, 400, "bad_request", "The request could not be understood.")
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     return _answer(request, 403, "permission_denied", "You may not do this.")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """``CSRF_FAILURE_VIEW``: the portal's error body instead of Django's HTML page."""
+    return _answer(
+        request, 403, "csrf_failed", "CSRF check failed: reload the page and retry."
+    )
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db.models import Count, Min, Sum
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
+from apps.common.ids import is_ascii_digits
+
 log = logging.getLogger(__name__)
 
 _USAGE = {
@@ -220,7 +222,9 @@ def task_families(names: dict[int, str]) -> Iterator[Metric]:
         labels=["cluster"],
     )
     for task, cluster, values in snapshot():
-        cluster_label = names.get(int(cluster), cluster) if cluster.isdigit() else ""
+        cluster_label = (
+            names.get(int(cluster), cluster) if is_ascii_digits(cluster) else ""
+        )
         labels = [task, cluster_label]
         runs.add_metric(labels, values.get("runs", 0))
         failures.add_metric(labels, values.get("failures", 0))

@@ -8,9 +8,11 @@ DeviceConfigVersion rows keep every full text the portal has seen or written.
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
+from apps.common.ids import is_ascii_digits
 from apps.inventory.choices import (
     ConnectionKind,
     DeviceConfigShape,
@@ -24,10 +26,24 @@ name_validator = RegexValidator(
 )
 
 
+def cluster_name_not_numeric(value: str) -> None:
+    """Refuse an all-digit cluster name: ``cluster`` takes an id or a name, and
+    digits are read as the id (a cluster named "2" would hide behind cluster 2)."""
+    if is_ascii_digits(value):
+        raise ValidationError(
+            "must not be all digits (a number is read as a cluster id)",
+            code="numeric",
+        )
+
+
 class Cluster(models.Model):
     """A Kubernetes cluster the portal manages, and how to reach it."""
 
-    name = models.CharField(max_length=63, unique=True, validators=[name_validator])
+    name = models.CharField(
+        max_length=63,
+        unique=True,
+        validators=[name_validator, cluster_name_not_numeric],
+    )
     description = models.CharField(max_length=200, blank=True)
     connection = models.CharField(
         max_length=16, choices=ConnectionKind.choices, default=ConnectionKind.NONE

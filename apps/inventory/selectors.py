@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Prefetch, QuerySet
 
 from apps.common.exceptions import NotFound, ValidationFailed
+from apps.common.ids import parse_id
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
     TemplateSpec,
@@ -46,9 +47,9 @@ ROOM_FIELDS = (
 
 def cluster_get(identifier: int | str) -> Cluster:
     """The cluster with this id or name; NotFound otherwise."""
-    lookup = (
-        {"pk": int(identifier)} if str(identifier).isdigit() else {"name": identifier}
-    )
+    # Only ASCII digits are an id ("²" is a name); names are never all digits.
+    pk = parse_id(identifier)
+    lookup = {"pk": pk} if pk is not None else {"name": str(identifier)}
     cluster = Cluster.objects.filter(**lookup).first()
     if cluster is None:
         raise NotFound(f"cluster {identifier!r} does not exist")

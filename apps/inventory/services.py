@@ -22,6 +22,8 @@ from apps.common.crypto import encrypt
 from apps.common.exceptions import ValidationFailed
 from apps.inventory.choices import ConnectionKind, DeviceConfigShape, DeviceConfigSource
 from apps.inventory.hami.deviceconfig import (
+    CHIP_TYPE_KEYS,
+    TEMPLATE_KEYS,
     ChipTypeSpec,
     DeviceConfigDocument,
     DeviceConfigError,
@@ -619,7 +621,22 @@ def _int(data: dict[str, Any], key: str) -> int:
     return value
 
 
-def _template_spec_from(data: dict[str, Any]) -> TemplateSpec:
+def _extra(data: dict[str, Any], managed: tuple[str, ...], path: str) -> dict[str, Any]:
+    """The ``extra`` keys of a chip type or template: an object without the keys
+    the portal manages itself (those have their own fields)."""
+    extra = data.get("extra") or {}
+    if not isinstance(extra, dict):
+        raise ValidationFailed(
+            f"{path}: must be an object", detail={path: ["must be an object"]}
+        )
+    clash = sorted(set(extra) & set(managed))
+    if clash:
+        message = f"must not hold keys with their own fields: {', '.join(clash)}"
+        raise ValidationFailed(f"{path}: {message}", detail={path: [message]})
+    return dict(extra)
+
+
+def _template_spec_from(data: dict[str, Any], path: str = "extra") -> TemplateSpec:
     name = data.get("name")
     if not isinstance(name, str) or not name:
         raise ValidationFailed(
@@ -631,7 +648,7 @@ def _template_spec_from(data: dict[str, Any]) -> TemplateSpec:
         memory=memory,
         ai_core=_optional_int(data, "ai_core"),
         ai_cpu=_optional_int(data, "ai_cpu"),
-        extra=dict(data.get("extra") or {}),
+        extra=_extra(data, TEMPLATE_KEYS, path),
     )
 
 
@@ -658,8 +675,11 @@ def _chip_type_spec_from(data: dict[str, Any]) -> ChipTypeSpec:
         memory_capacity=capacity,
         ai_core=_optional_int(data, "ai_core"),
         ai_cpu=_optional_int(data, "ai_cpu"),
-        templates=tuple(_template_spec_from(t) for t in data.get("templates") or ()),
-        extra=dict(data.get("extra") or {}),
+        templates=tuple(
+            _template_spec_from(t, f"templates[{i}].extra")
+            for i, t in enumerate(data.get("templates") or ())
+        ),
+        extra=_extra(data, CHIP_TYPE_KEYS, "extra"),
     )
 
 

@@ -28,9 +28,11 @@ from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
     Conflict,
+    NotFound,
     PermissionDenied,
     ValidationFailed,
 )
+from apps.common.ids import parse_id
 from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
@@ -73,9 +75,9 @@ def _enqueue_pass(cluster_id: int) -> None:
 
 
 def _cluster(identifier: int | str) -> Cluster:
-    lookup = (
-        {"pk": int(identifier)} if str(identifier).isdigit() else {"name": identifier}
-    )
+    # Only ASCII digits are an id ("²" is a name); names are never all digits.
+    pk = parse_id(identifier)
+    lookup = {"pk": pk} if pk is not None else {"name": str(identifier)}
     cluster = Cluster.objects.filter(**lookup).first()
     if cluster is None:
         raise ValidationFailed(
@@ -584,8 +586,14 @@ def queue_delete(*, actor: Any, queue: Queue) -> None:
     """Delete a queue that no request refers to.
 
     Raises:
+        NotFound: The queue is gone (its cluster was deleted since the caller
+            loaded it); auditing it would name a deleted cluster and fail at commit.
         Conflict: Requests (of any state; they are the queue's history) use it.
     """
+    # Locking the row orders this delete against a concurrent cluster delete
+    # (which cascades to its queues): whichever comes second sees the outcome.
+    if not Queue.objects.select_for_update().filter(pk=queue.pk).exists():
+        raise NotFound(f"queue {queue.name!r} no longer exists")
     used = Request.objects.filter(queue=queue).count()
     if used:
         raise Conflict(

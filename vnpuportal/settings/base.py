@@ -164,6 +164,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["apps.accounts.permissions.RolePermission"],
+    # The API takes JSON only, through one parser with a depth limit and no NUL
+    # or lone surrogates (apps/common/parsers.py). Form bodies went around it:
+    # a JSONField's form value is parsed by json.loads with no limit at all.
+    "DEFAULT_PARSER_CLASSES": ["apps.common.parsers.PortalJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "apps.common.pagination.PortalPagination",
     "PAGE_SIZE": 100,
@@ -187,6 +191,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation documents the error answers (400/401/403/404, 413, 415, 429).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.common.schema.document_error_responses",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "RoleEnum": "apps.accounts.choices.Role",
         "DeviceConfigShapeEnum": "apps.inventory.choices.DeviceConfigShape",
@@ -282,6 +291,8 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
+# A refused CSRF check answers in the portal's error shape (JSON under /api/).
+CSRF_FAILURE_VIEW = "apps.common.http_errors.csrf_failure"
 SECURE_HSTS_SECONDS = env.int(
     "SECURE_HSTS_SECONDS", default=31_536_000 if DJANGO_SECURE else 0
 )

@@ -6,7 +6,7 @@ from rest_framework import serializers, viewsets
 
 from apps.audit.models import AuditEvent
 from apps.audit.selectors import audit_event_queryset
-from apps.common.filters import IdFilter
+from apps.common.filters import IdFilter, UtcDateTimeFilter
 from apps.common.redaction import payload_redacted
 
 
@@ -39,7 +39,7 @@ class AuditEventFilterSet(django_filters.FilterSet):
     cluster = IdFilter(field_name="cluster_id")
     action = django_filters.CharFilter(lookup_expr="startswith")
     actor = django_filters.CharFilter(field_name="actor_name")
-    since = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    since = UtcDateTimeFilter(field_name="created_at", lookup_expr="gte")
 
     class Meta:
         model = AuditEvent

@@ -65,6 +65,20 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
 
     queryset = Cluster.objects.all()
     filter_backends: list[Any] = []
+    # What each command takes: also what OPTIONS describes (without it DRF's
+    # metadata asserts on the missing serializer_class and OPTIONS was a 500).
+    input_serializers: dict[str, type[serializers.Serializer]] = {
+        "publish": s.PublishInputSerializer,
+        "rollback": s.RollbackInputSerializer,
+        "adopt": s.AdoptInputSerializer,
+        "restart": s.RestartInputSerializer,
+    }
+
+    def get_serializer_class(self) -> type[serializers.Serializer]:
+        action = self.action or ""
+        if action == "metadata":  # OPTIONS: describe the route's POST command
+            action = getattr(self, "action_map", {}).get("post", "")
+        return self.input_serializers.get(action, serializers.Serializer)
 
     @extend_schema(
         tags=TAGS,

@@ -97,6 +97,9 @@ class TemplateSerializer(serializers.ModelSerializer):
     memory = serializers.IntegerField(help_text="MB")
     ai_core = serializers.IntegerField(required=False, allow_null=True)
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
+    # Keys of the device config the portal does not manage: always an object
+    # (the model's JSONField alone would take a list or a string).
+    extra = serializers.DictField(required=False)
 
     class Meta:
         model = Template
@@ -135,6 +138,7 @@ class ChipTypeSerializer(serializers.ModelSerializer):
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
     slots_per_chip = serializers.SerializerMethodField()
     allowed_template_names = serializers.SerializerMethodField()
+    extra = serializers.DictField(required=False)  # an object, as on templates
 
     class Meta:
         model = ChipType

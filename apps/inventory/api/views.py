@@ -94,7 +94,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return Response(selectors.chip_usage(self.get_object()))
 
     @extend_schema(responses={200: s.SyncCursorSerializer(many=True)})
-    @action(detail=True, methods=["get"], url_path="sync-status")
+    @action(detail=True, methods=["get"], url_path="sync-status", pagination_class=None)
     def sync_status(self, request: Request, pk: str | None = None) -> Response:
         """Where each watch of this cluster stands: resourceVersion, last success, errors."""
         cursors = self.get_object().sync_cursors.order_by("resource")
@@ -104,7 +104,9 @@ class ClusterViewSet(viewsets.ModelViewSet):
         parameters=[s.UsageHistoryQuerySerializer],
         responses={200: s.UsageSampleSerializer(many=True), **ERRORS},
     )
-    @action(detail=True, methods=["get"], url_path="usage-history")
+    @action(
+        detail=True, methods=["get"], url_path="usage-history", pagination_class=None
+    )
     def usage_history(self, request: Request, pk: str | None = None) -> Response:
         """Usage samples (one a minute per chip type) for the last ``hours``."""
         query = s.UsageHistoryQuerySerializer(data=request.query_params)
@@ -113,7 +115,9 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return Response(s.UsageSampleSerializer(samples, many=True).data)
 
     @extend_schema(responses={200: s.FragmentationSerializer(many=True)})
-    @action(detail=True, methods=["get"])
+    # Whole arrays, not pages (pagination_class=None says so to the schema too):
+    # the charts and the sync panel need all of it, and it is small.
+    @action(detail=True, methods=["get"], pagination_class=None)
     def fragmentation(self, request: Request, pk: str | None = None) -> Response:
         """Memory stranded on chips that cannot fit the smallest template, per chip type."""
         data = selectors.fragmentation(self.get_object())

@@ -1,0 +1,80 @@
+"""OpenAPI: every operation documents the portal's error answers (a drf-spectacular
+postprocessing hook).
+
+Every endpoint can answer 400, 401, 403 and 404 in the one error shape of
+``apps.common.api``, any body can be too large (413) or not JSON (415), and
+any caller can be throttled (429). Declaring them once here, instead of on each view, keeps the
+schema true for clients and lets schemathesis check every status it gets and
+every error body against ``Error``. What a view already documents (its own
+description, a richer body such as the publishing conflicts) is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR_COMPONENT = "Error"
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The portal's error answer (apps/common/api.py).",
+    "properties": {
+        "code": {"type": "string", "description": "stable, e.g. invalid, not_found"},
+        "message": {"type": "string"},
+        "errors": {
+            "type": "object",
+            "description": "field path -> messages (validation failures)",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+        },
+        "detail": {"description": "extra data (a diff, a limit...)"},
+    },
+    "required": ["code", "message"],
+}
+
+COMMON_ERRORS = {
+    "400": "invalid input: `errors` names each field (a JSON body nested deeper "
+    "than 64 levels, or holding NUL or a lone surrogate, included)",
+    "401": "not signed in: no session, or a missing, revoked or expired token",
+    "403": "your role, or a token's queues, do not allow this",
+    "404": "no such object (or endpoint)",
+    "429": "rate limited; retry after the Retry-After header",
+}
+BODY_ERRORS = {
+    "413": "the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code "
+    "`too_large`, the limit in `detail.limit_bytes`",
+    "415": "the body is not JSON (the API takes application/json only)",
+}
+METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
+
+
+def _error_response(description: str) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{ERROR_COMPONENT}"}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": ref}},
+    }
+
+
+def document_error_responses(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """Add the common error responses to every operation (a POSTPROCESSING_HOOK)."""
+    result.setdefault("components", {}).setdefault("schemas", {})
+    result["components"]["schemas"].setdefault(ERROR_COMPONENT, ERROR_SCHEMA)
+    for item in result.get("paths", {}).values():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            statuses = dict(COMMON_ERRORS)
+            if "requestBody" in operation:
+                statuses.update(BODY_ERRORS)
+            responses = operation.setdefault("responses", {})
+            for status, description in statuses.items():
+                existing = responses.get(status)
+                if existing is None:
+                    responses[status] = _error_response(description)
+                elif "content" not in existing:
+                    # A view's own description, with the body it left out.
+                    responses[status] = _error_response(existing["description"])
+            operation["responses"] = dict(sorted(responses.items()))
+    return result
