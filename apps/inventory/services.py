@@ -249,31 +249,27 @@ def deviceconfig_observe(
 ) -> DeviceConfigVersion | None:
     """Record the device config seen in the cluster.
 
-    The first one a cluster shows is adopted (it becomes the portal's chip types
-    and templates, when valid); later ones are stored as ``observed`` versions
-    when their text differs from the newest stored version. Returns the new
-    version, or None when nothing changed.
+    The first one a cluster shows is adopted: it becomes the drift baseline
+    and, unless a file was imported first (a draft the operator is about to
+    publish), the portal's chip types and templates, when valid. Later ones
+    are stored as ``observed`` versions when their text differs from the
+    newest version seen live (imports are drafts, never live). Returns the
+    new version, or None when nothing changed.
     """
-    latest = (
-        DeviceConfigVersion.objects.filter(cluster=cluster).order_by("-number").first()
-    )
+    from apps.inventory.selectors import deviceconfig_baseline, deviceconfig_last_live
+
+    latest = deviceconfig_last_live(cluster)
     if latest is not None and latest.text == text:
         if resource_version and latest.resource_version != resource_version:
             latest.resource_version = resource_version
             latest.save(update_fields=["resource_version"])
         return None
-    if latest is None:
-        try:
-            return deviceconfig_import(
-                cluster_name=cluster.name,
-                text=text,
-                source=DeviceConfigSource.ADOPTED,
-                reason="first sync: adopted the cluster's device config",
-                resource_version=resource_version,
-                actor_name="sync",
-            )
-        except ValidationFailed:
-            pass  # an invalid live config is still recorded, but not adopted
+    if deviceconfig_baseline(cluster) is None:
+        adopted = _first_live_adopt(
+            cluster=cluster, text=text, resource_version=resource_version
+        )
+        if adopted is not None:
+            return adopted
     version = deviceconfig_version_store(
         cluster=cluster,
         text=text,
@@ -287,6 +283,49 @@ def deviceconfig_observe(
         target=version,
         cluster=cluster,
         after={"version": version.number, "resource_version": resource_version},
+    )
+    return version
+
+
+def _first_live_adopt(
+    *, cluster: Cluster, text: str, resource_version: str
+) -> DeviceConfigVersion | None:
+    """Adopt the first valid live config seen; None when it is invalid."""
+    reason = "first sync: adopted the cluster's device config"
+    has_draft = DeviceConfigVersion.objects.filter(cluster=cluster).exists()
+    if not has_draft:
+        try:
+            return deviceconfig_import(
+                cluster_name=cluster.name,
+                text=text,
+                source=DeviceConfigSource.ADOPTED,
+                reason=reason,
+                resource_version=resource_version,
+                actor_name="sync",
+            )
+        except ValidationFailed:
+            return None  # an invalid live config is still recorded, but not adopted
+    # An imported draft is waiting to be published: the live text becomes the
+    # baseline, the draft stays the portal's chip types.
+    try:
+        deviceconfig_parse(text)
+    except ValidationFailed:
+        return None
+    version = deviceconfig_version_store(
+        cluster=cluster,
+        text=text,
+        source=DeviceConfigSource.ADOPTED,
+        reason=reason + " (the imported draft is kept)",
+        resource_version=resource_version,
+    )
+    audit_record(
+        actor=None,
+        actor_name="sync",
+        action="deviceconfig.adopted",
+        target=version,
+        cluster=cluster,
+        after={"version": version.number, "resource_version": resource_version},
+        reason=version.reason,
     )
     return version
 
