@@ -15,7 +15,8 @@ library by tests/inventory/hami/test_yaml_v2.py:
 
 - The first character decides what is tried: ``+``/``-``/digits (numbers,
   timestamps), ``y Y n N t T f F o O ~`` (only the word table below), ``.``
-  (the table, then a float). Anything else is a string.
+  (the table, then Go's ParseFloat: ``.5``, ``.5e3``, ``.5_5``). Anything
+  else is a string.
 - Words: ``y Y yes Yes YES true True TRUE on On ON`` are true, ``n N no No
   NO false False FALSE off Off OFF`` false, ``"" ~ null Null NULL`` null,
   ``.nan .inf +.inf -.inf`` (three spellings each) floats.
@@ -64,9 +65,9 @@ _WORDS: dict[str, tuple[Kind, Any]] = {
 _NUMBER_START = frozenset("+-0123456789")
 # yaml.v2's yamlStyleFloat, applied after the underscores are gone.
 _STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
-# What Go's ParseFloat accepts from a text that starts with '.' (no
-# underscores: Go allows them only after a base prefix).
-_DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
+# What Go's ParseFloat accepts from a text that starts with '.': Go's float
+# syntax, where an underscore may only stand between two digits.
+_DOT_FLOAT = re.compile(r"\.[0-9](_?[0-9])*([eE][-+]?[0-9](_?[0-9])*)?")
 _DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 _PREFIXES = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
 _INT64 = 2**63
@@ -127,7 +128,7 @@ def resolve_plain(text: str) -> tuple[Kind, Any]:
     if first in _NUMBER_START:
         return _number(text)
     if first == "." and _DOT_FLOAT.fullmatch(text):
-        value = _finite_float(text)
+        value = _finite_float(text.replace("_", ""))
         if value is not None:
             return Kind.FLOAT, value
     return Kind.STR, text
