@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import connections
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -52,8 +53,32 @@ def _message(errors: dict[str, list[str]]) -> str:
     )
 
 
+def _view_is_atomic(context: dict[str, Any]) -> bool:
+    request = context.get("request")
+    match = getattr(getattr(request, "_request", request), "resolver_match", None)
+    return not getattr(getattr(match, "func", None), "_non_atomic_requests", None)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """Render DomainError and DRF's exceptions in the portal's error shape."""
+    if _view_is_atomic(context):
+        return _render(exc, context)
+    # A view outside ATOMIC_REQUESTS (publishing) commits its own steps; an
+    # atomic block open around it is not the request's (a test's
+    # transaction), so the rollback marks DRF sets on error are undone.
+    marks = {
+        db.alias: db.needs_rollback
+        for db in connections.all(initialized_only=True)
+        if db.in_atomic_block
+    }
+    try:
+        return _render(exc, context)
+    finally:
+        for alias, mark in marks.items():
+            connections[alias].needs_rollback = mark
+
+
+def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         # ATOMIC_REQUESTS: an error answer must never leave a partial write.
         set_rollback()

@@ -300,6 +300,46 @@ class DeviceConfigVersion(models.Model):
         return f"{self.cluster.name} v{self.number} ({self.source})"
 
 
+class DeviceConfigPendingWrite(models.Model):
+    """A ConfigMap write the portal is about to make, recorded before the PUT.
+
+    A publish killed after its PUT but before it stored the version leaves the
+    cluster holding a text the portal wrote and never recorded. This row says
+    so: when the live text equals a pending write, the next publish (or sync)
+    records it as the ``published`` version it was meant to be, instead of
+    calling it drift. Rows go once the write is recorded or refused.
+    """
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="pending_config_writes"
+    )
+    text = models.TextField()
+    sha256 = models.CharField(max_length=64)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    actor_name = models.CharField(max_length=150, blank=True)
+    reason = models.TextField()
+    forced = models.BooleanField(default=False)
+    rollback_of = models.PositiveIntegerField(null=True, blank=True)
+    baseline_number = models.PositiveIntegerField(
+        help_text="the version the write replaced"
+    )
+    previous_resource_version = models.CharField(max_length=32, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["cluster", "-created_at"]
+        indexes = [models.Index(fields=["cluster", "sha256"])]
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} pending write {self.sha256[:12]}"
+
+
 class PriorityClass(models.Model):
     """A PriorityClass mirrored from the cluster (priorities of slices and requests)."""
 

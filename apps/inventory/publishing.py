@@ -21,11 +21,15 @@ This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
 - **Never publish an invalid config** (400 with the errors by field), and
   refuse a publish that would change nothing (400 ``no_change``): it would
   add a version and mark every component "restart pending" for nothing.
-- **Nothing is written to the database unless the PUT succeeded.** Then one
-  transaction stores the ``published`` version (author, reason, the
-  resourceVersion the PUT returned) and the audit event with the diff. (If
-  the database fails after the PUT, sync later records the text as an
-  ``observed`` version, which shows as drift: visible, not lost.)
+- **No version unless the PUT succeeded.** Then one transaction stores the
+  ``published`` version (author, reason, the resourceVersion the PUT
+  returned) and the audit event with the diff.
+- **A write the portal made is never drift.** Before the PUT a pending-write
+  row records the text about to be written (committed on its own, so the
+  publish endpoints run outside ATOMIC_REQUESTS). If the process dies after
+  the PUT, the next publish or sync finds the live text equal to that row and
+  records it as the ``published`` version it was meant to be, then goes on;
+  no adopt is needed. A refused PUT (4xx) drops the row.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from kubernetes.client.rest import ApiException
 from apps.accounts.choices import Role
 from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
+from apps.common.crashpoints import crash_point
 from apps.common.exceptions import (
     Conflict,
     NotFound,
@@ -399,6 +404,16 @@ def _publish(
         )
     with cluster_api(cluster) as api:
         live = live_device_config_read(cluster, api)
+        if live.text != baseline.text:
+            # A publish killed after its PUT: the live text is the portal's own.
+            baseline = (
+                services.deviceconfig_pending_settle(
+                    cluster=cluster,
+                    text=live.text,
+                    resource_version=live.resource_version,
+                )
+                or baseline
+            )
         # The live text we may write over: the baseline, or with force the
         # drifted text the admin chose to replace.
         accepted = baseline.text
@@ -422,10 +437,25 @@ def _publish(
                     detail={"non_field_errors": ["the live device config is the same"]},
                     code="no_change",
                 )
+            pending = services.deviceconfig_pending_write_record(
+                cluster=cluster,
+                text=proposed,
+                actor=actor,
+                actor_name=actor_name,
+                reason=reason,
+                forced=live.text != baseline.text,
+                rollback_of=rollback_of,
+                baseline_number=baseline.number,
+                previous_resource_version=live.resource_version,
+            )
             try:
                 new_rv = _put(api, cluster, live, proposed)
                 break
             except ApiException as exc:
+                if exc.status is not None and 400 <= exc.status < 500:
+                    # Refused: nothing was written. (After a 5xx or a lost
+                    # connection the write may have landed; the row stays.)
+                    services.deviceconfig_pending_write_claim(pending)
                 if exc.status != 409:
                     raise
             fresh = live_device_config_read(cluster, api)
@@ -439,6 +469,7 @@ def _publish(
                     "nothing was written",
                 )
             live = fresh  # only metadata changed: retry on the new resourceVersion
+    crash_point("after_configmap_put")
     diff = text_diff(
         live.text,
         proposed,
@@ -447,6 +478,18 @@ def _publish(
     )
     forced = accepted != baseline.text
     with transaction.atomic():
+        if not services.deviceconfig_pending_write_claim(pending):
+            # Sync saw the new text first and recorded this very write.
+            recorded = deviceconfig_baseline(cluster)
+            if recorded is not None and recorded.text == proposed:
+                return PublishResult(
+                    version=recorded,
+                    diff=diff,
+                    warnings=warnings,
+                    previous_resource_version=live.resource_version,
+                    forced=accepted != baseline.text,
+                    rollback_of=rollback_of,
+                )
         before_specs = [dataclasses.asdict(s) for s in chip_type_specs(cluster)]
         version = services.deviceconfig_version_store(
             cluster=cluster,

@@ -375,16 +375,30 @@ def templates_by_type(
 
 
 def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
-    """The version the portal believes is live: its newest own one ("last seen").
+    """The version the portal last saw live and owns ("last seen"), the drift baseline.
 
-    Imported, published and adopted versions are the portal's own statements
-    of what the ConfigMap holds; ``observed`` ones are what sync saw someone
-    else write, so they never become the baseline until an admin adopts them.
+    Published and adopted versions are texts the ConfigMap held with the
+    portal's consent. An ``imported`` version is only a draft (a file made the
+    portal's chip types, nothing was written to the cluster), so it never
+    becomes the baseline: a scripted import then publish would otherwise see
+    the untouched live config as a hand edit. ``observed`` ones are what sync
+    saw someone else write; they become the baseline only once adopted.
+    """
+    from apps.inventory.choices import DeviceConfigSource as Source
+
+    return deviceconfig_latest(cluster, sources=(Source.PUBLISHED, Source.ADOPTED))
+
+
+def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
+    """The newest version that the ConfigMap held (published, adopted or observed).
+
+    Imports are drafts and never were live, so sync compares what it sees with
+    this one, not with the newest version of all.
     """
     from apps.inventory.choices import DeviceConfigSource as Source
 
     return deviceconfig_latest(
-        cluster, sources=(Source.IMPORTED, Source.PUBLISHED, Source.ADOPTED)
+        cluster, sources=(Source.PUBLISHED, Source.ADOPTED, Source.OBSERVED)
     )
 
 
@@ -429,7 +443,7 @@ def deviceconfig_unpublished(cluster: Cluster) -> str:
 def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
     """Drift as sync recorded it, for the UI: no call to the cluster.
 
-    There is drift when the newest version of all is an ``observed`` one whose
+    There is drift when the newest version seen live is an ``observed`` one whose
     text differs from the baseline (someone edited the ConfigMap by hand and
     nobody adopted or published over it yet).
 
@@ -440,7 +454,7 @@ def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
     from apps.inventory.choices import DeviceConfigSource as Source
 
     baseline = deviceconfig_baseline(cluster)
-    newest = deviceconfig_latest(cluster)
+    newest = deviceconfig_last_live(cluster)
     observed = newest if newest and newest.source == Source.OBSERVED else None
     drifted = observed is not None and (
         baseline is None or observed.text != baseline.text

@@ -153,6 +153,7 @@ class ApiClient:
     def login(self, credentials: tuple[str, str] = ("admin", "admin")) -> None:
         """Sign in (the demo's admin by default) and keep the session cookie."""
         username, password = credentials
+        self.call("GET", "/api/auth/login/")  # the CSRF cookie the POST needs
         status, body = self.call(
             "POST", "/api/auth/login/", {"username": username, "password": password}
         )

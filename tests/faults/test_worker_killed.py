@@ -420,7 +420,7 @@ def test_eviction_killed_mid_call_evicts_once_and_the_request_runs(
     )
 
 
-def test_publish_killed_mid_put_is_detected_and_nothing_is_lost(
+def test_publish_killed_mid_put_is_recorded_and_nothing_is_lost(
     sim, sim_cluster, admin_client_api, core
 ):
     template = Template.objects.get(chip_type__cluster=sim_cluster, name="vir01")
@@ -440,26 +440,22 @@ def test_publish_killed_mid_put_is_detected_and_nothing_is_lost(
     assert not DeviceConfigVersion.objects.filter(
         cluster=sim_cluster, source="published"
     ).exists()
-    # the next publish refuses to write over what it did not record, and shows it
+    # the next publish recognises the portal's own write (its pending-write
+    # row), records it, and has nothing left to write: no drift, no adopt
     again = admin_client_api.post(
         f"/api/clusters/{sim_cluster.pk}/publish/", {"reason": "retry"}, format="json"
     )
-    assert again.status_code == 409
-    assert again.json()["code"] == "drift"
-    assert again.json()["detail"]["live"] == live
-    # adopting the live config records it: the edit is kept, the ConfigMap was written once
-    adopted = admin_client_api.post(
-        f"/api/clusters/{sim_cluster.pk}/adopt/",
-        {"reason": "after the crash"},
-        format="json",
-    )
-    assert adopted.status_code in (200, 201), adopted.json()
-    assert (
+    assert again.status_code == 400, again.json()
+    assert again.json()["code"] == "no_change"
+    recorded = (
         DeviceConfigVersion.objects.filter(cluster=sim_cluster)
         .order_by("-number")
         .first()
-        .text
-        == live
+    )
+    assert (recorded.source, recorded.reason, recorded.text) == (
+        "published",
+        "killed mid-PUT",
+        live,
     )
     puts = [e for e in sim.audit if e.verb == "update" and e.resource == "configmaps"]
     assert len(puts) == 1

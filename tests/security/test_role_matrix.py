@@ -41,7 +41,7 @@ R = {"GET": V}  # read-only for every signed-in user
 
 INTENDED: dict[str, dict[str, str]] = {
     "/api/me/": R,
-    "/api/auth/login/": {"POST": PUBLIC},
+    "/api/auth/login/": {"GET": PUBLIC, "POST": PUBLIC},  # GET: the CSRF token
     "/api/auth/logout/": {"POST": V},
     "/api/schema/": R,
     "/api/docs/": R,

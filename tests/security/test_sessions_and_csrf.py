@@ -9,9 +9,55 @@ pytestmark = pytest.mark.django_db
 
 
 def _login(client: APIClient):
+    """Sign in as the SPA does: GET the login endpoint for the CSRF token, then POST."""
+    token = client.get("/api/auth/login/").json()["csrf_token"]
     return client.post(
+        "/api/auth/login/",
+        {"username": "otto", "password": "pw-otto"},
+        format="json",
+        HTTP_X_CSRFTOKEN=token,
+    )
+
+
+def test_login_without_the_csrf_token_is_refused(operator):
+    # given a browser that never fetched a token (a forged cross-site login form)
+    client = APIClient(enforce_csrf_checks=True)
+    # when it posts the credentials
+    response = client.post(
         "/api/auth/login/", {"username": "otto", "password": "pw-otto"}, format="json"
     )
+    # then 403 in the portal's error shape, and no session
+    assert response.status_code == 403
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["code"] == "permission_denied"
+    assert "CSRF" in response.json()["message"]
+    assert "sessionid" not in response.cookies
+    assert client.get("/api/me/").status_code in (401, 403)
+
+
+def test_login_with_a_wrong_csrf_token_is_refused(operator):
+    client = APIClient(enforce_csrf_checks=True)
+    client.get("/api/auth/login/")
+    response = client.post(
+        "/api/auth/login/",
+        {"username": "otto", "password": "pw-otto"},
+        format="json",
+        HTTP_X_CSRFTOKEN="x" * 32,
+    )
+    assert response.status_code == 403
+    assert "CSRF" in response.json()["message"]
+
+
+def test_login_with_the_csrf_token_from_get_signs_in(operator):
+    client = APIClient(enforce_csrf_checks=True)
+    # the GET sets the cookie and returns the same token in its body
+    got = client.get("/api/auth/login/")
+    assert got.status_code == 200
+    assert got.cookies["csrftoken"].value
+    response = _login(client)
+    assert response.status_code == 200, response.json()
+    assert response.json()["username"] == "otto"
+    assert client.get("/api/me/").json()["username"] == "otto"
 
 
 def test_production_cookies_are_secure_httponly_and_samesite(settings, operator):

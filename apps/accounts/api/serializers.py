@@ -10,6 +10,12 @@ class MeSerializer(serializers.Serializer):
     is_service_account = serializers.BooleanField()
 
 
+class LoginCsrfSerializer(serializers.Serializer):
+    csrf_token = serializers.CharField(
+        help_text="send it as the X-CSRFToken header of the login POST"
+    )
+
+
 class LoginSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(

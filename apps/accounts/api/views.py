@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import authenticate, get_user_model, login, logout
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -19,6 +22,7 @@ from apps.accounts.api.serializers import (
     ApiTokenCreateSerializer,
     ApiTokenIssuedSerializer,
     ApiTokenSerializer,
+    LoginCsrfSerializer,
     LoginSerializer,
     MeSerializer,
 )
@@ -52,6 +56,10 @@ class LoginView(APIView):
     """Session login for people (the web UI). Scripts use API tokens instead.
 
     The only endpoint that answers anonymous callers: it must, to let them sign in.
+    Signing in is a write (it replaces the browser's session), so the POST needs
+    the CSRF token like every session write: a GET here sets the cookie and
+    returns the token. Without it a forged cross-site form could sign a victim
+    into an attacker's account (login CSRF).
     """
 
     permission_classes = [AllowAny]
@@ -59,12 +67,24 @@ class LoginView(APIView):
     # Per client IP and username (THROTTLE_LOGIN): password guessing gets 429.
     throttle_classes = [LoginRateThrottle]
 
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        # With no authentication classes DRF checks no CSRF token (it exempts
+        # the view and leaves the check to SessionAuthentication): run it here.
+        SessionAuthentication().enforce_csrf(request)
+        super().initial(request, *args, **kwargs)
+
+    @extend_schema(responses={200: LoginCsrfSerializer})
+    def get(self, request: Request) -> Response:
+        """The CSRF token to send (as X-CSRFToken) with the login POST; also set as a cookie."""
+        return Response(LoginCsrfSerializer({"csrf_token": get_token(request)}).data)
+
     @extend_schema(
         request=LoginSerializer,
         responses={
             200: MeSerializer,
             400: OpenApiResponse(description="missing field"),
             401: OpenApiResponse(description="wrong credentials"),
+            403: OpenApiResponse(description="no or wrong CSRF token (GET it first)"),
             429: OpenApiResponse(description="too many attempts; see Retry-After"),
         },
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -27,6 +28,7 @@ from apps.inventory.restarts import restart_states
 from apps.inventory.whatif import template_what_if
 
 TAGS = ["publishing"]
+NON_ATOMIC_ACTIONS = {"publish", "rollback"}
 
 
 def _error(description: str) -> OpenApiResponse:
@@ -79,6 +81,16 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
         if action == "metadata":  # OPTIONS: describe the route's POST command
             action = getattr(self, "action_map", {}).get("post", "")
         return self.input_serializers.get(action, serializers.Serializer)
+
+    @classmethod
+    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
+        view = super().as_view(actions, **initkwargs)
+        if actions and set(actions.values()) & NON_ATOMIC_ACTIONS:
+            # A publish commits its pending-write row before the PUT and its
+            # version after it; one request-wide transaction would lose the
+            # row with a process killed in between (see apps.inventory.publishing).
+            return transaction.non_atomic_requests(view)
+        return view
 
     @extend_schema(
         tags=TAGS,

@@ -2,12 +2,15 @@
 
 Round-trip mode keeps comments, key order, quoting and the indentation style,
 which is what lets the portal rewrite a ConfigMap that people also edit by hand.
+Plain scalars are typed the way HAMi's yaml.v2 types them (YAML 1.1, see
+``_yamlv2``), on reading and on writing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import io
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +21,13 @@ from ruamel.yaml.constructor import RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.scalarfloat import ScalarFloat
+from ruamel.yaml.scalarint import ScalarInt
+from ruamel.yaml.tag import Tag
+
+from ._yamlv2 import Kind, resolve_plain
 
 __all__ = [
     "MAX_BYTES",
@@ -179,15 +187,82 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
 
 # Attribute set on loaded floats: the text they were written with.
 _FLOAT_SOURCE = "_hami_source_text"
+_TAGS = {
+    Kind.STR: "tag:yaml.org,2002:str",
+    Kind.BOOL: "tag:yaml.org,2002:bool",
+    Kind.INT: "tag:yaml.org,2002:int",
+    Kind.FLOAT: "tag:yaml.org,2002:float",
+    Kind.NULL: "tag:yaml.org,2002:null",
+}
+
+
+class _GoYamlV2Resolver(VersionedResolver):
+    """Types plain scalars as yaml.v2 does (YAML 1.1, see ``_yamlv2``).
+
+    The same resolver serves the loader (``hamiVnpuCore: yes`` is true) and
+    the dumper, whose emitter writes a string plain only if this resolver
+    reads it back as a string: ``on``, ``no``, ``0x1F``, ``1e3`` get quotes.
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode and implicit[0] and value != "<<":
+            return Tag(suffix=_TAGS[resolve_plain(value)[0]])
+        return super().resolve(kind, value, implicit)
+
+
+class _SourcedInt(int):
+    """An int loaded from a plain scalar, with the text it was written as (0x1F, 1_000)."""
+
+    source: str
+
+
+class _SourcedBool(ScalarBoolean):
+    """A bool loaded from a plain scalar, with the text it was written as (yes, On)."""
+
+    source: str
+
+
+def _plain_value(node: ScalarNode, kind: Kind) -> tuple[bool, Any]:
+    """yaml.v2's value of a plain, untagged scalar node (False when it is not one)."""
+    if node.style is not None or not isinstance(node.value, str) or not node.value:
+        return False, None
+    found, value = resolve_plain(node.value)
+    return found is kind, value
 
 
 class _Constructor(RoundTripConstructor):
-    """ruamel's round-trip constructor, remembering how floats were written."""
+    """ruamel's round-trip constructor with yaml.v2's values, remembering the source text.
+
+    Keeping how a number or boolean was written (``0755``, ``yes``) means an
+    unedited file is written back byte for byte.
+    """
 
     def construct_source_float(self, node: ScalarNode) -> Any:
-        value = self.construct_yaml_float(node)
+        plain, v2 = _plain_value(node, Kind.FLOAT)
+        if plain and node.anchor is None and not math.isnan(v2):
+            value: Any = ScalarFloat(v2)
+        else:
+            value = self.construct_yaml_float(node)
         if isinstance(value, ScalarFloat):
             setattr(value, _FLOAT_SOURCE, str(node.value))
+        return value
+
+    def construct_v2_int(self, node: ScalarNode) -> Any:
+        plain, v2 = _plain_value(node, Kind.INT)
+        if not plain:
+            return self.construct_yaml_int(node)
+        if node.anchor is not None:
+            return ScalarInt(v2, anchor=node.anchor)
+        value = _SourcedInt(v2)
+        value.source = node.value
+        return value
+
+    def construct_v2_bool(self, node: ScalarNode) -> Any:
+        plain, v2 = _plain_value(node, Kind.BOOL)
+        if not plain:
+            return self.construct_yaml_bool(node)
+        value = _SourcedBool(v2, anchor=node.anchor)
+        value.source = node.value
         return value
 
 
@@ -211,6 +286,23 @@ class _Representer(RoundTripRepresenter):
         formatted: ScalarNode = self.represent_scalar_float(data)
         return formatted
 
+    def represent_sourced_int(self, data: _SourcedInt) -> ScalarNode:
+        if resolve_plain(data.source) == (Kind.INT, int(data)):
+            node: ScalarNode = self.represent_scalar(
+                "tag:yaml.org,2002:int", data.source
+            )
+            return node
+        formatted: ScalarNode = self.represent_int(int(data))
+        return formatted
+
+    def represent_sourced_bool(self, data: _SourcedBool) -> ScalarNode:
+        node: ScalarNode = self.represent_scalar(
+            "tag:yaml.org,2002:bool",
+            data.source,
+            anchor=data.yaml_anchor(any=True),
+        )
+        return node
+
     def represent_line_safe_str(self, data: str) -> ScalarNode:
         if "\x85" in data:
             node: ScalarNode = self.represent_scalar(
@@ -226,7 +318,11 @@ class _Representer(RoundTripRepresenter):
 _Constructor.add_constructor(
     "tag:yaml.org,2002:float", _Constructor.construct_source_float
 )
+_Constructor.add_constructor("tag:yaml.org,2002:int", _Constructor.construct_v2_int)
+_Constructor.add_constructor("tag:yaml.org,2002:bool", _Constructor.construct_v2_bool)
 _Representer.add_representer(ScalarFloat, _Representer.represent_source_float)
+_Representer.add_representer(_SourcedInt, _Representer.represent_sourced_int)
+_Representer.add_representer(_SourcedBool, _Representer.represent_sourced_bool)
 _Representer.add_representer(str, _Representer.represent_line_safe_str)
 
 
@@ -243,6 +339,7 @@ def new_yaml(text: str = "") -> YAML:
     yaml = YAML(typ="rt")
     yaml.Composer = _Composer
     yaml.max_depth = MAX_DEPTH
+    yaml.Resolver = _GoYamlV2Resolver
     yaml.Constructor = _Constructor
     yaml.Representer = _Representer
     yaml.preserve_quotes = True

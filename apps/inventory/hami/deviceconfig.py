@@ -261,7 +261,8 @@ def _vnpus_section(root: CommentedMap) -> tuple[Shape, bool | None, list[Any]]:
             "must be a list of chip types or a mapping with hamiVnpuCore and configs",
             line=line_of(root),
         )
-    core = vnpus.get(HAMI_VNPU_CORE)
+    # to_plain: a boolean read as yaml.v2 reads it (yes, On) is ruamel's ScalarBoolean.
+    core = to_plain(vnpus.get(HAMI_VNPU_CORE))
     if core is not None and not isinstance(core, bool):
         raise DeviceConfigError(
             f"{VNPUS}.{HAMI_VNPU_CORE}", "must be true or false", line=line_of(vnpus)

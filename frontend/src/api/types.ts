@@ -8,6 +8,11 @@ export interface Me {
   is_service_account: boolean;
 }
 
+/** GET /api/auth/login/: the CSRF token the login POST needs (also set as the csrftoken cookie). */
+export interface LoginCsrf {
+  csrf_token: string;
+}
+
 export interface Page<T> {
   count: number;
   next: string | null;

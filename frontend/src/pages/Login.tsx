@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError } from "../api/client";
-import type { Me } from "../api/types";
+import type { LoginCsrf, Me } from "../api/types";
 import { Field } from "../components/ui";
 import { mapErrors } from "../lib/errors";
 
@@ -17,6 +17,9 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
     setFields({});
     setMessage(null);
     try {
+      // Signing in is a write and needs the CSRF token: this GET sets the
+      // csrftoken cookie that the client sends back as X-CSRFToken.
+      await api.get<LoginCsrf>("/api/auth/login/");
       const me = await api.post<Me>("/api/auth/login/", { username, password });
       onLogin(me);
     } catch (err) {
