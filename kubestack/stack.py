@@ -21,6 +21,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -266,15 +267,39 @@ class KubeStack:
         changes ``--watch-cache`` from now on. Returns the seconds it was not
         serving (from the stop to /readyz answering 200).
         """
+        stopped = time.monotonic()
+        self.stop_apiserver(hard=hard)
+        time.sleep(down_seconds)
+        self.start_apiserver(watch_cache=watch_cache)
+        return time.monotonic() - stopped
+
+    def stop_apiserver(self, *, hard: bool = False) -> None:
+        """Stop kube-apiserver (SIGKILL when ``hard``); :meth:`start_apiserver` brings it back."""
+        with self._lock:
+            _end(self.processes["kube-apiserver"], hard)
+
+    def start_apiserver(self, *, watch_cache: bool | None = None) -> None:
+        """Start kube-apiserver again on its port and wait until it is ready."""
         if watch_cache is not None:
             self.watch_cache = watch_cache
         with self._lock:
-            stopped = time.monotonic()
-            _end(self.processes["kube-apiserver"], hard)
-            time.sleep(down_seconds)
             self.processes["kube-apiserver"] = self._spawn_apiserver()
             self._wait_apiserver_ready()
-        return time.monotonic() - stopped
+
+    @contextlib.contextmanager
+    def paused(self, name: str) -> Iterator[None]:
+        """Freeze a process (SIGSTOP) for the block, as a stalled disk or VM would.
+
+        Its peers' calls hang instead of failing: with etcd paused, a write the
+        API server accepted is neither done nor refused until the block ends.
+        """
+        process = self.processes[name]
+        os.killpg(process.popen.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGCONT)
 
     # -- etcd -------------------------------------------------------------------
 
