@@ -458,7 +458,6 @@ def test_sync_worker_killed_after_applying_a_batch(
     kube_stack, kube_core, real_cluster, operator, cleanup, churn
 ):
     ids = _submit(operator, 2, "sync")
-    restarts_before = _cursor_sum(real_cluster, "restarts")
     with churn.running():
         worker = spawn(
             RUN_TASK,
@@ -469,6 +468,7 @@ def test_sync_worker_killed_after_applying_a_batch(
         )
         assert worker.wait(timeout=60) == -signal.SIGKILL, worker.stdout.read()
         time.sleep(2)  # no worker while the cluster changes
+    restarts_before = _cursor_sum(real_cluster, "restarts")
     since = time.monotonic()  # the redelivered task starts
     with Running(real_cluster):
         fresh = _seconds_to_fresh(real_cluster, kube_core, since)
@@ -508,7 +508,6 @@ def test_scheduling_worker_killed(
             VNPU_PORTAL_CRASH_AT=point,
         )
         assert worker.wait(timeout=60) == -signal.SIGKILL, worker.stdout.read()
-        connection.close()  # see the dead worker's commits
         reserved = Request.objects.filter(
             pk__in=ids, state=RequestState.RESERVED
         ).count()
