@@ -61,7 +61,7 @@ pytestmark = [
 
 ASCEND = ("Ascend310P", "Ascend910B4")
 # The ConfigMap, and Volcano and the device plugin, put back after a publish test.
-_device_config_fixture = test_templates.restored_device_config
+restored_device_config = test_templates.restored_device_config
 CM_NS, CM_NAME, CM_KEY = "kube-system", "hami-scheduler-device", "device-config.yaml"
 CHURN_LABEL = "kubestack-churn"
 # A publish worker killed right after its PUT returned, before it recorded
