@@ -14,12 +14,14 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import ssl
 import subprocess
 import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +75,11 @@ class KubeStack:
         self._lock = threading.Lock()
         self._restart_lock = threading.Lock()
         self.started_in = 0.0
+        # The API server's watch cache serves watches from memory: an etcd
+        # compaction then never reaches a client as 410 Gone. Fault tests turn
+        # it off (restart_apiserver(watch_cache=False)) to get real 410s.
+        self.watch_cache = True
+        self.etcd_url = ""
 
     # -- public -----------------------------------------------------------
 
@@ -223,6 +230,117 @@ class KubeStack:
                 self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
             self.wait_volcano_ready()
 
+    def restart_volcano_controller(self, *, hard: bool = False) -> None:
+        """Restart vc-controller-manager (it makes the PodGroup of each new pod).
+
+        ``hard`` kills it (SIGKILL), as a node failure or an OOM kill would;
+        otherwise it is stopped (SIGTERM).
+        """
+        with self._lock:
+            old = self.processes["vc-controller-manager"]
+            _end(old, hard)
+            self.processes["vc-controller-manager"] = self._spawn_vc_controller()
+
+    def restart_volcano(self, *, hard: bool = False) -> None:
+        """Restart Volcano's scheduler and controller together, then wait for
+        the scheduler's first sessions (see :meth:`wait_volcano_ready`)."""
+        with self._restart_lock:
+            with self._lock:
+                for name in ("vc-scheduler", "vc-controller-manager"):
+                    _end(self.processes[name], hard)
+                self.processes["vc-controller-manager"] = self._spawn_vc_controller()
+                self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
+            self.wait_volcano_ready()
+
+    def restart_apiserver(
+        self,
+        *,
+        hard: bool = False,
+        down_seconds: float = 0.0,
+        watch_cache: bool | None = None,
+    ) -> float:
+        """Restart kube-apiserver on the same port, keeping etcd (and its data).
+
+        Every client's connections and watches are cut; the other components
+        reconnect by themselves. ``hard`` kills it (SIGKILL) instead of its
+        graceful shutdown; it stays down ``down_seconds``; ``watch_cache``
+        changes ``--watch-cache`` from now on. Returns the seconds it was not
+        serving (from the stop to /readyz answering 200).
+        """
+        stopped = time.monotonic()
+        self.stop_apiserver(hard=hard)
+        time.sleep(down_seconds)
+        self.start_apiserver(watch_cache=watch_cache)
+        return time.monotonic() - stopped
+
+    def stop_apiserver(self, *, hard: bool = False) -> None:
+        """Stop kube-apiserver (SIGKILL when ``hard``); :meth:`start_apiserver` brings it back."""
+        with self._lock:
+            _end(self.processes["kube-apiserver"], hard)
+
+    def start_apiserver(self, *, watch_cache: bool | None = None) -> None:
+        """Start kube-apiserver again on its port and wait until it is ready."""
+        if watch_cache is not None:
+            self.watch_cache = watch_cache
+        with self._lock:
+            self.processes["kube-apiserver"] = self._spawn_apiserver()
+            self._wait_apiserver_ready()
+
+    @contextlib.contextmanager
+    def paused(self, name: str) -> Iterator[None]:
+        """Freeze a process (SIGSTOP) for the block, as a stalled disk or VM would.
+
+        Its peers' calls hang instead of failing: with etcd paused, a write the
+        API server accepted is neither done nor refused until the block ends.
+        """
+        process = self.processes[name]
+        os.killpg(process.popen.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGCONT)
+
+    # -- etcd -------------------------------------------------------------------
+
+    def _etcd(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One call to etcd's JSON gateway (``/v3/<method>``)."""
+        request = urllib.request.Request(  # noqa: S310 - our own loopback etcd
+            f"{self.etcd_url}/v3/{method}",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:  # noqa: S310
+            return json.loads(answer.read())
+
+    def etcd_revision(self) -> int:
+        """etcd's current revision (every write to the cluster raises it)."""
+        key = base64.b64encode(b"/registry/").decode()
+        found = self._etcd("kv/range", {"key": key, "count_only": True, "limit": 1})
+        return int(found["header"]["revision"])
+
+    def etcd_compact(self, revision: int | None = None) -> int:
+        """Compact etcd's history up to ``revision`` (default: the current one).
+
+        Watches and lists from an older resourceVersion then get 410 Gone,
+        as on a cluster whose controller-manager compacts every five minutes
+        (with the API server's watch cache off, see :meth:`restart_apiserver`).
+        Returns the revision compacted to.
+        """
+        revision = revision or self.etcd_revision()
+        self._etcd("kv/compaction", {"revision": revision, "physical": True})
+        return revision
+
+    def etcd_object_writes(self, resource: str, namespace: str, name: str) -> int:
+        """How many times an object was written since it was created (etcd's
+        ``version`` of its key; 0 when it does not exist). Counted by etcd, so
+        a write whose answer never reached its client is counted too."""
+        key = base64.b64encode(f"/registry/{resource}/{namespace}/{name}".encode())
+        found = self._etcd("kv/range", {"key": key.decode(), "keys_only": True})
+        kvs = found.get("kvs") or []
+        return int(kvs[0].get("version", 0)) if kvs else 0
+
     def wait_volcano_ready(self) -> None:
         """Wait for vc-scheduler's first sessions, then have the plugin report.
 
@@ -370,8 +488,12 @@ class KubeStack:
 
     def _start_apiserver(self) -> None:
         self.port = free_port()
+        self.processes["kube-apiserver"] = self._spawn_apiserver()
+        self._wait_apiserver_ready()
+
+    def _spawn_apiserver(self) -> Process:
         issuer = "https://kubernetes.default.svc.cluster.local"
-        apiserver = spawn(
+        return spawn(
             "kube-apiserver",
             [
                 str(self.bin / "kube-apiserver"),
@@ -396,11 +518,14 @@ class KubeStack:
                 f"--audit-policy-file={self._audit_policy()}",
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
+                f"--watch-cache={'true' if self.watch_cache else 'false'}",
                 "--v=1",
             ],
             self.logs,
         )
-        self.processes["kube-apiserver"] = apiserver
+
+    def _wait_apiserver_ready(self) -> None:
+        apiserver = self.processes["kube-apiserver"]
         context = ssl.create_default_context(cafile=str(self._pki.ca_cert))
 
         def ready() -> bool:
@@ -453,19 +578,7 @@ class KubeStack:
         )
         self.processes["kube-controller-manager"] = kcm
         self.processes["kube-scheduler"] = scheduler
-        vcm = spawn(
-            "vc-controller-manager",
-            [
-                str(self.bin / "vc-controller-manager"),
-                f"--kubeconfig={self._component_kubeconfig('volcano')}",
-                "--controllers=pg-controller,queue-controller",
-                "--leader-elect=false",
-                "--scheduler-name=volcano",
-                f"--listen-address=127.0.0.1:{free_port()}",
-                f"--healthz-address=127.0.0.1:{free_port()}",
-            ],
-            self.logs,
-        )
+        vcm = self._spawn_vc_controller()
         self.processes["vc-controller-manager"] = vcm
         kwok_config = kwok.write_config(self.share / "kwok-stages", self.workdir)
         self.processes["kwok"] = spawn(
@@ -494,6 +607,21 @@ class KubeStack:
         )
         self.device_plugin = DevicePlugin(self.kubernetes_client())
         self.device_plugin.start()
+
+    def _spawn_vc_controller(self) -> Process:
+        return spawn(
+            "vc-controller-manager",
+            [
+                str(self.bin / "vc-controller-manager"),
+                f"--kubeconfig={self._component_kubeconfig('volcano')}",
+                "--controllers=pg-controller,queue-controller",
+                "--leader-elect=false",
+                "--scheduler-name=volcano",
+                f"--listen-address=127.0.0.1:{free_port()}",
+                f"--healthz-address=127.0.0.1:{free_port()}",
+            ],
+            self.logs,
+        )
 
     def start_volcano_scheduler(self) -> None:
         """Start vc-scheduler once its ConfigMaps exist (the scenario calls this)."""
@@ -555,3 +683,14 @@ class KubeStack:
                 "KUBERNETES_SERVICE_PORT": str(self.port),
             },
         )
+
+
+def _end(process: Process, hard: bool) -> None:
+    """Stop a process: SIGKILL its group at once (``hard``), or SIGTERM then wait."""
+    if not hard:
+        process.stop()
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.popen.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.popen.wait(10)

@@ -4,7 +4,8 @@ A process whose environment names a point (``VNPU_PORTAL_CRASH_AT=after_reserve`
 dies there with SIGKILL, without cleanup, like a worker killed mid-task. The
 fault tests use it to prove that the next worker finds and finishes the work.
 Points in use: ``after_reserve``, ``after_pod_create`` (scheduling),
-``after_configmap_put`` (publishing a device config).
+``after_configmap_put`` (publishing a device config), ``after_sync_batch``
+(sync: a watch batch applied, its resourceVersion not saved).
 """
 
 from __future__ import annotations

@@ -216,7 +216,7 @@ def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
 
 
 def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
-    timeout = getattr(settings, "REQUEST_BIND_TIMEOUT_SECONDS", 120)
+    timeout = settings.REQUEST_BIND_TIMEOUT_SECONDS
     late = Request.objects.filter(
         cluster=cluster,
         state=RequestState.ADMITTED,

@@ -99,3 +99,17 @@ def real_cluster(
     )
     sync_once(cluster)
     return cluster
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """The real-fault figures table (tests/realstack/test_faults.py), for CI logs."""
+    from django.conf import settings
+
+    from tests.realstack import figures
+
+    if not figures.ROWS:
+        return
+    terminalreporter.section("real control plane: faults")
+    resync = settings.CELERY_BEAT_SCHEDULE["sync-all-clusters"]["schedule"]
+    for line in figures.table(float(resync)):
+        terminalreporter.write_line(line)

@@ -38,6 +38,7 @@ from kubernetes.client.rest import ApiException
 from urllib3.exceptions import HTTPError
 
 from apps.common import locks
+from apps.common.crashpoints import crash_point
 from apps.common.realtime import broadcast, cluster_group
 from apps.inventory.choices import SyncState
 from apps.inventory.kube import api_client_for
@@ -269,6 +270,8 @@ class TargetWatcher:
                 self.stats.events += len(changes)
                 self.stats.batches += 1
                 self.stats.applied_at.append(time.monotonic())
+                # The worst moment to die: applied, resourceVersion not saved.
+                crash_point("after_sync_batch")
             # Only now is the batch in the database: a failure before this
             # point replays it from the previous resourceVersion.
             if resource_version != self.resource_version:
