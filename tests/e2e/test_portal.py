@@ -531,3 +531,48 @@ def test_adopting_a_hand_edit_asks_first_and_names_the_edits_it_discards(
     }
     assert memories["vir01"] == 3000  # the hand edit is the portal's now
     assert memories["vir04"] == 12288  # the unpublished edit is gone, as it said
+
+
+def test_requests_show_who_submitted_them_the_whole_reason_and_copyable_uuids(
+    page, portal, shot
+):
+    api = portal.api()
+    # More memory than any template: it waits with a long reason.
+    status, submitted = api.call(
+        "POST",
+        "/api/requests/",
+        {
+            "cluster": "demo",
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "memory": 24576,
+            "priority": "batch-low",
+            "workload": {"image": "busybox", "command": ["sleep", "60"]},
+        },
+    )
+    assert status == 201, submitted
+    try:
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        login(page, portal, path="/requests")
+        row = page.get_by_test_id(f"request-{submitted['id']}")
+        expect(row.get_by_test_id("submitted-by")).to_have_text(
+            submitted["submitted_by"]
+        )
+        reason = row.get_by_test_id("request-reason")
+        expect(reason).to_have_class(re.compile(r"\bclamp-2\b"))
+        reason.click()
+        expect(reason).not_to_have_class(re.compile(r"\bclamp-2\b"))
+        shot(page, "requests-by-and-reason")
+
+        status, chips = api.call(
+            "GET", f"/api/chips/?cluster={portal.cluster_id}&page_size=1"
+        )
+        chip = chips["results"][0]
+        page.goto(portal.url + f"/chips?chip={chip['id']}")
+        copy = page.get_by_test_id("chip-uuid")
+        expect(copy).to_contain_text(chip["uuid"])  # whole, not truncated
+        copy.get_by_role("button").click()
+        expect(copy.get_by_role("button")).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == chip["uuid"]
+    finally:
+        api.call("DELETE", f"/api/requests/{submitted['id']}/")

@@ -1,6 +1,6 @@
 // Small shared pieces: usage bars, badges, banners, diffs, modals, fields.
 
-import { useEffect, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { usageLevel, pct } from "../lib/format";
 import { Icon } from "./Icon";
 import { errorText } from "../lib/errors";
@@ -321,5 +321,39 @@ export function StateFilter({
         <option key={s}>{s}</option>
       ))}
     </select>
+  );
+}
+
+/** A long identifier (a chip UUID): shown whole or shortened, with a button that copies it whole. */
+export function CopyText({ value, shown, testId }: { value: string; shown?: string; testId?: string }) {
+  const [copied, setCopied] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(value);
+      setCopied(true);
+      window.setTimeout(() => setCopied(false), 1500);
+    } catch {
+      // No clipboard (plain http outside localhost): select the text instead.
+      window.getSelection()?.selectAllChildren(document.querySelector(`[data-copy="${CSS.escape(value)}"]`) ?? document.body);
+    }
+  };
+  return (
+    <span className="copy-text" data-testid={testId}>
+      <span className="mono" title={value} data-copy={value}>
+        {shown ?? value}
+      </span>
+      <button
+        type="button"
+        className="btn tiny"
+        onClick={(e) => {
+          e.stopPropagation();
+          void copy();
+        }}
+        aria-label={`copy ${value}`}
+        title="Copy"
+      >
+        {copied ? "Copied" : "Copy"}
+      </button>
+    </span>
   );
 }

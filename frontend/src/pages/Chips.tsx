@@ -8,7 +8,7 @@ import { api, qs } from "../api/client";
 import type { Page, Slice, Template } from "../api/types";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
-import { Badge, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
+import { Badge, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { ChipHistory } from "./ChipHistory";
 import {
   filterChips,
@@ -339,8 +339,8 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
         <div className="empty">This chip is not in the cluster any more.</div>
       ) : (
         <>
-          <div className="mono muted" style={{ marginBottom: 12 }}>
-            {chip.uuid}
+          <div className="muted" style={{ marginBottom: 12 }}>
+            <CopyText value={chip.uuid} testId="chip-uuid" />
           </div>
           <div className="type-card">
             <div className="metrics" data-testid="chip-metrics">

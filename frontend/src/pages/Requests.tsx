@@ -6,7 +6,7 @@
 import { useEffect, useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { Badge, ErrorNote, Loading, Pager, StateFilter } from "../components/ui";
+import { Badge, CopyText, ErrorNote, Loading, Pager, StateFilter } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
@@ -27,6 +27,13 @@ export function RequestsPage() {
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
   const [queueInput, setQueueInput] = useState(queue);
+  const [expanded, setExpanded] = useState<ReadonlySet<number>>(new Set());
+  const toggle = (id: number) =>
+    setExpanded((open) => {
+      const next = new Set(open);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const queueSearch = useDebounced(queueInput, 300);
   useEffect(() => {
     if (queueSearch !== queue) {
@@ -103,6 +110,7 @@ export function RequestsPage() {
                   <th className="num">#</th>
                   <th>State</th>
                   <th>Queue</th>
+                  <th>By</th>
                   <th className="num" title="position in its queue (pending requests)">Pos.</th>
                   <th>Asked</th>
                   <th>Booked</th>
@@ -122,6 +130,9 @@ export function RequestsPage() {
                       <Badge kind={requestBadge(r.state)}>{r.state}</Badge>
                     </td>
                     <td>{r.queue}</td>
+                    <td className="nowrap" data-testid="submitted-by">
+                      {r.submitted_by || "–"}
+                    </td>
                     <td className="num">{r.state === "pending" && r.position !== null ? r.position : "–"}</td>
                     <td className="nowrap">
                       {asked(r)}
@@ -136,12 +147,21 @@ export function RequestsPage() {
                     </td>
                     <td className="nowrap" title={r.chip_uuid ?? undefined}>
                       {r.node || "–"}
-                      {r.chip_uuid && <div className="muted mono">{shortUuid(r.chip_uuid)}</div>}
+                      {r.chip_uuid && (
+                        <div className="muted">
+                          <CopyText value={r.chip_uuid} shown={shortUuid(r.chip_uuid)} />
+                        </div>
+                      )}
                     </td>
                     <td className="mono nowrap">{r.pod_name || "–"}</td>
                     <td className="reason">
-                      {/* two lines at most; the whole reason is in the tooltip */}
-                      <div className="clamp-2" title={r.reason || undefined}>
+                      {/* two lines at most; a click shows the whole reason */}
+                      <div
+                        className={expanded.has(r.id) ? "expandable" : "clamp-2 expandable"}
+                        title={expanded.has(r.id) ? "click to fold" : "click to read it all"}
+                        onClick={() => toggle(r.id)}
+                        data-testid="request-reason"
+                      >
                         {r.reason || <span className="muted">–</span>}
                       </div>
                       {cancelError?.id === r.id && (
