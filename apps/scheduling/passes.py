@@ -6,7 +6,9 @@ killed worker's lock dies with it. A pass that finds the lock taken does
 nothing: the running one (or the next beat, a few seconds later) does the work.
 
 1. reconcile: requests and proposals follow what sync shows;
-2. reserve (``services.allocation_create``): one transaction books room;
+2. reserve (``services.allocation_create``): one transaction books room,
+   leaving out (pending, with the reason) requests whose namespace the
+   cluster's namespace list lacks;
 3. admit (``admission.requests_admit``): pods are created for the booked
    requests, outside any transaction.
 
@@ -48,6 +50,19 @@ def lock_name(cluster_id: int) -> str:
     return f"allocate:{cluster_id}"
 
 
+def _namespaces(ops: kube.ClusterOps) -> set[str] | None:
+    """The cluster's namespaces (one LIST per pass), or None when it cannot answer.
+
+    None leaves every request in the allocation: an unreachable API server
+    fails the pod creation transiently anyway, and the next pass tries again.
+    """
+    try:
+        return ops.namespaces()
+    except kube.KubeError as exc:
+        log.warning("cannot list namespaces: %s", exc)
+        return None
+
+
 def scheduling_pass(
     cluster_id: int, *, only_if_freed: bool = False, now: datetime | None = None
 ) -> PassReport | None:
@@ -76,7 +91,7 @@ def scheduling_pass(
                 return report
             try:
                 report.allocation = services.allocation_create(
-                    cluster_id=cluster_id, now=now
+                    cluster_id=cluster_id, namespaces=_namespaces(ops), now=now
                 )
             except InvalidSnapshot:
                 # Rows that contradict each other (a bug or a half-synced

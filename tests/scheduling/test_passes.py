@@ -333,6 +333,8 @@ def test_a_cluster_that_is_down_keeps_the_room_and_retries(world, operator, fake
 
 
 def test_a_refused_pod_fails_the_request_and_frees_the_room(world, operator, fake_ops):
+    # The namespace was listed by the pass, then deleted before the pod's
+    # creation: the API server's 404 will not change, so the request fails.
     world.chips("Ascend310P", 1)
     world.queue("default", namespaces=("missing",))
     request = world.request(operator, namespace="missing")
