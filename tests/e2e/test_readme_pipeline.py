@@ -20,6 +20,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -129,6 +130,10 @@ def demo(tmp_path_factory) -> Iterator[Stack]:
 
 
 def test_the_readmes_pipeline_example_runs_verbatim_on_the_demo(demo, tmp_path):
+    # Never skipped: without curl this fails and says so.
+    assert shutil.which("curl"), (
+        "the README's example needs curl (apt-get install curl)"
+    )
     commands = split_commands(readme_block())
     curlrc = tmp_path / ".curlrc"
     curlrc.write_text('write-out = "\\n%{http_code}"\n')
