@@ -26,7 +26,7 @@ from datetime import datetime
 from apps.common import locks
 from apps.common.crashpoints import crash_point
 from apps.inventory.models import Cluster
-from apps.scheduling import kube, services
+from apps.scheduling import kube, selectors, services
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
@@ -90,8 +90,12 @@ def scheduling_pass(
             if only_if_freed and not report.reconciled.freed:
                 return report
             try:
+                # The namespace LIST only when something may be placed.
+                namespaces = (
+                    _namespaces(ops) if selectors.has_pending(cluster_id) else None
+                )
                 report.allocation = services.allocation_create(
-                    cluster_id=cluster_id, namespaces=_namespaces(ops), now=now
+                    cluster_id=cluster_id, namespaces=namespaces, now=now
                 )
             except InvalidSnapshot:
                 # Rows that contradict each other (a bug or a half-synced

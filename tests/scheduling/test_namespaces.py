@@ -140,3 +140,9 @@ def test_an_unlistable_cluster_leaves_every_request_in_the_allocation(
     run_pass(world.cluster)
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED
+
+
+def test_a_pass_with_nothing_pending_lists_no_namespaces(world, fake_ops):
+    world.chips("Ascend310P", 1)
+    run_pass(world.cluster)
+    assert not any(c[0] == "namespaces" for c in fake_ops.calls)
