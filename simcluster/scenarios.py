@@ -305,9 +305,22 @@ def _node(
 
 
 def guide() -> Scenario:
-    """Two Ascend nodes of the guide, system workloads and the two fixture pods."""
+    """Two Ascend nodes of the guide, system workloads and the two fixture pods.
+
+    Also what the README's pipeline example uses (namespace ``ci`` and the
+    Volcano queue ``ci``), so the example runs verbatim against the demo.
+    """
     scn = Scenario()
     _base(scn)
+    scn.add(resources.NAMESPACE, _namespace("ci"))
+    scn.add(
+        resources.QUEUE,
+        {
+            "metadata": {"name": "ci"},
+            "spec": {"weight": 1, "reclaimable": True, "parent": "root"},
+            "status": {"state": "Open"},
+        },
+    )
     chip_types = hami.chip_types_from_text(guide_data.DEVICE_CONFIG_YAML)
     layout = (
         (guide_data.NODE_310P, "310P3", guide_data.CHIPS_310P),

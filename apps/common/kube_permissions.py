@@ -8,7 +8,8 @@ permissions and nothing more. Three tests keep the three in step
   verbs, resources and names, nothing extra);
 - the portal's real code paths (sync's list and watch of every target, the
   live device-config read and publish, component restarts and their state,
-  scheduling's pod create/get/patch/delete, eviction and events) run against
+  scheduling's namespace get/list, pod create/get/patch/delete, eviction
+  and events) run against
   simcluster with the ServiceAccount's token and simcluster enforcing that
   ClusterRole: none is refused, and the calls simcluster logged are exactly
   :data:`PORTAL_CALLS` (a new call fails the test until it is listed here
@@ -101,6 +102,12 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         *RESTARTED_DEPLOYMENTS,
     ),
     # scheduling (apps.scheduling.kube.KubeClusterOps): admission and preemption
+    *_calls(
+        "get list",
+        "",
+        "namespaces",
+        "a request's namespace exists (at submission, and each pass)",
+    ),
     *_calls("create get delete patch", "", "pods", "admission; victim annotations"),
     *_calls("create", "", "pods/eviction", "preemption through the Eviction API"),
     *_calls("create", "", "events", "record why a pod was evicted"),

@@ -9,8 +9,9 @@ transaction (it talks to the cluster). It is safe to run again at any time:
 - the move Reserved → Admitted is guarded, so if the request was cancelled
   while its pod was being created, the pod just created is deleted again;
 - a cluster that is down leaves the request Reserved (its room held) with the
-  reason, and the next pass tries again; an answer that will never change
-  (no such namespace, a pod spec the API server refuses) fails the request.
+  reason, and the next pass tries again; a namespace that is gone returns
+  the request to Pending (room released) with the reason; an answer that
+  will never change (a pod spec the API server refuses) fails the request.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.utils import timezone
 from apps.common.crashpoints import crash_point
 from apps.inventory.models import ChipType, Cluster
 from apps.scheduling import states
+from apps.scheduling.allocation import missing_namespace_reason
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError, PodExists
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
@@ -172,6 +174,22 @@ def _admit(
                     to=RequestState.RESERVED,
                     reason=reason,
                 )
+            return False
+        if exc.status == 404:
+            # POST to a namespace's pods answers 404 only when the namespace is
+            # missing (deleted since the pass listed it, or since a crashed
+            # worker booked the room): give the room back and wait for it,
+            # as the pass does, rather than failing for good.
+            reason = missing_namespace_reason(request.namespace)
+            states.proposals_supersede(request.pk, reason)
+            states.request_move(
+                request.pk,
+                from_states=[RequestState.RESERVED],
+                to=RequestState.PENDING,
+                drop_reservation=True,
+                **states.UNBOOKED,
+                reason=reason,
+            )
             return False
         return _fail(request, f"the API server refused the pod: {exc}")
     crash_point("after_pod_create")

@@ -212,6 +212,33 @@ def _victim_list(victims: list[dict[str, Any]]) -> str:
     )
 
 
+def missing_namespace_reason(namespace: str) -> str:
+    """Why a request waits whose namespace the cluster does not have."""
+    return f'namespace "{namespace}" does not exist in the cluster'
+
+
+def hold_for_namespace(requests: list[Request]) -> list[int]:
+    """Keep requests whose namespace is missing pending, saying so; no room is booked.
+
+    Creating their pod would fail for good (the API server answers 404), so
+    they are left out of the allocation until the namespace exists. A pending
+    preemption proposal of such a request no longer holds: it is superseded.
+    """
+    if not requests:
+        return []
+    open_proposals = {
+        p.request_id: p
+        for p in PreemptionProposal.objects.filter(
+            request_id__in=[r.pk for r in requests], state=ProposalState.PENDING
+        )
+    }
+    for request in requests:
+        reason = missing_namespace_reason(request.namespace)
+        _supersede(open_proposals.pop(request.pk, None), reason)
+        _set_reason(request, reason)
+    return [r.pk for r in requests]
+
+
 def _set_reason(request: Request, reason: str) -> None:
     # Passes run every few seconds: write (and broadcast) only what changed.
     if request.reason != reason:

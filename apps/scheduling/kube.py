@@ -52,7 +52,15 @@ class PodExists(Exception):
 
 
 class ClusterOps(Protocol):
-    """What scheduling needs from a cluster (namespaced pods and events)."""
+    """What scheduling needs from a cluster (namespaces, namespaced pods and events)."""
+
+    def namespace_exists(self, name: str) -> bool:
+        """Whether the namespace exists (a GET of it; 404 is False)."""
+        ...
+
+    def namespaces(self) -> set[str]:
+        """The names of every namespace of the cluster (one LIST)."""
+        ...
 
     def create_pod(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """Create a pod; raises PodExists on 409 AlreadyExists."""
@@ -139,6 +147,23 @@ class KubeClusterOps:
             )
         except (ApiException, HTTPError, OSError, ValueError) as exc:
             raise _error(exc) from exc
+
+    def namespace_exists(self, name: str) -> bool:
+        try:
+            self._call("GET", f"/api/v1/namespaces/{name}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def namespaces(self) -> set[str]:
+        # Names only: the metadata-only table would do, but a namespace list is small.
+        answer = self._call("GET", "/api/v1/namespaces")
+        return {
+            str((item.get("metadata") or {}).get("name", ""))
+            for item in answer.get("items") or []
+        }
 
     @staticmethod
     def _pods(namespace: str) -> str:

@@ -6,7 +6,9 @@ killed worker's lock dies with it. A pass that finds the lock taken does
 nothing: the running one (or the next beat, a few seconds later) does the work.
 
 1. reconcile: requests and proposals follow what sync shows;
-2. reserve (``services.allocation_create``): one transaction books room;
+2. reserve (``services.allocation_create``): one transaction books room,
+   leaving out (pending, with the reason) requests whose namespace the
+   cluster's namespace list lacks;
 3. admit (``admission.requests_admit``): pods are created for the booked
    requests, outside any transaction.
 
@@ -24,7 +26,7 @@ from datetime import datetime
 from apps.common import locks
 from apps.common.crashpoints import crash_point
 from apps.inventory.models import Cluster
-from apps.scheduling import kube, services
+from apps.scheduling import kube, selectors, services
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
@@ -46,6 +48,19 @@ class PassReport:
 def lock_name(cluster_id: int) -> str:
     """The lock every scheduling pass of a cluster holds."""
     return f"allocate:{cluster_id}"
+
+
+def _namespaces(ops: kube.ClusterOps) -> set[str] | None:
+    """The cluster's namespaces (one LIST per pass), or None when it cannot answer.
+
+    None leaves every request in the allocation: an unreachable API server
+    fails the pod creation transiently anyway, and the next pass tries again.
+    """
+    try:
+        return ops.namespaces()
+    except kube.KubeError as exc:
+        log.warning("cannot list namespaces: %s", exc)
+        return None
 
 
 def scheduling_pass(
@@ -75,8 +90,12 @@ def scheduling_pass(
             if only_if_freed and not report.reconciled.freed:
                 return report
             try:
+                # The namespace LIST only when something may be placed.
+                namespaces = (
+                    _namespaces(ops) if selectors.has_pending(cluster_id) else None
+                )
                 report.allocation = services.allocation_create(
-                    cluster_id=cluster_id, now=now
+                    cluster_id=cluster_id, namespaces=namespaces, now=now
                 )
             except InvalidSnapshot:
                 # Rows that contradict each other (a bug or a half-synced

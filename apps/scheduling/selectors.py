@@ -67,6 +67,13 @@ def proposal_queryset(*, token: Any = None) -> QuerySet[PreemptionProposal]:
     return proposals
 
 
+def has_pending(cluster_id: int) -> bool:
+    """Whether the cluster has a pending request (a pass has something to place)."""
+    return Request.objects.filter(
+        cluster_id=cluster_id, state=RequestState.PENDING
+    ).exists()
+
+
 def queue_positions(requests: Iterable[Request]) -> dict[int, int]:
     """1-based position of each pending request in its queue.
 

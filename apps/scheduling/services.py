@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -36,8 +36,8 @@ from apps.common.ids import parse_id
 from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
-from apps.scheduling import notify, podsecurity, states
-from apps.scheduling.allocation import persist_result
+from apps.scheduling import kube, notify, podsecurity, states
+from apps.scheduling.allocation import hold_for_namespace, persist_result
 from apps.scheduling.choices import (
     FINAL_STATES,
     HOLDING_STATES,
@@ -194,6 +194,40 @@ def _pod_policy_check(
     )
 
 
+def _namespace_check(cluster: Cluster, namespace: str) -> str:
+    """400 naming ``namespace`` when the cluster says it has no such namespace.
+
+    Asked of the API server (a GET of the namespace) when a request is
+    submitted, so a pipeline hears of a typo at once instead of waiting.
+    A cluster that cannot answer does not block submission: the request is
+    accepted, its reason says the namespace is unchecked, and each pass
+    checks again before booking room.
+
+    Returns:
+        The new request's first reason.
+    """
+    ops = kube.ops_for(cluster)
+    try:
+        exists = ops.namespace_exists(namespace)
+    except kube.KubeError as exc:
+        return (
+            f'waiting for the next allocation pass (namespace "{namespace}" not '
+            f"checked: the cluster did not answer: {exc})"
+        )
+    finally:
+        ops.close()
+    if not exists:
+        raise _invalid(
+            {
+                "namespace": [
+                    f'namespace "{namespace}" does not exist in cluster '
+                    f'"{cluster.name}"'
+                ]
+            }
+        )
+    return "waiting for the next allocation pass"
+
+
 def _fingerprint(values: dict[str, Any]) -> str:
     text = json.dumps(values, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -297,6 +331,7 @@ def request_create(
     if earlier is not None:
         return earlier, False
 
+    submit_reason = _namespace_check(found, namespace)
     queue_row = _queue(found, queue_name)
     ttl = getattr(settings, "REQUEST_PENDING_TTL", 0) or 0
     try:
@@ -316,7 +351,7 @@ def request_create(
                 idempotency_key=key,
                 fingerprint=fingerprint,
                 submitted_by=actor if getattr(actor, "pk", None) else None,
-                reason="waiting for the next allocation pass",
+                reason=submit_reason,
                 expires_at=now + timedelta(seconds=ttl) if ttl else None,
             )
     except IntegrityError:
@@ -628,6 +663,7 @@ def allocation_create(
     cluster_id: int,
     request_ids: Sequence[int] | None = None,
     requested_by: Any = None,
+    namespaces: Container[str] | None = None,
     now: datetime | None = None,
 ) -> AllocationOutcome:
     """Run the allocator on the cluster's pending requests and book the result.
@@ -644,6 +680,9 @@ def allocation_create(
         request_ids: Only these pending requests (default: all of the cluster's).
         requested_by: Who asked (None for the scheduler); kept for the audit
             of auto-approved preemptions.
+        namespaces: The cluster's namespaces, when the pass could list them:
+            a request whose namespace is not among them stays pending with
+            the reason, before any room is booked (None: not checked).
         now: "Now" (tests).
 
     Returns:
@@ -664,8 +703,14 @@ def allocation_create(
             .select_related("queue")
             .order_by("pk")
         )
+        held: list[int] = []
+        if namespaces is not None:
+            held = hold_for_namespace(
+                [r for r in pending if r.namespace not in namespaces]
+            )
+            pending = [r for r in pending if r.pk not in held]
         if not pending:
-            return AllocationOutcome()
+            return AllocationOutcome(waiting=held)
         snap = build_snapshot(cluster, pending, now)
         policy = alloc.Policy(
             strategy=alloc.Strategy(getattr(settings, "ALLOCATOR_STRATEGY", "binpack")),
@@ -683,4 +728,5 @@ def allocation_create(
         decided = persist_result(
             cluster, result, {r.pk: r for r in pending}, snap, now, actor=requested_by
         )
+        decided["waiting"].extend(held)
     return AllocationOutcome(**decided)

@@ -42,10 +42,14 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
             cluster=cluster, component=component, actor=admin_user
         )
     assert len(restart_states(cluster)["components"]) == len(RESTARTED)
-    # scheduling: create, read, annotate, evict, delete pods; record an event
+    # scheduling: namespaces; create, read, annotate, evict, delete pods; an event
     ops = KubeClusterOps(cluster)
     first, second = POD_NAMES
     try:
+        # a submission's namespace check and each pass's namespace list
+        assert ops.namespace_exists("default")
+        assert not ops.namespace_exists("no-such-namespace")
+        assert "default" in ops.namespaces()
         pod = {
             "apiVersion": "v1",
             "kind": "Pod",

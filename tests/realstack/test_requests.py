@@ -258,3 +258,48 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
         # no pod of the request failed because the victim still held its vNPU
         assert kube_stack.device_plugin.failures == failed_before
         assert shown["chip_uuid"] == proposal["chip_uuid"]
+
+
+def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(
+    real_cluster, monkeypatch
+):
+    """Issue 15: the README's example once failed for good with ``namespaces
+    "ci" not found``. On the real API server: a 400 naming ``namespace`` at
+    submission; a request that got past it (the namespace deleted since) is
+    held by the pass, with the reason, before any room is booked."""
+    from apps.scheduling.passes import scheduling_pass
+    from apps.scheduling.services import queue_create
+
+    missing = "vnpu-no-such-namespace"
+    queue_create(
+        actor=None, cluster=real_cluster, name="nowhere", allowed_namespaces=[missing]
+    )
+    ci = token_client("ci-missing-ns", "ci", queues=["nowhere"])
+    body = {
+        "cluster": "real",
+        "namespace": missing,
+        "queue": "nowhere",
+        "chip_type": "Ascend310P",
+        "memory": 5000,
+        "priority": "batch-medium",
+        "workload": {"image": "busybox", "command": ["sleep", "60"]},
+    }
+    refused = ci.post("/api/requests/", body, format="json")
+    assert refused.status_code == 400, refused.json()
+    assert list(refused.json()["errors"]) == ["namespace"]
+    assert "does not exist" in refused.json()["errors"]["namespace"][0]
+    assert not Request.objects.exists()
+
+    # As if the namespace had existed at submission and been deleted since.
+    monkeypatch.setattr(
+        "apps.scheduling.services._namespace_check", lambda cluster, namespace: "x"
+    )
+    monkeypatch.setattr("apps.scheduling.services._enqueue_pass", lambda pk: None)
+    accepted = ci.post("/api/requests/", body, format="json")
+    assert accepted.status_code == 201, accepted.json()
+    report = scheduling_pass(real_cluster.pk)
+    assert report is not None
+    request = Request.objects.get(pk=accepted.json()["id"])
+    assert request.state == RequestState.PENDING
+    assert request.reason == f'namespace "{missing}" does not exist in the cluster'
+    assert not Reservation.objects.filter(request=request).exists()

@@ -8,6 +8,13 @@ from datetime import timedelta
 from typing import Any
 
 
+class _EveryName(set):
+    """A namespace list that has every name (the fake's default)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
 class FakeOps:
     """A ClusterOps that keeps pods in a dict and records every call."""
 
@@ -20,11 +27,25 @@ class FakeOps:
         ] = {}  # method -> KubeError to raise (once or always)
         self.blocked: set[str] = set()  # pods whose eviction a PDB refuses
         self.on_create: Callable[[dict[str, Any]], None] | None = None
+        # The cluster's namespaces; None: every namespace exists.
+        self.namespace_names: set[str] | None = None
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
         if error is not None:
             raise error
+
+    def namespace_exists(self, name: str) -> bool:
+        self.calls.append(("namespace_exists", "", name))
+        self._maybe_fail("namespace_exists")
+        return self.namespace_names is None or name in self.namespace_names
+
+    def namespaces(self) -> set[str]:
+        self.calls.append(("namespaces", "", ""))
+        self._maybe_fail("namespaces")
+        if self.namespace_names is None:
+            return _EveryName()
+        return set(self.namespace_names)
 
     def create_pod(self, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
         from apps.scheduling.kube import PodExists

@@ -354,3 +354,35 @@ def test_preemption_api(world, operator, operator_client, admin_client_api, fake
     again = admin_client_api.post(f"{url}/reject/", {"reason": "oops"}, format="json")
     assert again.status_code == 409
     assert again.json()["code"] == "proposal_decided"
+
+
+def test_a_queue_is_created_by_name_alone_or_with_the_clusters_name(
+    world, admin_client_api
+):
+    made = admin_client_api.post(
+        "/api/queues/", {"name": "ci", "allowed_namespaces": ["ci"]}, format="json"
+    )
+    assert made.status_code == 201, made.json()
+    assert made.json()["cluster"] == world.cluster.pk
+    assert made.json()["allowed_namespaces"] == ["ci"]
+    by_name = admin_client_api.post(
+        "/api/queues/",
+        {"cluster": world.cluster.name, "name": "nightly"},
+        format="json",
+    )
+    assert by_name.status_code == 201, by_name.json()
+    unknown = admin_client_api.post(
+        "/api/queues/", {"cluster": "nowhere", "name": "x"}, format="json"
+    )
+    assert unknown.status_code == 400
+    assert list(unknown.json()["errors"]) == ["cluster"]
+
+    # With two clusters, the name alone no longer says which one.
+    from apps.inventory.models import Cluster
+
+    Cluster.objects.create(name="second")
+    count = Queue.objects.count()
+    ambiguous = admin_client_api.post("/api/queues/", {"name": "x"}, format="json")
+    assert ambiguous.status_code == 400
+    assert list(ambiguous.json()["errors"]) == ["cluster"]
+    assert Queue.objects.count() == count

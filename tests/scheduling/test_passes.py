@@ -334,16 +334,40 @@ def test_a_cluster_that_is_down_keeps_the_room_and_retries(world, operator, fake
 
 def test_a_refused_pod_fails_the_request_and_frees_the_room(world, operator, fake_ops):
     world.chips("Ascend310P", 1)
-    world.queue("default", namespaces=("missing",))
-    request = world.request(operator, namespace="missing")
+    request = world.request(operator)
     fake_ops.errors["create_pod"] = KubeError(
-        404, 'namespaces "missing" not found', transient=False
+        422,
+        'Pod "vnpu-req-1" is invalid: spec.containers[0].image: Required value',
+        transient=False,
     )
     run_pass(world.cluster)
     request.refresh_from_db()
     assert request.state == RequestState.FAILED
-    assert "not found" in request.reason
+    assert "is invalid" in request.reason
     assert not Reservation.objects.exists()
+
+
+def test_a_namespace_gone_before_the_pod_is_created_returns_the_request_to_pending(
+    world, operator, fake_ops
+):
+    # The pass listed the namespace, then it was deleted before the pod's
+    # creation (or a crashed worker left the room booked meanwhile): the API
+    # server's 404 gives the room back and the request waits, never failed.
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    fake_ops.errors["create_pod"] = KubeError(
+        404, 'namespaces "ci" not found', transient=False
+    )
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.PENDING
+    assert request.reason == 'namespace "ci" does not exist in the cluster'
+    assert request.pod_name == ""
+    assert not Reservation.objects.exists()
+    del fake_ops.errors["create_pod"]
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED
 
 
 def test_a_request_the_config_can_no_longer_serve_fails(world, operator, fake_ops):

@@ -216,8 +216,24 @@ def _pod_security_field(**kwargs: Any) -> serializers.ChoiceField:
     )
 
 
+class ClusterRefField(serializers.PrimaryKeyRelatedField):
+    """A cluster by id or by name (the id in answers)."""
+
+    def to_internal_value(self, data: Any) -> Cluster:
+        if isinstance(data, str) and not data.isdigit():
+            found = Cluster.objects.filter(name=data).first()
+            if found is None:
+                self.fail("does_not_exist", pk_value=data)
+            return found
+        return super().to_internal_value(data)
+
+
 class QueueSerializer(serializers.ModelSerializer):
-    cluster = serializers.PrimaryKeyRelatedField(queryset=Cluster.objects.all())
+    cluster = ClusterRefField(
+        queryset=Cluster.objects.all(),
+        required=False,
+        help_text="cluster id or name; may be left out while the portal has one cluster",
+    )
     name = serializers.CharField(max_length=63, validators=[queue_name_validator])
     quotas = QueueQuotaSerializer(many=True, required=False)
     allowed_namespaces = _namespaces_field(required=False)
@@ -243,6 +259,18 @@ class QueueSerializer(serializers.ModelSerializer):
         read_only_fields = ["created_at", "updated_at"]
         # Uniqueness is the service's check (400 naming `name`).
         validators: list[Any] = []
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "cluster" not in attrs:
+            # Creating a queue by name alone: fine while there is no doubt
+            # which cluster is meant.
+            clusters = list(Cluster.objects.order_by("pk")[:2])
+            if len(clusters) != 1:
+                raise serializers.ValidationError(
+                    {"cluster": ["required: give the cluster's id or name"]}
+                )
+            attrs["cluster"] = clusters[0]
+        return attrs
 
     @extend_schema_field(QueueUsageSerializer(many=True))
     def get_usage(self, obj: Queue) -> list[dict[str, Any]]:

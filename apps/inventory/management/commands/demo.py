@@ -1,9 +1,11 @@
 """``manage.py demo``: what the README's run command sets up for a newcomer.
 
-Idempotent: an ``admin`` user (password ``admin``, for the local demo only) and
+Idempotent: an ``admin`` user (password ``admin``, for the local demo only),
 the cluster ``demo``: connected to a simulated cluster when ``--kubeconfig`` is
 given (its first sync adopts the cluster's device config), otherwise with the
-reference guide's device config imported.
+reference guide's device config imported; and the queue ``ci`` whose pods may
+run in namespace ``ci``, what the README's pipeline example uses (simcluster's
+guide scenario has that namespace, its Volcano queue and the PriorityClasses).
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ from django.core.management.base import BaseCommand
 from apps.accounts.services import user_set_role
 from apps.inventory.models import Cluster
 from apps.inventory.services import deviceconfig_import
+from apps.scheduling.models import Queue
+from apps.scheduling.services import queue_create
+
+# The queue of the README's "Requests for CI" example, and the namespace its pods use.
+CI_QUEUE = "ci"
+CI_NAMESPACE = "ci"
 
 GUIDE_CONFIG = Path(__file__).resolve().parents[2] / "demo" / "guide-device-config.yaml"
 
@@ -61,4 +69,16 @@ class Command(BaseCommand):
             )
             self.stdout.write(
                 f"created cluster {options['cluster']} with the guide's device config"
+            )
+        cluster = Cluster.objects.get(name=options["cluster"])
+        if not Queue.objects.filter(cluster=cluster, name=CI_QUEUE).exists():
+            queue_create(
+                actor=admin,
+                cluster=cluster,
+                name=CI_QUEUE,
+                description="the README's pipeline example",
+                allowed_namespaces=[CI_NAMESPACE],
+            )
+            self.stdout.write(
+                f"created queue {CI_QUEUE} (pods in namespace {CI_NAMESPACE})"
             )
