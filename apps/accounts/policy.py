@@ -34,7 +34,7 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "ApiTokenViewSet": {READ: _A, WRITE: _A},
     # the schema and its docs page
     "SpectacularAPIView": {READ: _V},
-    "SpectacularSwaggerView": {READ: _V},
+    "DocsView": {READ: _V},
     # audit (scoped to the caller's queues by the selector)
     "AuditEventViewSet": {READ: _V},
     # inventory
