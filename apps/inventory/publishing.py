@@ -406,12 +406,15 @@ def _publish(
         live = live_device_config_read(cluster, api)
         if live.text != baseline.text:
             # A publish killed after its PUT: the live text is the portal's own.
+            # Settled here, or by a sync that claimed the pending write first
+            # (then the baseline read again is that write).
             baseline = (
                 services.deviceconfig_pending_settle(
                     cluster=cluster,
                     text=live.text,
                     resource_version=live.resource_version,
                 )
+                or deviceconfig_baseline(cluster)
                 or baseline
             )
         # The live text we may write over: the baseline, or with force the
