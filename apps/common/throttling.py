@@ -73,6 +73,13 @@ class LoginRateThrottle(_PortalThrottle):
 
     scope = "login"
 
+    def allow_request(self, request: Any, view: Any) -> bool:
+        # Only sign-in attempts count: the SPA's GET for the login CSRF token
+        # is not one (counted, every sign-in cost two of THROTTLE_LOGIN).
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return True
+        return super().allow_request(request, view)
+
     def get_cache_key(self, request: Any, view: Any) -> str:
         data = request.data if isinstance(request.data, Mapping) else {}
         username = str(data.get("username") or "")[:150].strip().lower()

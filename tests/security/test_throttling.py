@@ -50,6 +50,16 @@ def test_login_is_throttled_per_ip_and_username(low_rates, viewer):
     assert _login(client, "vera", "pw-vera", ip="10.0.0.2").status_code == 200
 
 
+def test_fetching_the_login_csrf_token_is_not_a_sign_in_attempt(low_rates, viewer):
+    client = APIClient()
+    # the SPA asks for the CSRF token before every sign-in
+    for _ in range(5):
+        assert client.get("/api/auth/login/", REMOTE_ADDR="10.0.0.1").status_code == 200
+    for _ in range(3):
+        assert _login(client, "vera", "wrong").status_code == 401
+    assert _login(client, "vera", "pw-vera").status_code == 429
+
+
 def test_login_throttle_ignores_case_and_spaces_in_the_username(low_rates, viewer):
     client = APIClient()
     for name in ("vera", "VERA", " Vera "):
