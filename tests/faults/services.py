@@ -21,6 +21,27 @@ from pathlib import Path
 import pytest
 
 
+def production_env(
+    secret_prefix: str, database_url: str, redis_url: str
+) -> dict[str, str]:
+    """The environment of a portal process set up as in production (DEBUG off),
+    on the given database and Redis; callers add what their test needs."""
+    return {
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("DJANGO_", "CELERY_"))
+        },
+        "DJANGO_SETTINGS_MODULE": "vnpuportal.settings.base",
+        "DJANGO_SECRET_KEY": secret_prefix + "k" * 60,
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECURE": "false",
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+    }
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -22,7 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from simcluster.server import SimCluster
-from tests.faults.services import PrivatePostgres, PrivateRedis, free_port
+from tests.faults.services import (
+    PrivatePostgres,
+    PrivateRedis,
+    free_port,
+    production_env,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVENESS_SECONDS = 15.0
@@ -68,18 +73,9 @@ class Stack:
         self.url = f"http://127.0.0.1:{self.port}"
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.env = {
-            **{
-                k: v
-                for k, v in os.environ.items()
-                if not k.startswith(("DJANGO_", "CELERY_"))
-            },
-            "DJANGO_SETTINGS_MODULE": "vnpuportal.settings.base",
-            "DJANGO_SECRET_KEY": "stack-" + "k" * 60,
-            "DJANGO_DEBUG": "false",
-            "DJANGO_SECURE": "false",
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DATABASE_URL": self.pg.create_database("portal"),
-            "REDIS_URL": self.redis.url(0),
+            **production_env(
+                "stack-", self.pg.create_database("portal"), self.redis.url(0)
+            ),
             "CACHE_URL": self.redis.url(1),
             "LOCK_DIR": str(self.dir / "locks"),
             "SCHEDULING_PASS_SECONDS": "1",

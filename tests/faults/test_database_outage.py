@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-import os
 import re
 import subprocess
 import sys
@@ -29,7 +28,12 @@ import websockets
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.db_unavailable import database_unavailable
-from tests.faults.services import PrivatePostgres, PrivateRedis, free_port
+from tests.faults.services import (
+    PrivatePostgres,
+    PrivateRedis,
+    free_port,
+    production_env,
+)
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
@@ -51,18 +55,7 @@ class Web:
     def __init__(self, pg: PrivatePostgres, redis: PrivateRedis, workdir: Path) -> None:
         self.port = free_port()
         self.env = {
-            **{
-                k: v
-                for k, v in os.environ.items()
-                if not k.startswith(("DJANGO_", "CELERY_"))
-            },
-            "DJANGO_SETTINGS_MODULE": "vnpuportal.settings.base",
-            "DJANGO_SECRET_KEY": "outage-" + "k" * 60,
-            "DJANGO_DEBUG": "false",
-            "DJANGO_SECURE": "false",
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "DATABASE_URL": pg.create_database("portal"),
-            "REDIS_URL": redis.url(0),
+            **production_env("outage-", pg.create_database("portal"), redis.url(0)),
             "CACHE_URL": "locmemcache://",
             "LOCK_DIR": str(workdir / "locks"),
         }

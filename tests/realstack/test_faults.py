@@ -587,6 +587,32 @@ def _publish_figures(
     )
 
 
+def _retry_and_record(
+    fault, kube_stack, kube_core, cluster, actor, churn, writes_before, note=""
+) -> tuple[str, str]:
+    """After a publish fault: a user's retry, then the fault's row of figures.
+
+    Returns what the retry got (published, 409 drift, 400 no_change) and
+    what became of the write (recorded as published or not).
+    """
+    retry = _publish_again(cluster, actor)
+    churn.stop.set()
+    fresh = _seconds_to_fresh(cluster, kube_core, time.monotonic())
+    cm, figures = _publish_figures(
+        kube_stack, kube_core, cluster, writes_before, edits=1
+    )
+    _finish(
+        fault,
+        cluster,
+        kube_core,
+        [],
+        fresh,
+        cm=cm,
+        note=f"{note}retry: {retry}; {figures}",
+    )
+    return retry, figures
+
+
 @pytest.mark.usefixtures("restored_device_config")
 def test_publish_worker_killed_after_its_write(
     kube_stack,
@@ -602,21 +628,14 @@ def test_publish_worker_killed_after_its_write(
         _wait_watching(real_cluster)
         worker = spawn(PUBLISH_KILLED_AFTER_PUT, str(real_cluster.pk))
         assert worker.wait(timeout=60) == -signal.SIGKILL, worker.stdout.read()
-        retry = _publish_again(real_cluster, admin_user)
-        churn.stop.set()
-        since = time.monotonic()
-        fresh = _seconds_to_fresh(real_cluster, kube_core, since)
-        cm, note = _publish_figures(
-            kube_stack, kube_core, real_cluster, writes_before, edits=1
-        )
-        _finish(
+        retry, note = _retry_and_record(
             "worker killed: publish (after its PUT)",
-            real_cluster,
+            kube_stack,
             kube_core,
-            [],
-            fresh,
-            cm=cm,
-            note=f"retry: {retry}; {note}",
+            real_cluster,
+            admin_user,
+            churn,
+            writes_before,
         )
     # The portal recorded what it was about to write: the retry finds its own
     # write live, records it as published and is not refused as drift.
@@ -674,19 +693,13 @@ def test_apiserver_killed_mid_publish(
         publisher.join(timeout=60)
         kube_stack.start_apiserver()
         monkeypatch.setattr(publishing, "_put", put)
-        retry = _publish_again(real_cluster, admin_user)
-        churn.stop.set()
-        since = time.monotonic()
-        fresh = _seconds_to_fresh(real_cluster, kube_core, since)
-        cm, note = _publish_figures(
-            kube_stack, kube_core, real_cluster, writes_before, edits=1
-        )
-        _finish(
+        _retry_and_record(
             "kube-apiserver killed mid-publish (etcd frozen)",
-            real_cluster,
+            kube_stack,
             kube_core,
-            [],
-            fresh,
-            cm=cm,
-            note=f"publish: {outcome[0] if outcome else 'hung'}; retry: {retry}; {note}",
+            real_cluster,
+            admin_user,
+            churn,
+            writes_before,
+            note=f"publish: {outcome[0] if outcome else 'hung'}; ",
         )
