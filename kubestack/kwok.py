@@ -1,12 +1,16 @@
 """KWOK's stages: the kubelet of the fake nodes, adjusted where a real node differs.
 
 The stage files come from KWOK's module (copied beside the binaries at build);
-two are changed as the Ascend node side needs:
+three are changed, where a real node differs:
 
 - pod-ready: a pod that Volcano bound with a vNPU (``hami.io/bind-phase:
   allocating``) starts only after the device plugin's Allocate succeeded, as the
   kubelet waits for the plugin; a failed Allocate leaves it to the plugin to fail
   the pod.
+- node-heartbeat: KWOK posts a node's status every 20 to 45 s; the node
+  lifecycle controller calls a node NotReady after 50 s without one, so on a
+  loaded CI machine a late heartbeat made both nodes NotReady (tainted) until
+  KWOK re-initialised them. A kubelet posts every 10 s, and so does this.
 - pod-delete: KWOK removes a deleted pod at once; a real container holds its vNPU
   until it exits, at worst until its grace period ends. Here it is removed at its
   ``deletionTimestamp`` (a process that ignores SIGTERM, like ``sleep``), so a
@@ -24,6 +28,8 @@ from kubestack import versions
 
 NODE_LABEL = "kubestack.io/kwok"
 BIND_PHASE = "hami.io/bind-phase"
+HEARTBEAT_SECONDS = 10
+HEARTBEAT_JITTER_SECONDS = 3
 
 
 def _adjust(stage: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +43,11 @@ def _adjust(stage: dict[str, Any]) -> dict[str, Any]:
                 "values": ["allocating", "failed"],
             }
         )
+    if name == "node-heartbeat":
+        spec["delay"] = {
+            "durationMilliseconds": HEARTBEAT_SECONDS * 1000,
+            "jitterDurationMilliseconds": HEARTBEAT_JITTER_SECONDS * 1000,
+        }
     if name == "pod-delete":
         spec["delay"] = {
             "durationMilliseconds": 1000,

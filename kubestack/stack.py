@@ -29,6 +29,7 @@ import yaml
 
 from kubestack import build, kwok, volcano
 from kubestack.deviceplugin import DevicePlugin
+from kubestack.files import write_atomic
 from kubestack.pki import Pki, StaticUser, write_pki
 from kubestack.processes import Process, StackError, free_port, spawn, wait_until
 from kubestack.scenarios import SCENARIOS, Scenario
@@ -177,10 +178,9 @@ class KubeStack:
     def write_kubeconfig(self, path: str | os.PathLike[str], user: str = ADMIN) -> Path:
         """Write :meth:`kubeconfig` (mode 0600) and return its path."""
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(yaml.safe_dump(self.kubeconfig(user), sort_keys=False))
+        write_atomic(
+            target, yaml.safe_dump(self.kubeconfig(user), sort_keys=False), 0o600
+        )
         return target
 
     def kubernetes_client(self, user: str = ADMIN) -> Any:
@@ -364,8 +364,14 @@ class KubeStack:
             start = text.find(b"Initializing volcano device config")
             return start >= 0 and b"Close Session" in text[start:]
 
+        # The controller too: a restarted controller that exits at once (as
+        # one did on a kubeconfig it read half-written) makes no PodGroups,
+        # and Volcano then never looks at a new pod.
         wait_until(
-            "vc-scheduler to load the device config", config_loaded, 60, [process]
+            "vc-scheduler to load the device config",
+            config_loaded,
+            60,
+            [process, self.processes["vc-controller-manager"]],
         )
         wait_until(
             "Volcano's default queue",

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kubestack.files import write_atomic
+
 SCHEDULER_CONFIGMAP = ("volcano-system", "volcano-scheduler-configmap")
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 
@@ -84,6 +86,4 @@ def write_scheduler_conf(core: Any, path: Path) -> None:
         if error.status != 404:
             raise
     if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        write_atomic(path, text)
