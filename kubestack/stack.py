@@ -215,6 +215,21 @@ class KubeStack:
             raise StackError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
         return done
 
+    def force_delete_pods(self, namespace: str, selector: str) -> None:
+        """Delete the pods matching a label selector at once (a test's clean-up)."""
+        self.kubectl(
+            "delete",
+            "pods",
+            "-n",
+            namespace,
+            "-l",
+            selector,
+            "--grace-period=0",
+            "--force",
+            "--wait=false",
+            check=False,
+        )
+
     def restart_volcano_scheduler(self) -> None:
         """Restart vc-scheduler (it reads the device ConfigMap once per process).
 

@@ -103,6 +103,12 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
     ),
     # scheduling (apps.scheduling.kube.KubeClusterOps): admission and preemption
     *_calls(
+        "get patch",
+        "",
+        "nodes",
+        "preemption: hold the node for the request while its victims leave",
+    ),
+    *_calls(
         "get list",
         "",
         "namespaces",

@@ -27,7 +27,7 @@ from apps.scheduling import states
 from apps.scheduling.allocation import missing_namespace_reason
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError, PodExists
-from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from apps.scheduling.models import Request, Reservation
 from apps.scheduling.pods import (
     HOSTNAME_LABEL,
     is_pod_of,
@@ -47,13 +47,13 @@ def requests_admit(
 ) -> list[int]:
     """Create the pods of the cluster's Reserved requests; returns the ids admitted.
 
-    A request reserved through a preemption waits until every victim has been
-    evicted, then gets its pod at once, while the victims are still
-    terminating: a victim's controller recreates it straight away, and the
-    request's pod, pinned to the chip and of higher priority, must already be
-    waiting in Volcano's queue when the room frees, or the replacement takes
-    it. Highest priority first, so a slow cluster serves the most important
-    requests first.
+    A request reserved through a preemption gets its pod only once every
+    victim is gone from the cluster, not merely terminating: Volcano counts a
+    terminating pod's vNPU as free and would bind the request's pod into a
+    room the victim still holds (the device plugin then fails it). Meanwhile
+    the node is held for the request (``eviction``), so no other pod takes
+    the freed room; the pod tolerates that hold. Highest priority first, so
+    a slow cluster serves the most important requests first.
     """
     admitted: list[int] = []
     chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
@@ -78,8 +78,8 @@ def requests_admit(
             )
             continue
         proposal = reservation.proposal
-        if proposal is not None and not victims_evicted(proposal):
-            continue  # victims not evicted yet; the room is held meanwhile
+        if proposal is not None and proposal.state != ProposalState.DONE:
+            continue  # victims not gone yet; the room and the node are held
         chip_type = chip_types.get(request.common_word)
         if chip_type is None:
             states.request_move(
@@ -94,14 +94,6 @@ def requests_admit(
         if _admit(request, reservation, chip_type, ops, now or timezone.now()):
             admitted.append(request.pk)
     return admitted
-
-
-def victims_evicted(proposal: PreemptionProposal) -> bool:
-    """Every victim of the proposal has been evicted (some may still be terminating)."""
-    return proposal.state == ProposalState.DONE or (
-        proposal.state == ProposalState.EVICTING
-        and all(v.get("evicted") for v in proposal.victims)
-    )
 
 
 def _admit(
@@ -147,6 +139,7 @@ def _admit(
         workload=request.workload or None,
         pod_template=request.pod_template,
         security_context=workload_security_context(request.queue.pod_security),
+        tolerate_hold=reservation.proposal is not None,
     )
     try:
         ops.create_pod(request.namespace, manifest)
@@ -200,13 +193,12 @@ def _admit(
         admitted_at=now,
         reason=(
             f"pod {request.namespace}/{request.pod_name} created; waiting for "
+            + f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
             + (
-                "the preempted pods to leave, then for "
+                "; the node is held for it since the preemption"
                 if reservation.proposal is not None
-                and reservation.proposal.state != ProposalState.DONE
                 else ""
             )
-            + f"Volcano to bind it to chip {reservation.chip.uuid} of {node.name}"
         ),
     )
     if not moved:

@@ -1,6 +1,13 @@
-"""Carrying out an approved preemption: evict each victim, and say why.
+"""Carrying out an approved preemption: hold the node, evict each victim, say why.
 
-For each victim pod, in order, each step done once and remembered in the
+First the node is held for the request (``pods.hold_taint``, a NoSchedule
+taint only the request's pod tolerates): Volcano counts a terminating
+victim's room as free and serves other queues first, so without the hold a
+victim's replacement, or any pending pod, could be bound into the room the
+victims free. Reconciliation lifts the hold once the request's pod is bound
+or the request stops waiting.
+
+Then, for each victim pod, in order, each step done once and remembered in the
 proposal's ``victims`` (so a retry continues where the last attempt stopped):
 
 1. annotate the pod ``vnpu-portal/preempted-by: <request id>`` (and the
@@ -30,7 +37,11 @@ from apps.scheduling import kube, notify, states
 from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal
-from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, ANNOTATION_PROPOSAL
+from apps.scheduling.pods import (
+    ANNOTATION_PREEMPTED_BY,
+    ANNOTATION_PROPOSAL,
+    hold_taint,
+)
 
 log = logging.getLogger(__name__)
 COMPONENT = "vnpu-portal"
@@ -80,8 +91,22 @@ def victims_evict(
         report = EvictionReport([], [], [], ProposalState.EVICTING)
         ops = kube.ops_for(proposal.cluster)
         permanent: str | None = None
+        hold_error: str | None = None
         try:
-            for victim in victims:
+            try:
+                held = _hold_node(ops, proposal)
+            except KubeError as exc:
+                held = False
+                if exc.transient:
+                    # Evicting without the hold would hand the room to
+                    # whoever comes first: wait for the API server instead.
+                    hold_error = f"cannot hold node {proposal.node} yet ({exc})"
+                else:
+                    permanent = f"could not hold node {proposal.node}: {exc}"
+            else:
+                if not held:
+                    permanent = f"node {proposal.node} is gone"
+            for victim in victims if held else []:
                 if victim.get("evicted"):
                     continue
                 name = f"{victim['namespace']}/{victim['pod']}"
@@ -97,8 +122,20 @@ def victims_evict(
                         break
         finally:
             ops.close()
-        report.state = _save(proposal, victims, permanent, now)
+        report.state = _save(proposal, victims, permanent, now, hold_error)
         return report
+
+
+def _hold_node(ops: ClusterOps, proposal: PreemptionProposal) -> bool:
+    """Taint the proposal's node for its request (again on every attempt: a
+    GET when it is in place). Recorded first, so a crash cannot leave a taint
+    that nothing will lift. False when the node is gone."""
+    if proposal.held_node != proposal.node:
+        PreemptionProposal.objects.filter(pk=proposal.pk).update(
+            held_node=proposal.node
+        )
+        proposal.held_node = proposal.node
+    return ops.node_taint(proposal.node, hold_taint(proposal.request_id))
 
 
 def _evict_one(
@@ -147,6 +184,7 @@ def _save(
     victims: list[dict[str, Any]],
     permanent: str | None,
     now: datetime,
+    hold_error: str | None = None,
 ) -> str:
     retry = timedelta(
         seconds=getattr(settings, "PREEMPTION_EVICTION_RETRY_SECONDS", 10)
@@ -166,10 +204,17 @@ def _save(
             current.state = ProposalState.FAILED
             current.progress = f"failed: {permanent}"
             current.next_attempt_at = None
+        elif hold_error:
+            current.state = ProposalState.EVICTING
+            current.progress = f"{hold_error}; the evictions wait for it; retrying"
+            current.next_attempt_at = now + retry
         else:
             current.state = ProposalState.EVICTING
             if not left:
-                current.progress = "every victim evicted; waiting for them to be gone"
+                current.progress = (
+                    f"every victim evicted; node {current.node} is held for the "
+                    "request until they are gone"
+                )
                 current.next_attempt_at = None
             else:
                 why = "; ".join(

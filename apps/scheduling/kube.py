@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from kubernetes import client
@@ -52,7 +52,7 @@ class PodExists(Exception):
 
 
 class ClusterOps(Protocol):
-    """What scheduling needs from a cluster (namespaces, namespaced pods and events)."""
+    """What scheduling needs from a cluster: namespaces, pods, events, node taints."""
 
     def namespace_exists(self, name: str) -> bool:
         """Whether the namespace exists (a GET of it; 404 is False)."""
@@ -88,6 +88,14 @@ class ClusterOps(Protocol):
 
     def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
         """Record a core/v1 Event."""
+        ...
+
+    def node_taint(self, node: str, taint: Mapping[str, str]) -> bool:
+        """Add a taint (replacing one of its key); False when the node is gone."""
+        ...
+
+    def node_untaint(self, node: str, key: str) -> bool:
+        """Remove the node's taints of ``key``; False when the node is gone."""
         ...
 
     def close(self) -> None:
@@ -234,6 +242,62 @@ class KubeClusterOps:
 
     def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
         self._call("POST", f"/api/v1/namespaces/{namespace}/events", body=dict(body))
+
+    def node_taint(self, node: str, taint: Mapping[str, str]) -> bool:
+        return self._edit_taints(
+            node,
+            lambda taints: (
+                [t for t in taints if t.get("key") != taint["key"]] + [dict(taint)]
+            ),
+        )
+
+    def node_untaint(self, node: str, key: str) -> bool:
+        return self._edit_taints(
+            node, lambda taints: [t for t in taints if t.get("key") != key]
+        )
+
+    def _edit_taints(
+        self,
+        node: str,
+        edit: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    ) -> bool:
+        # A merge patch replaces the whole list, so it carries the
+        # resourceVersion it was made from: a concurrent change (the node
+        # lifecycle controller taints nodes too) answers 409, and we redo it.
+        path = f"/api/v1/nodes/{node}"
+        for _ in range(5):
+            try:
+                current = self._call("GET", path)
+            except KubeError as exc:
+                if exc.status == 404:
+                    return False
+                raise
+            taints = list((current.get("spec") or {}).get("taints") or [])
+            wanted = edit(taints)
+            if wanted == taints:
+                return True
+            try:
+                self._call(
+                    "PATCH",
+                    path,
+                    body={
+                        "metadata": {
+                            "resourceVersion": current["metadata"]["resourceVersion"]
+                        },
+                        "spec": {"taints": wanted or None},
+                    },
+                    content_type="application/merge-patch+json",
+                )
+            except KubeError as exc:
+                if exc.status == 409:
+                    continue
+                if exc.status == 404:
+                    return False
+                raise
+            return True
+        raise KubeError(
+            409, f"node {node} kept changing under its taint edit", transient=True
+        )
 
     def close(self) -> None:
         if self._api is not None:

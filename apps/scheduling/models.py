@@ -214,6 +214,10 @@ class PreemptionProposal(models.Model):
     reason = models.TextField(blank=True)
     # How carrying it out goes: evictions done, held back by a PDB, failed...
     progress = models.TextField(blank=True)
+    # The node tainted for the request while its victims leave (pods.hold_taint);
+    # set before the taint is written and cleared after it is removed, so a
+    # crash in between leaves a hold that reconciliation still releases.
+    held_node = models.CharField(max_length=253, blank=True)
     auto_approved = models.BooleanField(default=False)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

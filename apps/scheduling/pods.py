@@ -8,6 +8,8 @@ volcano``; limits and requests ``huawei.com/<cw>: "1"`` and
   node affinity on ``kubernetes.io/hostname``, so Volcano binds it where the
   portal reserved room;
 - the priority class, and the Volcano queue annotation;
+- after a preemption, a toleration of the node hold (``hold_taint``) that
+  keeps every other pod off the node while the victims leave;
 - labels linking it to the request, and a name derived from the request id and
   attempt, so a retried creation finds the pod instead of making a second.
 """
@@ -29,6 +31,7 @@ ANNOTATION_PROPOSAL = "vnpu-portal/preemption-proposal"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CONTAINER_NAME = "main"
+HOLD_TAINT_PREFIX = "vnpu-portal/held-for-request-"
 
 
 def pod_name_for(request_id: int, attempt: int) -> str:
@@ -39,6 +42,21 @@ def pod_name_for(request_id: int, attempt: int) -> str:
     """
     base = f"{POD_PREFIX}{request_id}"
     return base if attempt == 0 else f"{base}-{attempt}"
+
+
+def hold_taint(request_id: int) -> dict[str, str]:
+    """The taint that keeps a node's freed room for request ``request_id``.
+
+    Volcano treats a terminating victim's vNPU as free and serves queues
+    before priorities, so a victim's replacement (or any other pod) could be
+    bound into the room a preemption frees. While the victims leave, the node
+    carries this NoSchedule taint; only the request's pod tolerates it.
+    """
+    return {
+        "key": f"{HOLD_TAINT_PREFIX}{request_id}",
+        "value": "true",
+        "effect": "NoSchedule",
+    }
 
 
 def uuid_annotation(common_word: str) -> str:
@@ -77,6 +95,7 @@ def pod_manifest(
     workload: Mapping[str, Any] | None,
     pod_template: Mapping[str, Any] | None,
     security_context: Mapping[str, Any] | None = None,
+    tolerate_hold: bool = False,
 ) -> dict[str, Any]:
     """The pod to create for one admission of a request.
 
@@ -95,6 +114,8 @@ def pod_manifest(
         pod_template: A PodTemplateSpec (``{metadata?, spec}``) to start from.
         security_context: The container securityContext of a workload's pod
             (the queue's Pod Security level decides it).
+        tolerate_hold: The request's node is held for it (a preemption):
+            tolerate that hold's taint.
 
     Returns:
         The Pod object as a dict.
@@ -136,6 +157,17 @@ def pod_manifest(
             ]
         },
     }
+    if tolerate_hold:
+        taint = hold_taint(request_id)
+        spec["tolerations"] = [
+            *(spec.get("tolerations") or []),
+            {
+                "key": taint["key"],
+                "operator": "Equal",
+                "value": taint["value"],
+                "effect": taint["effect"],
+            },
+        ]
     # One vNPU serves one container (HAMi, ascend-docker-runtime): the first.
     first = spec["containers"][0]
     res = first.setdefault("resources", {})

@@ -18,7 +18,8 @@ containers[0].securityContext.privileged``) so the API answers 400 naming it:
    Security admission at its latest version (Kubernetes 1.35): the real-stack
    tests hold the two verdicts side by side.
 
-The module imports only the standard library: it runs at submission and again
+The module imports only the standard library and the pure ``pods`` module
+(for the node hold's taint key): it runs at submission and again
 when the pod is built, where a policy tightened since submission must stop it.
 """
 
@@ -28,6 +29,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
+
+from apps.scheduling.pods import HOLD_TAINT_PREFIX
 
 ROOT = "pod_template"
 DEFAULT_NAMESPACE = "default"
@@ -262,6 +265,19 @@ def portal_field_violations(
                 "the portal places the pod on the chip it reserved",
             )
         )
+    for index, toleration in enumerate(_list(spec.get("tolerations"))):
+        toleration = _map(toleration)
+        key = toleration.get("key")
+        if isinstance(key, str) and key.startswith(HOLD_TAINT_PREFIX):
+            why = "only the portal's own pod may use the node it holds for a request"
+        elif not key and toleration.get("operator") == "Exists":
+            why = (
+                "a toleration of every taint also tolerates the node the portal "
+                "holds for another request; name the taints to tolerate"
+            )
+        else:
+            continue
+        found.append(Violation(f"{ROOT}.spec.tolerations[{index}]", why))
     for path, container in _containers(spec):
         resources = _map(container.get("resources"))
         for part in ("limits", "requests"):

@@ -15,9 +15,12 @@ terminal), so most of this reads the database:
 - **Expiry**: Running past ``time_limit_seconds``, or Pending past
   ``REQUEST_PENDING_TTL``: Expired (the pod is deleted).
 - **Pod clean-up**: ended requests whose pod must go (cancelled, expired).
-- **Proposals**: Evicting → Done once every victim is evicted and its Slices
-  are gone (then the request's pod is created); superseded when the request
-  is no longer waiting for them.
+- **Proposals**: Evicting → Done once every victim is evicted and gone, in
+  sync's mirror and on the API server (then the request's pod is created);
+  superseded when the request is no longer waiting for them.
+- **Node holds**: the taint a preemption put on its node (``eviction``) is
+  lifted once the request's pod is bound, or the request or the proposal has
+  ended otherwise.
 
 Every move is guarded (``states.request_move``), so this may run concurrently
 with a pass or a cancel. Cluster errors leave things as they are until the
@@ -44,7 +47,7 @@ from apps.scheduling.choices import (
 )
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
-from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, pod_problem
+from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, hold_taint, pod_problem
 
 log = logging.getLogger(__name__)
 PodKey = tuple[str, str]
@@ -85,7 +88,8 @@ def requests_reconcile(
     report.retried = _bind_timeouts(cluster, ops, now)
     report.expired = _expire(cluster, now)
     report.cleaned = _cleanup_pods(cluster, ops)
-    report.proposals_done = _proposals(cluster)
+    report.proposals_done = _proposals(cluster, ops)
+    _release_holds(cluster, ops)
     return report
 
 
@@ -221,11 +225,9 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         cluster=cluster,
         state=RequestState.ADMITTED,
         admitted_at__lt=now - timedelta(seconds=timeout),
-    ).select_related("reservation__proposal")
+    )
     retried = []
     for request in late:
-        if _victims_still_leaving(request, now - timedelta(seconds=timeout)):
-            continue
         try:
             pod = ops.get_pod(request.namespace, request.pod_name)
             if pod is not None and (pod.get("spec") or {}).get("nodeName"):
@@ -252,18 +254,6 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         ):
             retried.append(request.pk)
     return retried
-
-
-def _victims_still_leaving(request: Request, cutoff: datetime) -> bool:
-    """The request's pod was created while its victims terminate: the bind
-    timeout counts from when the last of them was gone, not from the pod."""
-    try:
-        proposal = request.reservation.proposal  # select_related by the caller
-    except Reservation.DoesNotExist:
-        return False
-    if proposal is None:
-        return False
-    return proposal.state != ProposalState.DONE or proposal.updated_at >= cutoff
 
 
 def _expire(cluster: Cluster, now: datetime) -> list[int]:
@@ -305,7 +295,7 @@ def _cleanup_pods(cluster: Cluster, ops: ClusterOps) -> list[int]:
     return cleaned
 
 
-def _proposals(cluster: Cluster) -> list[int]:
+def _proposals(cluster: Cluster, ops: ClusterOps) -> list[int]:
     done = []
     for proposal in PreemptionProposal.objects.filter(
         cluster=cluster, state__in=CARRIED_OUT_STATES
@@ -330,6 +320,8 @@ def _proposals(cluster: Cluster) -> list[int]:
         pods = {(v["namespace"], v["pod"]) for v in proposal.victims}
         if _slices_by_pod(cluster, pods):
             continue  # evicted but still terminating: their room is not free yet
+        if not _victims_gone(ops, proposal):
+            continue  # sync is behind the cluster: ask it
         updated = PreemptionProposal.objects.filter(
             pk=proposal.pk, state=ProposalState.EVICTING
         ).update(
@@ -342,3 +334,55 @@ def _proposals(cluster: Cluster) -> list[int]:
             notify.proposal_changed(proposal)
             done.append(proposal.pk)
     return done
+
+
+def _victims_gone(ops: ClusterOps, proposal: PreemptionProposal) -> bool:
+    """Every victim has left the node: no pod of its name, or one that is not
+    terminating and not on the node (a StatefulSet's replacement, held off by
+    the node's taint). A victim still terminating holds its vNPU."""
+    for victim in proposal.victims:
+        try:
+            pod = ops.get_pod(victim["namespace"], victim["pod"])
+        except KubeError as exc:
+            log.info("proposal %s: victims not checked yet: %s", proposal.pk, exc)
+            return False
+        if pod is None:
+            continue
+        on_node = (pod.get("spec") or {}).get("nodeName") == proposal.node
+        if on_node or (pod.get("metadata") or {}).get("deletionTimestamp"):
+            return False
+    return True
+
+
+def _release_holds(cluster: Cluster, ops: ClusterOps) -> None:
+    """Lift the node holds whose request no longer waits for its room there."""
+    held = PreemptionProposal.objects.filter(cluster=cluster).exclude(held_node="")
+    for proposal in held.select_related("request"):
+        carried_out = proposal.state in (*CARRIED_OUT_STATES, ProposalState.DONE)
+        waiting = proposal.request.state in (
+            RequestState.RESERVED,
+            RequestState.ADMITTED,
+        )
+        if carried_out and waiting:
+            continue
+        try:
+            ops.node_untaint(proposal.held_node, hold_taint(proposal.request_id)["key"])
+        except KubeError as exc:
+            log.info("proposal %s: node hold not lifted yet: %s", proposal.pk, exc)
+            continue
+        released: dict[str, Any] = {"held_node": ""}
+        if proposal.request.state == RequestState.RUNNING:
+            released["progress"] = (
+                f"request {proposal.request_id} runs on the freed room; node "
+                f"{proposal.held_node} released"
+            )
+        if PreemptionProposal.objects.filter(pk=proposal.pk).update(**released):
+            proposal.refresh_from_db()
+            notify.proposal_changed(proposal)
+        log.info(
+            "proposal %s: node %s released (request %s is %s)",
+            proposal.pk,
+            proposal.held_node,
+            proposal.request_id,
+            proposal.request.state,
+        )

@@ -35,6 +35,7 @@ from simcluster.controllers.placement import (
     node_matches,
     node_score,
     pick_on_node,
+    taints_tolerated,
     volcano_rules,
 )
 from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
@@ -166,10 +167,12 @@ class Binder(Controller):
 
     def _observe_node(self, node: Obj) -> None:
         meta = node["metadata"]
+        spec = node.get("spec") or {}
         info = NodeInfo(
             meta["name"],
             dict(meta.get("labels") or {}),
-            bool((node.get("spec") or {}).get("unschedulable")),
+            bool(spec.get("unschedulable")),
+            taints=list(spec.get("taints") or []),
         )
         for key, value in (meta.get("annotations") or {}).items():
             if not key.startswith("hami.io/node-register-"):
@@ -354,19 +357,32 @@ class Binder(Controller):
             if key in self._pod_node:
                 share[queue] += 1
 
-    def _candidates(self, pod: Obj) -> tuple[list[NodeInfo], int]:
+    def _candidates(self, pod: Obj) -> tuple[list[NodeInfo], list[str]]:
+        """The nodes the pod may go to, and why the others may not (counted
+        as the scheduler's FailedScheduling message counts them)."""
         nodes = [n for n in self._nodes.values() if not n.unschedulable]
         matching = [n for n in nodes if node_matches(pod, n)]
-        return sorted(matching, key=lambda n: n.name), len(nodes) - len(matching)
+        tolerated = [n for n in matching if taints_tolerated(pod, n)]
+        excluded = []
+        if len(nodes) > len(matching):
+            excluded.append(
+                f"{len(nodes) - len(matching)} node(s) didn't match Pod's node "
+                "affinity/selector"
+            )
+        if len(matching) > len(tolerated):
+            excluded.append(
+                f"{len(matching) - len(tolerated)} node(s) had untolerated taint"
+            )
+        return sorted(tolerated, key=lambda n: n.name), excluded
 
     def _schedule(self, key: PodKey, pod: Obj) -> None:
         requests = device_requests(pod, self.chip_types)
         scheduler = (pod.get("spec") or {}).get("schedulerName", "default-scheduler")
         total = len(self._nodes)
-        nodes, mismatched = self._candidates(pod)
+        nodes, excluded = self._candidates(pod)
         if not requests:
             if not nodes:
-                self._fail(key, pod, scheduler, self._message(total, mismatched, ""))
+                self._fail(key, pod, scheduler, self._message(total, excluded, ""))
                 return
             best = min(nodes, key=lambda n: (self._per_node[n.name], n.name))
             self._bind(key, best.name, [], scheduler)
@@ -406,7 +422,7 @@ class Binder(Controller):
                 key,
                 pod,
                 scheduler,
-                self._message(total, mismatched, self._device_reason(requests, fits)),
+                self._message(total, excluded, self._device_reason(requests, fits)),
             )
             return
         self._bind(key, best_picks[0].chip.node, best_picks, scheduler)
@@ -425,12 +441,9 @@ class Binder(Controller):
         return "; ".join(parts)
 
     @staticmethod
-    def _message(total: int, mismatched: int, reason: str) -> str:
+    def _message(total: int, excluded: list[str], reason: str) -> str:
         parts = [reason] if reason else []
-        if mismatched:
-            parts.append(
-                f"{mismatched} node(s) didn't match Pod's node affinity/selector"
-            )
+        parts.extend(excluded)
         return f"0/{total} nodes are available: " + ("; ".join(parts) or "no nodes")
 
     def _bind(self, key: PodKey, node: str, picks: list[Pick], scheduler: str) -> None:

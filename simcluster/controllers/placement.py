@@ -58,6 +58,7 @@ class NodeInfo:
     labels: dict[str, str]
     unschedulable: bool
     chips: list[ChipState] = field(default_factory=list)
+    taints: list[dict[str, Any]] = field(default_factory=list)
 
 
 def containers_of(pod: Obj) -> list[dict[str, Any]]:
@@ -140,6 +141,27 @@ def node_matches(pod: Obj, node: NodeInfo) -> bool:
         ):
             return True
     return False
+
+
+def _tolerated(taint: dict[str, Any], toleration: dict[str, Any]) -> bool:
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return not toleration.get("key") or toleration["key"] == taint.get("key")
+    return toleration.get("key") == taint.get("key") and (
+        toleration.get("value") or ""
+    ) == (taint.get("value") or "")
+
+
+def taints_tolerated(pod: Obj, node: NodeInfo) -> bool:
+    """Every NoSchedule/NoExecute taint of the node is tolerated by the pod
+    (the scheduler's TaintToleration filter; PreferNoSchedule only scores)."""
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    return all(
+        any(_tolerated(taint, t) for t in tolerations)
+        for taint in node.taints
+        if taint.get("effect") in ("NoSchedule", "NoExecute")
+    )
 
 
 def _uuid_list(annotations: dict[str, str], key: str) -> set[str]:

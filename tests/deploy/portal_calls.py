@@ -64,6 +64,10 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
             "default", {**pod, "metadata": {**pod["metadata"], "name": second}}
         )
         assert ops.delete_pod("default", second, grace_seconds=0)
+        # a preemption's node hold, put on and lifted
+        hold = {"key": "vnpu-portal/held-for-request-0", "value": "true"}
+        assert ops.node_taint("npu-node-310p-01", {**hold, "effect": "NoSchedule"})
+        assert ops.node_untaint("npu-node-310p-01", hold["key"])
         ops.create_event(
             "default",
             {
@@ -88,7 +92,8 @@ BEYOND_THE_GRANT = (
     ("DELETE", "/apis/apps/v1/namespaces/kube-system/deployments/hami-scheduler"),
     ("PUT", "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"),
     ("GET", "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt"),
-    ("PATCH", "/api/v1/nodes/npu-node-310p-01"),
+    ("DELETE", "/api/v1/nodes/npu-node-310p-01"),
+    ("PUT", "/api/v1/nodes/npu-node-310p-01"),
 )
 
 

@@ -147,18 +147,7 @@ class Churn:
 def churn(kube_stack) -> Iterator[Churn]:
     churner = Churn(kube_stack)
     yield churner
-    kube_stack.kubectl(
-        "delete",
-        "pods",
-        "-n",
-        "default",
-        "-l",
-        f"role={CHURN_LABEL}",
-        "--grace-period=0",
-        "--force",
-        "--wait=false",
-        check=False,
-    )
+    kube_stack.force_delete_pods("default", f"role={CHURN_LABEL}")
 
 
 @pytest.fixture(scope="module")

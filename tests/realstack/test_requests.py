@@ -231,14 +231,6 @@ def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
     assert f"request {request_id}" in events[0].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 14: Volcano counts a terminating victim's vNPU as free, so the "
-        "request's pod binds while the victim still holds it and the device "
-        "plugin's Allocate fails it"
-    ),
-)
 def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
     kube_stack, kube_core, real_cluster, cleanup, settings
 ):
@@ -258,6 +250,91 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
         # no pod of the request failed because the victim still held its vNPU
         assert kube_stack.device_plugin.failures == failed_before
         assert shown["chip_uuid"] == proposal["chip_uuid"]
+
+
+def _node_holds(kube_core, node: str) -> list[str]:
+    taints = kube_core.read_node(node).spec.taints or []
+    return [t.key for t in taints if t.key.startswith("vnpu-portal/")]
+
+
+def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    """The fillers are a Deployment: evicted, a victim is replaced at once,
+    and on Volcano the replacement (pending first, and in the same queue)
+    would be bound into the room being freed. The node is held for the
+    request until its pod is bound: the replacement waits, no pod fails."""
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    operator, admin = (
+        token_client("urgent-bot", "operator"),
+        token_client("boss", "admin"),
+    )
+    template = slice_pod("filler", "Ascend310P", 12288, "batch-low")
+    template["spec"]["restartPolicy"] = "Always"
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "fillers", "namespace": "default"},
+        "spec": {
+            "replicas": 4,  # one vir04 on each 310P chip: no second one fits
+            "selector": {"matchLabels": {"app": "filler"}},
+            "template": {"metadata": template["metadata"], "spec": template["spec"]},
+        },
+    }
+    kube_stack.kubectl("create", "-f", "-", stdin=json.dumps(deployment))
+    try:
+        with Running(real_cluster):
+            first = wait_for(
+                lambda: (
+                    pods
+                    if len(
+                        pods := {
+                            p.metadata.name
+                            for p in kube_core.list_namespaced_pod(
+                                "default", label_selector="app=filler"
+                            ).items
+                            if p.status.phase == "Running"
+                        }
+                    )
+                    == 4
+                    else None
+                ),
+                "the four fillers to run",
+                timeout=90,
+            )
+            failed_before = kube_stack.device_plugin.failures
+            request_id = submit_urgent_vir04(operator, "real")
+            proposal = _approve(admin, request_id)
+            (victim,) = [v["pod"] for v in proposal["victims"]]
+            assert victim in first
+            shown = _running_or_explain(kube_stack, operator, request_id, timeout=90)
+            # then the request runs on the freed chip, and nothing failed
+            assert shown["chip_uuid"] == proposal["chip_uuid"]
+            assert kube_stack.device_plugin.failures == failed_before
+            # the replacement exists and waits: the room went to the request
+            replacements = [
+                p
+                for p in kube_core.list_namespaced_pod(
+                    "default", label_selector="app=filler"
+                ).items
+                if p.metadata.name not in first
+            ]
+            assert len(replacements) == 1
+            assert not replacements[0].spec.node_name
+            # and the node is given back once the request's pod is bound
+            wait_for(
+                lambda: not _node_holds(kube_core, proposal["node"]),
+                "the node hold to be lifted",
+                timeout=30,
+            )
+            row = PreemptionProposal.objects.get(pk=proposal["id"])
+            assert row.state == ProposalState.DONE
+            assert "runs on the freed room" in row.progress
+    finally:
+        kube_stack.kubectl(
+            "delete", "deployment", "fillers", "-n", "default", "--wait=false"
+        )
+        kube_stack.force_delete_pods("default", "app=filler")
 
 
 def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(

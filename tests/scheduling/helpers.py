@@ -29,6 +29,8 @@ class FakeOps:
         self.on_create: Callable[[dict[str, Any]], None] | None = None
         # The cluster's namespaces; None: every namespace exists.
         self.namespace_names: set[str] | None = None
+        self.taints: dict[str, list[dict[str, str]]] = {}  # node -> its taints
+        self.gone_nodes: set[str] = set()  # nodes that no longer exist
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -102,6 +104,23 @@ class FakeOps:
         self.calls.append(("create_event", namespace, body["involvedObject"]["name"]))
         self._maybe_fail("create_event")
         self.events.append(copy.deepcopy(body))
+
+    def node_taint(self, node: str, taint: dict[str, str]) -> bool:
+        self.calls.append(("node_taint", node, taint["key"]))
+        self._maybe_fail("node_taint")
+        if node in self.gone_nodes:
+            return False
+        kept = [t for t in self.taints.get(node, []) if t["key"] != taint["key"]]
+        self.taints[node] = [*kept, dict(taint)]
+        return True
+
+    def node_untaint(self, node: str, key: str) -> bool:
+        self.calls.append(("node_untaint", node, key))
+        self._maybe_fail("node_untaint")
+        if node in self.gone_nodes:
+            return False
+        self.taints[node] = [t for t in self.taints.get(node, []) if t["key"] != key]
+        return True
 
     def close(self) -> None:
         pass

@@ -187,18 +187,6 @@ def _running_pods(sim_core) -> set[str]:
     }
 
 
-VOLCANO_FREES_TERMINATING = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "issue 14: Volcano counts a terminating victim's vNPU as free, so the "
-        "request's pod binds onto it while the victim still holds it, and the "
-        "device plugin's Allocate fails it (UnexpectedAdmissionError); the "
-        "same test fails the same way on the real Volcano (tests/realstack)"
-    ),
-)
-
-
-@VOLCANO_FREES_TERMINATING
 def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
     live, sim_core
 ):
@@ -244,7 +232,6 @@ def test_approved_preemption_evicts_the_named_victim_and_the_request_runs(
     assert {"keep-0a", "keep-3b", "keep-3c", "npu-pod-310p"} <= running
 
 
-@VOLCANO_FREES_TERMINATING
 def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core):
     """The victim belongs to a Deployment pinned to the same chip: evicted, it
     is recreated at once and wants the very room being freed. The request's

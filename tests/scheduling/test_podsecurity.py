@@ -410,6 +410,15 @@ PORTAL_CASES = [
     ),
     ("spec.priority", 2000000000, "pod_template.spec.priority"),
     ("spec.preemptionPolicy", "Never", "pod_template.spec.preemptionPolicy"),
+    (
+        "spec.tolerations",
+        [
+            {"key": "dedicated", "operator": "Equal", "value": "npu"},
+            {"key": "vnpu-portal/held-for-request-7", "operator": "Exists"},
+        ],
+        "pod_template.spec.tolerations[1]",
+    ),
+    ("spec.tolerations", [{"operator": "Exists"}], "pod_template.spec.tolerations[0]"),
 ]
 
 
@@ -421,7 +430,7 @@ def test_what_only_the_portal_writes_is_refused_at_every_level(
     assert field in _fields(_with(RESTRICTED_OK, path, value), level)
 
 
-def test_labels_and_env_that_merely_look_alike_are_allowed():
+def test_labels_env_and_tolerations_that_merely_look_alike_are_allowed():
     template = _with(
         _with(
             RESTRICTED_OK,
@@ -430,6 +439,14 @@ def test_labels_and_env_that_merely_look_alike_are_allowed():
         ),
         "spec.containers[0].env",
         [{"name": "ASCEND_HOME", "value": "/usr/local/Ascend"}],
+    )
+    template = _with(
+        template,
+        "spec.tolerations",
+        [
+            {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "vnpu-portal/other", "operator": "Exists"},
+        ],
     )
     assert _fields(template, Level.RESTRICTED) == set()
 

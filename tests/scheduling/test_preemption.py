@@ -105,70 +105,118 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     assert "approved by ada" in event["message"]
     assert ("default", "big") not in fake_ops.pods
 
-    # the next pass creates the request's pod while the victim still terminates
-    # (sync still shows its slice): it must already wait, pinned, when the room
-    # frees, or the victim's recreated replacement would take it
+    # the node was held for the request before anything was evicted
+    hold = f"vnpu-portal/held-for-request-{request.pk}"
+    assert fake_ops.calls.index(("node_taint", "n1", hold)) < fake_ops.calls.index(
+        ("evict_pod", "default", "big")
+    )
+    assert fake_ops.taints["n1"] == [
+        {"key": hold, "value": "true", "effect": "NoSchedule"}
+    ]
+    proposal.refresh_from_db()
+    assert proposal.held_node == "n1"
+    assert "node n1 is held" in proposal.progress
+
+    # while the victim terminates (sync still shows its slice) no pod is made:
+    # Volcano would count its room as free and bind into what it still holds
+    report = run_pass(world.cluster)
+    request.refresh_from_db()
+    assert report.admitted == []
+    assert request.state == RequestState.RESERVED
+    assert ("ci", request.pod_name) not in fake_ops.pods
+
+    # once it is gone, the proposal is done and the pod is created in the same
+    # pass, tolerating the hold (and only that hold)
+    Slice.objects.filter(pod_name="big").delete()
     report = run_pass(world.cluster)
     proposal.refresh_from_db()
     request.refresh_from_db()
+    assert proposal.state == ProposalState.DONE
     assert report.admitted == [request.pk]
     assert request.state == RequestState.ADMITTED
-    assert "the preempted pods to leave" in request.reason
-    assert proposal.state == ProposalState.EVICTING
-    assert ("ci", request.pod_name) in fake_ops.pods
+    assert "node n1" in request.reason
+    assert "held for it" in request.reason
     pod = fake_ops.pods[("ci", request.pod_name)]
-    assert pod["metadata"]["annotations"]["hami.io/use-Ascend310P-uuid"] == full.uuid
+    assert pod["spec"]["tolerations"] == [
+        {"key": hold, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+    ]
+    assert fake_ops.taints["n1"]  # still held until the pod is bound
 
-    # when sync drops the victim's Slice, the proposal is done; the request
-    # keeps its pod and its room
-    Slice.objects.filter(pod_name="big").delete()
+    # bound (sync shows its slice): running, and the hold is lifted
+    world.slice(full, request.pod_name, "vir04", namespace="ci", priority=100000)
     run_pass(world.cluster)
     proposal.refresh_from_db()
     request.refresh_from_db()
-    assert proposal.state == ProposalState.DONE
-    assert request.state == RequestState.ADMITTED
-    assert Reservation.objects.get(request=request).proposal_id == proposal.pk
+    assert request.state == RequestState.RUNNING
+    assert fake_ops.taints["n1"] == []
+    assert proposal.held_node == ""
+    assert "runs on the freed room; node n1 released" in proposal.progress
 
 
-def test_the_bind_timeout_waits_for_the_victims_to_leave(
-    world, operator, admin_user, full, fake_ops, settings
+def test_a_victim_still_terminating_on_the_api_server_keeps_the_pod_back(
+    world, operator, admin_user, full, fake_ops
 ):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from apps.scheduling.models import Request
-
-    settings.REQUEST_BIND_TIMEOUT_SECONDS = 60
+    """Sync's mirror may drop the victim's slice before the pod is gone."""
     request, proposal = _approved(world, operator, admin_user)
     victims_evict(proposal.pk)
-    run_pass(world.cluster)  # pod created while "big" terminates
-    long_ago = timezone.now() - timedelta(seconds=600)
-    Request.objects.filter(pk=request.pk).update(admitted_at=long_ago)
-
-    # a victim with a long grace period: ten minutes on, still no timeout
-    run_pass(world.cluster)
-    request.refresh_from_db()
-    assert request.state == RequestState.ADMITTED
-    assert ("ci", request.pod_name) in fake_ops.pods
-
-    # gone just now: the timeout counts from here
+    # evicted, but the API server still has it terminating on the node
+    big = fake_ops.add_pod("default", "big")
+    big["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     Slice.objects.filter(pod_name="big").delete()
+
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    proposal.refresh_from_db()
+    assert proposal.state == ProposalState.EVICTING
+    assert request.state == RequestState.RESERVED
+
+    del fake_ops.pods[("default", "big")]
     run_pass(world.cluster)
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED
 
-    first_pod = request.pod_name
-    assert ("delete_pod", "ci", first_pod) not in fake_ops.calls
 
-    # and fires once that much time has passed with the pod still unbound: the
-    # pod is deleted and the request tried again under a new pod name
-    PreemptionProposal.objects.filter(pk=proposal.pk).update(updated_at=long_ago)
+def test_a_cancelled_request_gives_its_held_node_back(
+    world, operator, admin_user, full, fake_ops
+):
+    from apps.scheduling.services import request_cancel
+
+    request, proposal = _approved(world, operator, admin_user)
+    fake_ops.blocked.add("big")  # a budget holds the eviction back
+    victims_evict(proposal.pk)
+    assert fake_ops.taints["n1"]
+
+    request_cancel(request=request, actor=operator)
     run_pass(world.cluster)
+    proposal.refresh_from_db()
+    assert proposal.state == ProposalState.SUPERSEDED
+    assert fake_ops.taints["n1"] == []
+    assert proposal.held_node == ""
+
+
+def test_no_victim_is_evicted_until_the_node_is_held(
+    world, operator, admin_user, full, fake_ops
+):
+    request, proposal = _approved(world, operator, admin_user)
+    fake_ops.errors["node_taint"] = KubeError(503, "unavailable", transient=True)
+    report = victims_evict(proposal.pk)
+    assert report.evicted == []
+    assert not [c for c in fake_ops.calls if c[0] == "evict_pod"]
+    proposal.refresh_from_db()
+    assert proposal.state == ProposalState.EVICTING
+    assert "cannot hold node n1 yet" in proposal.progress
+    assert proposal.next_attempt_at is not None
+
+    # a node that is gone fails the proposal and gives the request's room back
+    del fake_ops.errors["node_taint"]
+    fake_ops.gone_nodes.add("n1")
+    PreemptionProposal.objects.filter(pk=proposal.pk).update(next_attempt_at=None)
+    victims_evict(proposal.pk)
+    proposal.refresh_from_db()
     request.refresh_from_db()
-    assert ("delete_pod", "ci", first_pod) in fake_ops.calls
-    assert request.attempts == 1
-    assert request.pod_name != first_pod
+    assert proposal.state == ProposalState.FAILED
+    assert "node n1 is gone" in proposal.progress
+    assert request.state == RequestState.PENDING
 
 
 def test_the_victim_is_annotated_before_it_is_evicted(
