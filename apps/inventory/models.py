@@ -240,6 +240,12 @@ class Slice(models.Model):
     aicpu = models.PositiveIntegerField(default=0)
     priority = models.IntegerField(default=0)
     priority_class = models.CharField(max_length=253, blank=True)
+    # False when the pod (label or annotation) says ``volcano.sh/preemptable:
+    # "false"``: Volcano never evicts it, and neither does the portal.
+    preemptable = models.BooleanField(default=True)
+    # The pod's Volcano queue (``scheduling.volcano.sh/queue-name``; Volcano's
+    # ``default`` when unset), so a proposal can say it crosses queues.
+    volcano_queue = models.CharField(max_length=253, default="default")
     phase = models.CharField(max_length=32, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
 

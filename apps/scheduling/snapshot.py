@@ -18,7 +18,14 @@ from typing import Any
 
 from django.db.models import Prefetch
 
-from apps.inventory.models import Chip, ChipType, Cluster, Slice, Template
+from apps.inventory.models import (
+    Chip,
+    ChipType,
+    Cluster,
+    PriorityClass,
+    Slice,
+    Template,
+)
 from apps.scheduling import allocator as alloc
 from apps.scheduling.choices import FINAL_STATES, ProposalState
 from apps.scheduling.models import (
@@ -91,8 +98,11 @@ def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
     }
 
 
-def allocator_request(request: Request) -> alloc.Request:
-    """The allocator's view of a pending request."""
+def allocator_request(
+    request: Request, never_preempt: frozenset[str] = frozenset()
+) -> alloc.Request:
+    """The allocator's view of a pending request; ``never_preempt`` names the
+    cluster's PriorityClasses with ``preemptionPolicy: Never``."""
     return alloc.Request(
         id=str(request.pk),
         common_word=request.common_word,
@@ -102,6 +112,7 @@ def allocator_request(request: Request) -> alloc.Request:
         submitted_at_s=request.created_at.timestamp(),
         queue=request.queue.name,
         allow_preemption=request.allow_preemption,
+        never_preempts=request.priority_class in never_preempt,
     )
 
 
@@ -117,7 +128,12 @@ def build_snapshot(
     rules = rules_for(cluster)
     words = {r.common_word for r in pending} & set(rules)
     snap.rules = [rules[w] for w in sorted(words)]
-    snap.requests = [allocator_request(r) for r in pending]
+    never_preempt = frozenset(
+        PriorityClass.objects.filter(
+            cluster=cluster, preemption_policy="Never"
+        ).values_list("name", flat=True)
+    )
+    snap.requests = [allocator_request(r, never_preempt) for r in pending]
     if not words:
         return snap
 
@@ -141,6 +157,8 @@ def build_snapshot(
             "aicpu",
             "priority",
             "priority_class",
+            "preemptable",
+            "volcano_queue",
             "started_at",
         )
     )
@@ -173,6 +191,7 @@ def build_snapshot(
                 namespace=s["namespace"],
                 pod=s["pod_name"],
                 terminating=key in leaving or bool(owner and owner[2]),
+                preemptable=s["preemptable"],
             )
         )
         snap.slices[sid] = SliceRow(
@@ -185,7 +204,9 @@ def build_snapshot(
             priority=s["priority"],
             priority_class=s["priority_class"],
             started_at=s["started_at"],
-            queue=queue,
+            # A portal pod's queue is its portal queue (a Volcano queue of the
+            # same name); any other pod's is the Volcano queue it names.
+            queue=queue or s["volcano_queue"],
             request_id=owner[0] if owner else None,
         )
 

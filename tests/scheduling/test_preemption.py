@@ -427,3 +427,22 @@ def test_a_proposal_that_no_longer_works_is_replaced_with_the_reason(
     (current,) = PreemptionProposal.objects.filter(state=ProposalState.PENDING)
     assert current.pk != first.pk
     assert f"replaced by proposal {current.pk}" in first.reason
+
+
+def test_a_proposal_says_when_it_crosses_queues(world, operator, full, fake_ops):
+    from apps.scheduling.api.serializers import PreemptionProposalSerializer
+
+    request = _urgent(world, operator)
+    own = request.queue.name
+    # the victim's pod names another Volcano queue (sync records it)
+    Slice.objects.filter(pod_name="big").update(volcano_queue="research")
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+    assert PreemptionProposalSerializer(proposal).data["crosses_queues"] == ["research"]
+
+    # in the request's own queue it does not
+    proposal.delete()
+    Slice.objects.filter(pod_name="big").update(volcano_queue=own)
+    run_pass(world.cluster)
+    proposal = PreemptionProposal.objects.get()
+    assert PreemptionProposalSerializer(proposal).data["crosses_queues"] == []

@@ -70,6 +70,8 @@ class SliceState:
     priority_class: str
     phase: str
     started_at: datetime | None
+    preemptable: bool = True
+    volcano_queue: str = "default"
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -243,9 +245,25 @@ def pod_slices(
                         priority_class=spec.get("priorityClassName", ""),
                         phase=phase,
                         started_at=parse_time(status.get("startTime")),
+                        preemptable=pod_preemptable(meta),
+                        volcano_queue=(annotations.get(VOLCANO_QUEUE_KEY) or "default"),
                     )
                 )
     return slices
+
+
+PREEMPTABLE_KEY = "volcano.sh/preemptable"
+VOLCANO_QUEUE_KEY = "scheduling.volcano.sh/queue-name"
+
+
+def pod_preemptable(meta: Mapping[str, Any]) -> bool:
+    """Volcano's rule: a pod is a possible victim unless its annotation or
+    label ``volcano.sh/preemptable`` is ``"false"`` (the annotation first)."""
+    for part in ("annotations", "labels"):
+        value = (meta.get(part) or {}).get(PREEMPTABLE_KEY)
+        if value is not None:
+            return str(value).strip().lower() != "false"
+    return True
 
 
 def _vnpu_request(spec: Mapping[str, Any]) -> tuple[str, int | None] | None:

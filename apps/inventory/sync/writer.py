@@ -60,6 +60,8 @@ SLICE_FIELDS = (
     "aicpu",
     "priority",
     "priority_class",
+    "preemptable",
+    "volcano_queue",
     "phase",
     "started_at",
 )
@@ -343,6 +345,8 @@ class _PodsAndNodesWriter:
             "aicpu": aicpu,
             "priority": state.priority,
             "priority_class": state.priority_class,
+            "preemptable": state.preemptable,
+            "volcano_queue": state.volcano_queue,
             "phase": state.phase,
             "started_at": state.started_at,
         }

@@ -310,7 +310,7 @@ class _Pass:
                 self._reserve(r, st, shape, quota, for_quota=quota_now is not None)
                 return
 
-        if self.policy.preemption and r.allow_preemption:
+        if self.policy.preemption and r.allow_preemption and not r.never_preempts:
             found = self._find_proposal(r, t, shape, quota)
             if found is not None:
                 self._propose(r, found[0], shape, found[1], quota)
@@ -318,7 +318,7 @@ class _Pass:
 
         self.passed_over.setdefault(r.common_word, []).append((r, shape))
         note = reasons.preemption_note(
-            self.policy.preemption, r.allow_preemption, r.priority
+            self.policy.preemption, r.allow_preemption, r.priority, r.never_preempts
         )
         if quota_future is not None:
             text = reasons.quota_exhausted(r.queue, r.common_word, *quota_future)
@@ -454,7 +454,7 @@ class _Pass:
             need += quota_need
         candidates = []
         for s in st.slices:
-            if s.id in self.claimed:
+            if s.id in self.claimed or not s.preemptable:
                 continue
             amounts: tuple[int, ...] = (s.memory, 1, s.ai_core, s.ai_cpu)
             if queue is not None:
@@ -468,7 +468,7 @@ class _Pass:
             [
                 (s.priority, max(0.0, self.now_s - s.started_at_s))
                 for s in st.slices
-                if s.id not in self.claimed
+                if s.id not in self.claimed and s.preemptable
             ]
         )
 

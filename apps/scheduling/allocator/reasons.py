@@ -141,13 +141,20 @@ def freeing_quota(queue: str, common_word: str, chip_id: str) -> str:
     )
 
 
-def preemption_note(policy_allows: bool, request_allows: bool, priority: int) -> str:
+def preemption_note(
+    policy_allows: bool,
+    request_allows: bool,
+    priority: int,
+    never_preempts: bool = False,
+) -> str:
     """Why preemption did not help, appended to a capacity or quota reason."""
     if not policy_allows:
         return "preemption is off"
     if not request_allows:
         return "the request does not allow preemption"
+    if never_preempts:
+        return "its PriorityClass has preemptionPolicy: Never"
     return (
-        f"no set of running slices with priority below {priority} "
+        f"no set of preemptable running slices with priority below {priority} "
         "frees enough on one chip"
     )

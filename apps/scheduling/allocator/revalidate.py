@@ -48,6 +48,9 @@ def proposal_problem(
         names = ", ".join(f"{ns}/{pod}" for ns, pod in gone)
         return f"victim {names} no longer runs on the chip"
     freed = [s for s in on_chip if (s.namespace, s.pod) in victims]
+    protected = sorted(f"{s.namespace}/{s.pod}" for s in freed if not s.preemptable)
+    if protected:
+        return f'victim {", ".join(protected)} is now marked volcano.sh/preemptable: "false"'
     used = Resources(
         max(0, chip.memory_used - sum(s.memory for s in freed)),
         max(0, chip.slots_used - len(freed)),

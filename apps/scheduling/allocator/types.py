@@ -88,6 +88,7 @@ class RunningSlice:
     namespace: str
     pod: str
     terminating: bool = False
+    preemptable: bool = True  # False: ``volcano.sh/preemptable: "false"``
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +128,8 @@ class Request:
     submitted_at_s: float
     queue: str
     allow_preemption: bool = True
+    # The request's PriorityClass has ``preemptionPolicy: Never``.
+    never_preempts: bool = False
     pinned_chip: str | None = None
     excluded_chips: frozenset[str] = frozenset()
 

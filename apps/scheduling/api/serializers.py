@@ -325,6 +325,9 @@ class PreemptionProposalSerializer(serializers.ModelSerializer):
     request_state = serializers.CharField(source="request.state", read_only=True)
     victims = VictimSerializer(many=True, read_only=True)
     decided_by = serializers.SerializerMethodField()
+    crosses_queues = serializers.SerializerMethodField(
+        help_text="the queues of victims outside the request's queue (empty: none)"
+    )
 
     class Meta:
         model = PreemptionProposal
@@ -347,6 +350,7 @@ class PreemptionProposalSerializer(serializers.ModelSerializer):
             "victims",
             "max_victim_priority",
             "lost_seconds",
+            "crosses_queues",
             "state",
             "reason",
             "progress",
@@ -358,6 +362,13 @@ class PreemptionProposalSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_crosses_queues(self, obj: PreemptionProposal) -> list[str]:
+        # Volcano's own preempt stays inside a queue; evicting across queues
+        # is the portal's doing, and the admin approving should see it.
+        own = obj.request.queue.name
+        return sorted({v.get("queue") or "default" for v in obj.victims} - {own})
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_decided_by(self, obj: PreemptionProposal) -> str | None:

@@ -519,6 +519,8 @@ export interface PreemptionProposal {
   victims: Victim[];
   lost_seconds: number;
   max_victim_priority: number;
+  /** Queues of victims outside the request's queue (Volcano's own preempt never crosses them). */
+  crosses_queues: string[];
   auto_approved: boolean;
   progress: string;
   reason: string;

@@ -34,6 +34,7 @@ const proposal: PreemptionProposal = {
   victims: [{ namespace: "batch", pod: "job-1", priority: 0, lost_seconds: 3720 }],
   lost_seconds: 3720,
   max_victim_priority: 0,
+  crosses_queues: ["batch"],
   auto_approved: false,
   progress: "",
   reason: "",
@@ -70,6 +71,11 @@ describe("PreemptionsPage", () => {
     expect(screen.getByText(/loses 1h 2m/)).toBeTruthy();
     expect(screen.getByTestId("approve-7")).toBeTruthy();
     expect(screen.getByTestId("reject-7")).toBeTruthy();
+  });
+  it("says when the victims are in another queue", async () => {
+    renderPage("admin");
+    await screen.findByTestId("proposal-7");
+    expect(screen.getByTestId("crosses-7").textContent).toContain("victims in batch");
   });
   it("shows no buttons to operators", async () => {
     renderPage("operator");

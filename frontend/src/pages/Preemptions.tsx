@@ -170,6 +170,11 @@ export function PreemptionsPage() {
                       </Badge>
                       {p.auto_approved && <span className="muted"> auto</span>}
                       {p.decided_by && <div className="muted">by {p.decided_by}</div>}
+                      {p.progress && (
+                        <div className="muted" data-testid={`progress-${p.id}`}>
+                          {p.progress}
+                        </div>
+                      )}
                     </td>
                     <td>
                       {p.victims.length === 0 ? (
@@ -187,6 +192,14 @@ export function PreemptionsPage() {
                             </li>
                           ))}
                         </ul>
+                      )}
+                      {p.crosses_queues.length > 0 && (
+                        <div data-testid={`crosses-${p.id}`}>
+                          <Badge kind="warn" title="Volcano's own preemption stays inside a queue">
+                            crosses queues
+                          </Badge>{" "}
+                          <span className="muted">victims in {p.crosses_queues.join(", ")}</span>
+                        </div>
                       )}
                     </td>
                     <td className="num">{lostTime(p.lost_seconds)}</td>

@@ -171,3 +171,37 @@ def test_chip_history_records_placements_and_releases(
         ("released", "second", "vir01"),
         ("placed", "second", "vir01"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("meta", "preemptable"),
+    [
+        ({}, True),
+        ({"annotations": {"volcano.sh/preemptable": "false"}}, False),
+        ({"labels": {"volcano.sh/preemptable": "False"}}, False),
+        ({"labels": {"volcano.sh/preemptable": "true"}}, True),
+        # Volcano reads the annotation first
+        (
+            {
+                "annotations": {"volcano.sh/preemptable": "true"},
+                "labels": {"volcano.sh/preemptable": "false"},
+            },
+            True,
+        ),
+    ],
+)
+def test_a_slice_records_whether_volcano_may_evict_it_and_its_queue(
+    guide_cluster, objects, meta, preemptable
+):
+    pod = copy.deepcopy(objects["pods"][0])
+    for part, values in meta.items():
+        pod["metadata"].setdefault(part, {}).update(values)
+    pod["metadata"]["annotations"]["scheduling.volcano.sh/queue-name"] = "research"
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.replace_pods([pod, objects["pods"][1]])
+
+    marked = Slice.objects.get(pod_name=pod["metadata"]["name"])
+    assert (marked.preemptable, marked.volcano_queue) == (preemptable, "research")
+    other = Slice.objects.get(pod_name=objects["pods"][1]["metadata"]["name"])
+    assert (other.preemptable, other.volcano_queue) == (True, "default")

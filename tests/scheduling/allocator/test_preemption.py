@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from apps.scheduling.allocator import (
@@ -145,7 +147,63 @@ def test_no_victims_of_equal_or_higher_priority() -> None:
     assert isinstance(waiting, Waiting)
     assert waiting.code is WaitReason.NO_CAPACITY
     assert waiting.reason.endswith(
-        "no set of running slices with priority below 3 frees enough on one chip"
+        "no set of preemptable running slices with priority below 3 frees enough "
+        "on one chip"
+    )
+
+
+def test_a_slice_marked_not_preemptable_is_never_a_victim() -> None:
+    # given two full chips whose cheapest victim set is on "b", where the
+    # vir01 is marked volcano.sh/preemptable: "false"
+    a, run_a = _full_chip("a", (5, 5, 2))
+    b, run_b = _full_chip("b", (5, 5, 1))
+    run_b = [
+        dataclasses.replace(s, preemptable=False) if s.id == "b-vir01" else s
+        for s in run_b
+    ]
+    result = allocate(
+        [req("r", 3072, priority=9)],
+        [a, b],
+        RULES,
+        policy=BINPACK,
+        running=run_a + run_b,
+    )
+    # then the proposal takes the dearer victim that may be evicted
+    assert _proposal(result, "r").victims == ("a-vir01",)
+
+    # and with every small slice protected, nothing of priority 5 is taken
+    # either when the request is not above it
+    protected = [dataclasses.replace(s, preemptable=False) for s in run_a + run_b]
+    waiting = outcome_of(
+        allocate(
+            [req("r", 3072, priority=9)],
+            [a, b],
+            RULES,
+            policy=BINPACK,
+            running=protected,
+        ),
+        "r",
+    )
+    assert isinstance(waiting, Waiting)
+    assert "no set of preemptable running slices" in waiting.reason
+
+
+def test_a_priority_class_that_never_preempts_gets_no_proposal() -> None:
+    a, running = _full_chip("a", (0, 0, 0))
+    never = dataclasses.replace(req("r", 3072, priority=9), never_preempts=True)
+
+    waiting = outcome_of(
+        allocate([never], [a], RULES, policy=BINPACK, running=running), "r"
+    )
+
+    assert isinstance(waiting, Waiting)
+    assert waiting.reason.endswith("its PriorityClass has preemptionPolicy: Never")
+    # the same request without the policy would have preempted
+    assert _proposal(
+        allocate(
+            [req("r", 3072, priority=9)], [a], RULES, policy=BINPACK, running=running
+        ),
+        "r",
     )
 
 
