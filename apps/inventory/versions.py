@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from django.conf import settings
 
-from apps.inventory.hami.deviceconfig import Shape
+from apps.inventory.hami.deviceconfig import DeviceConfigDocument, Shape
 from apps.inventory.models import Cluster, ClusterObject
 
 ComponentKind = Literal["volcano", "hami", "device_plugin"]
@@ -308,3 +308,20 @@ def shape_readers(cluster: Cluster, shape: Shape) -> list[ShapeReader]:
             )
         )
     return readers
+
+
+def shape_warnings(
+    cluster: Cluster, document: DeviceConfigDocument
+) -> list[ShapeReader]:
+    """Running components that cannot read ``document``'s ``vnpus``, or may not.
+
+    Effects ``crash`` and ``fallback``, and ``unknown`` where a version is
+    unknown; empty when the document has no ``vnpus`` entries.
+    """
+    if not document.raw_configs:
+        return []
+    return [
+        reader
+        for reader in shape_readers(cluster, document.shape)
+        if reader.effect in ("crash", "fallback", "unknown")
+    ]
