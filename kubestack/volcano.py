@@ -6,34 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from kubestack.files import write_atomic
+from simcluster import guide_data
 
 SCHEDULER_CONFIGMAP = ("volcano-system", "volcano-scheduler-configmap")
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
 
-# The guide's tiers, with the deviceshare arguments that exist in v1.14+ (the
-# guide's ASCEND310PVNPUEnable/AscendVNPUEnable belong to a pre-release fork).
-# No SchedulePolicy/ScheduleWeight, as in the guide: Volcano then takes any
-# fitting chip of the chosen node.
-SCHEDULER_CONF = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: deviceshare
-    arguments:
-      deviceshare.AscendHAMiVNPUEnable: true
-      deviceshare.NodeLockEnable: true
-      deviceshare.KnownGeometriesCMName: hami-scheduler-device
-      deviceshare.KnownGeometriesCMNamespace: kube-system
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
+# The guide's tiers with the deviceshare arguments that exist in v1.14+ (the
+# guide's ASCEND310PVNPUEnable/AscendVNPUEnable belong to a pre-release fork)
+# and the node lock; simcluster's guide scenario has the same.
+SCHEDULER_CONF = guide_data.VOLCANO_SCHEDULER_CONF_UPSTREAM
 
 # Created before any component starts: Volcano's namespace, and what the
 # read-only kubeconfig context may do (read everything, write nothing).

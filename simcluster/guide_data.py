@@ -77,6 +77,32 @@ tiers:
   - name: binpack
 """
 
+# The guide's tiers with the deviceshare arguments upstream Volcano (v1.14+)
+# reads, and the node lock: what the portal's health checks ask a guide user
+# to change. simcluster's guide scenario and the real stack (kubestack) run
+# it. No SchedulePolicy/ScheduleWeight, as in the guide: Volcano then takes
+# any fitting chip of the chosen node.
+VOLCANO_SCHEDULER_CONF_UPSTREAM = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: deviceshare
+    arguments:
+      deviceshare.AscendHAMiVNPUEnable: true
+      deviceshare.NodeLockEnable: true
+      deviceshare.KnownGeometriesCMName: hami-scheduler-device
+      deviceshare.KnownGeometriesCMNamespace: kube-system
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
 NODE_310P = "npu-node-310p-01"
 NODE_910B = "npu-node-910b-01"
 # (die ID, healthy) per chip, in index order, as registered in the fixtures.

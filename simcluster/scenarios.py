@@ -34,6 +34,11 @@ PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
 # The guide's plugin (v1.1.0): it reads the list shape of the device config the
 # scenario has (v1.3+ reads only the wrapper shape) and writes no hami-vnpu-core.
 PLUGIN_IMAGE = "projecthami/ascend-device-plugin:v1.1.0"
+# The schedulers of the real stack (kubestack): Volcano v1.15.1, whose
+# deviceshare the binder models, and a HAMi scheduler that reads the list shape
+# (v2.9+ reads only the wrapper and would crash on the guide's config).
+VOLCANO_IMAGE = "volcanosh/vc-scheduler:v1.15.1"
+HAMI_IMAGE = "projecthami/hami:v2.5.0"
 SYSTEM_NAMESPACES = (
     "default",
     "kube-system",
@@ -108,7 +113,9 @@ def _base(scn: Scenario) -> None:
                 "name": "volcano-scheduler-configmap",
                 "namespace": "volcano-system",
             },
-            "data": {"volcano-scheduler.conf": guide_data.VOLCANO_SCHEDULER_CONF},
+            "data": {
+                "volcano-scheduler.conf": guide_data.VOLCANO_SCHEDULER_CONF_UPSTREAM
+            },
         },
     )
     for name, (value, description) in PRIORITY_CLASSES.items():
@@ -346,7 +353,7 @@ def guide() -> Scenario:
         scn,
         "volcano-system",
         "volcano-scheduler",
-        "volcanosh/vc-scheduler:v1.14.0",
+        VOLCANO_IMAGE,
         names,
         ["--scheduler-conf=/volcano.scheduler/volcano-scheduler.conf"],
     )
@@ -354,7 +361,7 @@ def guide() -> Scenario:
         scn,
         "kube-system",
         "hami-scheduler",
-        "projecthami/hami:v2.10.0",
+        HAMI_IMAGE,
         names,
         ["--device-config-file=/device-config.yaml"],
     )
@@ -420,13 +427,11 @@ def scale(nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000) -> Scen
         scn,
         "volcano-system",
         "volcano-scheduler",
-        "volcanosh/vc-scheduler:v1.14.0",
+        VOLCANO_IMAGE,
         node_names,
         [],
     )
-    _deployment(
-        scn, "kube-system", "hami-scheduler", "projecthami/hami:v2.10.0", node_names, []
-    )
+    _deployment(scn, "kube-system", "hami-scheduler", HAMI_IMAGE, node_names, [])
     namespaces = [f"team-{k:02d}" for k in range(20)]
     for ns in namespaces:
         scn.add(resources.NAMESPACE, _namespace(ns))

@@ -21,6 +21,15 @@ This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
 - **Never publish an invalid config** (400 with the errors by field), and
   refuse a publish that would change nothing (400 ``no_change``): it would
   add a version and mark every component "restart pending" for nothing.
+- **Never write a shape a running component cannot read unasked.** The
+  ``vnpus`` shape of the proposal is checked against the versions of the
+  running Volcano, HAMi scheduler and device plugin (from their images,
+  ``apps.inventory.versions``). A shape that one of them cannot parse (it
+  would crash at its next start) is refused with a 400 naming
+  ``confirm_shape`` unless the caller sends ``confirm_shape: true``; one it
+  silently replaces by its default, or whose reader's version is unknown,
+  is written with a warning (``shape_warnings``, also in the preview of
+  ``GET /api/clusters/<id>/device-config/``).
 - **No version unless the PUT succeeded.** Then one transaction stores the
   ``published`` version (author, reason, the resourceVersion the PUT
   returned) and the audit event with the diff.
@@ -81,6 +90,7 @@ from apps.inventory.selectors import (
     deviceconfig_baseline,
     text_diff,
 )
+from apps.inventory.versions import ShapeReader, shape_warnings
 
 # A metadata-only write between our GET and PUT is retried this many times.
 MAX_ATTEMPTS = 3
@@ -99,6 +109,8 @@ class PublishResult:
         previous_resource_version: The ConfigMap's resourceVersion before.
         forced: It was published over drift (``force``).
         rollback_of: The version number it restored, for a rollback.
+        shape_warnings: Running components that cannot (or may not) read
+            the written ``vnpus`` shape.
     """
 
     version: DeviceConfigVersion
@@ -107,6 +119,7 @@ class PublishResult:
     previous_resource_version: str
     forced: bool = False
     rollback_of: int | None = None
+    shape_warnings: tuple[ShapeReader, ...] = ()
 
 
 def deviceconfig_publish(
@@ -115,6 +128,7 @@ def deviceconfig_publish(
     actor: Any,
     reason: str,
     force: bool = False,
+    confirm_shape: bool = False,
     actor_name: str = "",
 ) -> PublishResult:
     """Write the portal's chip types and templates to the cluster's ConfigMap.
@@ -125,14 +139,17 @@ def deviceconfig_publish(
         reason: Why; required, it goes to the version and the audit log.
         force: Publish even when the live text differs from the baseline
             (admin only).
+        confirm_shape: Write even a ``vnpus`` shape that a running
+            component cannot parse (it crashes at its next start).
         actor_name: Name recorded for a None actor.
 
     Returns:
-        The new version, the diff and the validation warnings.
+        The new version, the diff, the validation and shape warnings.
 
     Raises:
-        ValidationFailed: No reason, an invalid config, or nothing to change
-            (code ``no_change``).
+        ValidationFailed: No reason, an invalid config, nothing to change
+            (code ``no_change``), or a shape a running component cannot
+            parse without ``confirm_shape`` (code ``unreadable_shape``).
         Conflict: ``drift`` (someone else's edit; detail has the three-way
             diff) or ``no_baseline`` (adopt the live config first).
         PermissionDenied: ``force`` without the admin role.
@@ -156,6 +173,7 @@ def deviceconfig_publish(
         actor_name=actor_name,
         reason=reason,
         force=force,
+        confirm_shape=confirm_shape,
         propose=propose,
     )
 
@@ -167,6 +185,7 @@ def deviceconfig_rollback(
     number: int,
     reason: str,
     force: bool = False,
+    confirm_shape: bool = False,
     actor_name: str = "",
 ) -> PublishResult:
     """Publish exactly the text of version ``number`` again, then make it the portal's copy.
@@ -181,12 +200,14 @@ def deviceconfig_rollback(
         number: The version number to restore (``v3`` is 3).
         reason: Why; required.
         force: Publish over drift (admin only).
+        confirm_shape: As for :func:`deviceconfig_publish`.
         actor_name: Name recorded for a None actor.
 
     Raises:
         NotFound: No such version.
-        ValidationFailed: That version is not a valid config, no reason, or it
-            is what the cluster already has (``no_change``).
+        ValidationFailed: That version is not a valid config, no reason, it
+            is what the cluster already has (``no_change``), or its shape is
+            unreadable (``unreadable_shape``, as for publish).
         Conflict: As for :func:`deviceconfig_publish`.
         PermissionDenied: ``force`` without the admin role.
         ClusterUnavailable: The cluster could not be reached.
@@ -203,6 +224,7 @@ def deviceconfig_rollback(
         actor_name=actor_name,
         reason=reason,
         force=force,
+        confirm_shape=confirm_shape,
         propose=lambda live, baseline: target.text,
         rollback_of=target.number,
     )
@@ -359,6 +381,26 @@ def _validated(
     return document, validate_configs(document.raw_configs, previous=previous).warnings
 
 
+def _shape_guard(
+    cluster: Cluster, document: DeviceConfigDocument, confirmed: bool
+) -> tuple[ShapeReader, ...]:
+    """Refuse a shape a running component cannot parse unless confirmed; return the warnings."""
+    readers = tuple(shape_warnings(cluster, document))
+    crashing = [r for r in readers if r.effect == "crash"]
+    if crashing and not confirmed:
+        said = "; ".join(f"{r.message} ({r.fix})" for r in crashing)
+        raise ValidationFailed(
+            f"confirm_shape: {said}",
+            detail={
+                "confirm_shape": [
+                    f"{said}; send confirm_shape: true to write it anyway"
+                ]
+            },
+            code="unreadable_shape",
+        )
+    return readers
+
+
 def _put(
     api: client.ApiClient, cluster: Cluster, live: LiveConfigMap, text: str
 ) -> str:
@@ -382,6 +424,7 @@ def _publish(
     reason: str,
     force: bool,
     propose: Propose,
+    confirm_shape: bool = False,
     rollback_of: int | None = None,
 ) -> PublishResult:
     """The guarded read-modify-write shared by publish and rollback (see the module doc)."""
@@ -440,6 +483,7 @@ def _publish(
                     detail={"non_field_errors": ["the live device config is the same"]},
                     code="no_change",
                 )
+            readers = _shape_guard(cluster, document, confirm_shape)
             pending = services.deviceconfig_pending_write_record(
                 cluster=cluster,
                 text=proposed,
@@ -492,6 +536,7 @@ def _publish(
                     previous_resource_version=live.resource_version,
                     forced=accepted != baseline.text,
                     rollback_of=rollback_of,
+                    shape_warnings=readers,
                 )
         before_specs = [dataclasses.asdict(s) for s in chip_type_specs(cluster)]
         version = services.deviceconfig_version_store(
@@ -538,4 +583,5 @@ def _publish(
         previous_resource_version=live.resource_version,
         forced=forced,
         rollback_of=rollback_of,
+        shape_warnings=readers,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import defaultdict
 from collections.abc import Iterable
@@ -13,6 +14,7 @@ from apps.common.exceptions import NotFound, ValidationFailed
 from apps.common.ids import parse_id
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
+    DeviceConfigError,
     TemplateSpec,
     parse_device_config,
     render_device_config,
@@ -28,6 +30,7 @@ from apps.inventory.models import (
 )
 from apps.inventory.room import ChipLoad, TypeRoom, type_room
 from apps.inventory.specs import chip_type_to_spec
+from apps.inventory.versions import shape_warnings
 
 #: The chip fields the room calculation reads.
 ROOM_FIELDS = (
@@ -94,6 +97,20 @@ def deviceconfig_render(cluster: Cluster) -> str:
         )
     document = parse_device_config(base.text)
     return render_device_config(document, chip_type_specs(cluster))
+
+
+def deviceconfig_shape_warnings(cluster: Cluster, text: str) -> list[dict[str, Any]]:
+    """Running components that cannot (or may not) read the ``vnpus`` shape of ``text``.
+
+    What publishing ``text`` would warn about (``effect`` ``crash`` needs
+    ``confirm_shape``); empty for a text that does not parse (its errors are
+    reported elsewhere).
+    """
+    try:
+        document = parse_device_config(text)
+    except DeviceConfigError:
+        return []
+    return [dataclasses.asdict(r) for r in shape_warnings(cluster, document)]
 
 
 def deviceconfig_version_get(

@@ -259,8 +259,8 @@ WATCHED_DEPLOYMENTS = env.list(
 FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
 WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
-# Whether the portal proposes preemptions (health checks then want Volcano's
-# `preempt` action enabled).
+# Whether the portal proposes preemptions (Volcano's own `preempt` action is
+# not needed for them; health warns where it would evict vNPU pods unasked).
 PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
 
 # =====================================================================================

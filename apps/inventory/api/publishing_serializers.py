@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.inventory.api.serializers import ValidationIssueSerializer
+from apps.inventory.api.serializers import (
+    ShapeWarningSerializer,
+    ValidationIssueSerializer,
+)
 
 # --- inputs ----------------------------------------------------------------------
 
@@ -16,6 +19,11 @@ class PublishInputSerializer(serializers.Serializer):
     force = serializers.BooleanField(
         default=False,
         help_text="publish over a hand edit of the ConfigMap (admin only)",
+    )
+    confirm_shape = serializers.BooleanField(
+        default=False,
+        help_text="write even a vnpus shape that a running component cannot parse "
+        "(it crashes at its next start); without it such a publish is a 400",
     )
 
 
@@ -68,6 +76,7 @@ class PublishResultSerializer(serializers.Serializer):
     forced = serializers.BooleanField()
     rollback_of = serializers.IntegerField(allow_null=True)
     warnings = ValidationIssueSerializer(many=True)
+    shape_warnings = ShapeWarningSerializer(many=True)
 
 
 class AdoptResultSerializer(serializers.Serializer):

@@ -46,7 +46,11 @@ CLUSTER_ERRORS = {
     503: _error("the cluster's API server could not be reached or refused the call"),
 }
 WRITE_ERRORS = {
-    400: _error("invalid input or config (`errors` names each field), or no_change"),
+    400: _error(
+        "invalid input or config (`errors` names each field), no_change, or "
+        "unreadable_shape (`errors.confirm_shape`: a running component cannot "
+        "parse the vnpus shape; send confirm_shape: true to write it anyway)"
+    ),
     **CLUSTER_ERRORS,
     409: OpenApiResponse(
         response=s.PublishConflictSerializer,
@@ -107,6 +111,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
             actor=request.user,
             reason=data["reason"],
             force=data["force"],
+            confirm_shape=data["confirm_shape"],
         )
         return Response(
             s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED
@@ -128,6 +133,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
             number=data["version"],
             reason=data["reason"],
             force=data["force"],
+            confirm_shape=data["confirm_shape"],
         )
         return Response(
             s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED
@@ -229,6 +235,6 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
     )
     @action(detail=True, methods=["get"])
     def health(self, request: Request, pk: str | None = None) -> Response:
-        """Configuration checks: Volcano deviceshare, preempt, device plugin, registrations."""
+        """Configuration checks: Volcano's config by its version, the vnpus shape, device plugin, registrations."""
         data = cluster_health(self.get_object())
         return Response(s.ClusterHealthSerializer(data).data)

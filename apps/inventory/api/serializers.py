@@ -348,12 +348,37 @@ class ValidationIssueSerializer(serializers.Serializer):
     severity = serializers.CharField()
 
 
+class ShapeWarningSerializer(serializers.Serializer):
+    component = serializers.ChoiceField(choices=["volcano", "hami", "device_plugin"])
+    workload = serializers.CharField(
+        help_text="e.g. DaemonSet kube-system/hami-ascend-device-plugin"
+    )
+    image = serializers.CharField(allow_blank=True)
+    version = serializers.CharField(
+        allow_null=True, help_text="from the image's release tag; null: unknown"
+    )
+    shape = serializers.ChoiceField(choices=["list", "wrapper"])
+    effect = serializers.ChoiceField(
+        choices=["crash", "fallback", "unknown"],
+        help_text="crash: it cannot parse the shape and exits at its next start "
+        "(publishing needs confirm_shape); fallback: it silently uses its "
+        "310P3-only default; unknown: its version is unknown",
+    )
+    message = serializers.CharField()
+    fix = serializers.CharField(allow_blank=True)
+
+
 class DeviceConfigStateSerializer(serializers.Serializer):
     yaml = serializers.CharField(help_text="what the portal would publish")
     base_version = serializers.IntegerField(allow_null=True)
     diff_from_base = serializers.CharField()
     errors = ValidationIssueSerializer(many=True)
     warnings = ValidationIssueSerializer(many=True)
+    shape_warnings = ShapeWarningSerializer(
+        many=True,
+        help_text="running components that cannot (or may not) read the vnpus "
+        "shape of this config",
+    )
 
 
 class ChipTypeSummarySerializer(serializers.Serializer):

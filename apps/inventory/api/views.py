@@ -158,6 +158,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             ),
             "errors": _issues(report.errors),
             "warnings": _issues(report.warnings),
+            "shape_warnings": selectors.deviceconfig_shape_warnings(cluster, rendered),
         }
         return Response(s.DeviceConfigStateSerializer(data).data)
 

@@ -185,12 +185,27 @@ export interface ValidationIssue {
 /** Successful writes of chip types and templates also carry the config's warnings. */
 export type WithWarnings<T> = T & { warnings?: ValidationIssue[] };
 
+/** A running component that cannot (or may not) read the vnpus shape of a config. */
+export interface ShapeWarning {
+  component: "volcano" | "hami" | "device_plugin";
+  workload: string;
+  image: string;
+  /** from the image's release tag; null: unknown */
+  version: string | null;
+  shape: "list" | "wrapper";
+  /** crash: exits at its next start (publishing needs confirm_shape); fallback: silently uses its 310P3-only default */
+  effect: "crash" | "fallback" | "unknown";
+  message: string;
+  fix: string;
+}
+
 export interface DeviceConfigState {
   yaml: string;
   base_version: number | null;
   diff_from_base: string;
   errors: ValidationIssue[];
   warnings: ValidationIssue[];
+  shape_warnings: ShapeWarning[];
 }
 
 export interface DeviceConfigVersion {
@@ -286,6 +301,7 @@ export interface PublishResult {
   forced: boolean;
   rollback_of: number | null;
   warnings: ValidationIssue[];
+  shape_warnings: ShapeWarning[];
 }
 
 export interface Drift {

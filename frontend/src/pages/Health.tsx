@@ -13,9 +13,14 @@ import { RestartsPanel } from "./Restarts";
 const KIND: Record<CheckStatus, string> = { ok: "ok", warn: "warn", fail: "fail" };
 const LABEL: Record<string, string> = {
   volcano_config: "Volcano scheduler config",
+  component_versions: "Component versions",
   deviceshare_enabled: "deviceshare plugin",
   known_geometries: "Device config reference",
-  preempt_action: "Preempt action",
+  chip_policy: "Chip choice (SchedulePolicy)",
+  node_lock: "Node lock",
+  predicates_plugin: "predicates plugin",
+  device_config_shape: "Device config shape",
+  preempt_action: "Volcano's own preemption",
   device_plugin: "HAMi device plugin",
   registrations: "Node registrations",
   device_config_drift: "Device config drift",
@@ -70,7 +75,7 @@ export function HealthPage() {
       <div className="panel">
         <div className="panel-head">
           <h2>Checks</h2>
-          <span className="right">Volcano scheduler, HAMi device plugin, device config</span>
+          <span className="right">Volcano scheduler (read as its version reads it), HAMi device plugin, device config</span>
         </div>
         <ErrorNote error={health.error} onRetry={health.reload} />
         {!health.data ? (

@@ -88,6 +88,35 @@ def hand_edit(kubectl: Callable[..., str]) -> Callable[[str], None]:
     return edit
 
 
+# Versions that read the wrapper shape of vnpus (Volcano v1.15.1 reads both).
+WRAPPER_READERS = (
+    (
+        "daemonset/hami-ascend-device-plugin",
+        "device-plugin",
+        "projecthami/ascend-device-plugin:v1.3.0",
+    ),
+    ("deployment/hami-scheduler", "hami-scheduler", "projecthami/hami:v2.10.0"),
+)
+
+
+@pytest.fixture
+def set_images(kubectl: Callable[..., str]) -> Callable[..., None]:
+    """``set_images(readers)``: ``kubectl set image`` on each (workload, container, image).
+
+    With no argument: the device plugin and HAMi scheduler versions that read
+    the wrapper shape, as a cluster that has the wrapper runs them (the
+    publish guard refuses to write a shape a running component cannot parse).
+    """
+
+    def run(readers: tuple[tuple[str, str, str], ...] = WRAPPER_READERS) -> None:
+        for workload, container, image in readers:
+            kubectl(
+                "set", "image", workload, "-n", "kube-system", f"{container}={image}"
+            )
+
+    return run
+
+
 @pytest.fixture
 def connect(db, kubeconfig: Path) -> Callable[[], Any]:
     """Register the sim as cluster ``sim`` and sync it once (the first sync adopts)."""

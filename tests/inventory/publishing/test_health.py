@@ -7,23 +7,25 @@ import json
 import pytest
 
 from apps.inventory.models import Chip
+from simcluster import guide_data
 
 pytestmark = pytest.mark.django_db
 
-GOOD = """\
-actions: "enqueue, allocate, preempt, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-- plugins:
-  - name: deviceshare
-    arguments:
-      deviceshare.AscendHAMiVNPUEnable: true
-      deviceshare.KnownGeometriesCMNamespace: kube-system
-      deviceshare.KnownGeometriesCMName: hami-scheduler-device
-  - name: predicates
-"""
+GOOD = guide_data.VOLCANO_SCHEDULER_CONF_UPSTREAM
+ALL_CHECKS = {
+    "volcano_config",
+    "component_versions",
+    "deviceshare_enabled",
+    "known_geometries",
+    "chip_policy",
+    "node_lock",
+    "predicates_plugin",
+    "device_config_shape",
+    "preempt_action",
+    "device_plugin",
+    "registrations",
+    "device_config_drift",
+}
 
 
 @pytest.fixture
@@ -51,41 +53,89 @@ def _checks(client, url) -> tuple[str, dict[str, dict]]:
     return body["check_status"], {c["id"]: c for c in body["checks"]}
 
 
-def test_guide_config(cluster, viewer_client, url):
-    # given the guide's scheduler config: guide argument names, no preempt action
-    overall, checks = _checks(viewer_client, url)
-    assert checks["volcano_config"]["check_status"] == "ok"
-    assert checks["deviceshare_enabled"]["check_status"] == "warn"
-    assert "AscendHAMiVNPUEnable" in checks["deviceshare_enabled"]["fix"]
-    assert checks["known_geometries"]["check_status"] == "ok"
-    assert checks["preempt_action"]["check_status"] == "fail"
-    assert "preempt" in checks["preempt_action"]["fix"]
-    assert checks["device_plugin"]["check_status"] == "ok"
-    assert checks["registrations"]["check_status"] == "ok"
-    assert checks["device_config_drift"]["check_status"] == "ok"
-    assert overall == "fail"
-
-
-def test_preempt_not_needed_when_preemption_is_off(
-    cluster, viewer_client, url, settings
-):
-    settings.PREEMPTION_ENABLED = False
-    assert _checks(viewer_client, url)[1]["preempt_action"]["check_status"] == "ok"
-
-
-def test_good_config_is_all_ok(cluster, set_volcano_conf, viewer_client, url):
-    set_volcano_conf(GOOD)
+def test_the_demo_is_healthy(cluster, viewer_client, url):
+    # given simcluster's guide scenario as the demo runs it: the guide corrected
+    # as these checks ask, on the real stack's images
     overall, checks = _checks(viewer_client, url)
     assert overall == "ok", checks
-    assert set(checks) == {
-        "volcano_config",
-        "deviceshare_enabled",
-        "known_geometries",
-        "preempt_action",
-        "device_plugin",
-        "registrations",
-        "device_config_drift",
-    }
+    assert set(checks) == ALL_CHECKS
+    assert checks["component_versions"]["message"] == (
+        "Volcano scheduler v1.15.1; HAMi scheduler v2.5.0; "
+        "HAMi Ascend device plugin v1.1.0"
+    )
+    # preempt is not in its actions, and that is no longer a failure
+    assert "have no preempt" in checks["preempt_action"]["message"]
+
+
+def test_guide_config(cluster, set_volcano_conf, viewer_client, url):
+    # given the guide's scheduler config verbatim: its enable names, no node lock
+    set_volcano_conf(guide_data.VOLCANO_SCHEDULER_CONF)
+    overall, checks = _checks(viewer_client, url)
+    assert overall == "fail"
+    assert checks["volcano_config"]["check_status"] == "ok"
+    enabled = checks["deviceshare_enabled"]
+    assert enabled["check_status"] == "fail"
+    assert "no Volcano release reads" in enabled["message"]
+    assert "deviceshare.AscendHAMiVNPUEnable: true" in enabled["fix"]
+    assert checks["node_lock"]["check_status"] == "warn"
+    assert checks["known_geometries"]["check_status"] == "ok"
+    assert checks["predicates_plugin"]["check_status"] == "ok"
+    assert checks["preempt_action"]["check_status"] == "ok"
+
+
+def test_the_guide_config_on_the_guides_fork(
+    cluster, kubectl, set_volcano_conf, viewer_client, url
+):
+    # given the guide's own image and config
+    kubectl(
+        "set",
+        "image",
+        "deployment/volcano-scheduler",
+        "-n",
+        "volcano-system",
+        "volcano-scheduler=swr.cn-east-3.myhuaweicloud.com/lomtom-common/"
+        "vc-scheduler:v1.13.0-11-07",
+    )
+    set_volcano_conf(guide_data.VOLCANO_SCHEDULER_CONF)
+    checks = _checks(viewer_client, url)[1]
+    # then its enable names count there
+    assert checks["deviceshare_enabled"]["check_status"] == "ok"
+    assert "fork" in checks["component_versions"]["message"]
+
+
+def test_a_plugin_that_cannot_parse_the_shape_fails_health(
+    cluster, set_images, resync, viewer_client, url
+):
+    # when the device plugin is upgraded to v1.3.0 under the guide's list shape
+    plugin = "projecthami/ascend-device-plugin:v1.3.0"
+    set_images((("daemonset/hami-ascend-device-plugin", "device-plugin", plugin),))
+    resync()
+    check = _checks(viewer_client, url)[1]["device_config_shape"]
+    assert check["check_status"] == "fail"
+    assert "device plugin v1.3.0 cannot parse the list shape" in check["message"]
+    assert "write the wrapper shape" in check["fix"]
+
+
+def test_preempt_is_a_warning_only_where_volcano_evicts_vnpu_pods(
+    cluster, kubectl, set_volcano_conf, viewer_client, url
+):
+    preempt = GOOD.replace(
+        "enqueue, allocate, backfill", "enqueue, allocate, preempt, backfill"
+    )
+    set_volcano_conf(preempt)
+    assert _checks(viewer_client, url)[1]["preempt_action"]["check_status"] == "ok"
+    kubectl(
+        "set",
+        "image",
+        "deployment/volcano-scheduler",
+        "-n",
+        "volcano-system",
+        "volcano-scheduler=volcanosh/vc-scheduler:v1.16.0",
+    )
+    set_volcano_conf(preempt)  # and resync
+    check = _checks(viewer_client, url)[1]["preempt_action"]
+    assert check["check_status"] == "warn"
+    assert "without the portal's approval" in check["message"]
 
 
 @pytest.mark.parametrize(
@@ -122,6 +172,11 @@ def test_good_config_is_all_ok(cluster, set_volcano_conf, viewer_client, url):
             "no deviceshare plugin",
         ),
         ("actions: [unclosed\n", "volcano_config", "not valid YAML"),
+        (
+            GOOD.replace("  - name: predicates\n", ""),
+            "predicates_plugin",
+            "no predicates plugin",
+        ),
     ],
 )
 def test_broken_configs_fail_the_right_check(

@@ -31,11 +31,20 @@ def _memory(text: str, common_word: str, template: str) -> int:
 
 @pytest.mark.parametrize("shape", ["list", "wrapper"])
 def test_publish_lands_with_shape_and_untouched_keys(
-    shape, connect, kubectl, live_cm, hand_edit, operator, operator_client, fixtures_dir
+    shape,
+    connect,
+    kubectl,
+    live_cm,
+    hand_edit,
+    set_images,
+    operator,
+    operator_client,
+    fixtures_dir,
 ):
     # given a ConfigMap with another data key and a label, in either shape, adopted by the first sync
     if shape == "wrapper":
         hand_edit((fixtures_dir / "device-config-wrapper.yaml").read_text())
+        set_images()  # components that read it
     kubectl(
         "patch",
         "cm",
@@ -273,3 +282,68 @@ def test_unreachable_cluster_is_503_naming_it(
     assert viewer_client.get(url("drift")).status_code == 503
     assert viewer_client.get(url("restarts")).status_code == 503
     assert DeviceConfigVersion.objects.filter(cluster=cluster).count() == 1
+
+
+def test_a_shape_a_running_component_cannot_parse_needs_confirm_shape(
+    cluster, set_images, resync, live_text, operator_client, url
+):
+    # given the guide's list shape and a HAMi scheduler v2.10.0 running, which
+    # reads only the wrapper (it parsed its config before; it crashes at its
+    # next start)
+    hami = ("deployment/hami-scheduler", "hami-scheduler", "projecthami/hami:v2.10.0")
+    set_images((hami,))
+    resync()
+    edited = operator_client.patch(
+        f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
+    )
+    assert edited.status_code == 200, edited.json()
+    before = live_text()
+    # then the preview says so before anything is written
+    preview = operator_client.get(f"/api/clusters/{cluster.pk}/device-config/").json()
+    (warning,) = preview["shape_warnings"]
+    assert warning["component"] == "hami"
+    assert warning["version"] == "v2.10.0"
+    assert (warning["shape"], warning["effect"]) == ("list", "crash")
+    assert "write the wrapper shape" in warning["fix"]
+    # when an operator publishes without confirming: 400 naming confirm_shape
+    answer = operator_client.post(url("publish"), {"reason": "bigger vir01"})
+    assert answer.status_code == 400, answer.json()
+    body = answer.json()
+    assert body["code"] == "unreadable_shape"
+    assert (
+        "HAMi scheduler v2.10.0 cannot parse the list shape"
+        in (body["errors"]["confirm_shape"][0])
+    )
+    assert live_text() == before  # nothing was written
+    # when confirmed, it is written and the result repeats the warning
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_shape": True}, format="json"
+    )
+    assert answer.status_code == 201, answer.json()
+    assert [w["effect"] for w in answer.json()["shape_warnings"]] == ["crash"]
+    assert _memory(live_text(), "Ascend310P", "vir01") == 4096
+
+
+def test_a_silent_fallback_or_an_unknown_version_is_only_a_warning(
+    cluster, kubectl, resync, operator_client, url, live_text
+):
+    # given a Volcano whose version cannot be read from its image
+    kubectl(
+        "set",
+        "image",
+        "deployment/volcano-scheduler",
+        "-n",
+        "volcano-system",
+        "volcano-scheduler=volcanosh/vc-scheduler:latest",
+    )
+    resync()
+    operator_client.patch(
+        f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
+    )
+    # when an operator publishes: written, with the warning
+    answer = operator_client.post(url("publish"), {"reason": "bigger vir01"})
+    assert answer.status_code == 201, answer.json()
+    (warning,) = answer.json()["shape_warnings"]
+    assert (warning["component"], warning["effect"]) == ("volcano", "unknown")
+    assert warning["version"] is None
+    assert "version unknown: image volcanosh/vc-scheduler:latest" in warning["message"]

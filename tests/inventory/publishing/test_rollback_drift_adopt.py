@@ -148,10 +148,21 @@ def test_an_invalid_live_config_cannot_be_adopted(
 
 
 def test_publish_after_adopting_a_wrapper_keeps_it(
-    cluster, hand_edit, fixtures_dir, live_text, admin_client_api, operator_client, url
+    cluster,
+    hand_edit,
+    set_images,
+    resync,
+    fixtures_dir,
+    live_text,
+    admin_client_api,
+    operator_client,
+    url,
 ):
-    # given the cluster switched to the wrapper shape by hand and an admin adopted it
+    # given the cluster switched to the wrapper shape by hand (and to components
+    # that read it) and an admin adopted it
     hand_edit((fixtures_dir / "device-config-wrapper.yaml").read_text())
+    set_images()
+    resync()
     assert admin_client_api.post(url("adopt"), {}).status_code == 201
     # when an operator publishes a change
     operator_client.patch(

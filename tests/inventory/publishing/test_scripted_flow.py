@@ -51,11 +51,14 @@ def editor(tmp_path: Path) -> Path:
     ],
 )
 def test_readme_scripted_flow_publishes(
-    fixture, shape_line, connect, hand_edit, live_text, tmp_path
+    fixture, shape_line, connect, hand_edit, set_images, live_text, tmp_path
 ):
-    # given a live config of this shape, which the first sync adopts
+    # given a live config of this shape, which the first sync adopts, and
+    # components that read it
     original = (FIXTURES / fixture).read_text(encoding="utf-8")
     hand_edit(original)
+    if "wrapper" in fixture:
+        set_images()
     cluster = connect()
     assert live_text() == original
     work = tmp_path / "work"

@@ -77,6 +77,11 @@ class Command(BaseCommand):
         pub.add_argument(
             "--force", action="store_true", help="publish over a hand edit"
         )
+        pub.add_argument(
+            "--confirm-shape",
+            action="store_true",
+            help="write a vnpus shape a running component cannot parse",
+        )
         drift = sub.add_parser(
             "drift", help="compare the live ConfigMap with the portal's version"
         )
@@ -90,6 +95,11 @@ class Command(BaseCommand):
         back.add_argument("--reason", required=True)
         back.add_argument(
             "--force", action="store_true", help="publish over a hand edit"
+        )
+        back.add_argument(
+            "--confirm-shape",
+            action="store_true",
+            help="write a vnpus shape a running component cannot parse",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -152,6 +162,7 @@ class Command(BaseCommand):
                 actor_name="manage.py",
                 reason=options["reason"],
                 force=options["force"],
+                confirm_shape=options["confirm_shape"],
             )
         )
 
@@ -165,6 +176,7 @@ class Command(BaseCommand):
                 number=options["number"],
                 reason=options["reason"],
                 force=options["force"],
+                confirm_shape=options["confirm_shape"],
             )
         )
 
@@ -187,6 +199,8 @@ class Command(BaseCommand):
             return
         for warning in result.warnings:
             self.stdout.write(f"warning: {warning.message}")
+        for reader in result.shape_warnings:
+            self.stdout.write(f"warning: {reader.message}")
         self.stdout.write(result.diff, ending="")
         self.stdout.write(
             f"published version {result.version.number} "

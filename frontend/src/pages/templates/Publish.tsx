@@ -32,9 +32,14 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   const [failure, setFailure] = useState<unknown>(null);
   const [restartTick, setRestartTick] = useState(0);
   const [askAdopt, setAskAdopt] = useState(false);
+  const [confirmShape, setConfirmShape] = useState(false);
 
   const nothing = config !== undefined && !config.diff_from_base.trim();
   const invalid = (config?.errors.length ?? 0) > 0;
+  const shapeWarnings = config?.shape_warnings ?? [];
+  // A shape a running component cannot parse is written only when confirmed (the API's confirm_shape).
+  const crashes = shapeWarnings.some((w) => w.effect === "crash");
+  const needsConfirm = crashes || !!errors.fields.confirm_shape;
 
   const publish = async (force: boolean) => {
     setBusy(true);
@@ -43,17 +48,18 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
     setResult(null);
     setAdopted(null);
     try {
-      const answer = await api.post<PublishResult>(`/api/clusters/${clusterId}/publish/`, { reason, force });
+      const answer = await api.post<PublishResult>(`/api/clusters/${clusterId}/publish/`, { reason, force, confirm_shape: confirmShape });
       setResult(answer);
       setConflict(null);
       setReason("");
+      setConfirmShape(false);
       setRestartTick((n) => n + 1);
       onPublished();
     } catch (e) {
       if (e instanceof ApiError && e.status === 409) {
         setConflict({ code: e.code, message: e.message, detail: e.body.detail as DriftConflictDetail | undefined });
       } else if (e instanceof ApiError && e.status === 400) {
-        setErrors(mapErrors(e.body, ["reason", "force"]));
+        setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape"]));
       } else {
         setFailure(e);
       }
@@ -140,6 +146,19 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           </ul>
         </Banner>
       )}
+      {shapeWarnings.length > 0 && (
+        <Banner kind={crashes ? "error" : "warn"} testId="shape-warnings">
+          <b>Not every running component can read this config's {shapeWarnings[0].shape} shape of vnpus:</b>
+          <ul style={{ margin: "4px 0 0", paddingLeft: 18 }}>
+            {shapeWarnings.map((w) => (
+              <li key={w.workload}>
+                {w.message}
+                {w.fix && <span className="muted"> (fix: {w.fix})</span>}
+              </li>
+            ))}
+          </ul>
+        </Banner>
+      )}
       {result && (
         <Banner kind="ok" testId="publish-result">
           <b>Published v{result.number}</b> to the ConfigMap (resourceVersion {result.previous_resource_version} → {result.resource_version})
@@ -192,13 +211,21 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                   data-testid="publish-reason"
                 />
               </Field>
+              {needsConfirm && (
+                <Field label="" errors={errors.fields.confirm_shape}>
+                  <label style={{ display: "flex", gap: 6, alignItems: "center" }}>
+                    <input type="checkbox" checked={confirmShape} onChange={(e) => setConfirmShape(e.target.checked)} name="confirm_shape" data-testid="confirm-shape" />
+                    Write it anyway: a component above exits at its next start until its version or the shape changes
+                  </label>
+                </Field>
+              )}
               {errors.form.length > 0 && (
                 <div className="field-error" role="alert">
                   {errors.form.join(" ")}
                 </div>
               )}
               <div style={{ display: "flex", gap: 8, alignItems: "center" }}>
-                <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim()} data-testid="publish">
+                <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim() || (needsConfirm && !confirmShape)} data-testid="publish">
                   {busy ? "Publishing…" : "Publish to the ConfigMap"}
                 </button>
                 {nothing && <span className="muted">The portal's templates equal the stored version; publishing would change nothing.</span>}
@@ -216,7 +243,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                       Adopt the live config
                     </button>
                     {conflict.code === "drift" && (
-                      <button className="btn small danger solid" disabled={busy || !reason.trim()} onClick={() => void publish(true)}>
+                      <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape)} onClick={() => void publish(true)}>
                         Publish over it (force)
                       </button>
                     )}
