@@ -10,6 +10,14 @@ class ConnectionKind(models.TextChoices):
     NONE = "none", "Not connected (imported configuration only)"
 
 
+class SchedulerSetting(models.TextChoices):
+    """Which scheduler the portal submits a cluster's vNPU pods to."""
+
+    AUTO = "auto", "Detected from what sync sees"
+    VOLCANO = "volcano", "Volcano (deviceshare), as in the guide"
+    HAMI = "hami", "HAMi's own scheduler"
+
+
 class SyncState(models.TextChoices):
     NEVER = "never", "Never synced"
     OK = "ok", "In sync"

@@ -17,6 +17,7 @@ from apps.inventory.choices import (
     ConnectionKind,
     DeviceConfigShape,
     DeviceConfigSource,
+    SchedulerSetting,
     SyncState,
 )
 
@@ -66,6 +67,11 @@ class Cluster(models.Model):
         max_length=253, default="hami-scheduler-device"
     )
     # Sync state, written by the sync workers.
+    # Which scheduler gets the portal's pods; "auto" follows what sync sees
+    # (apps.inventory.scheduler).
+    scheduler = models.CharField(
+        max_length=16, choices=SchedulerSetting.choices, default=SchedulerSetting.AUTO
+    )
     sync_state = models.CharField(
         max_length=16, choices=SyncState.choices, default=SyncState.NEVER
     )

@@ -59,6 +59,7 @@ CLUSTER_FIELDS = (
     "verify_tls",
     "device_config_namespace",
     "device_config_name",
+    "scheduler",
 )
 
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from apps.common.crashpoints import crash_point
 from apps.inventory.models import ChipType, Cluster
+from apps.inventory.scheduler import SchedulerInEffect, scheduler_in_effect
 from apps.scheduling import states
 from apps.scheduling.allocation import missing_namespace_reason
 from apps.scheduling.choices import ProposalState, RequestState
@@ -57,6 +58,7 @@ def requests_admit(
     """
     admitted: list[int] = []
     chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
+    scheduler = scheduler_in_effect(cluster)
     reserved = (
         Request.objects.filter(cluster=cluster, state=RequestState.RESERVED)
         .select_related("queue")
@@ -91,7 +93,9 @@ def requests_admit(
                 reason=f"chip type {request.common_word} is no longer configured",
             )
             continue
-        if _admit(request, reservation, chip_type, ops, now or timezone.now()):
+        if _admit(
+            request, reservation, chip_type, scheduler, ops, now or timezone.now()
+        ):
             admitted.append(request.pk)
     return admitted
 
@@ -100,6 +104,7 @@ def _admit(
     request: Request,
     reservation: Reservation,
     chip_type: ChipType,
+    scheduler: SchedulerInEffect,
     ops: ClusterOps,
     now: datetime,
 ) -> bool:
@@ -140,6 +145,8 @@ def _admit(
         pod_template=request.pod_template,
         security_context=workload_security_context(request.queue.pod_security),
         tolerate_hold=reservation.proposal is not None,
+        scheduler_name=scheduler.scheduler_name,
+        pin_chip=scheduler.honours_pins,
     )
     try:
         ops.create_pod(request.namespace, manifest)
@@ -193,7 +200,12 @@ def _admit(
         admitted_at=now,
         reason=(
             f"pod {request.namespace}/{request.pod_name} created; waiting for "
-            + f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
+            + (
+                f"{scheduler.scheduler_name} to bind it to chip "
+                f"{reservation.chip.uuid} of {node.name}"
+                if scheduler.honours_pins
+                else f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
+            )
             + (
                 "; the node is held for it since the preemption"
                 if reservation.proposal is not None

@@ -1,12 +1,12 @@
 """The pod a request becomes: names, labels, and the manifest (pure functions).
 
 The pod is shaped like the reference guide's vNPU pods (``schedulerName:
-volcano``; limits and requests ``huawei.com/<cw>: "1"`` and
+volcano``, or HAMi's scheduler where the cluster uses it; limits and requests ``huawei.com/<cw>: "1"`` and
 ``huawei.com/<cw>-memory``), plus what makes admission exact and traceable:
 
-- the chip pinned with ``hami.io/use-<cw>-uuid`` and the node with required
-  node affinity on ``kubernetes.io/hostname``, so Volcano binds it where the
-  portal reserved room;
+- the node with required node affinity on ``kubernetes.io/hostname``, so the
+  scheduler binds it where the portal reserved room, and, under HAMi's
+  scheduler (which reads it), the chip pinned with ``hami.io/use-<cw>-uuid``;
 - the priority class, and the Volcano queue annotation;
 - after a preemption, a toleration of the node hold (``hold_taint``) that
   keeps every other pod off the node while the victims leave;
@@ -96,6 +96,8 @@ def pod_manifest(
     pod_template: Mapping[str, Any] | None,
     security_context: Mapping[str, Any] | None = None,
     tolerate_hold: bool = False,
+    scheduler_name: str = "volcano",
+    pin_chip: bool = False,
 ) -> dict[str, Any]:
     """The pod to create for one admission of a request.
 
@@ -116,6 +118,10 @@ def pod_manifest(
             (the queue's Pod Security level decides it).
         tolerate_hold: The request's node is held for it (a preemption):
             tolerate that hold's taint.
+        scheduler_name: The ``schedulerName`` (Volcano, or HAMi's scheduler).
+        pin_chip: Pin the chip with ``hami.io/use-<cw>-uuid``: only where the
+            scheduler reads it (HAMi's; Volcano never does, so the pod does
+            not claim a promise nobody keeps).
 
     Returns:
         The Pod object as a dict.
@@ -133,9 +139,10 @@ def pod_manifest(
     annotations = {
         **(metadata.get("annotations") or {}),
         VOLCANO_QUEUE: queue,
-        uuid_annotation(common_word): chip_uuid,
     }
-    spec["schedulerName"] = "volcano"
+    if pin_chip:
+        annotations[uuid_annotation(common_word)] = chip_uuid
+    spec["schedulerName"] = scheduler_name
     spec["priorityClassName"] = priority_class
     # The admission controller derives it from the class; a stale copy would be refused.
     spec.pop("priority", None)

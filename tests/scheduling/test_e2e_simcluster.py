@@ -75,9 +75,9 @@ def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     assert request.admitted_at <= request.running_at
     pod = sim_core.read_namespaced_pod(request.pod_name, "default")
     annotations = pod.metadata.annotations
-    # the portal pinned the chip it reserved; Volcano reads no pin, and the
-    # request shows the chip the cluster wrote, not the one reserved
-    assert "hami.io/use-Ascend310P-uuid" in annotations
+    # Volcano reads no pin, so the portal sets none; the request shows the
+    # chip the cluster wrote, not the one reserved
+    assert "hami.io/use-Ascend310P-uuid" not in annotations
     assert annotations["scheduling.volcano.sh/queue-name"] == "ci"
     assert shown["chip_uuid"] in annotations["hami.io/Ascend310P-devices-allocated"]
     assert pod.spec.scheduler_name == "volcano"

@@ -71,7 +71,8 @@ def test_a_request_is_reserved_admitted_with_the_guides_pod_then_runs(
             ]
         }
     ]
-    assert meta["annotations"]["hami.io/use-Ascend310P-uuid"] == chip.uuid
+    # Volcano reads no pin: the pod does not carry one it would ignore
+    assert "hami.io/use-Ascend310P-uuid" not in meta["annotations"]
     assert meta["annotations"]["scheduling.volcano.sh/queue-name"] == "default"
     assert meta["labels"]["vnpu-portal/request"] == str(request.pk)
     limits = spec["containers"][0]["resources"]["limits"]
@@ -99,6 +100,47 @@ def test_a_request_is_reserved_admitted_with_the_guides_pod_then_runs(
     request.refresh_from_db()
     assert request.state == RequestState.SUCCEEDED
     assert request.finished_at is not None
+
+
+def test_the_scheduler_in_effect_decides_the_pod_and_what_the_api_promises(
+    world, operator, fake_ops
+):
+    from apps.inventory.choices import SchedulerSetting
+    from apps.scheduling.api.serializers import RequestSerializer
+
+    (chip,) = world.chips("Ascend310P", 1, node="npu-node-310p-01")
+
+    # under Volcano (the default) the chip is a plan until the bind
+    volcano = world.request(operator, memory=5000, queue="default")
+    run_pass(world.cluster)
+    volcano.refresh_from_db()
+    assert volcano.state == RequestState.ADMITTED
+    shown = RequestSerializer(volcano).data
+    assert (shown["chip"], shown["chip_uuid"], shown["node"]) == (
+        None,
+        None,
+        "npu-node-310p-01",
+    )
+    assert "Volcano picks the chip" in volcano.reason
+
+    # under HAMi's scheduler the pin is honoured: pinned, and shown at once
+    world.cluster.scheduler = SchedulerSetting.HAMI
+    world.cluster.save()
+    hami = world.request(operator, memory=5000, queue="default")
+    run_pass(world.cluster)
+    hami.refresh_from_db()
+    assert hami.state == RequestState.ADMITTED
+    pod = fake_ops.pods[("ci", hami.pod_name)]
+    assert pod["spec"]["schedulerName"] == "hami-scheduler"
+    assert pod["metadata"]["annotations"]["hami.io/use-Ascend310P-uuid"] == chip.uuid
+    assert RequestSerializer(hami).data["chip_uuid"] == chip.uuid
+    assert f"bind it to chip {chip.uuid}" in hami.reason
+
+    # once bound, every scheduler's request shows its chip
+    _bind(world, volcano)
+    run_pass(world.cluster)
+    volcano.refresh_from_db()
+    assert RequestSerializer(volcano).data["chip_uuid"] == chip.uuid
 
 
 def test_failed_pod_fails_the_request_with_the_containers_exit(

@@ -248,6 +248,8 @@ VOLCANO_SCHEDULER_CONFIGMAP = env(
 DEVICE_PLUGIN_DAEMONSET = env(
     "DEVICE_PLUGIN_DAEMONSET", default="kube-system/hami-ascend-device-plugin"
 )
+# HAMi's scheduler's name, for clusters that submit to it (apps.inventory.scheduler).
+HAMI_SCHEDULER_NAME = env("HAMI_SCHEDULER_NAME", default="hami-scheduler")
 WATCHED_DEPLOYMENTS = env.list(
     "WATCHED_DEPLOYMENTS",
     default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.inventory import selectors
-from apps.inventory.choices import ConnectionKind
+from apps.inventory.choices import ConnectionKind, SchedulerSetting
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -22,6 +22,16 @@ from apps.inventory.models import (
     UsageSample,
 )
 from apps.inventory.room import fitting_templates
+from apps.inventory.scheduler import scheduler_in_effect
+
+
+class SchedulerInEffectSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["volcano", "hami"])
+    scheduler_name = serializers.CharField(help_text="the pods' schedulerName")
+    honours_pins = serializers.BooleanField(
+        help_text="the chip the portal reserves is the chip the pod gets"
+    )
+    why = serializers.CharField(help_text="set by an admin, or what sync saw")
 
 
 class ClusterSerializer(serializers.ModelSerializer):
@@ -55,6 +65,15 @@ class ClusterSerializer(serializers.ModelSerializer):
     connection = serializers.ChoiceField(
         choices=ConnectionKind.choices, default=ConnectionKind.NONE
     )
+    scheduler = serializers.ChoiceField(
+        choices=SchedulerSetting.choices,
+        default=SchedulerSetting.AUTO,
+        help_text=(
+            "where the portal's pods go: volcano, hami (HAMi's scheduler), or "
+            "auto (what sync sees)"
+        ),
+    )
+    scheduler_in_effect = serializers.SerializerMethodField()
 
     class Meta:
         model = Cluster
@@ -74,6 +93,8 @@ class ClusterSerializer(serializers.ModelSerializer):
             "verify_tls",
             "device_config_namespace",
             "device_config_name",
+            "scheduler",
+            "scheduler_in_effect",
             "sync_state",
             "last_sync_at",
             "last_sync_error",
@@ -89,6 +110,10 @@ class ClusterSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+    @extend_schema_field(SchedulerInEffectSerializer)
+    def get_scheduler_in_effect(self, obj: Cluster) -> dict[str, object]:
+        return scheduler_in_effect(obj).as_dict()
 
 
 class TemplateSerializer(serializers.ModelSerializer):

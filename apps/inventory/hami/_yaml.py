@@ -273,7 +273,8 @@ class _Representer(RoundTripRepresenter):
     which changes long ones (4.520183278643109e-205 comes out as ...108e-205);
     an unchanged float is written with its original text instead. And ruamel
     writes U+0085 (NEL) raw inside single quotes, where a reader takes it for
-    a line break; double quotes escape it.
+    a line break; double quotes escape it. A lone ``=`` is quoted (YAML 1.1
+    reads it as the value tag).
     """
 
     def represent_source_float(self, data: ScalarFloat) -> ScalarNode:
@@ -304,6 +305,13 @@ class _Representer(RoundTripRepresenter):
         return node
 
     def represent_line_safe_str(self, data: str) -> ScalarNode:
+        if data == "=":
+            # YAML 1.1's value indicator: PyYAML (and so kubectl-adjacent
+            # Python tools) refuses it plain; quoted it is a string everywhere.
+            quoted: ScalarNode = self.represent_scalar(
+                "tag:yaml.org,2002:str", data, style="'"
+            )
+            return quoted
         if "\x85" in data:
             node: ScalarNode = self.represent_scalar(
                 "tag:yaml.org,2002:str", data, style='"'

@@ -10,7 +10,8 @@ from rest_framework import serializers
 
 from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
-from apps.scheduling.choices import PodSecurityLevel
+from apps.inventory.scheduler import scheduler_in_effect
+from apps.scheduling.choices import PodSecurityLevel, RequestState
 from apps.scheduling.models import (
     PreemptionProposal,
     Queue,
@@ -19,6 +20,10 @@ from apps.scheduling.models import (
 )
 
 MAX_INT32 = 2**31 - 1
+
+
+# Booked but not bound: the chip is known only where the scheduler honours pins.
+UNBOUND_STATES = (RequestState.RESERVED, RequestState.ADMITTED)
 
 
 class WorkloadSerializer(serializers.Serializer):
@@ -98,6 +103,14 @@ class RequestSerializer(serializers.ModelSerializer):
     priority_value = serializers.IntegerField(source="priority", read_only=True)
     queue = serializers.CharField(source="queue.name", read_only=True)
     submitted_by = serializers.SerializerMethodField()
+    chip_uuid = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text=(
+            "the chip it runs on; before the bind only under a scheduler that "
+            "honours the portal's pin (HAMi's), null under Volcano"
+        ),
+    )
     position = serializers.SerializerMethodField(
         help_text="1-based rank among the queue's pending requests (priority, then age)"
     )
@@ -147,7 +160,19 @@ class RequestSerializer(serializers.ModelSerializer):
         # Env values are secrets: the pod gets them, answers never show them.
         data["workload"] = workload_redacted(data.get("workload"))
         data["pod_template"] = pod_template_redacted(data.get("pod_template"))
+        if instance.state in UNBOUND_STATES and not self._pins_honoured(instance):
+            # Volcano picks the chip of the node itself: before the bind the
+            # chip the portal reserved is a plan, not where the pod will run.
+            data["chip"] = data["chip_uuid"] = None
         return data
+
+    def _pins_honoured(self, instance: Request) -> bool:
+        known = self.context.setdefault("_pins_honoured", {})
+        if instance.cluster_id not in known:
+            known[instance.cluster_id] = scheduler_in_effect(
+                instance.cluster
+            ).honours_pins
+        return known[instance.cluster_id]
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_submitted_by(self, obj: Request) -> str | None:

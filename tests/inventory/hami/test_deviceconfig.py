@@ -750,3 +750,11 @@ def test_fixture_comments_follow_their_chip_type(wanted):
             assert f"{comment}\n- chipName: {chip_name}\n" in out
         else:
             assert comment not in out
+
+
+def test_a_lone_equals_sign_is_written_quoted():
+    """Hypothesis found it: PyYAML reads a plain ``=`` as YAML 1.1's value tag."""
+    skeleton = "vnpus: []\nother:\n  '0': '='\n"
+    document = parse_device_config(skeleton)
+    out = render_device_config(document, document.chip_types())
+    assert yaml.safe_load(out)["other"] == {"0": "="}
