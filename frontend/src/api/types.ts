@@ -461,7 +461,8 @@ export interface CiRequest {
   priority: string;
   priority_value: number;
   chip: number | null;
-  chip_uuid: string;
+  /** null before the bind where the scheduler picks the chip itself (Volcano). */
+  chip_uuid: string | null;
   node: string;
   pod_name: string;
   reason: string;
