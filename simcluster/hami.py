@@ -1,7 +1,9 @@
 """The HAMi wire-format helpers simcluster uses, from ``apps.inventory.hami``.
 
 That package is pure Python (no Django); importing it through this module keeps
-one place to adapt if its API moves.
+one place to adapt if its API moves. The template rule comes from the allocator
+(``apps.scheduling.allocator.template_rule``, also pure): simcluster hands out
+the template the portal books because both call the same function.
 """
 
 from __future__ import annotations
@@ -26,8 +28,13 @@ from apps.inventory.hami.annotations import (
     use_uuid_key,
 )
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
-from apps.inventory.hami.fit import FitKind, FitResult, fit_template
 from apps.inventory.hami.validation import slots_per_chip
+from apps.scheduling.allocator.template_rule import (
+    FitKind,
+    FitResult,
+    Scheduler,
+    fit_template,
+)
 
 __all__ = [
     "BIND_PHASE",
@@ -38,6 +45,7 @@ __all__ = [
     "FitKind",
     "FitResult",
     "RuntimeInfo",
+    "Scheduler",
     "allocated_key",
     "encode_pod_devices",
     "fit_template",

@@ -19,7 +19,6 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
     render_device_config,
 )
-from apps.inventory.hami.fit import FitResult, fit_template
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -31,6 +30,7 @@ from apps.inventory.models import (
 from apps.inventory.room import ChipLoad, TypeRoom, type_room
 from apps.inventory.specs import chip_type_to_spec
 from apps.inventory.versions import shape_warnings
+from apps.scheduling.allocator.template_rule import FitResult, Scheduler, fit_template
 
 #: The chip fields the room calculation reads.
 ROOM_FIELDS = (
@@ -139,12 +139,16 @@ def text_diff(before: str, after: str, *, before_label: str, after_label: str) -
 
 
 def template_fit(
-    cluster: Cluster, *, common_word: str, memory: int | None
+    cluster: Cluster,
+    *,
+    common_word: str,
+    memory: int | None,
+    scheduler: Scheduler = Scheduler.HAMI,
 ) -> FitResult:
-    """Which template a request of ``memory`` MB of ``common_word`` gets (HAMi's rule)."""
+    """Which template a request of ``memory`` MB of ``common_word`` gets (the template rule)."""
     for spec in chip_type_specs(cluster):
         if spec.common_word == common_word:
-            return fit_template(spec, memory)
+            return fit_template(spec, memory, scheduler=scheduler)
     known = (
         ", ".join(sorted(ct.common_word for ct in chip_type_specs(cluster))) or "none"
     )

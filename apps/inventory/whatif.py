@@ -30,6 +30,7 @@ from apps.inventory.hami.deviceconfig import (
 from apps.inventory.hami.validation import Issue, slots_per_chip, validate_configs
 from apps.inventory.models import Chip, Cluster, Slice
 from apps.inventory.selectors import chip_type_specs, deviceconfig_baseline
+from apps.scheduling.allocator.template_rule import templates_by_memory
 
 # Chip-level AICore/AICPU warnings are the over-commit ones (validation/_advice).
 _OVERCOMMIT_FIELD = re.compile(r"^vnpus\[\d+\]\.(aiCore|aiCPU)$")
@@ -69,7 +70,8 @@ def _chip_type_row(
     slots = slots_per_chip(spec.memory_allocatable, spec.templates)
     old_templates = {t.name: t for t in old.templates} if old else {}
     templates = []
-    for template in sorted(spec.templates, key=lambda t: (t.memory, t.name)):
+    # In the order the template rule tries them (equal memories: file order).
+    for template in templates_by_memory(spec.templates):
         previous = old_templates.get(template.name)
         if previous is None:
             change = "added"

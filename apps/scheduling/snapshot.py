@@ -80,7 +80,12 @@ def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
     account them in template mode either).
     """
     chip_types = ChipType.objects.filter(cluster=cluster).prefetch_related(
-        Prefetch("templates", queryset=Template.objects.order_by("memory", "name"))
+        # File order, as chip_type_specs has it: the template rule breaks ties
+        # between equal memories by it, as HAMi and Volcano do.
+        Prefetch(
+            "templates",
+            queryset=Template.objects.order_by("position", "memory", "name"),
+        )
     )
     return {
         ct.common_word: alloc.ChipTypeRules(

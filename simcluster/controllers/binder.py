@@ -35,6 +35,7 @@ from simcluster.controllers.placement import (
     node_matches,
     node_score,
     pick_on_node,
+    request_fit,
     taints_tolerated,
     volcano_rules,
 )
@@ -391,7 +392,7 @@ class Binder(Controller):
             return  # no simulated scheduler allocates vNPUs for this pod
         fits: list[hami.FitResult] = []
         for request in requests:
-            fit = hami.fit_template(request.chip_type, request.memory)
+            fit = request_fit(request, scheduler)
             if request.count > 1 and request.memory is not None:
                 cw = request.chip_type.common_word
                 reason = f"{cw}: vNPU not supported for multiple devices"

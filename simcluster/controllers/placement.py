@@ -96,6 +96,14 @@ def device_requests(
     return out
 
 
+def request_fit(request: DeviceRequest, scheduler_name: str) -> hami.FitResult:
+    """The template rule on one device request, read as the pod's scheduler reads it."""
+    reading = (
+        hami.Scheduler.VOLCANO if scheduler_name == "volcano" else hami.Scheduler.HAMI
+    )
+    return hami.fit_template(request.chip_type, request.memory, scheduler=reading)
+
+
 def _expr_ok(expr: dict[str, Any], values: dict[str, str]) -> bool:
     key, op, wanted = (
         expr.get("key", ""),

@@ -213,10 +213,23 @@ def test_pod_that_fits_nowhere_stays_pending(core: client.CoreV1Api, wait_for) -
         message
         == "0/2 nodes are available: no Ascend910B4 chip with 8192 MB and a free slot"
     )
-    core.create_namespaced_pod("default", _pod("toolarge", "Ascend310P", 30000))
+    core.create_namespaced_pod(
+        "default", _pod("toolarge", "Ascend310P", 30000, scheduler="hami-scheduler")
+    )
     message = _failed_scheduling(core, wait_for, "toolarge")
     assert message.startswith("0/2 nodes are available: ")
     assert "memoryCapacity" in message
+
+
+def test_volcano_reads_a_request_over_capacity_as_the_smallest_template(
+    core: client.CoreV1Api, wait_for
+) -> None:
+    # Volcano's trimMemory books 0 MB and the vNPU is trimMemory(0): vir01.
+    core.create_namespaced_pod("default", _pod("toolarge", "Ascend310P", 30000))
+    bound = _running(core, wait_for, "toolarge")
+    annotations = bound.metadata.annotations
+    assert annotations["hami.io/Ascend310P-devices-allocated"].split(",")[2] == "0"
+    assert json.loads(annotations["huawei.com/Ascend310P"])[0]["temp"] == "vir01"
 
 
 def test_whole_cards_run_out(core: client.CoreV1Api, wait_for) -> None:

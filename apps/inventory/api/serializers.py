@@ -23,6 +23,7 @@ from apps.inventory.models import (
 )
 from apps.inventory.room import fitting_templates
 from apps.inventory.scheduler import scheduler_in_effect
+from apps.scheduling.allocator.template_rule import Scheduler
 
 
 class SchedulerInEffectSerializer(serializers.Serializer):
@@ -355,6 +356,12 @@ class FitQuerySerializer(serializers.Serializer):
     chip_type = serializers.CharField(help_text="commonWord, e.g. Ascend310P")
     memory = serializers.IntegerField(
         required=False, allow_null=True, help_text="MB; omitted means a whole card"
+    )
+    scheduler = serializers.ChoiceField(
+        choices=[s.value for s in Scheduler],
+        default=Scheduler.HAMI.value,
+        help_text="whose reading applies: they differ for 0 MB (Volcano: a whole "
+        "card) and over memoryCapacity (Volcano: the smallest template, 0 MB booked)",
     )
 
 

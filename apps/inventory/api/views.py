@@ -44,6 +44,7 @@ from apps.inventory.models import (
     Slice,
     Template,
 )
+from apps.scheduling.allocator.template_rule import Scheduler
 
 ERRORS = {
     400: OpenApiResponse(description="invalid input; `errors` names each field"),
@@ -136,6 +137,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             self.get_object(),
             common_word=query.validated_data["chip_type"],
             memory=query.validated_data.get("memory"),
+            scheduler=Scheduler(query.validated_data["scheduler"]),
         )
         return Response(s.FitResultSerializer(dataclasses.asdict(result)).data)
 

@@ -9,6 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+# The template rule lives with the allocator (pure, importable from both).
+from apps.scheduling.allocator.template_rule import (
+    GO_INSERTION_SORT_MAX,
+    shadowed_templates,
+    templates_by_memory,
+    whole_card_template,
+)
+
 from . import annotations as keys
 from ._issues import Issue
 from .catalog import (
@@ -139,8 +147,9 @@ def _describe_mix(templates: Sequence[TemplateSpec], counts: Sequence[int]) -> s
 def _smallest(chip: ChipTypeSpec) -> tuple[int, TemplateSpec] | None:
     if not chip.templates:
         return None
-    # min() keeps the first of equal memories: file order breaks ties.
-    return min(enumerate(chip.templates), key=lambda item: item[1].memory)
+    # The one the template rule tries first (file order breaks ties, up to 12).
+    first = templates_by_memory(chip.templates)[0]
+    return chip.templates.index(first), first
 
 
 def _slot_warnings(
@@ -209,6 +218,50 @@ def _overcommit_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
                 f"{capacity}; HAMi does not count {label}, so the runtime may fail "
                 "to create some of these vNPUs",
                 chip,
+            )
+        )
+    return issues
+
+
+def _rule_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
+    """Where the template rule surprises: equal memories, a whole card that is a slice."""
+    issues = []
+    position = {t.name: i for i, t in enumerate(chip.templates)}
+    ordered = templates_by_memory(chip.templates)
+    shadowed = shadowed_templates(chip)
+    for memory in sorted({t.memory for t in chip.templates}):
+        tied = [t.name for t in ordered if t.memory == memory]
+        if len(tied) < 2:
+            continue
+        winner, losers = tied[0], tied[1:]
+        if len(chip.templates) > GO_INSERTION_SORT_MAX:
+            why = (
+                f"with more than {GO_INSERTION_SORT_MAX} templates Go's sort does "
+                f"not keep file order, and it puts {winner} first"
+            )
+        else:
+            why = f"{winner} comes first in the file"
+        issues.append(
+            _warn(
+                f"vnpus[{index}].templates[{position[losers[0]]}].memory",
+                f"{chip.common_word}: templates {', '.join(tied)} all have {memory} "
+                f"MB; a request carries only memory, so HAMi and Volcano always "
+                f"create {winner} ({why}) and never {', '.join(losers)}",
+                chip,
+                losers[0],
+            )
+        )
+    full = whole_card_template(chip)
+    if full is not None and full.name not in shadowed:
+        issues.append(
+            _warn(
+                f"vnpus[{index}].templates[{position[full.name]}].memory",
+                f"{chip.common_word}: template {full.name} has memoryAllocatable's "
+                f"{chip.memory_allocatable} MB, so a whole-card request (no -memory; "
+                f"with Volcano also -memory: 0) becomes a {full.name} slice instead "
+                "of a whole card",
+                chip,
+                full.name,
             )
         )
     return issues
@@ -283,6 +336,7 @@ def chip_warnings(
     issues = _slot_warnings(chip, index, previous_slots)
     issues += _overcommit_warnings(chip, index)
     issues += _template_warnings(chip, index)
+    issues += _rule_warnings(chip, index)
     if chip.resource_core_name is not None and (
         chip.resource_core_name != f"{chip.resource_name}-core"
     ):

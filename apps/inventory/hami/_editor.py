@@ -1,8 +1,9 @@
 """Merge wanted list items into a loaded YAML list, touching as little as possible.
 
 Items are matched by an identity key (``commonWord`` for chip types, ``name``
-for templates). A matched item keeps its place, its comments and its other
-keys; only the managed keys that changed are rewritten. This keeps the
+for templates). A matched item keeps its place (templates: see
+``ListSchema.wanted_order``), its comments and its other keys; only the managed
+keys that changed are rewritten. This keeps the
 portal's diff of the ConfigMap as small as the user's edit.
 """
 
@@ -32,11 +33,14 @@ class ListSchema:
             other key of the wanted item is set, and other keys already in
             the YAML item are kept.
         children: Managed keys whose value is itself a list of items.
+        wanted_order: Put the items in the wanted order (each with its
+            comments) instead of keeping matched items where they are.
     """
 
     identity: str
     managed: tuple[str, ...]
     children: Mapping[str, ListSchema] = field(default_factory=dict)
+    wanted_order: bool = False
 
 
 def sync_items(
@@ -60,6 +64,7 @@ def sync_items(
     was_empty = not seq
     comments = detach_item_comments(parent, key)
     by_identity = {item[schema.identity]: item for item in wanted}
+    rank = {identity: index for index, identity in enumerate(by_identity)}
     old_ca_items = dict(seq.ca.items)
     first = seq[0] if seq else None
     kept: list[tuple[Any, str, Any]] = []  # (node, comment before it, ca item)
@@ -72,6 +77,8 @@ def sync_items(
             kept.append((node, comments.leads[index], old_ca_items.get(index)))
     # Whatever is left is new, appended in the order given.
     kept.extend((to_node(item), "", None) for item in by_identity.values())
+    if schema.wanted_order:
+        kept.sort(key=lambda k: rank[to_plain(k[0].get(schema.identity))])
     list.clear(seq)
     seq.ca.items.clear()
     for index, (node, _, ca_item) in enumerate(kept):

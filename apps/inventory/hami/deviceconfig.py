@@ -19,6 +19,8 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from apps.scheduling.allocator.gosort import go_sort_slice_order
+
 from ._editor import ListSchema, sync_items
 from ._yaml import (
     YamlLimitError,
@@ -71,7 +73,15 @@ TEMPLATE_KEYS: tuple[str, ...] = ("name", "memory", "aiCore", "aiCPU")
 _SCHEMA = ListSchema(
     identity="commonWord",
     managed=CHIP_TYPE_KEYS,
-    children={"templates": ListSchema(identity="name", managed=TEMPLATE_KEYS)},
+    # Templates are published in the portal's order: the template rule breaks
+    # ties between equal memories by file order, so the file must hold the
+    # order the portal booked by (a re-added template would otherwise go
+    # back to its old place in the base document).
+    children={
+        "templates": ListSchema(
+            identity="name", managed=TEMPLATE_KEYS, wanted_order=True
+        )
+    },
 )
 
 
@@ -445,8 +455,9 @@ def render_device_config(
     """Re-emit the document, optionally with new chip types.
 
     Chip types are matched to the existing entries by ``commonWord`` and
-    templates by ``name``. A matched entry keeps its position, comments and
-    unmanaged keys; managed keys are updated (optional ones set to None are
+    templates by ``name``. A matched chip type keeps its position; templates
+    take the order given (the template rule breaks ties by it). Matched entries
+    keep their comments and unmanaged keys; managed keys are updated (optional ones set to None are
     deleted) and ``extra`` keys are set, never deleted. New chip types are
     appended; entries absent from ``chip_types`` are removed. The shape,
     every other top-level key and the wrapper's other keys are kept.
@@ -515,6 +526,11 @@ def _unique_raw(chip_types: Sequence[ChipTypeSpec]) -> list[dict[str, Any]]:
 # --- comparing -----------------------------------------------------------
 
 
+def _rule_order(templates: list[Any], memories: list[int]) -> list[Any]:
+    """Raw template items in the order the template rule tries them."""
+    return [templates[i] for i in go_sort_slice_order(memories)]
+
+
 def _template_sort_key(item: Any) -> tuple[str, str]:
     name = item.get("name") if isinstance(item, dict) else None
     return str(name), repr(item)
@@ -532,8 +548,16 @@ def _canonical(text: str) -> Any:
     for entry in entries if isinstance(entries, list) else []:
         templates = entry.get("templates") if isinstance(entry, dict) else None
         if isinstance(templates, list):
-            # HAMi sorts templates by memory on load: file order means nothing.
-            templates.sort(key=_template_sort_key)
+            # HAMi sorts templates by memory on load, so file order matters
+            # only between equal memories (or beyond 12 templates): compare
+            # them in the order the template rule sees them.
+            memories = [
+                t.get("memory") if isinstance(t, dict) else None for t in templates
+            ]
+            if all(isinstance(m, int) and not isinstance(m, bool) for m in memories):
+                templates[:] = _rule_order(templates, memories)
+            else:
+                templates.sort(key=_template_sort_key)
     return data
 
 

@@ -1,41 +1,271 @@
-"""HAMi's request → template rule (``trimMemory`` in pkg/device/ascend/device.go).
+"""The template rule: which template a vNPU request becomes. The only implementation.
 
-Templates are taken by memory ascending; a request of ``m`` MB becomes the first
-template with ``m <= template.memory``. Larger requests up to ``memoryCapacity``
-become a whole card booking ``memoryAllocatable``. Anything larger is invalid.
+HAMi, Volcano and the device plugin load a chip type's templates and sort them
+by memory with Go's ``sort.Slice`` (:mod:`.gosort`: file order for equal
+memories up to 12 templates, Go's own deterministic order beyond). Then
+(``trimMemory`` in HAMi's ``pkg/device/ascend/device.go`` and Volcano's
+``devices/ascend/hami/device_info.go``):
+
+- a request of ``m`` MB becomes the first template with ``m <= memory``;
+- a larger one, up to ``memoryCapacity``, becomes a whole card, booking
+  ``memoryAllocatable``;
+- a whole card is then trimmed once more when the vNPU is created: if a template
+  has at least ``memoryAllocatable`` MB (validation allows only equal), the
+  "whole card" is a slice of that template;
+- no ``-memory`` at all is a whole card. Volcano also reads ``-memory: 0`` as a
+  whole card (HAMi: the smallest template), and Volcano does not refuse a
+  request over ``memoryCapacity``: it books 0 MB and creates the smallest
+  template (HAMi: refused).
+
+The allocator, the fit API and command, the publish what-if and simcluster all
+call :func:`fit_template` (and the allocator :func:`resolve_shape` on top of it),
+so the portal books the template the scheduler hands out. It lives in the
+allocator package because the allocator may import only the stdlib and itself;
+``apps.inventory.hami`` imports it from here (no cycle: nothing here imports
+the inventory).
 """
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
 from .errors import InvalidRequest
+from .gosort import GO_INSERTION_SORT_MAX, go_sort_slice_order
 from .types import ChipTypeRules, SliceShape, TemplateShape
 
+__all__ = [
+    "GO_INSERTION_SORT_MAX",
+    "FitKind",
+    "FitResult",
+    "Scheduler",
+    "all_shapes",
+    "fit_template",
+    "resolve_shape",
+    "shadowed_templates",
+    "templates_by_memory",
+    "whole_card_template",
+]
 
-def templates_by_memory(rules: ChipTypeRules) -> tuple[TemplateShape, ...]:
-    """Return the chip type's templates in the order HAMi tries them.
 
-    HAMi sorts by memory with an unstable sort; ties are broken by name here so
-    the result never depends on the order of the config file.
+class Scheduler(enum.StrEnum):
+    """Which scheduler reads the request: they differ at the edges only."""
+
+    HAMI = "hami"
+    VOLCANO = "volcano"
+
+
+class FitKind(enum.StrEnum):
+    """How a memory request is served."""
+
+    TEMPLATE = "template"
+    WHOLE_CARD = "whole_card"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True, slots=True)
+class FitResult:
+    """The outcome of the template rule for one request.
+
+    Attributes:
+        kind: Template, whole card or invalid.
+        template: The template's name (TEMPLATE only).
+        memory: MB booked on the chip: the template's memory, memoryAllocatable
+            for a whole card (or a whole card that became a template), 0 when
+            invalid or when Volcano books nothing for an oversized request.
+        reason: Human-readable explanation, starting with the chip type.
+    """
+
+    kind: FitKind
+    template: str | None
+    memory: int
+    reason: str
+
+
+class TemplateLike(Protocol):
+    """A template as any caller holds it (``TemplateShape``, ``TemplateSpec``)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def memory(self) -> int: ...
+
+
+class ChipTypeLike(Protocol):
+    """A chip type as any caller holds it (``ChipTypeRules``, ``ChipTypeSpec``).
+
+    ``templates`` must be in device-config file order: ties depend on it.
+    """
+
+    @property
+    def common_word(self) -> str: ...
+
+    @property
+    def memory_allocatable(self) -> int: ...
+
+    @property
+    def memory_capacity(self) -> int: ...
+
+    @property
+    def templates(self) -> Sequence[TemplateLike]: ...
+
+
+T = TypeVar("T", bound=TemplateLike)
+
+
+def templates_by_memory(templates: Sequence[T]) -> tuple[T, ...]:
+    """Return templates in the order the schedulers try them.
 
     Args:
-        rules: The chip type.
+        templates: A chip type's templates in device-config file order.
 
     Returns:
-        The templates, smallest memory first.
+        The templates sorted by memory as Go's ``sort.Slice`` leaves them.
     """
-    return tuple(sorted(rules.templates, key=lambda t: (t.memory, t.name)))
+    order = go_sort_slice_order([t.memory for t in templates])
+    return tuple(templates[i] for i in order)
+
+
+def whole_card_template(chip_type: ChipTypeLike) -> TemplateLike | None:
+    """Return the template a whole-card request becomes, if any.
+
+    Args:
+        chip_type: The chip type.
+
+    Returns:
+        The first template (in rule order) with at least ``memoryAllocatable``
+        MB, or None when a whole card stays a whole card.
+    """
+    for t in templates_by_memory(chip_type.templates):
+        if chip_type.memory_allocatable <= t.memory:
+            return t
+    return None
+
+
+def shadowed_templates(chip_type: ChipTypeLike) -> dict[str, str]:
+    """Return the templates no request can get, each with the one it gets instead.
+
+    A request carries only memory, so of templates with equal memory only the
+    first in rule order is ever handed out.
+
+    Args:
+        chip_type: The chip type.
+
+    Returns:
+        ``{shadowed name: name handed out for its memory}``.
+    """
+    first: dict[int, str] = {}
+    shadowed: dict[str, str] = {}
+    for t in templates_by_memory(chip_type.templates):
+        if t.memory in first:
+            shadowed[t.name] = first[t.memory]
+        else:
+            first[t.memory] = t.name
+    return shadowed
+
+
+def _whole_card(chip_type: ChipTypeLike, why: str) -> FitResult:
+    word, whole = chip_type.common_word, chip_type.memory_allocatable
+    template = whole_card_template(chip_type)
+    if template is None:
+        return FitResult(
+            FitKind.WHOLE_CARD, None, whole, f"{word}: {why}, whole card ({whole} MB)"
+        )
+    return FitResult(
+        FitKind.TEMPLATE,
+        template.name,
+        whole,
+        f"{word}: {why}, whole card ({whole} MB), which is template "
+        f"{template.name} ({template.memory} MB is at least memoryAllocatable)",
+    )
+
+
+def fit_template(
+    chip_type: ChipTypeLike,
+    memory: int | None,
+    *,
+    scheduler: Scheduler = Scheduler.HAMI,
+) -> FitResult:
+    """Apply the template rule to one ``<resourceMemoryName>`` request.
+
+    Args:
+        chip_type: The chip type requested (templates in file order).
+        memory: The memory request in MB; None when the pod asks for no
+            memory (a whole card).
+        scheduler: Whose reading of ``-memory: 0`` and of requests over
+            ``memoryCapacity`` applies.
+
+    Returns:
+        The template (first in rule order with enough memory); else a whole
+        card, or the template a whole card becomes; else INVALID (HAMi) or the
+        smallest template booking 0 MB (Volcano).
+    """
+    word = chip_type.common_word
+    if memory is None:
+        return _whole_card(chip_type, "no memory requested")
+    if memory < 0:
+        return FitResult(FitKind.INVALID, None, 0, f"{word}: {memory} MB is negative")
+    if memory == 0 and scheduler is Scheduler.VOLCANO:
+        return _whole_card(chip_type, "0 MB asks Volcano for a whole card")
+    ordered = templates_by_memory(chip_type.templates)
+    for t in ordered:
+        if memory <= t.memory:
+            return FitResult(
+                FitKind.TEMPLATE,
+                t.name,
+                t.memory,
+                f"{word}: {memory} MB fits template {t.name} ({t.memory} MB)",
+            )
+    if memory <= chip_type.memory_capacity:
+        why = (
+            f"more than the largest template ({ordered[-1].name}, "
+            f"{ordered[-1].memory} MB)"
+            if ordered
+            else "asked of a chip type without templates"
+        )
+        return _whole_card(chip_type, f"{memory} MB is {why}")
+    over = f"{memory} MB is more than memoryCapacity {chip_type.memory_capacity} MB"
+    if scheduler is Scheduler.HAMI:
+        return FitResult(FitKind.INVALID, None, 0, f"{word}: {over}")
+    # Volcano's trimMemory gives 0 MB; the vNPU is then trimMemory(0).
+    if ordered:
+        return FitResult(
+            FitKind.TEMPLATE,
+            ordered[0].name,
+            0,
+            f"{word}: {over}: Volcano books 0 MB and creates the smallest "
+            f"template {ordered[0].name}",
+        )
+    return FitResult(
+        FitKind.WHOLE_CARD,
+        None,
+        0,
+        f"{word}: {over}: Volcano books 0 MB and gives a whole card",
+    )
+
+
+def _shape(rules: ChipTypeRules, name: str, memory: int) -> SliceShape:
+    t = next(t for t in rules.templates if t.name == name)
+    return SliceShape(t.name, memory, t.ai_core, t.ai_cpu)
 
 
 def whole_card(rules: ChipTypeRules) -> SliceShape:
-    """Return the whole-card shape of a chip type.
+    """Return what a whole-card request of a chip type books.
 
     Args:
         rules: The chip type.
 
     Returns:
         A shape with no template that books memoryAllocatable and all AICore
-        and AICPU of the chip type (the allocator uses each chip's own totals).
+        and AICPU of the chip type (the allocator uses each chip's own
+        totals); or, when a template has memoryAllocatable MB, that template.
     """
+    fit = _whole_card(rules, "whole card")
+    if fit.template is not None:
+        return _shape(rules, fit.template, fit.memory)
     return SliceShape(None, rules.memory_allocatable, rules.ai_core, rules.ai_cpu)
 
 
@@ -46,20 +276,29 @@ def all_shapes(rules: ChipTypeRules) -> tuple[SliceShape, ...]:
         rules: The chip type.
 
     Returns:
-        The template shapes (smallest first), then the whole card.
+        The template shapes that can be handed out (rule order), then the
+        whole card unless it is one of them.
     """
+    shadowed = shadowed_templates(rules)
     shapes = [
         SliceShape(t.name, t.memory, t.ai_core, t.ai_cpu)
-        for t in templates_by_memory(rules)
+        for t in templates_by_memory(rules.templates)
+        if t.name not in shadowed
     ]
-    shapes.append(whole_card(rules))
+    whole = whole_card(rules)
+    if whole not in shapes:
+        shapes.append(whole)
     return tuple(shapes)
 
 
 def resolve_shape(
     rules: ChipTypeRules, *, memory: int | None, template: str | None
 ) -> SliceShape:
-    """Apply HAMi's template rule to one request.
+    """Apply the template rule to one portal request.
+
+    The portal's pod asks for the chosen template's memory (or no memory for
+    a whole card), and HAMi and Volcano read that alike, so this uses HAMi's
+    reading of the user's request.
 
     Args:
         rules: The chip type the request asks for.
@@ -70,27 +309,33 @@ def resolve_shape(
         The shape the request books.
 
     Raises:
-        InvalidRequest: The template is unknown, the memory is negative, or the
-            memory is more than ``memoryCapacity``.
+        InvalidRequest: The template is unknown or can never be handed out
+            (another template has the same memory and comes first), the
+            memory is negative, or the memory is more than ``memoryCapacity``.
     """
     if template is not None:
-        for t in rules.templates:
-            if t.name == template:
-                return SliceShape(t.name, t.memory, t.ai_core, t.ai_cpu)
-        known = ", ".join(t.name for t in templates_by_memory(rules)) or "none"
-        raise InvalidRequest(
-            f"unknown template {template} for {rules.common_word} (known: {known})"
+        named: TemplateShape | None = next(
+            (t for t in rules.templates if t.name == template), None
         )
-    if memory is None:
-        return whole_card(rules)
-    if memory < 0:
-        raise InvalidRequest(f"negative memory {memory} MB")
-    for t in templates_by_memory(rules):
-        if memory <= t.memory:
-            return SliceShape(t.name, t.memory, t.ai_core, t.ai_cpu)
-    if memory <= rules.memory_capacity:
-        return whole_card(rules)
-    raise InvalidRequest(
-        f"{memory} MB is more than memoryCapacity {rules.memory_capacity} "
-        f"of {rules.common_word}"
-    )
+        if named is None:
+            known = (
+                ", ".join(t.name for t in templates_by_memory(rules.templates))
+                or "none"
+            )
+            raise InvalidRequest(
+                f"unknown template {template} for {rules.common_word} (known: {known})"
+            )
+        winner = shadowed_templates(rules).get(template)
+        if winner is not None:
+            raise InvalidRequest(
+                f"template {template} of {rules.common_word} is never handed out: "
+                f"{winner} has the same memory ({named.memory} MB) and comes first, "
+                f"so the scheduler creates {winner}; ask for {winner}"
+            )
+        memory = named.memory
+    fit = fit_template(rules, memory)
+    if fit.kind is FitKind.INVALID:
+        raise InvalidRequest(fit.reason)
+    if fit.template is not None:
+        return _shape(rules, fit.template, fit.memory)
+    return SliceShape(None, fit.memory, rules.ai_core, rules.ai_cpu)

@@ -44,7 +44,11 @@ class TemplateShape:
 
 @dataclass(frozen=True, slots=True)
 class ChipTypeRules:
-    """The HAMi device-config entry of one chip type, keyed by ``common_word``."""
+    """The HAMi device-config entry of one chip type, keyed by ``common_word``.
+
+    ``templates`` are in device-config file order: the template rule breaks
+    ties between equal memories by it.
+    """
 
     common_word: str
     memory_allocatable: int

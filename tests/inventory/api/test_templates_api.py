@@ -210,3 +210,48 @@ def test_chip_type_lists_allowed_template_names(viewer_client, guide_cluster):
     assert "vir05_1c_8g" not in allowed["Ascend310P"]
     assert "vir10_3c_16g" in allowed["Ascend910B4"]
     assert "vir01" not in allowed["Ascend910B4"]
+
+
+def test_equal_memories_warn_and_the_fit_answers_the_first_in_the_file(
+    operator_client, viewer_client, guide_cluster
+):
+    chip_type = ChipType.objects.get(cluster=guide_cluster, common_word="Ascend310P")
+    created = operator_client.post(
+        "/api/templates/",
+        {"chip_type": chip_type.pk, "name": "vir04_3c", "memory": 12288},
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    tie = "Ascend310P: templates {} all have 12288 MB; a request carries only memory, so HAMi and Volcano always create {}"
+    # Added last in the file: vir04 is handed out.
+    messages = [w["message"] for w in created.json()["warnings"]]
+    assert any(m.startswith(tie.format("vir04, vir04_3c", "vir04")) for m in messages)
+    # Moved before vir04: now it is vir04_3c, in the draft's validation and the fit.
+    vir04 = _template(guide_cluster, "Ascend310P", "vir04")
+    Template.objects.filter(pk=created.json()["id"]).update(position=vir04.position)
+    Template.objects.filter(pk=vir04.pk).update(position=vir04.position + 1)
+    state = viewer_client.get(f"/api/clusters/{guide_cluster.pk}/device-config/")
+    messages = [i["message"] for i in state.json()["warnings"]]
+    assert any(
+        m.startswith(tie.format("vir04_3c, vir04", "vir04_3c")) for m in messages
+    )
+    url = f"/api/clusters/{guide_cluster.pk}/fit/"
+    fit = viewer_client.get(url, {"chip_type": "Ascend310P", "memory": 7000}).json()
+    assert (fit["template"], fit["memory"]) == ("vir04_3c", 12288)
+
+
+def test_fit_endpoint_reads_a_request_as_the_chosen_scheduler(
+    viewer_client, guide_cluster
+):
+    url = f"/api/clusters/{guide_cluster.pk}/fit/"
+    ask = {"chip_type": "Ascend310P", "memory": 0}
+    assert viewer_client.get(url, ask).json()["template"] == "vir01"
+    volcano = viewer_client.get(url, {**ask, "scheduler": "volcano"}).json()
+    assert (volcano["kind"], volcano["memory"]) == ("whole_card", 21527)
+    over = viewer_client.get(
+        url, {"chip_type": "Ascend310P", "memory": 30000, "scheduler": "volcano"}
+    ).json()
+    assert (over["kind"], over["template"], over["memory"]) == ("template", "vir01", 0)
+    bad = viewer_client.get(url, {**ask, "scheduler": "kube"})
+    assert bad.status_code == 400
+    assert "scheduler" in bad.json()["errors"]

@@ -269,14 +269,29 @@ def test_none_deletes_optional_keys(name):
     assert raw["templates"][0] == {"name": "vir01", "memory": 3072, "aiCore": 1}
 
 
-def test_template_order_in_file_is_kept():
+def test_templates_are_published_in_the_order_given():
+    # Equal memories are handed out by file order, so the file follows the
+    # portal's order (a re-added template must not go back to its old place).
     document = _doc("device-config-list.yaml")
     chips = document.chip_types()
     reversed_templates = tuple(reversed(chips[1].templates))
     chips[1] = dataclasses.replace(chips[1], templates=reversed_templates)
     out = render_device_config(document, chips)
-    assert out == _text("device-config-list.yaml")
+    assert parse_device_config(out).chip_types()[1].templates == reversed_templates
+    # Distinct memories: the same config for the schedulers.
     assert semantic_equal(out, _text("device-config-list.yaml"))
+
+
+def test_equal_memories_in_another_order_are_a_different_config():
+    text = _text("device-config-list.yaml")
+    tied = text.replace("memory: 6144", "memory: 12288")
+    document = _doc("device-config-list.yaml")
+    chips = parse_device_config(tied).chip_types()
+    chips[1] = dataclasses.replace(
+        chips[1], templates=tuple(reversed(chips[1].templates))
+    )
+    swapped = render_device_config(document, chips)
+    assert not semantic_equal(tied, swapped)
 
 
 CUSTOM = """\
@@ -643,7 +658,7 @@ def _skeletons(draw: st.DrawFn) -> str:
 
 
 def _merged(old: list[ChipTypeSpec], new: list[ChipTypeSpec]) -> list[ChipTypeSpec]:
-    """What render promises: kept items stay in place, extras are merged."""
+    """What render promises: kept chip types stay in place, extras are merged."""
     before = _by_word(old)
     wanted = _by_word(new)
     result = []
@@ -655,16 +670,14 @@ def _merged(old: list[ChipTypeSpec], new: list[ChipTypeSpec]) -> list[ChipTypeSp
 
 
 def _merge_chip(old: ChipTypeSpec, new: ChipTypeSpec) -> ChipTypeSpec:
+    # Templates come out in the order given (the template rule needs it).
     old_templates = {t.name: t for t in old.templates}
-    new_templates = {t.name: t for t in new.templates}
     templates = [
-        dataclasses.replace(
-            new_templates[t.name], extra={**t.extra, **new_templates[t.name].extra}
-        )
-        for t in old.templates
-        if t.name in new_templates
+        dataclasses.replace(t, extra={**old_templates[t.name].extra, **t.extra})
+        if t.name in old_templates
+        else t
+        for t in new.templates
     ]
-    templates += [t for t in new.templates if t.name not in old_templates]
     return dataclasses.replace(
         new, templates=tuple(templates), extra={**old.extra, **new.extra}
     )

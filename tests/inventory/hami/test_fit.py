@@ -14,7 +14,12 @@ from apps.inventory.hami.deviceconfig import (
     TemplateSpec,
     parse_device_config,
 )
-from apps.inventory.hami.fit import FitKind, FitResult, fit_template
+from apps.scheduling.allocator.template_rule import (
+    FitKind,
+    FitResult,
+    Scheduler,
+    fit_template,
+)
 
 FIXTURES = Path(__file__).resolve().parents[3] / "tests" / "fixtures"
 
@@ -100,3 +105,65 @@ def test_smallest_template_that_is_large_enough(memories, capacity, request):
             0,
             None,
         )
+
+
+def _with_full_template() -> ChipTypeSpec:
+    chip = _p310()
+    return dataclasses.replace(
+        chip, templates=(*chip.templates, TemplateSpec("vir08", 21527))
+    )
+
+
+@pytest.mark.parametrize("scheduler", list(Scheduler))
+def test_a_template_of_memory_allocatable_takes_whole_card_requests(scheduler):
+    for memory in (None, 12289, 24576):
+        result = fit_template(_with_full_template(), memory, scheduler=scheduler)
+        assert (result.kind, result.template, result.memory) == (
+            FitKind.TEMPLATE,
+            "vir08",
+            21527,
+        )
+    assert "which is template vir08" in fit_template(_with_full_template(), None).reason
+
+
+def test_zero_mb_is_the_smallest_template_for_hami_and_a_whole_card_for_volcano():
+    hami = fit_template(_p310(), 0, scheduler=Scheduler.HAMI)
+    volcano = fit_template(_p310(), 0, scheduler=Scheduler.VOLCANO)
+    assert (hami.kind, hami.template) == (FitKind.TEMPLATE, "vir01")
+    assert (volcano.kind, volcano.memory) == (FitKind.WHOLE_CARD, 21527)
+    full = fit_template(_with_full_template(), 0, scheduler=Scheduler.VOLCANO)
+    assert (full.template, full.memory) == ("vir08", 21527)
+
+
+def test_volcano_books_nothing_over_capacity_and_creates_the_smallest_template():
+    result = fit_template(_p310(), 30000, scheduler=Scheduler.VOLCANO)
+    assert result == FitResult(
+        FitKind.TEMPLATE,
+        "vir01",
+        0,
+        "Ascend310P: 30000 MB is more than memoryCapacity 24576 MB: Volcano books "
+        "0 MB and creates the smallest template vir01",
+    )
+    bare = dataclasses.replace(_p310(), templates=())
+    assert fit_template(bare, 30000, scheduler=Scheduler.VOLCANO).memory == 0
+    assert fit_template(_p310(), 30000).kind is FitKind.INVALID
+
+
+def test_more_than_twelve_tied_templates_follow_gos_order_not_the_file():
+    # 13 templates: Go's sort.Slice is no longer an insertion sort; in this
+    # file order it puts the second 3072 MB template first (recorded from Go).
+    names = [f"t{i}" for i in range(13)]
+    memories = [6144, 3072, 3072, *[6144] * 10]
+    chip = dataclasses.replace(
+        _p310(),
+        templates=tuple(
+            TemplateSpec(n, m) for n, m in zip(names, memories, strict=True)
+        ),
+    )
+    assert fit_template(chip, 1).template == "t2"
+    assert (
+        fit_template(
+            dataclasses.replace(chip, templates=chip.templates[:12]), 1
+        ).template
+        == "t1"
+    )

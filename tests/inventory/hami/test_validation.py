@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from apps.inventory.hami._advice import worst_combination
+from apps.inventory.hami._advice import chip_warnings, worst_combination
 from apps.inventory.hami.deviceconfig import TemplateSpec, parse_device_config
 from apps.inventory.hami.validation import (
     Issue,
@@ -612,3 +613,71 @@ def test_worst_combination_matches_brute_force(templates, slots, memory):
                 best, sum((t.ai_cpu or 0) * n for t, n in zip(specs, mix, strict=True))
             )
     assert total == best
+
+
+def _rule_warnings(report: ValidationReport) -> list[Issue]:
+    return [
+        w
+        for w in report.warnings
+        if "a request carries only memory" in w.message
+        or "whole-card request" in w.message
+    ]
+
+
+def test_templates_of_equal_memory_warn_naming_the_one_handed_out():
+    raw = _p310()
+    raw["templates"].insert(2, {"name": "vir04_3c", "memory": 12288})
+    report = validate_configs([raw])
+    assert report.ok
+    (warning,) = _rule_warnings(report)
+    assert warning.message == (
+        "Ascend310P: templates vir04_3c, vir04 all have 12288 MB; a request carries "
+        "only memory, so HAMi and Volcano always create vir04_3c (vir04_3c comes "
+        "first in the file) and never vir04"
+    )
+    assert (warning.field, warning.chip_type, warning.template) == (
+        "vnpus[0].templates[3].memory",
+        "Ascend310P",
+        "vir04",
+    )
+
+
+def test_more_than_twelve_tied_templates_say_gos_sort_decides():
+    # Names are not checked by chip_warnings: 13 templates of the same family
+    # do not exist, but a config may list unknown ones before it is fixed.
+    chip = parse_device_config(
+        (FIXTURES / "device-config-list.yaml").read_text()
+    ).chip_types()[1]
+    memories = [6144, 3072, 3072, *[6144] * 10]
+    chip = dataclasses.replace(
+        chip,
+        templates=tuple(TemplateSpec(f"t{i}", m) for i, m in enumerate(memories)),
+    )
+    messages = [w.message for w in chip_warnings(chip, 0, None)]
+    # Go's sort.Slice puts t2 before t1 here (tests/fixtures/gosort).
+    assert (
+        "Ascend310P: templates t2, t1 all have 3072 MB; a request carries only "
+        "memory, so HAMi and Volcano always create t2 (with more than 12 templates "
+        "Go's sort does not keep file order, and it puts t2 first) and never t1"
+    ) in messages
+
+
+def test_a_template_of_memory_allocatable_warns_that_whole_cards_become_it():
+    raw = _p310()
+    raw["memoryAllocatable"] = 12288
+    report = validate_configs([raw])
+    assert report.ok
+    (warning,) = _rule_warnings(report)
+    assert warning.message == (
+        "Ascend310P: template vir04 has memoryAllocatable's 12288 MB, so a "
+        "whole-card request (no -memory; with Volcano also -memory: 0) becomes a "
+        "vir04 slice instead of a whole card"
+    )
+    assert (warning.field, warning.template) == (
+        "vnpus[0].templates[2].memory",
+        "vir04",
+    )
+
+
+def test_the_guides_config_has_no_template_rule_warning():
+    assert not _rule_warnings(validate_configs(_fixture_configs()))

@@ -13,8 +13,10 @@ from apps.scheduling.allocator import (
     InvalidRequest,
     Placement,
     SliceShape,
+    TemplateShape,
     Waiting,
     WaitReason,
+    all_shapes,
     allocate,
     resolve_shape,
 )
@@ -61,10 +63,10 @@ def test_memory_maps_to_smallest_template_that_holds_it(
 @pytest.mark.parametrize(
     ("rules", "memory", "message"),
     [
-        (P310, 24577, "24577 MB is more than memoryCapacity 24576 of Ascend310P"),
-        (P310, 30000, "30000 MB is more than memoryCapacity 24576 of Ascend310P"),
-        (B4, 32769, "32769 MB is more than memoryCapacity 32768 of Ascend910B4"),
-        (P310, -1, "negative memory -1 MB"),
+        (P310, 24577, "Ascend310P: 24577 MB is more than memoryCapacity 24576 MB"),
+        (P310, 30000, "Ascend310P: 30000 MB is more than memoryCapacity 24576 MB"),
+        (B4, 32769, "Ascend910B4: 32769 MB is more than memoryCapacity 32768 MB"),
+        (P310, -1, "Ascend310P: -1 MB is negative"),
     ],
 )
 def test_memory_beyond_capacity_is_invalid(
@@ -140,7 +142,7 @@ def test_request_beyond_capacity_waits_as_invalid() -> None:
 
     assert outcome_of(result, "r") == Waiting(
         "r",
-        "invalid: 30000 MB is more than memoryCapacity 24576 of Ascend310P",
+        "invalid: Ascend310P: 30000 MB is more than memoryCapacity 24576 MB",
         WaitReason.INVALID,
     )
 
@@ -262,3 +264,55 @@ def test_placement_reports_the_booked_amounts() -> None:
     assert outcome_of(result, "r") == Placement(
         "r", "c", "node-of-c", "vir02", 6144, 2, 2
     )
+
+
+# --- ties and boundaries (scheduler-behaviour.md, "Template rule ties") ------
+
+TIED = dataclasses.replace(
+    P310,
+    templates=(
+        TemplateShape("vir04_3c", 12288, 3, 3),
+        TemplateShape("vir01", 3072, 1, 1),
+        TemplateShape("vir04", 12288, 4, 4),
+    ),
+)
+
+
+def test_equal_memories_go_to_the_first_in_the_file() -> None:
+    shape = resolve_shape(TIED, memory=10000, template=None)
+
+    assert shape == SliceShape("vir04_3c", 12288, 3, 3)
+    reordered = dataclasses.replace(TIED, templates=TIED.templates[::-1])
+    assert resolve_shape(reordered, memory=10000, template=None).template == "vir04"
+
+
+def test_a_shadowed_template_asked_by_name_is_refused_naming_the_winner() -> None:
+    with pytest.raises(InvalidRequest) as caught:
+        resolve_shape(TIED, memory=None, template="vir04")
+
+    assert caught.value.detail == (
+        "template vir04 of Ascend310P is never handed out: vir04_3c has the same "
+        "memory (12288 MB) and comes first, so the scheduler creates vir04_3c; "
+        "ask for vir04_3c"
+    )
+    assert resolve_shape(TIED, memory=None, template="vir04_3c").template == "vir04_3c"
+
+
+def test_shadowed_templates_are_not_shapes_a_request_can_take() -> None:
+    assert [s.template for s in all_shapes(TIED)] == ["vir01", "vir04_3c", None]
+
+
+def test_a_template_of_memory_allocatable_turns_a_whole_card_into_it() -> None:
+    full = TemplateShape("vir08", 21527, 8, 7)
+    rules = dataclasses.replace(P310, templates=(*P310.templates, full))
+
+    for memory in (None, 12289, 21527, 24576):
+        assert resolve_shape(rules, memory=memory, template=None) == SliceShape(
+            "vir08", 21527, 8, 7
+        )
+    assert [s.template for s in all_shapes(rules)] == [
+        "vir01",
+        "vir02",
+        "vir04",
+        "vir08",
+    ]

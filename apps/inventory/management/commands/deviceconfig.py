@@ -4,7 +4,7 @@ Scripts rely on these names and exit codes (see the README):
   check FILE                    exit 0 when valid (warnings printed), 1 with one line per error
   import FILE --cluster NAME    create the cluster if missing, store a version, set chip types
   export --cluster NAME         print the YAML the portal would publish
-  fit --cluster NAME --chip-type CW --memory MB
+  fit --cluster NAME --chip-type CW --memory MB [--scheduler hami|volcano]
                                 print the template name first, or "whole card", or exit 1
   publish --cluster NAME --reason TEXT [--force]
                                 write the portal's config to the cluster; exit 1 with the
@@ -28,10 +28,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.common.exceptions import Conflict, DomainError
 from apps.inventory import publishing, selectors, services
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
-from apps.inventory.hami.fit import FitKind
 from apps.inventory.hami.validation import validate_configs
 from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.publishing import PublishResult
+from apps.scheduling.allocator.template_rule import FitKind, Scheduler
 
 
 def _read(path: str) -> str:
@@ -70,6 +70,12 @@ class Command(BaseCommand):
         fit.add_argument("--chip-type", required=True, dest="chip_type")
         fit.add_argument(
             "--memory", type=int, default=None, help="MB; omit for a whole card"
+        )
+        fit.add_argument(
+            "--scheduler",
+            choices=[s.value for s in Scheduler],
+            default=Scheduler.HAMI.value,
+            help="whose reading of 0 MB and of requests over memoryCapacity applies",
         )
         pub = sub.add_parser("publish", help="write the portal's config to the cluster")
         pub.add_argument("--cluster", required=True)
@@ -142,7 +148,10 @@ class Command(BaseCommand):
     def _fit(self, options: dict[str, Any]) -> None:
         cluster = selectors.cluster_get(options["cluster"])
         result = selectors.template_fit(
-            cluster, common_word=options["chip_type"], memory=options["memory"]
+            cluster,
+            common_word=options["chip_type"],
+            memory=options["memory"],
+            scheduler=Scheduler(options["scheduler"]),
         )
         if result.kind == FitKind.INVALID:
             raise CommandError(result.reason)
