@@ -25,6 +25,7 @@ from apps.inventory.kube import api_client_for, kube_json
 from apps.inventory.models import Cluster
 
 Eviction = Literal["evicted", "gone", "blocked"]
+VOLCANO_QUEUES_PATH = "/apis/scheduling.volcano.sh/v1beta1/queues"
 
 
 class KubeError(Exception):
@@ -52,7 +53,7 @@ class PodExists(Exception):
 
 
 class ClusterOps(Protocol):
-    """What scheduling needs from a cluster (namespaces, namespaced pods and events)."""
+    """What scheduling needs from a cluster (namespaces, pods, events, Volcano Queues)."""
 
     def namespace_exists(self, name: str) -> bool:
         """Whether the namespace exists (a GET of it; 404 is False)."""
@@ -88,6 +89,14 @@ class ClusterOps(Protocol):
 
     def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
         """Record a core/v1 Event."""
+        ...
+
+    def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a Volcano Queue (cluster-scoped); 409 when it exists."""
+        ...
+
+    def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace a Volcano Queue (PUT, guarded by the body's resourceVersion)."""
         ...
 
     def close(self) -> None:
@@ -234,6 +243,12 @@ class KubeClusterOps:
 
     def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
         self._call("POST", f"/api/v1/namespaces/{namespace}/events", body=dict(body))
+
+    def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call("POST", VOLCANO_QUEUES_PATH, body=dict(body))
+
+    def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call("PUT", f"{VOLCANO_QUEUES_PATH}/{name}", body=dict(body))
 
     def close(self) -> None:
         if self._api is not None:

@@ -15,14 +15,16 @@ from apps.inventory import publishing, services
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
+from apps.scheduling import volcano
 from apps.scheduling.kube import KubeClusterOps
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
+QUEUE_NAME = "vnpu-rbac"
 RESTARTED = ("hami-scheduler", "volcano-scheduler", "hami-ascend-device-plugin")
 
 
 def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) -> None:
-    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events."""
+    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events, queues."""
     # sync: a full list of every target, then a few seconds of watches
     counts = sync_once(cluster)
     assert counts["nodes"] == 2
@@ -78,6 +80,14 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
                 "type": "Normal",
             },
         )
+        # the portal's Volcano Queues: create one, then correct its capability
+        queue = ops.create_queue(
+            volcano.queue_manifest(QUEUE_NAME, {"huawei.com/Ascend310P": "2"})
+        )
+        ops.replace_queue(
+            QUEUE_NAME,
+            volcano.with_capability(queue, {"huawei.com/Ascend310P": "3"}),
+        )
     finally:
         ops.close()
 
@@ -89,6 +99,9 @@ BEYOND_THE_GRANT = (
     ("PUT", "/api/v1/namespaces/volcano-system/configmaps/volcano-scheduler-configmap"),
     ("GET", "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt"),
     ("PATCH", "/api/v1/nodes/npu-node-310p-01"),
+    # never deletes a Volcano Queue, never opens or closes one
+    ("DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/default"),
+    ("PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/default/status"),
 )
 
 

@@ -29,6 +29,7 @@ class FakeOps:
         self.on_create: Callable[[dict[str, Any]], None] | None = None
         # The cluster's namespaces; None: every namespace exists.
         self.namespace_names: set[str] | None = None
+        self.queues: dict[str, dict[str, Any]] = {}  # Volcano Queues by name
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -102,6 +103,23 @@ class FakeOps:
         self.calls.append(("create_event", namespace, body["involvedObject"]["name"]))
         self._maybe_fail("create_event")
         self.events.append(copy.deepcopy(body))
+
+    def create_queue(self, body: dict[str, Any]) -> dict[str, Any]:
+        from apps.scheduling.kube import KubeError
+
+        name = body["metadata"]["name"]
+        self.calls.append(("create_queue", "", name))
+        self._maybe_fail("create_queue")
+        if name in self.queues:
+            raise KubeError(409, f'queues "{name}" already exists', transient=False)
+        self.queues[name] = copy.deepcopy(body)
+        return copy.deepcopy(body)
+
+    def replace_queue(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("replace_queue", "", name))
+        self._maybe_fail("replace_queue")
+        self.queues[name] = copy.deepcopy(body)
+        return copy.deepcopy(body)
 
     def close(self) -> None:
         pass

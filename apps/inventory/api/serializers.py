@@ -449,6 +449,7 @@ class SyncCursorSerializer(serializers.ModelSerializer):
             "restarts",
             "events",
             "skipped_objects",
+            "served",
         ]
 
 

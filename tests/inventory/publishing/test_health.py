@@ -85,6 +85,7 @@ def test_good_config_is_all_ok(cluster, set_volcano_conf, viewer_client, url):
         "device_plugin",
         "registrations",
         "device_config_drift",
+        "volcano_queues",
     }
 
 
