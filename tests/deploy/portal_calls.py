@@ -17,6 +17,7 @@ from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
 from apps.scheduling import volcano
 from apps.scheduling.kube import KubeClusterOps
+from apps.scheduling.models import Queue, QueueQuota
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
 QUEUE_NAME = "vnpu-rbac"
@@ -28,6 +29,16 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
     # sync: a full list of every target, then a few seconds of watches
     counts = sync_once(cluster)
     assert counts["nodes"] == 2
+    # a portal queue becomes a Volcano Queue (its update comes last, once the
+    # watch has seen what Volcano's queue controller wrote on it)
+    queue = Queue.objects.create(cluster=cluster, name=QUEUE_NAME)
+    QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=2)
+    ops = KubeClusterOps(cluster)
+    try:
+        report = volcano.volcano_queues_ensure(cluster, ops=ops)
+        assert (report.created, report.errors) == ([QUEUE_NAME], []), report
+    finally:
+        ops.close()
     stop = threading.Event()
     threading.Timer(watch_seconds, stop.set).start()
     sync_run(cluster.pk, seconds=watch_seconds, watch_timeout=1, stop=stop)
@@ -80,14 +91,10 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
                 "type": "Normal",
             },
         )
-        # the portal's Volcano Queues: create one, then correct its capability
-        queue = ops.create_queue(
-            volcano.queue_manifest(QUEUE_NAME, {"huawei.com/Ascend310P": "2"})
-        )
-        ops.replace_queue(
-            QUEUE_NAME,
-            volcano.with_capability(queue, {"huawei.com/Ascend310P": "3"}),
-        )
+        # a quota change reaches the Volcano Queue (PUT, as sync last saw it)
+        QueueQuota.objects.filter(queue__name=QUEUE_NAME).update(slots_limit=3)
+        report = volcano.volcano_queues_ensure(cluster, ops=ops)
+        assert (report.updated, report.errors) == ([QUEUE_NAME], []), report
     finally:
         ops.close()
 
