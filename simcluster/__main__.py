@@ -93,6 +93,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--token", help="admin bearer token (default: random)")
     p.add_argument("--readonly-token", help="read-only bearer token (default: random)")
     p.add_argument("--seed", type=int, help="random seed for faults and the generator")
+    p.add_argument(
+        "--no-volcano-crds",
+        action="store_true",
+        help="serve no Volcano objects (a cluster on HAMi's own scheduler)",
+    )
     p.add_argument("--latency-ms", type=float, default=0.0)
     p.add_argument("--error-500-rate", type=float, default=0.0)
     p.add_argument("--error-429-rate", type=float, default=0.0)
@@ -130,6 +135,7 @@ def options_from(args: argparse.Namespace) -> dict[str, Any]:
         "token": args.token,
         "readonly_token": args.readonly_token,
         "seed": args.seed,
+        "volcano_crds": not args.no_volcano_crds,
         "faults": FaultSettings(
             args.latency_ms,
             args.error_500_rate,

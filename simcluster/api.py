@@ -341,6 +341,11 @@ class Api:
         elif res is resources.DAEMONSET:
             obj.setdefault("spec", {})
             obj["status"] = {}
+        elif res is resources.QUEUE:
+            # A CRD with a status subresource: create drops the status (the
+            # queue controller opens it); the CRD defaults the weight to 1.
+            obj.setdefault("spec", {}).setdefault("weight", 1)
+            obj.pop("status", None)
         elif res is resources.SECRET:
             obj["type"] = obj.get("type") or "Opaque"
             # stringData is write-only: the server folds it into data.

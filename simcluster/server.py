@@ -45,6 +45,7 @@ from simcluster.controllers.binder import Binder
 from simcluster.controllers.device_plugin import DevicePlugin
 from simcluster.controllers.generator import Generator
 from simcluster.controllers.kubelet import Kubelet
+from simcluster.controllers.queues import VolcanoQueues
 from simcluster.controllers.rootca import RootCaPublisher
 from simcluster.controllers.workloads import Workloads
 from simcluster.faults import Faults, FaultSettings
@@ -87,6 +88,9 @@ class SimOptions:
     token: str | None = None
     readonly_token: str | None = None
     seed: int | None = None
+    # False: a cluster without Volcano's CRDs (HAMi's own scheduler): requests
+    # for scheduling.volcano.sh objects answer 404 (discovery is unchanged).
+    volcano_crds: bool = True
     faults: FaultSettings = field(default_factory=FaultSettings)
 
 
@@ -284,6 +288,7 @@ class SimCluster:
         if opts.binder:
             controllers.append(Binder(self.store, opts.policy, opts.seed))
         controllers.append(Kubelet(self.store, self.api.deadlines, opts.ready_delay))
+        controllers.append(VolcanoQueues(self.store))
         if self.certificate is not None:
             controllers.append(
                 RootCaPublisher(self.store, self.certificate.cert_pem.decode())
@@ -501,6 +506,10 @@ class SimCluster:
                 404, "NotFound", "the server could not find the requested resource"
             )
         group, version, rest = split
+        if group == "scheduling.volcano.sh" and not self.options.volcano_crds:
+            raise errors.ApiError(
+                404, "NotFound", "the server could not find the requested resource"
+            )
         target = routing.route(method, group, version, rest, query)
         self._authorize(user, target, query)
         self.faults.before_request(write=target.verb in routing.WRITE_VERBS)

@@ -9,7 +9,7 @@ permissions and nothing more. Three tests keep the three in step
 - the portal's real code paths (sync's list and watch of every target, the
   live device-config read and publish, component restarts and their state,
   scheduling's namespace get/list, pod create/get/patch/delete, eviction
-  and events) run against
+  and events, Volcano Queue create/update) run against
   simcluster with the ServiceAccount's token and simcluster enforcing that
   ClusterRole: none is refused, and the calls simcluster logged are exactly
   :data:`PORTAL_CALLS` (a new call fails the test until it is listed here
@@ -68,6 +68,12 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
     *_calls("list watch", "scheduling.k8s.io", "priorityclasses", "sync: priorities"),
     *_calls(
         "list watch",
+        "scheduling.volcano.sh",
+        "queues",
+        "sync: Volcano Queues (is a request's queue there and Open?)",
+    ),
+    *_calls(
+        "list watch",
         "",
         "configmaps",
         "sync: the device config and Volcano's scheduler config",
@@ -117,6 +123,13 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
     *_calls("create get delete patch", "", "pods", "admission; victim annotations"),
     *_calls("create", "", "pods/eviction", "preemption through the Eviction API"),
     *_calls("create", "", "events", "record why a pod was evicted"),
+    # apps.scheduling.volcano: each portal queue's Volcano Queue, kept in step
+    *_calls(
+        "create update",
+        "scheduling.volcano.sh",
+        "queues",
+        "create a portal queue's Volcano Queue; update its capability",
+    ),
 )
 
 

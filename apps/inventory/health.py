@@ -11,6 +11,8 @@ restart state in ``apps.inventory.restarts``. The facts behind each check are
 in scheduler-behaviour.md ("Volcano scheduler configuration, by version",
 "Device config shape, by component version", "Volcano's own preemption",
 "Choosing the chip").
+Last, whether Volcano Queues are mirrored (skipped, with the reason, on a
+cluster that has no Volcano CRDs).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from django.conf import settings
 
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.validation import slots_per_chip
-from apps.inventory.models import Chip, Cluster, ClusterObject, Node
+from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
 from apps.inventory.selectors import chip_type_specs, deviceconfig_drift_recorded
+from apps.inventory.sync.targets import VOLCANO_QUEUES
 from apps.inventory.versions import (
     Component,
     cluster_components,
@@ -602,6 +605,40 @@ def _drift_check(cluster: Cluster) -> dict[str, Any]:
     )
 
 
+def _volcano_queues_check(cluster: Cluster) -> dict[str, Any]:
+    """Whether sync mirrors Volcano Queues (a cluster without Volcano's CRDs is skipped)."""
+    cursor = SyncCursor.objects.filter(cluster=cluster, resource=VOLCANO_QUEUES).first()
+    if cursor is not None and not cursor.served:
+        return _check(
+            "volcano_queues",
+            "ok",
+            "skipped: the cluster serves no Volcano Queue API (no Volcano CRDs, as "
+            "with HAMi's own scheduler); portal queues are not created as Volcano "
+            "Queues and requests never wait for one",
+        )
+    if cursor is None or cursor.last_list_at is None:
+        return _check(
+            "volcano_queues",
+            "warn",
+            "sync has not listed the Volcano Queues yet; requests do not wait for "
+            "their queue until it has",
+            "check the sync status of volcano-queues",
+        )
+    states = {
+        row.name: ((row.data or {}).get("status") or {}).get("state") or "no state"
+        for row in ClusterObject.objects.filter(cluster=cluster, kind="Queue")
+    }
+    not_open = sorted(
+        f"{name} ({state})" for name, state in states.items() if state != "Open"
+    )
+    return _check(
+        "volcano_queues",
+        "ok",
+        f"{len(states)} Volcano Queue(s) mirrored"
+        + (f"; not Open: {', '.join(not_open)}" if not_open else ", all Open"),
+    )
+
+
 def cluster_health(cluster: Cluster) -> dict[str, Any]:
     """Configuration checks from what sync mirrored (no cluster API call).
 
@@ -623,6 +660,7 @@ def cluster_health(cluster: Cluster) -> dict[str, Any]:
         _daemonset_check(cluster),
         _registration_checks(cluster),
         _drift_check(cluster),
+        _volcano_queues_check(cluster),
     ]
     worst = max((c["check_status"] for c in checks), key=_RANK.__getitem__)
     return {"cluster": cluster.name, "check_status": worst, "checks": checks}

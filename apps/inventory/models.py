@@ -455,6 +455,10 @@ class SyncCursor(models.Model):
     # The stream goes on without them; an object leaves the list when a later
     # version of it applies or it is deleted.
     skipped_objects = models.JSONField(default=list, blank=True)
+    # False when the API server answered 404 to the list of an optional
+    # resource (Volcano's Queues on a cluster without Volcano's CRDs): not an
+    # error and never stale; the watcher asks again now and then.
+    served = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["cluster", "resource"]

@@ -11,7 +11,9 @@ transaction (it talks to the cluster). It is safe to run again at any time:
 - a cluster that is down leaves the request Reserved (its room held) with the
   reason, and the next pass tries again; a namespace that is gone returns
   the request to Pending (room released) with the reason; an answer that
-  will never change (a pod spec the API server refuses) fails the request.
+  will never change (a pod spec the API server refuses) fails the request;
+- a request whose Volcano queue is missing or not Open (as sync sees it)
+  returns to Pending with the reason: its pod would never be scheduled.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from apps.scheduling.selectors import (
     pod_policy_violations,
     workload_security_context,
 )
+from apps.scheduling.volcano import hold_reason, volcano_queues
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,7 @@ def requests_admit(
     admitted: list[int] = []
     chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
     scheduler = scheduler_in_effect(cluster)
+    queues = volcano_queues(cluster.pk)
     reserved = (
         Request.objects.filter(cluster=cluster, state=RequestState.RESERVED)
         .select_related("queue")
@@ -92,6 +96,12 @@ def requests_admit(
                 finished_at=timezone.now(),
                 reason=f"chip type {request.common_word} is no longer configured",
             )
+            continue
+        why = hold_reason(request.queue.name, queues)
+        if why is not None:
+            # Its Volcano queue closed (or went) since the room was booked:
+            # give the room back rather than send a pod that is never scheduled.
+            _unbook(request, why)
             continue
         if _admit(
             request, reservation, chip_type, scheduler, ops, now or timezone.now()
@@ -180,16 +190,7 @@ def _admit(
             # missing (deleted since the pass listed it, or since a crashed
             # worker booked the room): give the room back and wait for it,
             # as the pass does, rather than failing for good.
-            reason = missing_namespace_reason(request.namespace)
-            states.proposals_supersede(request.pk, reason)
-            states.request_move(
-                request.pk,
-                from_states=[RequestState.RESERVED],
-                to=RequestState.PENDING,
-                drop_reservation=True,
-                **states.UNBOOKED,
-                reason=reason,
-            )
+            _unbook(request, missing_namespace_reason(request.namespace))
             return False
         return _fail(request, f"the API server refused the pod: {exc}")
     crash_point("after_pod_create")
@@ -220,6 +221,19 @@ def _admit(
         except KubeError:
             Request.objects.filter(pk=request.pk).update(pod_cleanup=True)
     return moved
+
+
+def _unbook(request: Request, reason: str) -> None:
+    """Back to Pending, its room released, waiting for ``reason`` to go away."""
+    states.proposals_supersede(request.pk, reason)
+    states.request_move(
+        request.pk,
+        from_states=[RequestState.RESERVED],
+        to=RequestState.PENDING,
+        drop_reservation=True,
+        **states.UNBOOKED,
+        reason=reason,
+    )
 
 
 def _fail(request: Request, reason: str) -> bool:

@@ -224,19 +224,28 @@ def hold_for_namespace(requests: list[Request]) -> list[int]:
     they are left out of the allocation until the namespace exists. A pending
     preemption proposal of such a request no longer holds: it is superseded.
     """
-    if not requests:
+    return hold([(r, missing_namespace_reason(r.namespace)) for r in requests])
+
+
+def hold(waiting: list[tuple[Request, str]]) -> list[int]:
+    """Keep requests pending with the reason given for each; no room is booked.
+
+    For a cause outside the allocator (a missing namespace, a Volcano queue
+    that is missing or not Open): a pending preemption proposal of such a
+    request no longer holds and is superseded.
+    """
+    if not waiting:
         return []
     open_proposals = {
         p.request_id: p
         for p in PreemptionProposal.objects.filter(
-            request_id__in=[r.pk for r in requests], state=ProposalState.PENDING
+            request_id__in=[r.pk for r, _ in waiting], state=ProposalState.PENDING
         )
     }
-    for request in requests:
-        reason = missing_namespace_reason(request.namespace)
+    for request, reason in waiting:
         _supersede(open_proposals.pop(request.pk, None), reason)
         _set_reason(request, reason)
-    return [r.pk for r in requests]
+    return [r.pk for r, _ in waiting]
 
 
 def _set_reason(request: Request, reason: str) -> None:

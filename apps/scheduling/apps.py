@@ -9,7 +9,10 @@ class SchedulingConfig(AppConfig):
     def ready(self) -> None:
         # Sync announces slice changes; scheduling listens (inventory never
         # imports scheduling).
-        from apps.inventory.sync.writer import slices_changed
-        from apps.scheduling.signals import on_slices_changed
+        from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
+        from apps.scheduling.signals import on_slices_changed, on_volcano_queues_changed
 
         slices_changed.connect(on_slices_changed, dispatch_uid="scheduling-slices")
+        volcano_queues_changed.connect(
+            on_volcano_queues_changed, dispatch_uid="scheduling-volcano-queues"
+        )

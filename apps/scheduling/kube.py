@@ -25,6 +25,7 @@ from apps.inventory.kube import api_client_for, kube_json
 from apps.inventory.models import Cluster
 
 Eviction = Literal["evicted", "gone", "blocked"]
+VOLCANO_QUEUES_PATH = "/apis/scheduling.volcano.sh/v1beta1/queues"
 
 
 class KubeError(Exception):
@@ -52,7 +53,8 @@ class PodExists(Exception):
 
 
 class ClusterOps(Protocol):
-    """What scheduling needs from a cluster: namespaces, pods, events, node taints."""
+    """What scheduling needs from a cluster: namespaces, pods, events, node taints,
+    Volcano Queues."""
 
     def namespace_exists(self, name: str) -> bool:
         """Whether the namespace exists (a GET of it; 404 is False)."""
@@ -96,6 +98,14 @@ class ClusterOps(Protocol):
 
     def node_untaint(self, node: str, key: str) -> bool:
         """Remove the node's taints of ``key``; False when the node is gone."""
+        ...
+
+    def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Create a Volcano Queue (cluster-scoped); 409 when it exists."""
+        ...
+
+    def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace a Volcano Queue (PUT, guarded by the body's resourceVersion)."""
         ...
 
     def close(self) -> None:
@@ -298,6 +308,12 @@ class KubeClusterOps:
         raise KubeError(
             409, f"node {node} kept changing under its taint edit", transient=True
         )
+
+    def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call("POST", VOLCANO_QUEUES_PATH, body=dict(body))
+
+    def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call("PUT", f"{VOLCANO_QUEUES_PATH}/{name}", body=dict(body))
 
     def close(self) -> None:
         if self._api is not None:

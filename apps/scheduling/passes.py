@@ -5,7 +5,8 @@ flock): however many workers run, one pass per cluster runs at a time, and a
 killed worker's lock dies with it. A pass that finds the lock taken does
 nothing: the running one (or the next beat, a few seconds later) does the work.
 
-1. reconcile: requests and proposals follow what sync shows;
+1. reconcile: requests and proposals follow what sync shows; the portal's
+   Volcano Queues are created or corrected (``volcano.volcano_queues_ensure``);
 2. reserve (``services.allocation_create``): one transaction books room,
    leaving out (pending, with the reason) requests whose namespace the
    cluster's namespace list lacks;
@@ -30,6 +31,7 @@ from apps.scheduling import kube, selectors, services
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
+from apps.scheduling.volcano import volcano_queues_ensure
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +91,7 @@ def scheduling_pass(
             report.reconciled = requests_reconcile(cluster, ops=ops, now=now)
             if only_if_freed and not report.reconciled.freed:
                 return report
+            volcano_queues_ensure(cluster, ops=ops)
             try:
                 # The namespace LIST only when something may be placed.
                 namespaces = (

@@ -37,7 +37,7 @@ from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
 from apps.scheduling import kube, notify, podsecurity, states
-from apps.scheduling.allocation import hold_for_namespace, persist_result
+from apps.scheduling.allocation import hold, hold_for_namespace, persist_result
 from apps.scheduling.choices import (
     FINAL_STATES,
     HOLDING_STATES,
@@ -57,6 +57,7 @@ from apps.scheduling.validation import (
     normalise_env,
     pod_template_errors,
 )
+from apps.scheduling.volcano import hold_reason, volcano_queues
 
 DEFAULT_QUEUE = "default"
 SERVICE_ACCOUNT_NAME = re.compile(
@@ -709,6 +710,17 @@ def allocation_create(
                 [r for r in pending if r.namespace not in namespaces]
             )
             pending = [r for r in pending if r.pk not in held]
+        # A pod sent into a Volcano queue that is missing or not Open is never
+        # scheduled: such requests wait, saying why, until sync sees it Open.
+        mirror = volcano_queues(cluster.pk)
+        held += hold(
+            [
+                (r, why)
+                for r in pending
+                if (why := hold_reason(r.queue.name, mirror)) is not None
+            ]
+        )
+        pending = [r for r in pending if r.pk not in held]
         if not pending:
             return AllocationOutcome(waiting=held)
         snap = build_snapshot(cluster, pending, now)

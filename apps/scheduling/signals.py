@@ -1,4 +1,5 @@
-"""The sync hook: when sync changes the slices of the portal's pods, reconcile soon.
+"""The sync hooks: when sync changes the slices of the portal's pods, reconcile soon;
+when it sees Volcano Queues change, keep the portal's in step and serve their waiters.
 
 Sync sends ``apps.inventory.sync.writer.slices_changed`` after each committed
 batch that added or removed slices. Only batches that concern scheduling
@@ -46,3 +47,20 @@ def on_slices_changed(
         # Runs in sync's thread when tasks are eager: never break sync for this;
         # the periodic pass reconciles anyway.
         log.exception("cluster %s: reconciling after a sync batch failed", cluster_id)
+
+
+def on_volcano_queues_changed(sender: Any, *, cluster_id: int, **kwargs: Any) -> None:
+    """Volcano Queues changed in the cluster: put the portal's back in step, serve waiters.
+
+    A queue opened lets the requests waiting for it proceed at once; a managed
+    queue deleted or edited by hand is recreated or corrected.
+    """
+    from apps.scheduling.tasks import ensure_volcano_queues_task
+
+    try:
+        ensure_volcano_queues_task.delay(cluster_id)
+    except Exception:
+        # As above: never break sync; the periodic pass does the same work.
+        log.exception(
+            "cluster %s: Volcano queues after a sync batch failed", cluster_id
+        )

@@ -42,6 +42,27 @@ def reconcile_requests_task(cluster_id: int) -> bool:
 
 
 @shared_task(ignore_result=True, soft_time_limit=120)
+def ensure_volcano_queues_task(cluster_id: int) -> dict[str, Any] | None:
+    """Keep the cluster's Volcano Queues in step; then a pass if requests are pending."""
+    from apps.inventory.models import Cluster
+    from apps.scheduling import kube
+    from apps.scheduling.models import Request
+    from apps.scheduling.volcano import volcano_queues_ensure
+
+    cluster = Cluster.objects.filter(pk=cluster_id).first()
+    if cluster is None:
+        return None
+    ops = kube.ops_for(cluster)
+    try:
+        report = volcano_queues_ensure(cluster, ops=ops)
+    finally:
+        ops.close()
+    if Request.objects.filter(cluster_id=cluster_id, state__in=ACTIVE_STATES).exists():
+        allocate_cluster_task.delay(cluster_id)
+    return {"created": report.created, "updated": report.updated}
+
+
+@shared_task(ignore_result=True, soft_time_limit=120)
 def evict_victims_task(proposal_id: int) -> str | None:
     """Evict the victims of an approved proposal (retried by beat when a PDB says not now)."""
     from apps.scheduling.eviction import victims_evict

@@ -15,17 +15,30 @@ from apps.inventory import publishing, services
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
+from apps.scheduling import volcano
 from apps.scheduling.kube import KubeClusterOps
+from apps.scheduling.models import Queue, QueueQuota
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
+QUEUE_NAME = "vnpu-rbac"
 RESTARTED = ("hami-scheduler", "volcano-scheduler", "hami-ascend-device-plugin")
 
 
 def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) -> None:
-    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events."""
+    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events, queues."""
     # sync: a full list of every target, then a few seconds of watches
     counts = sync_once(cluster)
     assert counts["nodes"] == 2
+    # a portal queue becomes a Volcano Queue (its update comes last, once the
+    # watch has seen what Volcano's queue controller wrote on it)
+    queue = Queue.objects.create(cluster=cluster, name=QUEUE_NAME)
+    QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=2)
+    ops = KubeClusterOps(cluster)
+    try:
+        report = volcano.volcano_queues_ensure(cluster, ops=ops)
+        assert (report.created, report.errors) == ([QUEUE_NAME], []), report
+    finally:
+        ops.close()
     stop = threading.Event()
     threading.Timer(watch_seconds, stop.set).start()
     sync_run(cluster.pk, seconds=watch_seconds, watch_timeout=1, stop=stop)
@@ -82,6 +95,10 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
                 "type": "Normal",
             },
         )
+        # a quota change reaches the Volcano Queue (PUT, as sync last saw it)
+        QueueQuota.objects.filter(queue__name=QUEUE_NAME).update(slots_limit=3)
+        report = volcano.volcano_queues_ensure(cluster, ops=ops)
+        assert (report.updated, report.errors) == ([QUEUE_NAME], []), report
     finally:
         ops.close()
 
@@ -94,6 +111,9 @@ BEYOND_THE_GRANT = (
     ("GET", "/api/v1/namespaces/kube-system/configmaps/kube-root-ca.crt"),
     ("DELETE", "/api/v1/nodes/npu-node-310p-01"),
     ("PUT", "/api/v1/nodes/npu-node-310p-01"),
+    # never deletes a Volcano Queue, never opens or closes one
+    ("DELETE", "/apis/scheduling.volcano.sh/v1beta1/queues/default"),
+    ("PATCH", "/apis/scheduling.volcano.sh/v1beta1/queues/default/status"),
 )
 
 

@@ -71,6 +71,9 @@ def test_the_role_grants_no_write_beyond_the_brief():
         ("apps", "daemonsets", "patch", "hami-ascend-device-plugin"),
         ("apps", "deployments", "patch", "hami-scheduler"),
         ("apps", "deployments", "patch", "volcano-scheduler"),
+        # each portal queue's Volcano Queue (never deleted, never opened/closed)
+        ("scheduling.volcano.sh", "queues", "create", "*"),
+        ("scheduling.volcano.sh", "queues", "update", "*"),
     }
     # never secrets or RBAC objects, in any way
     touched = {resource for _, resource, _, _ in granted_atoms()}

@@ -98,7 +98,23 @@ def real_cluster(
         kubeconfig=Path(stack_kubeconfig).read_text(),
     )
     sync_once(cluster)
-    return cluster
+    yield cluster
+    # The test's database is rolled back, so the portal forgets any node hold
+    # a preemption left in place (a test may end mid-eviction): lift them here.
+    _lift_portal_holds(kube_stack)
+
+
+def _lift_portal_holds(kube_stack: KubeStack) -> None:
+    from kubernetes import client
+
+    from apps.scheduling.pods import HOLD_TAINT_PREFIX
+
+    core = client.CoreV1Api(kube_stack.kubernetes_client())
+    for node in core.list_node().items:
+        taints = node.spec.taints or []
+        kept = [t for t in taints if not t.key.startswith(HOLD_TAINT_PREFIX)]
+        if len(kept) != len(taints):
+            core.patch_node(node.metadata.name, {"spec": {"taints": kept or None}})
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -21,6 +21,7 @@ from apps.inventory.choices import ConnectionKind
 from tests.deploy.conftest import DEPLOY
 from tests.deploy.portal_calls import (
     POD_NAMES,
+    QUEUE_NAME,
     make_every_portal_call,
     refusals_beyond_the_grant,
 )
@@ -93,7 +94,12 @@ def test_the_portal_needs_exactly_what_deploy_grants(
     kube_stack, portal_cluster, admin_user, cleanup
 ):
     cleanup.extend(("default", name) for name in POD_NAMES)
-    make_every_portal_call(portal_cluster, admin_user, watch_seconds=3.0)
+    try:
+        make_every_portal_call(portal_cluster, admin_user, watch_seconds=3.0)
+    finally:
+        kube_stack.kubectl(
+            "delete", "queue", QUEUE_NAME, "--ignore-not-found", check=False
+        )
 
     made = kube_stack.audit_events(USER)
     assert len(made) > 20

@@ -224,6 +224,21 @@ def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
             return not pod or pod[0].metadata.deletion_timestamp is not None
 
         wait_for(evicted, "the victim to be evicted", timeout=60)
+
+        # and a request cancelled meanwhile gives its held node back
+        node = proposal["node"]
+        assert _node_holds(kube_core, node) == [
+            f"vnpu-portal/held-for-request-{request_id}"
+        ]
+        assert operator.delete(f"/api/requests/{request_id}/").status_code in (
+            200,
+            204,
+        )
+        wait_for(
+            lambda: not _node_holds(kube_core, node),
+            "the cancelled request's node hold to be lifted",
+            timeout=30,
+        )
     events = kube_core.list_namespaced_event(
         "default", field_selector=f"involvedObject.name={victims[0]},reason=Preempted"
     ).items

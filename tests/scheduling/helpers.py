@@ -31,6 +31,7 @@ class FakeOps:
         self.namespace_names: set[str] | None = None
         self.taints: dict[str, list[dict[str, str]]] = {}  # node -> its taints
         self.gone_nodes: set[str] = set()  # nodes that no longer exist
+        self.queues: dict[str, dict[str, Any]] = {}  # Volcano Queues by name
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -121,6 +122,23 @@ class FakeOps:
             return False
         self.taints[node] = [t for t in self.taints.get(node, []) if t["key"] != key]
         return True
+
+    def create_queue(self, body: dict[str, Any]) -> dict[str, Any]:
+        from apps.scheduling.kube import KubeError
+
+        name = body["metadata"]["name"]
+        self.calls.append(("create_queue", "", name))
+        self._maybe_fail("create_queue")
+        if name in self.queues:
+            raise KubeError(409, f'queues "{name}" already exists', transient=False)
+        self.queues[name] = copy.deepcopy(body)
+        return copy.deepcopy(body)
+
+    def replace_queue(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(("replace_queue", "", name))
+        self._maybe_fail("replace_queue")
+        self.queues[name] = copy.deepcopy(body)
+        return copy.deepcopy(body)
 
     def close(self) -> None:
         pass

@@ -506,6 +506,7 @@ class SyncCursorSerializer(serializers.ModelSerializer):
             "restarts",
             "events",
             "skipped_objects",
+            "served",
         ]
 
 

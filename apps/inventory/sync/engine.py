@@ -59,6 +59,9 @@ SKIPPED_MAX = 20
 LOCK_CHECK_SECONDS = 2.0
 NETWORK_ERRORS = (ApiException, HTTPError, OSError, ValueError)
 DB_ERRORS = (OperationalError, InterfaceError)
+# How often a watcher asks again for a resource the cluster did not serve
+# (Volcano installed later starts being mirrored within this time).
+NOT_SERVED_RETRY_SECONDS = 60.0
 
 
 @dataclass
@@ -164,6 +167,9 @@ class TargetWatcher:
                 connection.close()
                 attempt += 1
             except (*NETWORK_ERRORS, DatabaseError) as exc:
+                if writer is not None and _not_served(self.target, exc):
+                    self._record_not_served(writer)
+                    continue
                 if self.progressed and not isinstance(exc, ApiException):
                     # A stream cut after it delivered events: resume at once from
                     # where it got to (a proxy or the server dropped the watch).
@@ -176,6 +182,19 @@ class TargetWatcher:
                     api = None  # credentials may have been rotated: rebuild the client
         if api is not None:
             api.close()
+
+    def _record_not_served(self, writer: ClusterWriter) -> None:
+        """The cluster does not serve this optional resource: say so, ask again later."""
+        self.target.apply_full(writer, [])
+        self.resource_version = None
+        self._save_cursor(
+            served=False,
+            resource_version="",
+            last_error="",
+            last_success_at=timezone.now(),
+        )
+        refresh_cluster_state(self.cluster_id)
+        self.stop.wait(NOT_SERVED_RETRY_SECONDS)
 
     def _failed(self, exc: Exception, attempt: int, *, record: bool = True) -> None:
         self.stats.errors += 1
@@ -214,6 +233,7 @@ class TargetWatcher:
             last_success_at=now,
             last_error="",
             skipped_objects=list(self.skipped.values()),
+            served=True,
         )
         self.stats.lists += 1
         refresh_cluster_state(self.cluster_id)
@@ -420,6 +440,11 @@ def apply_list(
     return [(item, None) for item in items]
 
 
+def _not_served(target: Target, exc: BaseException) -> bool:
+    """True when ``exc`` says the API server does not serve the optional ``target``."""
+    return target.optional and isinstance(exc, ApiException) and exc.status == 404
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ApiException):
         return f"API server answered {exc.status} {exc.reason or ''}".strip()
@@ -431,7 +456,8 @@ def refresh_cluster_state(cluster_id: int) -> None:
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return
-    cursors = list(SyncCursor.objects.filter(cluster_id=cluster_id))
+    # A resource the cluster does not serve is neither an error nor stale.
+    cursors = list(SyncCursor.objects.filter(cluster_id=cluster_id, served=True))
     now = timezone.now()
     stale_after = timedelta(seconds=settings.SYNC_STALE_AFTER_SECONDS)
     successes = [c.last_success_at for c in cursors if c.last_success_at]
@@ -498,9 +524,26 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
             targets_for(cluster), key=lambda t: t.key != "configmap:device-config"
         )
         for target in ordered:
-            result = kubeapi.list_all(
-                api, target.path, field_selector=target.field_selector
-            )
+            try:
+                result = kubeapi.list_all(
+                    api, target.path, field_selector=target.field_selector
+                )
+            except ApiException as exc:
+                if not _not_served(target, exc):
+                    raise
+                target.apply_full(writer, [])
+                SyncCursor.objects.update_or_create(
+                    cluster=cluster,
+                    resource=target.key,
+                    defaults={
+                        "served": False,
+                        "resource_version": "",
+                        "last_error": "",
+                        "last_success_at": timezone.now(),
+                    },
+                )
+                counts[target.key] = 0
+                continue
             outcomes = apply_list(target, writer, result.items)
             now = timezone.now()
             SyncCursor.objects.update_or_create(
@@ -511,6 +554,7 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                     "last_list_at": now,
                     "last_success_at": now,
                     "last_error": "",
+                    "served": True,
                     "skipped_objects": [
                         skipped_entry(target, item, error)
                         for item, error in outcomes

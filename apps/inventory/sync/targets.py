@@ -11,6 +11,8 @@ from django.conf import settings
 from apps.inventory.models import Cluster
 
 Events = Sequence[tuple[str, Mapping[str, Any]]]
+#: The key (and SyncCursor resource) of the Volcano Queue stream.
+VOLCANO_QUEUES = "volcano-queues"
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,9 @@ class Target:
     apply_full: Callable[[Any, Sequence[Mapping[str, Any]]], None]
     apply_events: Callable[[Any, Events], None]
     kind: str = ""  # of its objects (list items carry no kind), for skipped objects
+    # A resource the cluster may not serve (a CRD): a 404 on its list is
+    # recorded as "not served" on the cursor, not as an error.
+    optional: bool = False
 
     @property
     def field_selector(self) -> str | None:
@@ -109,6 +114,17 @@ def targets_for(cluster: Cluster) -> list[Target]:
             lambda h, i: h.replace_priority_classes(i),
             lambda h, e: h.apply_priority_class_events(e),
             "PriorityClass",
+        ),
+        # Every Volcano Queue: scheduling holds requests whose queue is missing
+        # or not Open, and keeps the portal's queues in step with them.
+        Target(
+            VOLCANO_QUEUES,
+            "/apis/scheduling.volcano.sh/v1beta1/queues",
+            None,
+            lambda h, i: h.replace_volcano_queues(i),
+            lambda h, e: h.apply_volcano_queue_events(e),
+            "Queue",
+            optional=True,
         ),
     ]
     for key, kind, path, name in single:

@@ -49,6 +49,10 @@ Events = Sequence[tuple[str, Mapping[str, Any]]]
 # Sent on commit after a batch that added or removed slices, with ``cluster_id``,
 # ``added`` and ``removed`` (sets of (namespace, pod)); scheduling listens.
 slices_changed = Signal()
+# Sent on commit after Volcano Queues changed (``cluster_id``); scheduling listens.
+volcano_queues_changed = Signal()
+#: ClusterObject.kind of the mirrored Volcano Queues (namespace "").
+VOLCANO_QUEUE_KIND = "Queue"
 
 SLICE_FIELDS = (
     "pod_uid",
@@ -776,7 +780,37 @@ class ControlPlaneMixin:
                 else:
                     self._store_object(kind, obj)
 
-    def _store_object(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def replace_volcano_queues(self, items: Sequence[Mapping[str, Any]]) -> None:
+        """Mirror every Volcano Queue (cluster-scoped), dropping the ones gone."""
+        from apps.inventory.models import ClusterObject
+
+        with transaction.atomic():
+            names = [(i.get("metadata") or {}).get("name", "") for i in items]
+            gone = ClusterObject.objects.filter(
+                cluster=self.cluster, kind=VOLCANO_QUEUE_KIND
+            ).exclude(name__in=names)
+            changed = gone.delete()[0] > 0
+            for item in items:
+                changed |= self._store_object(VOLCANO_QUEUE_KIND, item)
+            if changed:
+                self._volcano_queues_changed()
+
+    def apply_volcano_queue_events(self, events: Events) -> None:
+        """Apply watch events of Volcano Queues."""
+        self.apply_object_events(VOLCANO_QUEUE_KIND, events)
+        if events:
+            self._volcano_queues_changed()
+
+    def _volcano_queues_changed(self) -> None:
+        cluster_id = self.cluster.pk
+        transaction.on_commit(
+            lambda: volcano_queues_changed.send(
+                sender=ClusterWriter, cluster_id=cluster_id
+            )
+        )
+
+    def _store_object(self, kind: str, obj: Mapping[str, Any]) -> bool:
+        """Store one object; True when it is new or changed."""
         from apps.inventory.models import ClusterObject
 
         meta = obj.get("metadata") or {}
@@ -819,6 +853,7 @@ class ControlPlaneMixin:
                 cluster=self.cluster, text=text, resource_version=rv
             ):
                 self.reapply_chip_types()
+        return created or changed
 
     def replace_priority_classes(self, items: Sequence[Mapping[str, Any]]) -> None:
         from apps.inventory.models import PriorityClass

@@ -209,6 +209,24 @@ class QueueUsageSerializer(serializers.Serializer):
     running = serializers.IntegerField()
 
 
+class VolcanoQueueSerializer(serializers.Serializer):
+    state = serializers.CharField(
+        help_text=(
+            "the Volcano Queue's status.state (Open, Closed, Closing, Unknown), "
+            "Missing, or empty when not known (see reason)"
+        )
+    )
+    managed = serializers.BooleanField(
+        help_text="created by the portal (label vnpu-portal.io/managed), kept in step"
+    )
+    capability = serializers.DictField(
+        child=serializers.CharField(), help_text="its spec.capability"
+    )
+    reason = serializers.CharField(
+        help_text="why its requests wait, or why the state is not known; empty: Open"
+    )
+
+
 def _namespaces_field(**kwargs: Any) -> serializers.ListField:
     return serializers.ListField(
         child=serializers.CharField(max_length=63),
@@ -265,6 +283,7 @@ class QueueSerializer(serializers.ModelSerializer):
     pod_security = _pod_security_field(required=False)
     allowed_service_accounts = _service_accounts_field(required=False)
     usage = serializers.SerializerMethodField()
+    volcano = serializers.SerializerMethodField()
 
     class Meta:
         model = Queue
@@ -278,6 +297,7 @@ class QueueSerializer(serializers.ModelSerializer):
             "pod_security",
             "allowed_service_accounts",
             "usage",
+            "volcano",
             "created_at",
             "updated_at",
         ]
@@ -300,6 +320,10 @@ class QueueSerializer(serializers.ModelSerializer):
     @extend_schema_field(QueueUsageSerializer(many=True))
     def get_usage(self, obj: Queue) -> list[dict[str, Any]]:
         return (self.context.get("usage") or {}).get(obj.pk, [])
+
+    @extend_schema_field(VolcanoQueueSerializer(allow_null=True))
+    def get_volcano(self, obj: Queue) -> dict[str, Any] | None:
+        return (self.context.get("volcano") or {}).get(obj.pk)
 
 
 class QueueUpdateSerializer(serializers.Serializer):

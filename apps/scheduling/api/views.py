@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
-from apps.scheduling import decisions, selectors, services
+from apps.scheduling import decisions, selectors, services, volcano
 from apps.scheduling.api import serializers as s
 from apps.scheduling.filters import (
     PreemptionProposalFilterSet,
@@ -174,7 +174,10 @@ class QueueViewSet(viewsets.ModelViewSet):
         return s.QueueSerializer
 
     def _out(self, queues: list[Queue]) -> dict[str, Any]:
-        return {"usage": selectors.queue_usage(queues)}
+        return {
+            "usage": selectors.queue_usage(queues),
+            "volcano": volcano.queue_views(queues),
+        }
 
     def list(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         queryset = self.filter_queryset(self.get_queryset())

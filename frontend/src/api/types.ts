@@ -79,6 +79,8 @@ export interface SyncCursor {
   restarts: number;
   events: number;
   skipped_objects: SkippedObject[];
+  /** False: the cluster does not serve this optional resource (no Volcano CRDs). */
+  served: boolean;
 }
 
 /** An object a sync stream could not apply and went on without. */
@@ -496,8 +498,21 @@ export interface Queue {
     pending: number;
     running: number;
   }[];
+  /** Its Volcano Queue as sync sees it. */
+  volcano: VolcanoQueue | null;
   created_at: string;
   updated_at: string;
+}
+
+/** A portal queue's Volcano Queue: requests wait while it is not Open. */
+export interface VolcanoQueue {
+  /** Open, Closed, Closing, Unknown, Missing, or "" when not known (see reason). */
+  state: string;
+  /** Created by the portal and kept in step with its quotas. */
+  managed: boolean;
+  capability: Record<string, string>;
+  /** Why its requests wait, or why the state is not known; "" when Open. */
+  reason: string;
 }
 
 export type ProposalState = "pending" | "approved" | "rejected" | "evicting" | "done" | "failed" | "superseded";

@@ -24,6 +24,7 @@ const LABEL: Record<string, string> = {
   device_plugin: "HAMi device plugin",
   registrations: "Node registrations",
   device_config_drift: "Device config drift",
+  volcano_queues: "Volcano queues",
 };
 
 /** Inline `code` in the fixes the API suggests. */
@@ -165,7 +166,9 @@ export function HealthPage() {
                     <td className="num">{int(c.relists)}</td>
                     <td className="num">{int(c.restarts)}</td>
                     <td style={{ maxWidth: 380 }}>
-                      {c.last_error ? (
+                      {!c.served ? (
+                        <span className="muted">not served by this cluster (skipped)</span>
+                      ) : c.last_error ? (
                         <span className={failing ? "field-error" : "muted"} title={dateTime(c.last_error_at)}>
                           {c.last_error}
                         </span>

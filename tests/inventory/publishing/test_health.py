@@ -25,6 +25,7 @@ ALL_CHECKS = {
     "device_plugin",
     "registrations",
     "device_config_drift",
+    "volcano_queues",
 }
 
 
