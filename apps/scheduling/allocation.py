@@ -13,7 +13,7 @@ request fits without preemption, or when it no longer needs one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,9 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import pod_name_for
 from apps.scheduling.snapshot import SliceRow, Snapshot
+
+# decisions.approve_now: (proposal, request, *, actor, reason, auto, now) -> None
+Approver = Callable[..., None]
 
 
 def reserve(
@@ -94,8 +97,14 @@ def persist_result(
     now: datetime,
     *,
     actor: Any = None,
+    approve: Approver | None = None,
 ) -> dict[str, list[int]]:
-    """Write one pass's decisions; returns request ids per outcome."""
+    """Write one pass's decisions; returns request ids per outcome.
+
+    ``approve`` carries out a proposal the policy approves at once
+    (``decisions.approve_now``; passed in because decisions books room
+    through this module). Without it, every proposal waits for an admin.
+    """
     open_proposals = {
         p.request_id: p
         for p in PreemptionProposal.objects.filter(
@@ -133,11 +142,9 @@ def persist_result(
         proposal = _proposal(
             cluster, request, planned, snap, now, open_proposals.pop(request.pk, None)
         )
-        if _auto_approves(request, proposal):
-            from apps.scheduling.decisions import approve_now  # (imports this module)
-
+        if approve is not None and _auto_approves(request, proposal):
             gap = request.priority - proposal.max_victim_priority
-            approve_now(
+            approve(
                 proposal,
                 request,
                 actor=actor,

@@ -9,6 +9,8 @@ class SchedulingConfig(AppConfig):
     def ready(self) -> None:
         # Sync announces slice changes; scheduling listens (inventory never
         # imports scheduling).
+        # The tasks register how follow-up work starts (apps.scheduling.triggers).
+        import apps.scheduling.tasks  # noqa: F401
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
         from apps.scheduling.signals import on_slices_changed, on_volcano_queues_changed
 

@@ -17,9 +17,8 @@ from django.utils import timezone
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import Conflict, NotFound, ValidationFailed
-from apps.common.queueing import enqueue
 from apps.inventory.models import Cluster
-from apps.scheduling import notify
+from apps.scheduling import notify, triggers
 from apps.scheduling.allocation import reserve
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request
@@ -69,8 +68,6 @@ def approve_now(
     now: datetime | None = None,
 ) -> None:
     """Inside a transaction holding the cluster lock: book and start the eviction."""
-    from apps.scheduling.tasks import evict_victims_task
-
     now = now or timezone.now()
     if proposal.chip_id is None:
         raise Conflict(
@@ -118,7 +115,7 @@ def approve_now(
         reason=reason,
     )
     notify.proposal_changed(proposal)
-    transaction.on_commit(lambda: enqueue(evict_victims_task, proposal.pk))
+    triggers.run_after_commit("evict", proposal.pk)
 
 
 def proposal_reject(

@@ -33,10 +33,9 @@ from apps.common.exceptions import (
     ValidationFailed,
 )
 from apps.common.ids import parse_id
-from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import allocator as alloc
-from apps.scheduling import kube, notify, podsecurity, states
+from apps.scheduling import kube, notify, podsecurity, states, triggers
 from apps.scheduling.allocation import hold, hold_for_namespace, persist_result
 from apps.scheduling.choices import (
     FINAL_STATES,
@@ -44,6 +43,7 @@ from apps.scheduling.choices import (
     PodSecurityLevel,
     RequestState,
 )
+from apps.scheduling.decisions import approve_now
 from apps.scheduling.models import (
     Queue,
     QueueQuota,
@@ -67,9 +67,7 @@ SERVICE_ACCOUNT_NAME = re.compile(
 
 def _enqueue_pass(cluster_id: int) -> None:
     """Run an allocation pass for the cluster once the transaction commits."""
-    from apps.scheduling.tasks import allocate_cluster_task
-
-    transaction.on_commit(lambda: enqueue(allocate_cluster_task, cluster_id))
+    triggers.run_after_commit("pass", cluster_id)
 
 
 # --- requests ------------------------------------------------------------------------
@@ -449,9 +447,7 @@ def request_cancel(*, request: Request, actor: Any, token: Any = None) -> Reques
 
 
 def _enqueue_reconcile(cluster_id: int) -> None:
-    from apps.scheduling.tasks import reconcile_requests_task
-
-    transaction.on_commit(lambda: enqueue(reconcile_requests_task, cluster_id))
+    triggers.run_after_commit("reconcile", cluster_id)
 
 
 # --- queues ------------------------------------------------------------------------
@@ -738,7 +734,13 @@ def allocation_create(
             now_s=now.timestamp(),
         )
         decided = persist_result(
-            cluster, result, {r.pk: r for r in pending}, snap, now, actor=requested_by
+            cluster,
+            result,
+            {r.pk: r for r in pending},
+            snap,
+            now,
+            actor=requested_by,
+            approve=approve_now,
         )
         decided["waiting"].extend(held)
     return AllocationOutcome(**decided)

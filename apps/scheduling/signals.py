@@ -15,6 +15,7 @@ import logging
 from collections.abc import Collection
 from typing import Any
 
+from apps.scheduling import triggers
 from apps.scheduling.choices import CARRIED_OUT_STATES
 from apps.scheduling.pods import POD_PREFIX
 
@@ -31,7 +32,6 @@ def on_slices_changed(
 ) -> None:
     """Enqueue a reconciliation of the cluster when the change concerns scheduling."""
     from apps.scheduling.models import PreemptionProposal
-    from apps.scheduling.tasks import reconcile_requests_task
 
     ours = any(name.startswith(POD_PREFIX) for _, name in (*added, *removed))
     try:
@@ -42,7 +42,7 @@ def on_slices_changed(
             ).exists()
         ):
             return
-        reconcile_requests_task.delay(cluster_id)
+        triggers.run("reconcile", cluster_id)
     except Exception:
         # Runs in sync's thread when tasks are eager: never break sync for this;
         # the periodic pass reconciles anyway.

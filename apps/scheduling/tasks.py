@@ -15,6 +15,8 @@ from celery import shared_task
 from django.db.models import Q
 from django.utils import timezone
 
+from apps.common.queueing import enqueue
+from apps.scheduling import triggers
 from apps.scheduling.choices import ACTIVE_STATES, ProposalState
 
 
@@ -97,3 +99,12 @@ def schedule_clusters_task() -> int:
     for proposal_id in due.values_list("pk", flat=True):
         evict_victims_task.delay(proposal_id)
     return len(cluster_ids)
+
+
+# How services, decisions and the sync hooks start these (apps.scheduling.triggers):
+# through ``enqueue``, so a broker that is down is logged, not raised.
+triggers.register("pass", lambda cluster_id: enqueue(allocate_cluster_task, cluster_id))
+triggers.register(
+    "reconcile", lambda cluster_id: enqueue(reconcile_requests_task, cluster_id)
+)
+triggers.register("evict", lambda proposal_id: enqueue(evict_victims_task, proposal_id))
