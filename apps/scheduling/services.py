@@ -35,6 +35,7 @@ from apps.common.exceptions import (
 from apps.common.ids import parse_id
 from apps.common.queueing import enqueue
 from apps.inventory.models import ChipType, Cluster, PriorityClass
+from apps.inventory.scheduler import scheduler_in_effect
 from apps.scheduling import allocator as alloc
 from apps.scheduling import kube, notify, podsecurity, states
 from apps.scheduling.allocation import hold, hold_for_namespace, persist_result
@@ -727,6 +728,8 @@ def allocation_create(
         policy = alloc.Policy(
             strategy=alloc.Strategy(getattr(settings, "ALLOCATOR_STRATEGY", "binpack")),
             preemption=getattr(settings, "PREEMPTION_ENABLED", True),
+            scheduler_picks_chip=not scheduler_in_effect(cluster).honours_pins,
+            place_unguaranteed=settings.PLACE_UNGUARANTEED,
         )
         result = alloc.allocate(
             snap.requests,
