@@ -41,6 +41,9 @@ describe("quota editor", () => {
       rows: { "2.chip_type": ["no chip type"] },
       form: ["chip type 'A' appears twice", "cluster: gone"],
     });
+    expect(quotaErrors({ errors: { "quotas.1.slots_limit": ["Ensure this value is greater than or equal to 0."] } }).rows).toEqual({
+      "1.slots_limit": ["Ensure this value is greater than or equal to 0."],
+    });
     expect(quotaErrors({ message: "Forbidden." })).toEqual({ rows: {}, form: ["Forbidden."] });
   });
   it("splits a namespace list on commas and spaces", () => {

@@ -107,9 +107,11 @@ export function quotaErrors(body: ApiErrorBody | null | undefined): { rows: Reco
   const entries = Object.entries(body.errors ?? {});
   for (const [key, value] of entries) {
     const messages = Array.isArray(value) ? value.map(String) : [String(value)];
+    // The service says `quotas[1].chip_type`, DRF's nested validation `quotas.1.slots_limit`.
     const path = parsePath(key);
-    if (path[0] === "quotas" && typeof path[1] === "number" && typeof path[2] === "string") {
-      (out.rows[`${path[1]}.${path[2]}`] ??= []).push(...messages);
+    const index = typeof path[1] === "number" ? path[1] : /^\d+$/.test(String(path[1])) ? Number(path[1]) : null;
+    if (path[0] === "quotas" && index !== null && typeof path[2] === "string") {
+      (out.rows[`${index}.${path[2]}`] ??= []).push(...messages);
     } else {
       out.form.push(...messages.map((m) => (key === "quotas" || key === "non_field_errors" ? m : `${key}: ${m}`)));
     }

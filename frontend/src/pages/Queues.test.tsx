@@ -142,7 +142,7 @@ describe("QueueCreateForm", () => {
 
 describe("QuotaForm", () => {
   it("patches every quota, empty as unlimited, and shows a row's error on that row's field", async () => {
-    const fetch = vi.fn(async () => json({ code: "invalid", message: "Invalid.", errors: { "quotas[1].slots_limit": ["Ensure this value is greater than or equal to 0."] } }, 400));
+    const fetch = vi.fn(async () => json({ code: "invalid", message: "Invalid.", errors: { "quotas.1.slots_limit": ["Ensure this value is greater than or equal to 0."] } }, 400));
     vi.stubGlobal("fetch", fetch);
     render(<QuotaForm queue={ci} chipTypes={["Ascend310P", "Ascend910B"]} onClose={() => {}} onDone={() => {}} />);
     expect(screen.queryByTestId("quota-add")).toBeNull(); // every chip type has a row
