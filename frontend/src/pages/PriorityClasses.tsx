@@ -26,8 +26,7 @@ function DefaultNote({ classes }: { classes: PriorityClass[] }) {
   const fallback = classes.find((c) => c.global_default);
   return (
     <div className="panel-body" data-testid="priority-default">
-      A request names one of these classes as <code>priority</code>; a higher value is scheduled first and may preempt lower ones (after an admin
-      approves).{" "}
+      A request names one of these classes as <code>priority</code>; a higher value is scheduled first and may preempt lower ones (see Preemptions).{" "}
       {fallback ? (
         <>
           Without <code>priority</code> it gets the global default, <b>{fallback.name}</b>.
@@ -80,7 +79,7 @@ export function PriorityClassesPage() {
                 <tbody>
                   {classes.map((c) => (
                     <tr key={c.id} data-testid={`priority-${c.name}`}>
-                      <td className="mono">{c.name}</td>
+                      <td className="mono nowrap">{c.name}</td>
                       <td className="num">{int(c.value)}</td>
                       <td>
                         <Preemption policy={c.preemption_policy} />
