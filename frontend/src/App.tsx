@@ -22,6 +22,8 @@ import { AuditPage } from "./pages/Audit";
 import { HealthPage } from "./pages/Health";
 import { RequestsPage } from "./pages/Requests";
 import { PreemptionsPage } from "./pages/Preemptions";
+import { QueuesPage } from "./pages/Queues";
+import { PriorityClassesPage } from "./pages/PriorityClasses";
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -138,6 +140,8 @@ const NAV = [
   { to: "/templates", label: "Templates", icon: "templates" },
   { to: "/requests", label: "Requests", icon: "requests" },
   { to: "/preemptions", label: "Preemptions", icon: "preemptions" },
+  { to: "/queues", label: "Queues", icon: "queues" },
+  { to: "/priority-classes", label: "PriorityClasses", icon: "priorities" },
   { to: "/health", label: "Health", icon: "health" },
   { to: "/audit", label: "Audit log", icon: "audit" },
 ];
@@ -201,6 +205,10 @@ function route(path: string): ReactNode {
       return <RequestsPage />;
     case "/preemptions":
       return <PreemptionsPage />;
+    case "/queues":
+      return <QueuesPage />;
+    case "/priority-classes":
+      return <PriorityClassesPage />;
     case "/health":
       return <HealthPage />;
     case "/audit":

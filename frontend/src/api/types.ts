@@ -515,6 +515,18 @@ export interface VolcanoQueue {
   reason: string;
 }
 
+/** A PriorityClass mirrored from the cluster (`/api/priority-classes/`); requests name one as `priority`. */
+export interface PriorityClass {
+  id: number;
+  cluster: number;
+  name: string;
+  value: number;
+  global_default: boolean;
+  /** PreemptLowerPriority, Never, or "" (Kubernetes' default: PreemptLowerPriority). */
+  preemption_policy: string;
+  description: string;
+}
+
 export type ProposalState = "pending" | "approved" | "rejected" | "evicting" | "done" | "failed" | "superseded";
 
 export interface Victim {
