@@ -118,3 +118,18 @@ def submit_urgent_vir04(client: APIClient, cluster: str) -> int:
     )
     assert response.status_code == 201, response.json()
     return response.json()["id"]
+
+
+def keep_follow_ups_queued(monkeypatch: Any) -> list[tuple[Any, tuple[Any, ...]]]:
+    """Follow-up tasks (a pass after a submission, an eviction after an
+    approval) are recorded instead of run inline, so that a worker the test
+    starts, and kills, is the one to run them. Returns the (task, args) list."""
+    queued: list[tuple[Any, tuple[Any, ...]]] = []
+
+    def enqueue(task: Any, *args: Any) -> bool:
+        queued.append((task, args))
+        return True
+
+    # The runners registered with apps.scheduling.triggers call this name.
+    monkeypatch.setattr("apps.scheduling.tasks.enqueue", enqueue)
+    return queued

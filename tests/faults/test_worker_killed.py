@@ -38,6 +38,7 @@ from apps.scheduling.passes import scheduling_pass
 from apps.scheduling.services import request_create
 from tests.faults.figures import record
 from tests.polling import wait_for
+from tests.portal import keep_follow_ups_queued
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,15 +166,7 @@ def core(sim, tmp_path) -> client.CoreV1Api:
 @pytest.fixture
 def tasks_stay_queued(monkeypatch):
     """Follow-ups of the test's own calls are left for the killed worker (not run inline)."""
-    queued: list[tuple[Any, tuple[Any, ...]]] = []
-
-    def enqueue(task: Any, *args: Any) -> bool:
-        queued.append((task, args))
-        return True
-
-    monkeypatch.setattr("apps.scheduling.services.enqueue", enqueue)
-    monkeypatch.setattr("apps.scheduling.decisions.enqueue", enqueue)
-    return queued
+    return keep_follow_ups_queued(monkeypatch)
 
 
 def _slice_pod(name: str) -> dict[str, Any]:

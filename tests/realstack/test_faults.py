@@ -48,7 +48,7 @@ from apps.scheduling.services import request_create
 from kubestack.scenarios import slice_pod
 from tests.faults.test_worker_killed import RUN_TASK, spawn
 from tests.polling import wait_for
-from tests.portal import Running
+from tests.portal import Running, keep_follow_ups_queued
 from tests.realstack import test_templates
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 from tests.realstack.figures import FaultFigures, add
@@ -162,12 +162,7 @@ def watch_cache_restored(kube_stack) -> Iterator[None]:
 def tasks_stay_queued(monkeypatch) -> list[tuple[Any, ...]]:
     """Submissions enqueue their pass instead of running it inline: the killed
     worker is the one to run it."""
-    queued: list[tuple[Any, ...]] = []
-    for module in ("apps.scheduling.services", "apps.scheduling.decisions"):
-        monkeypatch.setattr(
-            f"{module}.enqueue", lambda task, *args: queued.append((task, args))
-        )
-    return queued
+    return keep_follow_ups_queued(monkeypatch)
 
 
 # --- counting -----------------------------------------------------------------------
