@@ -68,7 +68,7 @@ describe("TokensPage", () => {
   });
 
   it("puts the API's errors on the fields", async () => {
-    stubFetch((url, init) =>
+    stubFetch((_url, init) =>
       init.method === "POST" ? { status: 400, body: { code: "invalid", message: "Invalid.", errors: { role: ["required to create a new service account"] } } } : { body: page([]) },
     );
     renderAs("admin", <TokensPage />);
