@@ -136,6 +136,9 @@ def test_an_operator_submits_a_request_and_watches_it_run(page, portal, shot):
     expect(page).to_have_url(re.compile(r"/requests/new$"))
 
     page.get_by_test_id("submit-memory").fill("3072")
+    # the demo cluster has no global default PriorityClass: the form says so
+    expect(page.get_by_test_id("submit-priority")).to_contain_text("no default")
+    page.get_by_test_id("submit-priority").select_option("batch-medium")
     page.get_by_test_id("submit-request").click()
     expect(page).to_have_url(re.compile(r"/requests/\d+$"))
     request_id = int(page.url.rsplit("/", 1)[1])

@@ -141,7 +141,9 @@ function SubmitForm_() {
             </Field>
             <Field label="Priority" errors={errors.priority}>
               <select className="select" value={form.priority} onChange={(e) => set("priority", e.target.value)} aria-label="priority" data-testid="submit-priority">
-                <option value="">cluster default</option>
+                <option value="">
+                  {priorities.data && !priorities.data.results.some((p) => p.global_default) ? "choose one (the cluster has no default)" : "cluster default"}
+                </option>
                 {priorities.data?.results.map((p) => (
                   <option key={p.id} value={p.name}>
                     {p.name} ({p.value})
