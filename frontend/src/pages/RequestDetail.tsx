@@ -112,7 +112,7 @@ export function RequestDetailPage({ id }: { id: number }) {
           )}
           {r.reason && (
             <p data-testid="detail-reason" style={{ whiteSpace: "pre-wrap" }}>
-              <b>{isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>
+              <b>{r.state === "running" || isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>
               {r.reason}
             </p>
           )}

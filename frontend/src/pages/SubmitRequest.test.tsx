@@ -40,7 +40,7 @@ describe("SubmitRequestPage", () => {
   it("posts a template request and opens its detail", async () => {
     const fetch = routes({ status: 201, body: { id: 42 } });
     renderAs("operator", <SubmitRequestPage />);
-    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"));
+    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"), { timeout: 5000 });
     fireEvent.click(screen.getByText("Template"));
     const template = await screen.findByTestId("submit-template");
     expect(template.textContent).toContain("vir02");
@@ -51,7 +51,7 @@ describe("SubmitRequestPage", () => {
     fireEvent.change(screen.getByTestId("submit-image"), { target: { value: "busybox" } });
     fireEvent.change(screen.getByTestId("submit-command"), { target: { value: 'sh -c "sleep 30"' } });
     fireEvent.click(screen.getByTestId("submit-request"));
-    await waitFor(() => expect(window.location.pathname).toBe("/requests/42"));
+    await waitFor(() => expect(window.location.pathname).toBe("/requests/42"), { timeout: 5000 });
     const post = fetch.mock.calls.find(([, init]) => (init as RequestInit)?.method === "POST")!;
     expect(post[0]).toBe("/api/requests/");
     expect(JSON.parse(String((post[1] as RequestInit).body))).toEqual({
@@ -71,9 +71,9 @@ describe("SubmitRequestPage", () => {
       body: { code: "invalid", message: "Invalid.", errors: { namespace: ['namespace "nope" does not exist in the cluster'], "workload.image": ["This field may not be blank."] } },
     });
     renderAs("admin", <SubmitRequestPage />);
-    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"));
+    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"), { timeout: 5000 });
     fireEvent.click(screen.getByTestId("submit-request"));
-    await waitFor(() => expect(screen.getByText('namespace "nope" does not exist in the cluster')).toBeTruthy());
+    await waitFor(() => expect(screen.getByText('namespace "nope" does not exist in the cluster')).toBeTruthy(), { timeout: 5000 });
     expect(screen.getByText("This field may not be blank.")).toBeTruthy();
     expect(window.location.pathname).toBe("/");
   });
