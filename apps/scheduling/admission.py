@@ -27,7 +27,7 @@ from apps.common.crashpoints import crash_point
 from apps.inventory.models import ChipType, Cluster
 from apps.inventory.scheduler import SchedulerInEffect, scheduler_in_effect
 from apps.scheduling import states
-from apps.scheduling.allocation import missing_namespace_reason
+from apps.scheduling.allocation import missing_namespace_reason, with_caveat
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError, PodExists
 from apps.scheduling.models import Request, Reservation
@@ -199,7 +199,7 @@ def _admit(
         from_states=[RequestState.RESERVED],
         to=RequestState.ADMITTED,
         admitted_at=now,
-        reason=(
+        reason=with_caveat(
             f"pod {request.namespace}/{request.pod_name} created; waiting for "
             + (
                 f"{scheduler.scheduler_name} to bind it to chip "
@@ -211,7 +211,8 @@ def _admit(
                 "; the node is held for it since the preemption"
                 if reservation.proposal is not None
                 else ""
-            )
+            ),
+            reservation.caveat,
         ),
     )
     if not moved:

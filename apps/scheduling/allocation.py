@@ -13,6 +13,7 @@ request fits without preemption, or when it no longer needs one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
@@ -45,6 +46,7 @@ def reserve(
     proposal: PreemptionProposal | None,
     now: datetime,
     reason: str,
+    caveat: str = "",
 ) -> Reservation:
     """Book room on a chip for a pending request and make it Reserved.
 
@@ -61,6 +63,7 @@ def reserve(
         aicore=aicore,
         aicpu=aicpu,
         proposal=proposal,
+        caveat=caveat,
     )
     request.state = RequestState.RESERVED
     request.reserved_at = now
@@ -70,7 +73,7 @@ def reserve(
     request.template_booked = template or ""
     request.memory_booked = memory
     request.pod_name = pod_name_for(request.pk, request.attempts)
-    request.reason = reason
+    request.reason = with_caveat(reason, caveat)
     request.save(
         update_fields=[
             "state",
@@ -134,6 +137,7 @@ def persist_result(
             proposal=None,
             now=now,
             reason=f"room reserved for {shown} on chip {uuid} of {node}; creating the pod",
+            caveat=_caveat_text(placement.caveat, snap),
         )
         decided["reserved"].append(request.pk)
 
@@ -180,7 +184,10 @@ def persist_result(
             notify.request_changed(request)
             decided["failed"].append(request.pk)
             continue
-        _set_reason(request, waiting.reason + _rejection_note(request))
+        reason = waiting.reason
+        if waiting.code == alloc.WaitReason.UNGUARANTEED:
+            reason = _caveat_text(reason, snap) + " (PLACE_UNGUARANTEED is off)"
+        _set_reason(request, reason + _rejection_note(request))
         decided["waiting"].append(request.pk)
     return decided
 
@@ -216,6 +223,23 @@ def _victim_list(victims: list[dict[str, Any]]) -> str:
     names = [f"{v['namespace']}/{v['pod']} (priority {v['priority']})" for v in victims]
     return ", ".join(names[:5]) + (
         f" and {len(names) - 5} more" if len(names) > 5 else ""
+    )
+
+
+def with_caveat(reason: str, caveat: str) -> str:
+    """A reason followed by what is not guaranteed, when something is not."""
+    return f"{reason}; {caveat}" if caveat else reason
+
+
+def _caveat_text(caveat: str | None, snap: Snapshot) -> str:
+    # The allocator names chips by their row ids (reasons.hazard's "chip <id>,
+    # which"); people know them by UUID and index.
+    if not caveat:
+        return ""
+    return re.sub(
+        r"\bchip (\d+), which",
+        lambda m: f"chip {snap.chip_labels.get(int(m.group(1)), m.group(1))}, which",
+        caveat,
     )
 
 

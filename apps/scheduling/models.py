@@ -266,6 +266,9 @@ class Reservation(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # What is not guaranteed where the scheduler picks the chip (Volcano); the
+    # request's reason keeps saying it until the pod is bound.
+    caveat = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

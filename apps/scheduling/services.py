@@ -34,6 +34,7 @@ from apps.common.exceptions import (
 )
 from apps.common.ids import parse_id
 from apps.inventory.models import ChipType, Cluster, PriorityClass
+from apps.inventory.scheduler import scheduler_in_effect
 from apps.scheduling import allocator as alloc
 from apps.scheduling import kube, notify, podsecurity, states, triggers
 from apps.scheduling.allocation import hold, hold_for_namespace, persist_result
@@ -723,6 +724,8 @@ def allocation_create(
         policy = alloc.Policy(
             strategy=alloc.Strategy(getattr(settings, "ALLOCATOR_STRATEGY", "binpack")),
             preemption=getattr(settings, "PREEMPTION_ENABLED", True),
+            scheduler_picks_chip=not scheduler_in_effect(cluster).honours_pins,
+            place_unguaranteed=settings.PLACE_UNGUARANTEED,
         )
         result = alloc.allocate(
             snap.requests,

@@ -71,6 +71,8 @@ class Snapshot:
     slices: dict[str, SliceRow] = field(default_factory=dict)
     #: Chip pk → (uuid, node name).
     chip_rows: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # Chip pk → how people know it (UUID and index), for reasons.
+    chip_labels: dict[int, str] = field(default_factory=dict)
 
 
 def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
@@ -237,6 +239,7 @@ def build_snapshot(
     for c in chips:
         memory_used, slots_used, aicore_used, aicpu_used = used[c.pk]
         snap.chip_rows[c.pk] = (c.uuid, c.node.name)
+        snap.chip_labels[c.pk] = f"{c.uuid} (index {c.index})"
         snap.chips.append(
             alloc.Chip(
                 id=str(c.pk),

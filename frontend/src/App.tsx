@@ -25,6 +25,8 @@ import { PreemptionsPage } from "./pages/Preemptions";
 import { TokensPage } from "./pages/Tokens";
 import { SubmitRequestPage } from "./pages/SubmitRequest";
 import { RequestDetailPage } from "./pages/RequestDetail";
+import { QueuesPage } from "./pages/Queues";
+import { PriorityClassesPage } from "./pages/PriorityClasses";
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -141,6 +143,8 @@ const NAV: { to: string; label: string; icon: string; role?: Role }[] = [
   { to: "/templates", label: "Templates", icon: "templates" },
   { to: "/requests", label: "Requests", icon: "requests" },
   { to: "/preemptions", label: "Preemptions", icon: "preemptions" },
+  { to: "/queues", label: "Queues", icon: "queues" },
+  { to: "/priority-classes", label: "PriorityClasses", icon: "priorities" },
   { to: "/health", label: "Health", icon: "health" },
   { to: "/audit", label: "Audit log", icon: "audit" },
   { to: "/tokens", label: "API tokens", icon: "tokens", role: "admin" },
@@ -213,6 +217,10 @@ function route(path: string): ReactNode {
       return <PreemptionsPage />;
     case "/tokens":
       return <TokensPage />;
+    case "/queues":
+      return <QueuesPage />;
+    case "/priority-classes":
+      return <PriorityClassesPage />;
     case "/health":
       return <HealthPage />;
     case "/audit":

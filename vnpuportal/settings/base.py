@@ -264,6 +264,12 @@ WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
 # Whether the portal proposes preemptions (Volcano's own `preempt` action is
 # not needed for them; health warns where it would evict vNPU pods unasked).
 PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
+# Under Volcano the portal steers the node, not the chip: a placement is
+# guaranteed only where every chip Volcano could pick is healthy and keeps the
+# AICPU. Where no such room exists: true places anyway with the reason saying
+# what is not guaranteed; false waits (the reason names the chip Volcano might
+# pick). HAMi's scheduler honours the pin, so this never applies to it.
+PLACE_UNGUARANTEED = env.bool("PLACE_UNGUARANTEED", default=True)
 
 # =====================================================================================
 # Security and production (docker/, deploy/; README "Security and production").

@@ -5,6 +5,10 @@ id. For each request, in this order:
 
 1. HAMi's template rule turns it into a shape (or it waits as INVALID).
 2. If its queue's quota allows, it is placed on the best chip that fits now.
+   Where the scheduler picks the chip within the node (``Policy.
+   scheduler_picks_chip``, Volcano), a chip on a node where every chip the
+   scheduler could pick keeps the promises is preferred; without one, the
+   request is placed with a caveat or waits (``Policy.place_unguaranteed``).
 3. Otherwise, if capacity being freed (terminating slices, victims of earlier
    proposals) will make room, it waits for that and the room is reserved.
 4. Otherwise, if preemption is allowed, it gets a proposal: the chip and the
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import reasons
 from .errors import InvalidRequest, InvalidSnapshot, SnapshotProblem
-from .fit import Resources, booking, fits, shortfall
+from .fit import Resources, booking, fits, scheduler_fits, shortfall
 from .index import Bucket, ChipState
 from .lookahead import pick_with_lookahead
 from .policy import LOOKS_AHEAD, ChipKey, chip_key
@@ -194,11 +198,17 @@ class _Pass:
             slices_on.setdefault(s.chip_id, []).append(s)
         self.states: list[ChipState] = []
         self.by_id: dict[str, ChipState] = {}
+        # Every chip (eligible or not) by (node, type) and by type: where the
+        # scheduler picks the chip, any of them may be taken.
+        self.on_node: dict[tuple[str, str], list[ChipState]] = {}
+        self.of_type: dict[str, list[ChipState]] = {}
         for index, chip in enumerate(chips):
             st = ChipState(index, chip, slices_on.get(chip.id, ()))
             st.bound = self._bound(st)
             self.states.append(st)
             self.by_id[chip.id] = st
+            self.on_node.setdefault((chip.node, chip.common_word), []).append(st)
+            self.of_type.setdefault(chip.common_word, []).append(st)
             self._index_chip(st, self.types[chip.common_word])
 
         freeing: dict[tuple[str, str], tuple[int, int]] = {}
@@ -298,7 +308,11 @@ class _Pass:
         if quota_now is None:
             st = self._find_now(r, t, shape)
             if st is not None:
-                self._place(r, st, shape, quota)
+                st, caveat = self._guaranteed(r, shape, st)
+                if caveat is None or self.policy.place_unguaranteed:
+                    self._place(r, st, shape, quota, caveat)
+                else:
+                    self._wait(r, caveat, WaitReason.UNGUARANTEED)
                 return
 
         quota_future = (
@@ -357,6 +371,60 @@ class _Pass:
         return reasons.no_eligible_chip(
             r.common_word, t.cordoned, t.unhealthy, excluded
         )
+
+    def _caveat(self, r: Request, shape: SliceShape, st: ChipState) -> str | None:
+        """What is not guaranteed if the pod is steered to ``st``'s node.
+
+        None when the scheduler honours the chip, or when every chip of the
+        node it could pick for the shape (by its own count: no health, no
+        AICPU, no pin, no exclusions) keeps the portal's promises.
+        """
+        if not self.policy.scheduler_picks_chip:
+            return None
+        hazards = []
+        for other in self.on_node[(st.chip.node, st.chip.common_word)]:
+            if not scheduler_fits(other.total, other.used, shape):
+                continue
+            if not other.chip.healthy:
+                why = "is unhealthy"
+            elif other.chip.cordoned:
+                why = "is cordoned"
+            elif other.chip.id in r.excluded_chips:
+                why = "the request excludes"
+            elif not fits(other.total, other.used, shape):
+                free = other.total.ai_cpu - other.used.ai_cpu
+                why = f"has {free} AICPU free, not {booking(shape, other.total).ai_cpu}"
+            else:
+                continue
+            hazards.append(reasons.hazard(other.chip.id, why))
+        return reasons.unguaranteed(st.chip.node, hazards) if hazards else None
+
+    def _guaranteed(
+        self, r: Request, shape: SliceShape, st: ChipState
+    ) -> tuple[ChipState, str | None]:
+        """``st``, or the best chip that fits now on a node without a caveat.
+
+        Only when ``st``'s node has a caveat are the other chips of the type
+        scanned; without any guaranteed one, ``st`` is kept with its caveat.
+        """
+        caveat = self._caveat(r, shape, st)
+        if caveat is None:
+            return st, None
+        best: ChipState | None = None
+        best_key: ChipKey | None = None
+        bad_nodes = {st.chip.node}
+        for other in self.of_type[r.common_word]:
+            if other.chip.node in bad_nodes or not self._allowed(r, other):
+                continue
+            if not fits(other.total, other.used, shape):
+                continue
+            if self._caveat(r, shape, other) is not None:
+                bad_nodes.add(other.chip.node)
+                continue
+            key = self._key(other, other.used)
+            if best_key is None or key < best_key:
+                best, best_key = other, key
+        return (st, caveat) if best is None else (best, None)
 
     def _allowed(self, r: Request, st: ChipState) -> bool:
         return (
@@ -520,7 +588,12 @@ class _Pass:
     # -- outcomes ----------------------------------------------------------------
 
     def _place(
-        self, r: Request, st: ChipState, shape: SliceShape, quota: QuotaState | None
+        self,
+        r: Request,
+        st: ChipState,
+        shape: SliceShape,
+        quota: QuotaState | None,
+        caveat: str | None = None,
     ) -> None:
         book = booking(shape, st.total)
         self._touch(st, _plus(st.now, book), _plus(st.future, book))
@@ -534,6 +607,7 @@ class _Pass:
             memory=book.memory,
             ai_core=book.ai_core,
             ai_cpu=book.ai_cpu,
+            caveat=caveat,
         )
 
     def _reserve(
@@ -608,8 +682,13 @@ class _Pass:
                 quota_now = (
                     quota is None or quota.exhausted(shape, future_only=False) is None
                 )
-                if quota_now and fits(st.total, st.used, shape):
-                    self._place(r, st, shape, quota)
+                caveat = self._caveat(r, shape, st)
+                if (
+                    quota_now
+                    and fits(st.total, st.used, shape)
+                    and (caveat is None or self.policy.place_unguaranteed)
+                ):
+                    self._place(r, st, shape, quota, caveat)
                     continue
                 if fits(st.total, st.future, shape) and (
                     quota is None or quota.exhausted(shape, future_only=True) is None

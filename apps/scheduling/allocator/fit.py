@@ -78,3 +78,24 @@ def fits(total: Resources, used: Resources, shape: SliceShape) -> bool:
         and total.ai_core - used.ai_core >= shape.ai_core
         and total.ai_cpu - used.ai_cpu >= shape.ai_cpu
     )
+
+
+def scheduler_fits(total: Resources, used: Resources, shape: SliceShape) -> bool:
+    """Tell whether Volcano's device fit would take the shape on a chip.
+
+    Volcano (deviceshare) counts type, a free slot, memory and AICore, never
+    AICPU and never health (scheduler-behaviour.md, "Choosing the chip").
+
+    Args:
+        total: The chip's totals.
+        used: The chip's usage.
+        shape: The resolved request shape.
+
+    Returns:
+        True when the shape fits with AICPU left out of the count.
+    """
+    return fits(
+        total._replace(ai_cpu=0),
+        used._replace(ai_cpu=0),
+        SliceShape(shape.template, shape.memory, shape.ai_core, 0),
+    )

@@ -19,6 +19,10 @@ from .fit import Resources, booking, fits
 from .policy import chip_key
 from .types import SliceShape, Strategy
 
+#: States the exact look-ahead may expand per option before it falls back to
+#: the strategy's greedy choices (keeps one placement bounded at any scale).
+SEARCH_BUDGET = 100
+
 #: ``(chip id, totals, usage)`` of one option, in the strategy's order.
 Option = tuple[str, Resources, Resources]
 
@@ -32,7 +36,7 @@ def _add(used: Resources, book: Resources) -> Resources:
     )
 
 
-def _simulate(
+def _greedy(
     strategy: Strategy,
     options: Sequence[Option],
     used: list[Resources],
@@ -53,6 +57,56 @@ def _simulate(
             used[pick] = _add(used[pick], booking(shape, options[pick][1]))
             placed += 1
     return placed
+
+
+def _simulate(
+    strategy: Strategy,
+    options: Sequence[Option],
+    used: list[Resources],
+    upcoming: Sequence[SliceShape],
+) -> int:
+    """How many upcoming requests fit, served in order, with the best chip
+    choices: an exact search over those few chips (memoised on their usage,
+    identical chips tried once), or the strategy's greedy choices when the
+    search would exceed ``SEARCH_BUDGET`` states."""
+    totals = [total for _, total, _ in options]
+    budget = [SEARCH_BUDGET]
+    memo: dict[tuple[int, tuple[Resources, ...]], int] = {}
+
+    def search(i: int, state: tuple[Resources, ...]) -> int:
+        if i == len(upcoming):
+            return 0
+        key = (i, state)
+        if key in memo:
+            return memo[key]
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OverBudget
+        shape = upcoming[i]
+        best = -1
+        tried: set[tuple[Resources, Resources]] = set()
+        for k, total in enumerate(totals):
+            if (total, state[k]) in tried or not fits(total, state[k], shape):
+                continue
+            tried.add((total, state[k]))
+            after = list(state)
+            after[k] = _add(state[k], booking(shape, total))
+            best = max(best, 1 + search(i + 1, tuple(after)))
+            if best == len(upcoming) - i:
+                break  # every remaining one fits: nothing does better
+        # In order: a request is skipped only when no chip fits it.
+        result = search(i + 1, state) if best < 0 else best
+        memo[key] = result
+        return result
+
+    try:
+        return search(0, tuple(used))
+    except _OverBudget:
+        return _greedy(strategy, options, list(used), upcoming)
+
+
+class _OverBudget(Exception):
+    """The exact look-ahead grew past its budget."""
 
 
 def pick_with_lookahead(

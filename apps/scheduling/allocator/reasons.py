@@ -158,3 +158,26 @@ def preemption_note(
         f"no set of preemptable running slices with priority below {priority} "
         "frees enough on one chip"
     )
+
+
+def unguaranteed(node: str, hazards: list[str]) -> str:
+    """Say what is not guaranteed on a node where the scheduler picks the chip.
+
+    Args:
+        node: The node the pod is steered to.
+        hazards: One phrase per chip the scheduler may pick that breaks a
+            promise, e.g. ``chip 7 is unhealthy``.
+
+    Returns:
+        E.g. ``not guaranteed: Volcano picks the chip on node n1 and may pick
+        chip 7, which is unhealthy``.
+    """
+    return (
+        f"not guaranteed: Volcano picks the chip on node {node} and may pick "
+        + "; ".join(hazards)
+    )
+
+
+def hazard(chip_id: str, why: str) -> str:
+    """One chip the scheduler may pick, and the promise it breaks."""
+    return f"chip {chip_id}, which {why}"

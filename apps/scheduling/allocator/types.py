@@ -30,6 +30,10 @@ class WaitReason(enum.StrEnum):
     NO_ELIGIBLE_CHIP = "no_eligible_chip"
     #: Terminating slices (or a proposal's victims) will free enough; just wait.
     CAPACITY_FREEING = "capacity_freeing"
+    #: Room exists, but only on nodes where the scheduler may pick a chip that
+    #: breaks a guarantee (unhealthy, cordoned, excluded, short of AICPU), and
+    #: the policy does not place without the guarantee.
+    UNGUARANTEED = "unguaranteed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,16 +160,31 @@ class Policy:
 
     ``lookahead`` is how many upcoming requests the packing strategy (binpack)
     simulates when choosing among its best few chips; 0 turns it off.
+
+    ``scheduler_picks_chip`` says the cluster's scheduler takes any chip of the
+    chosen node that fits by its own count (Volcano: type, free slot, memory,
+    AICore; not health, not AICPU, not the portal's pin). A placement is then
+    *guaranteed* only when every chip of its node the scheduler could pick for
+    the shape is healthy, uncordoned, not excluded by the request and has the
+    AICPU; guaranteed placements are preferred. When only unguaranteed ones
+    exist, ``place_unguaranteed`` places anyway with a ``caveat`` saying what
+    is not guaranteed; otherwise the request waits (UNGUARANTEED).
     """
 
     strategy: Strategy
     preemption: bool = True
     lookahead: int = 6
+    scheduler_picks_chip: bool = False
+    place_unguaranteed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class Placement:
-    """A request placed on a chip now. ``template`` None means a whole card."""
+    """A request placed on a chip now. ``template`` None means a whole card.
+
+    ``caveat`` says what is not guaranteed (see ``Policy.scheduler_picks_chip``);
+    None when every promise holds.
+    """
 
     request_id: str
     chip_id: str
@@ -174,6 +193,7 @@ class Placement:
     memory: int
     ai_core: int
     ai_cpu: int
+    caveat: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -521,6 +521,18 @@ export interface VolcanoQueue {
   reason: string;
 }
 
+/** A PriorityClass mirrored from the cluster (`/api/priority-classes/`); requests name one as `priority`. */
+export interface PriorityClass {
+  id: number;
+  cluster: number;
+  name: string;
+  value: number;
+  global_default: boolean;
+  /** PreemptLowerPriority, Never, or "" (Kubernetes' default: PreemptLowerPriority). */
+  preemption_policy: string;
+  description: string;
+}
+
 export type ProposalState = "pending" | "approved" | "rejected" | "evicting" | "done" | "failed" | "superseded";
 
 export interface Victim {
@@ -586,15 +598,4 @@ export interface ApiToken {
 /** The answer of a create or a rotate: the token with its plaintext, shown once. */
 export interface ApiTokenIssued extends ApiToken {
   token: string;
-}
-
-/** A PriorityClass mirrored from a cluster (`/api/priority-classes/`). */
-export interface PriorityClass {
-  id: number;
-  cluster: number;
-  name: string;
-  value: number;
-  global_default: boolean;
-  preemption_policy: string;
-  description: string;
 }

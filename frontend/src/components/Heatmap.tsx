@@ -68,6 +68,13 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
         const [used, total] = totalsUsedTotal(g.totals, metric);
         ctx.fillStyle = heatColor(total > 0 ? used / total : 0);
         ctx.fillRect(x, y, cell, cell);
+        if (layout.label) {
+          // beside a named node's cell, its figure: no hover needed to read it
+          ctx.fillStyle = "#4a5666";
+          ctx.textBaseline = "middle";
+          ctx.fillText(pctText(used, total), x + cell + 6, y + cell / 2, layout.blockW - cell - 6);
+          ctx.textBaseline = "bottom";
+        }
         if (g.totals.unhealthy) {
           // a dark corner: this node has unhealthy chips
           ctx.fillStyle = "#1d0908";

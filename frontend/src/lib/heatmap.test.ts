@@ -33,6 +33,17 @@ describe("heat map layout", () => {
     expect(hitTest(layout, groups, 5, layout.height + 100)).toBeNull();
   });
 
+  it("in node mode a few nodes are named above their cells", () => {
+    const groups = groupByNode(chips(12, 8));
+    const layout = layoutHeatmap(groups, 1100, "node");
+    expect(layout.label).toBeGreaterThan(0);
+    expect(layout.blockW).toBeGreaterThanOrEqual(120);
+    const [x, y] = cellOrigin(layout, 5, 0);
+    expect(hitTest(layout, groups, x + 1, y + 1)).toEqual({ group: 5, chip: -1 });
+    // the name's band beside the cell is not the node's cell
+    expect(hitTest(layout, groups, x + layout.cell + 20, y + 1)).toBeNull();
+  });
+
   it("in node mode one cell stands for a node", () => {
     const groups = groupByNode(chips(1000, 8));
     const layout = layoutHeatmap(groups, 1100, "node");

@@ -24,6 +24,9 @@ export interface HeatLayout {
   height: number;
 }
 
+/** Width of a node's block in node mode when names are shown (px). */
+export const NODE_LABEL_WIDTH = 120;
+
 export function cellSizeFor(count: number): number {
   if (count <= 32) return 34;
   if (count <= 64) return 26;
@@ -40,10 +43,14 @@ export function layoutHeatmap(groups: readonly NodeGroup[], width: number, mode:
   const maxChips = mode === "chip" ? Math.max(1, ...groups.map((g) => g.chips.length)) : 1;
   const blockCols = Math.min(maxChips, 8);
   const blockRows = Math.ceil(maxChips / blockCols);
-  const blockW = blockCols * (cell + gap) - gap;
+  // Names are drawn above each block while cells are large enough to read
+  // them by (up to 256 cells); in node mode a block is then widened to carry
+  // its node's name, else one cell per node and the name on hover.
+  const labelled = cell >= 18;
+  const blockW = mode === "chip" ? blockCols * (cell + gap) - gap : labelled ? Math.max(cell, NODE_LABEL_WIDTH) : cell;
   const blockH = blockRows * (cell + gap) - gap;
-  const label = mode === "chip" && cell >= 18 ? 16 : 0;
-  const pad = mode === "chip" ? (cell >= 18 ? 14 : cell >= 9 ? 6 : 4) : gap;
+  const label = labelled ? 16 : 0;
+  const pad = mode === "chip" ? (cell >= 18 ? 14 : cell >= 9 ? 6 : 4) : labelled ? 10 : gap;
   const usable = Math.max(blockW, width);
   const perRow = Math.max(1, Math.floor((usable + pad) / (blockW + pad)));
   const rows = Math.ceil(groups.length / perRow);
@@ -76,7 +83,7 @@ export function hitTest(layout: HeatLayout, groups: readonly NodeGroup[], x: num
   const lx = x - bx;
   const ly = y - by;
   if (lx < 0 || ly < 0 || lx > layout.blockW || ly > layout.blockH) return null;
-  if (layout.mode === "node") return { group: i, chip: -1 };
+  if (layout.mode === "node") return lx <= layout.cell ? { group: i, chip: -1 } : null;
   const cx = Math.floor(lx / (layout.cell + layout.gap));
   const cy = Math.floor(ly / (layout.cell + layout.gap));
   const j = cy * layout.blockCols + cx;

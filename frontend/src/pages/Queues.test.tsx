@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { Cluster, Me, Page, Queue, Role } from "../api/types";
+import { ClusterContext } from "../state/cluster";
+import { allows, SessionContext } from "../state/session";
+import { QueueCreateForm, QueuesPage, QuotaForm } from "./Queues";
+
+const cluster: Cluster = {
+  id: 1,
+  name: "demo",
+  description: "",
+  connection: "simcluster",
+  sync_state: "ok",
+  last_sync_at: null,
+  last_sync_error: "",
+  sync_lag_seconds: 0,
+};
+
+const ci: Queue = {
+  id: 4,
+  cluster: 1,
+  name: "ci",
+  description: "pipelines",
+  quotas: [
+    { chip_type: "Ascend310P", memory_limit: 12288, slots_limit: null },
+    { chip_type: "Ascend910B", memory_limit: null, slots_limit: 4 },
+  ],
+  allowed_namespaces: ["ci", "batch"],
+  pod_security: "restricted",
+  allowed_service_accounts: [],
+  usage: [{ chip_type: "Ascend310P", memory_used: 6144, slots_used: 2, pending: 3, running: 1 }],
+  volcano: { state: "Closed", managed: true, capability: {}, reason: 'Volcano queue "ci" is Closed in the cluster; waiting until it is Open again (vcctl queue operate -n ci -a open)' },
+  created_at: "2026-12-02T12:00:00Z",
+  updated_at: "2026-12-02T12:00:00Z",
+};
+
+const missing: Queue = {
+  ...ci,
+  id: 5,
+  name: "empty",
+  description: "",
+  quotas: [],
+  usage: [],
+  allowed_namespaces: [],
+  volcano: { state: "Missing", managed: false, capability: {}, reason: 'Volcano queue "empty" does not exist in the cluster' },
+};
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+function json(body: unknown, status = 200) {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+function renderPage(role: Role) {
+  const page: Page<Queue> = { count: 2, next: null, previous: null, results: [ci, missing] };
+  const fetch = vi.fn(async (url: string) =>
+    String(url).startsWith("/api/chip-types/")
+      ? json({ count: 1, next: null, previous: null, results: [{ common_word: "Ascend310P" }, { common_word: "Ascend910B" }] })
+      : json(page),
+  );
+  vi.stubGlobal("fetch", fetch);
+  const me: Me = { username: "u", role } as Me;
+  const session = { me, logout: async () => {}, can: (n: Role) => allows(role, n) };
+  const value = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
+  render(
+    <SessionContext.Provider value={session}>
+      <ClusterContext.Provider value={value}>
+        <QueuesPage />
+      </ClusterContext.Provider>
+    </SessionContext.Provider>,
+  );
+  return fetch;
+}
+
+describe("QueuesPage", () => {
+  it("shows each quota next to what the queue holds, and unlimited where there is no limit", async () => {
+    const fetch = renderPage("viewer");
+    await screen.findByTestId("queue-ci");
+    expect((fetch.mock.calls[0] as unknown as [string])[0]).toBe("/api/queues/?cluster=1&page_size=1000");
+    const row = screen.getByTestId("quota-ci-Ascend310P");
+    expect(row.textContent).toContain("50%");
+    expect(row.textContent).toContain("6 GiB / 12 GiB");
+    expect(row.textContent).toContain("2 used · unlimited");
+    const other = screen.getByTestId("quota-ci-Ascend910B");
+    expect(other.textContent).toContain("0 / 4");
+    expect(other.textContent).toContain("0 MB used · unlimited");
+    expect(screen.getByTestId("counts-ci").textContent).toBe("3 pending · 1 running");
+    expect(screen.getByTestId("no-quota-empty")).toBeTruthy();
+  });
+  it("says why a Closed or Missing Volcano Queue holds requests, and how to fix it", async () => {
+    renderPage("viewer");
+    await screen.findByTestId("queue-ci");
+    expect(screen.getByTestId("volcano-ci").textContent).toContain("Volcano: Closed");
+    expect(screen.getByTestId("volcano-reason-ci").textContent).toContain("vcctl queue operate -n ci -a open");
+    expect(screen.getByTestId("volcano-empty").textContent).toContain("Volcano: Missing");
+  });
+  it("summarises the pod policy; empty lists mean default only", async () => {
+    renderPage("viewer");
+    await screen.findByTestId("queue-ci");
+    expect(screen.getByTestId("policy-ci").textContent).toBe("Namespaces ci, batch · Pod Security restricted · Service accounts default only");
+    expect(screen.getByTestId("policy-empty").textContent).toContain("Namespaces default only");
+  });
+  it("gives admins New queue and Edit quotas, and nobody else", async () => {
+    renderPage("admin");
+    await screen.findByTestId("queue-ci");
+    expect(screen.getByTestId("queue-create")).toBeTruthy();
+    expect(screen.getByTestId("edit-quotas-ci")).toBeTruthy();
+    cleanup();
+    for (const role of ["operator", "viewer", "ci"] as Role[]) {
+      renderPage(role);
+      await screen.findByTestId("queue-ci");
+      expect(screen.queryByTestId("queue-create")).toBeNull();
+      expect(screen.queryByTestId("edit-quotas-ci")).toBeNull();
+      cleanup();
+    }
+  });
+});
+
+describe("QueueCreateForm", () => {
+  it("posts name and namespaces and puts the API's field errors on the fields", async () => {
+    const fetch = vi.fn(async () =>
+      json({ code: "invalid", message: "Invalid.", errors: { name: ["queue 'ci' already exists"], "allowed_namespaces[1]": ["a DNS-1123 label"] } }, 400),
+    );
+    vi.stubGlobal("fetch", fetch);
+    const onDone = vi.fn();
+    render(<QueueCreateForm clusterId={1} onClose={() => {}} onDone={onDone} />);
+    fireEvent.change(screen.getByTestId("queue-name"), { target: { value: " ci " } });
+    fireEvent.change(screen.getByTestId("queue-namespaces"), { target: { value: "ci, Bad_NS" } });
+    fireEvent.click(screen.getByTestId("queue-create-submit"));
+    await waitFor(() => expect(screen.getByText("queue 'ci' already exists")).toBeTruthy());
+    expect(screen.getByText("a DNS-1123 label")).toBeTruthy();
+    expect(screen.getByTestId("queue-namespaces").className).toContain("invalid");
+    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(url).toBe("/api/queues/");
+    expect(JSON.parse(String(init.body))).toEqual({ cluster: 1, name: "ci", description: "", allowed_namespaces: ["ci", "Bad_NS"] });
+    expect(onDone).not.toHaveBeenCalled();
+  });
+});
+
+describe("QuotaForm", () => {
+  it("patches every quota, empty as unlimited, and shows a row's error on that row's field", async () => {
+    const fetch = vi.fn(async () => json({ code: "invalid", message: "Invalid.", errors: { "quotas.1.slots_limit": ["Ensure this value is greater than or equal to 0."] } }, 400));
+    vi.stubGlobal("fetch", fetch);
+    render(<QuotaForm queue={ci} chipTypes={["Ascend310P", "Ascend910B"]} onClose={() => {}} onDone={() => {}} />);
+    expect(screen.queryByTestId("quota-add")).toBeNull(); // every chip type has a row
+    fireEvent.change(screen.getByTestId("quota-0-memory_limit"), { target: { value: "" } });
+    fireEvent.change(screen.getByTestId("quota-1-slots_limit"), { target: { value: "-1" } });
+    fireEvent.click(screen.getByTestId("quota-submit"));
+    await waitFor(() => expect(screen.getByText("Ensure this value is greater than or equal to 0.")).toBeTruthy());
+    expect(screen.getByTestId("quota-1-slots_limit").className).toContain("invalid");
+    expect(screen.getByTestId("quota-0-slots_limit").className).not.toContain("invalid");
+    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(url).toBe("/api/queues/4/");
+    expect(init.method).toBe("PATCH");
+    expect(JSON.parse(String(init.body))).toEqual({
+      quotas: [
+        { chip_type: "Ascend310P", memory_limit: null, slots_limit: null },
+        { chip_type: "Ascend910B", memory_limit: null, slots_limit: "-1" },
+      ],
+    });
+  });
+  it("adds a row for a chip type without a quota", async () => {
+    const fetch = vi.fn(async () => json(missing));
+    vi.stubGlobal("fetch", fetch);
+    const onDone = vi.fn();
+    render(<QuotaForm queue={missing} chipTypes={["Ascend310P"]} onClose={() => {}} onDone={onDone} />);
+    fireEvent.click(screen.getByTestId("quota-add"));
+    fireEvent.change(screen.getByTestId("quota-0-memory_limit"), { target: { value: "8192" } });
+    fireEvent.click(screen.getByTestId("quota-submit"));
+    await waitFor(() => expect(onDone).toHaveBeenCalled());
+    const [, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(JSON.parse(String(init.body))).toEqual({ quotas: [{ chip_type: "Ascend310P", memory_limit: 8192, slots_limit: null }] });
+  });
+});
