@@ -3,7 +3,7 @@
 
 import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
 import { api, ApiError, onUnauthorized } from "./api/client";
-import type { Cluster, Me, Page } from "./api/types";
+import type { Cluster, Me, Page, Role } from "./api/types";
 import { Icon } from "./components/Icon";
 import { Banner, ConnectionDot, Loading, SyncBadge, Badge } from "./components/ui";
 import { ClusterLive } from "./live/store";
@@ -22,6 +22,9 @@ import { AuditPage } from "./pages/Audit";
 import { HealthPage } from "./pages/Health";
 import { RequestsPage } from "./pages/Requests";
 import { PreemptionsPage } from "./pages/Preemptions";
+import { TokensPage } from "./pages/Tokens";
+import { SubmitRequestPage } from "./pages/SubmitRequest";
+import { RequestDetailPage } from "./pages/RequestDetail";
 import { QueuesPage } from "./pages/Queues";
 import { PriorityClassesPage } from "./pages/PriorityClasses";
 
@@ -133,7 +136,7 @@ function ClusterProvider({ children }: { children: ReactNode }) {
   return <ClusterContext.Provider value={value}>{children}</ClusterContext.Provider>;
 }
 
-const NAV = [
+const NAV: { to: string; label: string; icon: string; role?: Role }[] = [
   { to: "/", label: "Overview", icon: "overview" },
   { to: "/chips", label: "Nodes & chips", icon: "chips" },
   { to: "/slices", label: "Slices", icon: "slices" },
@@ -144,11 +147,13 @@ const NAV = [
   { to: "/priority-classes", label: "PriorityClasses", icon: "priorities" },
   { to: "/health", label: "Health", icon: "health" },
   { to: "/audit", label: "Audit log", icon: "audit" },
+  { to: "/tokens", label: "API tokens", icon: "tokens", role: "admin" },
 ];
 
 function Shell() {
   const { path } = useLocation();
   const { cluster } = useClusters();
+  const { can } = useSession();
   const page = route(path);
   useEffect(() => {
     const item = NAV.find((n) => n.to === path);
@@ -161,7 +166,7 @@ function Shell() {
           <span className="brand-mark">v</span> vNPU Portal
         </div>
         <ul>
-          {NAV.map((item) => (
+          {NAV.filter((item) => !item.role || can(item.role)).map((item) => (
             <li key={item.to}>
               <Link to={item.to} className={isActive(path, item.to) ? "active" : ""}>
                 <Icon name={item.icon} />
@@ -192,7 +197,10 @@ function isActive(path: string, to: string) {
 }
 
 function route(path: string): ReactNode {
-  switch (path.replace(/\/+$/, "") || "/") {
+  const clean = path.replace(/\/+$/, "") || "/";
+  const detail = /^\/requests\/(\d+)$/.exec(clean);
+  if (detail) return <RequestDetailPage key={detail[1]} id={Number(detail[1])} />;
+  switch (clean) {
     case "/":
       return <OverviewPage />;
     case "/chips":
@@ -203,8 +211,12 @@ function route(path: string): ReactNode {
       return <TemplatesPage />;
     case "/requests":
       return <RequestsPage />;
+    case "/requests/new":
+      return <SubmitRequestPage />;
     case "/preemptions":
       return <PreemptionsPage />;
+    case "/tokens":
+      return <TokensPage />;
     case "/queues":
       return <QueuesPage />;
     case "/priority-classes":

@@ -79,3 +79,21 @@ def test_session_login_gives_role(api_client, operator):
     assert response.status_code == 200
     assert response.json()["role"] == "operator"
     assert api_client.get("/api/me/").json()["username"] == "otto"
+
+
+def test_tokens_list_the_role_of_their_user(admin_client_api):
+    """The tokens page shows what each token may do: its user's role."""
+    for username, role in (("ci-runner", "ci"), ("reader", "viewer")):
+        response = admin_client_api.post(
+            "/api/tokens/", {"username": username, "role": role}, format="json"
+        )
+        assert response.status_code == 201
+        assert response.json()["role"] == role
+    listed = admin_client_api.get("/api/tokens/").json()["results"]
+    assert {row["username"]: row["role"] for row in listed} == {
+        "ci-runner": "ci",
+        "reader": "viewer",
+    }
+    token_id = listed[0]["id"]
+    rotated = admin_client_api.post(f"/api/tokens/{token_id}/rotate/").json()
+    assert rotated["role"] == listed[0]["role"]

@@ -1,7 +1,9 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken
+from apps.accounts.selectors import user_role
 
 
 class MeSerializer(serializers.Serializer):
@@ -25,12 +27,16 @@ class LoginSerializer(serializers.Serializer):
 
 class ApiTokenSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
+    role = serializers.SerializerMethodField(
+        help_text="the role of the token's user: what the token may do"
+    )
 
     class Meta:
         model = ApiToken
         fields = [
             "id",
             "username",
+            "role",
             "name",
             "prefix",
             "queues",
@@ -40,6 +46,11 @@ class ApiTokenSerializer(serializers.ModelSerializer):
             "revoked_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=Role.choices, allow_null=True))
+    def get_role(self, obj: ApiToken) -> str | None:
+        role = user_role(obj.user)
+        return role.value if role is not None else None
 
 
 class ApiTokenCreateSerializer(serializers.Serializer):

@@ -119,7 +119,7 @@ class ApiTokenViewSet(
 ):
     """API tokens. Admins issue and revoke them; the plaintext is shown once."""
 
-    queryset = ApiToken.objects.select_related("user")
+    queryset = ApiToken.objects.select_related("user", "user__portal_profile")
     serializer_class = ApiTokenSerializer
     filterset_fields = ["user__username"]
 

@@ -335,7 +335,7 @@ class PendingPodViewSet(viewsets.ReadOnlyModelViewSet):
 
     queryset = PendingPod.objects.all()
     serializer_class = s.PendingPodSerializer
-    filterset_fields = ["cluster", "namespace", "common_word"]
+    filterset_fields = ["cluster", "namespace", "name", "common_word"]
 
 
 @extend_schema(tags=["inventory"])

@@ -447,6 +447,7 @@ export interface CiWorkload {
 
 export interface CiRequest {
   id: number;
+  cluster_name?: string;
   workload?: CiWorkload | Record<string, never>;
   pod_template?: Record<string, unknown> | null;
   cluster: number;
@@ -474,6 +475,11 @@ export interface CiRequest {
   running_at: string | null;
   finished_at: string | null;
   updated_at: string;
+  reserved_at?: string | null;
+  expires_at?: string | null;
+  attempts?: number;
+  time_limit_seconds?: number | null;
+  allow_preemption?: boolean;
 }
 
 /** Pod Security Standards level a queue's pods must meet (Kubernetes semantics). */
@@ -571,4 +577,25 @@ export interface PreemptionProposal {
   decided_by: string | null;
   decided_at: string | null;
   created_at: string;
+}
+
+/** An API token of `/api/tokens/` (admins). The plaintext is never listed. */
+export interface ApiToken {
+  id: number;
+  username: string;
+  /** the role of its user: what the token may do */
+  role: Role | null;
+  name: string;
+  prefix: string;
+  /** queues it is limited to; empty: any queue */
+  queues: string[];
+  created_at: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+}
+
+/** The answer of a create or a rotate: the token with its plaintext, shown once. */
+export interface ApiTokenIssued extends ApiToken {
+  token: string;
 }

@@ -294,7 +294,7 @@ export function Segmented<T extends string>({
   return (
     <div className="segmented" role="group" aria-label={label}>
       {options.map((o) => (
-        <button key={o.key} className={o.key === value ? "on" : ""} onClick={() => onChange(o.key)} aria-pressed={o.key === value}>
+        <button type="button" key={o.key} className={o.key === value ? "on" : ""} onClick={() => onChange(o.key)} aria-pressed={o.key === value}>
           {o.label}
         </button>
       ))}

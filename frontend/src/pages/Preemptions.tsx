@@ -9,7 +9,7 @@ import { Badge, ErrorNote, Field, Loading, Modal, Pager, StateFilter } from "../
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
-import { useQueryParam } from "../lib/router";
+import { Link, useQueryParam } from "../lib/router";
 import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
@@ -101,12 +101,14 @@ export function PreemptionsPage() {
   useLiveVersion(live);
   const now = useNow(5000);
   const [state, setState] = useQueryParam("state");
+  // ?request=<id>: the proposals of one request (linked from its detail page)
+  const [request, setRequest] = useQueryParam("request");
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
   const id = cluster!.id;
   const proposals = useApi(
-    (signal) => api.get<Page<PreemptionProposal>>(`/api/preemptions/${qs({ cluster: id, state, page, page_size: PAGE_SIZE })}`, signal),
-    [id, state, page],
+    (signal) => api.get<Page<PreemptionProposal>>(`/api/preemptions/${qs({ cluster: id, state, request, page, page_size: PAGE_SIZE })}`, signal),
+    [id, state, request, page],
   );
   const tick = (live?.ticks.proposal ?? 0) + (live?.ticks.snapshot ?? 0);
   const { reload } = proposals;
@@ -130,6 +132,14 @@ export function PreemptionsPage() {
             }}
             testId="proposal-state"
           />
+          {request && (
+            <span data-testid="proposal-request-filter">
+              request #{request}{" "}
+              <button className="btn small" onClick={() => setRequest("")}>
+                show all
+              </button>
+            </span>
+          )}
           <span className="grow" />
           {proposals.loading && <span className="spinner" />}
         </div>
@@ -158,7 +168,7 @@ export function PreemptionsPage() {
                   <tr key={p.id} data-testid={`proposal-${p.id}`}>
                     <td className="num mono">{p.id}</td>
                     <td>
-                      #{p.request} <span className="muted">{p.request_namespace} · {p.request_queue} · prio {p.request_priority}</span>
+                      <Link to={`/requests/${p.request}`}>#{p.request}</Link> <span className="muted">{p.request_namespace} · {p.request_queue} · prio {p.request_priority}</span>
                     </td>
                     <td className="nowrap" title={p.chip_uuid || undefined}>
                       {p.node || "–"}

@@ -10,7 +10,7 @@ import { Badge, CopyText, ErrorNote, Loading, Pager, StateFilter } from "../comp
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
-import { useQueryParam } from "../lib/router";
+import { Link, useQueryParam } from "../lib/router";
 import { useApi, useDebounced, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
@@ -19,7 +19,7 @@ const PAGE_SIZE = 50;
 
 export function RequestsPage() {
   const { cluster, live } = useClusters();
-  const { me } = useSession();
+  const { me, can } = useSession();
   useLiveVersion(live);
   const now = useNow(5000);
   const [state, setState] = useQueryParam("state");
@@ -73,6 +73,11 @@ export function RequestsPage() {
       <div className="page-head">
         <h1>Requests</h1>
         <span className="sub">{requests.data ? `${requests.data.count.toLocaleString()} requests` : ""}</span>
+        {can("operator") && (
+          <Link to="/requests/new" className="btn primary" data-testid="request-new" style={{ marginLeft: "auto" }}>
+            Submit a request
+          </Link>
+        )}
       </div>
       <div className="panel">
         <div className="toolbar">
@@ -125,7 +130,11 @@ export function RequestsPage() {
               <tbody>
                 {requests.data?.results.map((r) => (
                   <tr key={r.id} data-testid={`request-${r.id}`}>
-                    <td className="num mono">{r.id}</td>
+                    <td className="num mono">
+                      <Link to={`/requests/${r.id}`} data-testid={`open-${r.id}`}>
+                        {r.id}
+                      </Link>
+                    </td>
                     <td>
                       <Badge kind={requestBadge(r.state)}>{r.state}</Badge>
                     </td>

@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cleanup, screen, waitFor } from "@testing-library/react";
+import type { CiRequest } from "../api/types";
+import { RequestDetailPage } from "./RequestDetail";
+import { page, renderAs, stubFetch } from "./testing";
+
+const request: CiRequest = {
+  id: 9,
+  cluster: 1,
+  state: "admitted",
+  queue: "ci",
+  position: null,
+  namespace: "ci",
+  chip_type: "Ascend310P",
+  memory: 3072,
+  template: "",
+  whole_card: false,
+  template_booked: "vir01",
+  memory_booked: 3072,
+  priority: "",
+  priority_value: 0,
+  chip: null,
+  chip_uuid: null,
+  node: "node-a",
+  pod_name: "ci-9-x",
+  reason: "",
+  submitted_by: "otto",
+  created_at: "2026-01-01T10:00:00Z",
+  reserved_at: "2026-01-01T10:00:02Z",
+  admitted_at: "2026-01-01T10:00:03Z",
+  running_at: null,
+  finished_at: null,
+  updated_at: "2026-01-01T10:00:03Z",
+  attempts: 2,
+};
+
+function routes(r: CiRequest, extra: Record<string, unknown> = {}) {
+  return stubFetch((url) => {
+    if (url === `/api/requests/${r.id}/`) return { body: r };
+    for (const [prefix, body] of Object.entries(extra)) if (url.startsWith(prefix)) return { body };
+    return undefined;
+  });
+}
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("RequestDetailPage", () => {
+  it("shows the timeline so far, the node, and why the chip is not known before the bind", async () => {
+    routes(request, {
+      "/api/pending-pods/": page([{ id: 1, name: "ci-9-x", reason: "0/2 nodes are available: 2 Insufficient huawei.com/Ascend310P" }]),
+    });
+    renderAs("operator", <RequestDetailPage id={9} />);
+    expect((await screen.findByTestId("detail-state")).textContent).toBe("admitted");
+    expect(screen.getByTestId("step-submitted").dataset.done).toBe("yes");
+    expect(screen.getByTestId("step-reserved").dataset.done).toBe("yes");
+    expect(screen.getByTestId("step-admitted").dataset.done).toBe("yes");
+    expect(screen.getByTestId("step-running").dataset.done).toBe("no");
+    expect(screen.getByTestId("detail-node").textContent).toBe("node-a");
+    expect(screen.getByTestId("detail-chip").textContent).toMatch(/Volcano/);
+    expect(screen.getByTestId("detail-attempts").textContent).toBe("2");
+    await waitFor(() => expect(screen.getByTestId("detail-scheduler-reason").textContent).toContain("Insufficient"));
+  });
+
+  it("shows the position and why it waits while pending", async () => {
+    routes({ ...request, state: "pending", position: 3, reason: "queue ci is over its quota", reserved_at: null, admitted_at: null, node: "", pod_name: "" });
+    renderAs("viewer", <RequestDetailPage id={9} />);
+    expect((await screen.findByTestId("detail-position")).textContent).toContain("3");
+    expect(screen.getByTestId("detail-reason").textContent).toContain("Why it waits: queue ci is over its quota");
+  });
+
+  it("shows the chip once running, the proposals with a link and the history", async () => {
+    routes(
+      { ...request, state: "running", running_at: "2026-01-01T10:00:09Z", chip_uuid: "UUID-1", chip: 3 },
+      {
+        "/api/preemptions/": page([{ id: 5, request: 9, state: "done", node: "node-a", victims: [{}], created_at: "2026-01-01T10:00:01Z", reason: "" }]),
+        "/api/audit-events/": page([{ id: 1, action: "request.create", actor_name: "otto", created_at: "2026-01-01T10:00:00Z", reason: "" }]),
+      },
+    );
+    renderAs("operator", <RequestDetailPage id={9} />);
+    await waitFor(() => expect(screen.getByTestId("detail-chip").textContent).toContain("UUID-1"));
+    expect(screen.getByTestId("step-running").dataset.done).toBe("yes");
+    const link = (await screen.findByText("proposal #5")) as HTMLAnchorElement;
+    expect(link.getAttribute("href")).toBe("/preemptions?request=9");
+    expect((await screen.findByTestId("detail-history")).textContent).toContain("request.create by otto");
+  });
+
+  it("says when the request cannot be read", async () => {
+    stubFetch(() => ({ status: 404, body: { code: "not_found", message: "Not found." } }));
+    renderAs("viewer", <RequestDetailPage id={77} />);
+    await waitFor(() => expect(screen.getByText("Not found.")).toBeTruthy());
+  });
+});
