@@ -46,5 +46,9 @@ export default defineConfig({
   test: {
     environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],
+    // Some tests wait up to 5 s for a render on a loaded CI machine (2 cores
+    // shared with the browser and the control plane): vitest's own 5 s
+    // default would end them first.
+    testTimeout: 20_000,
   },
 });
