@@ -147,8 +147,9 @@ def submit_burst(
     cluster: str, templates: list[str], *, workers: int = 4, prefix: str = "burst"
 ) -> list[int]:
     """Submit one batch-medium 310P request per template, from ``workers`` CI
-    pipelines (token clients) posting in parallel; returns the request ids in
-    submission order (each POST must answer 201)."""
+    pipelines posting in parallel, each with its own service account's token
+    (a pipeline may submit THROTTLE_REQUEST_CREATE a minute, 60 by default);
+    returns the request ids in submission order (each POST must answer 201)."""
 
     def post(client: APIClient, chunk: list[tuple[int, str]]) -> list[int]:
         try:
@@ -177,6 +178,6 @@ def submit_burst(
     chunks = [numbered[start::workers] for start in range(workers)]
     # The clients (and their service account) are made here: user_ensure from
     # several threads at once would race on the same username.
-    clients = [token_client(f"{prefix}-ci", "operator") for _ in range(workers)]
+    clients = [token_client(f"{prefix}-ci-{n}", "operator") for n in range(workers)]
     with ThreadPoolExecutor(workers) as pool:
         return sorted(i for ids in pool.map(post, clients, chunks) for i in ids)
