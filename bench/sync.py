@@ -47,28 +47,28 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _bench_db_url(base: str) -> str:
+def _bench_db_url(base: str, name: str = "vnpu_bench") -> str:
     parts = urlsplit(base)
-    return urlunsplit(parts._replace(path="/vnpu_bench"))
+    return urlunsplit(parts._replace(path=f"/{name}"))
 
 
-def _recreate_db(base: str) -> None:
+def _recreate_db(base: str, name: str = "vnpu_bench") -> None:
     import psycopg
 
     with psycopg.connect(
         base.replace("postgres://", "postgresql://"), autocommit=True
     ) as conn:
-        conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
-        conn.execute("CREATE DATABASE vnpu_bench")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
 
 
-def _drop_db(base: str) -> None:
+def _drop_db(base: str, name: str = "vnpu_bench") -> None:
     import psycopg
 
     with psycopg.connect(
         base.replace("postgres://", "postgresql://"), autocommit=True
     ) as conn:
-        conn.execute("DROP DATABASE IF EXISTS vnpu_bench WITH (FORCE)")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[str]:

@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
         "--kubeconfig", required=True, help="write the admin kubeconfig here"
     )
     u.add_argument(
-        "--scenario", default="guide", help="guide (default), empty or scale"
+        "--scenario", default="guide", help="guide (default), empty, scale or burst"
     )
     u.add_argument("--seed", type=int, default=None, help="random seed of the scenario")
     u.add_argument("--workdir", default=None, help="keep logs and data here")

@@ -158,6 +158,13 @@ class DevicePlugin:
             self.nodes.update((node.name, node) for node in nodes)
         self.reload()
 
+    def remove_nodes(self, names: list[str]) -> None:
+        """Stop serving these nodes (their Node objects are being deleted)."""
+        with self._lock:
+            for name in names:
+                self.nodes.pop(name, None)
+                self.registered.pop(name, None)
+
     def report(self) -> None:
         """Write every node's registration, handshake and allocatable.
 

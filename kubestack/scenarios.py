@@ -6,6 +6,9 @@
   HAMi scheduler Deployments and the device plugin DaemonSet (their pods run on
   KWOK); two pods holding slices that the real Volcano places at start.
 - ``empty``: the same control plane with no nodes and no pods.
+- ``burst``: the guide's cluster plus more 310P nodes (``nodes_310p`` in all,
+  ``npu-node-310p-02`` on, 4 x 310P3 each): room for a few hundred small vNPUs
+  at once, for bursts of requests that the real Volcano must place.
 - ``scale``: ``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and
   ``pods`` pods, ``slice_pods`` of them holding a slice, created already bound
   (as if placed long ago): for sync benchmarks, not for scheduling.
@@ -29,7 +32,7 @@ from kubestack import kwok, volcano
 from kubestack.deviceplugin import NodeHardware
 from kubestack.processes import StackError, wait_until
 from simcluster import guide_data
-from simcluster.hardware import Chip
+from simcluster.hardware import Chip, die_id
 
 if TYPE_CHECKING:
     from kubestack.stack import KubeStack
@@ -262,6 +265,33 @@ class Guide(Scenario):
             slice_pod("npu-pod-910b", "Ascend910B4", 8192, "inference-high"),
         ]
         self.placed = place_until_running(stack, pods, timeout=120)
+
+
+class Burst(Guide):
+    """The guide's cluster with ``nodes_310p`` 310P nodes (see module docstring).
+
+    All-310P extra nodes because their chips are healthy (Volcano does not
+    check chip health, so a burst onto the 910B4 node meets its sick chip)
+    and small: seven vir01 (or a vir04, a vir02 and a vir01) fill a chip.
+    """
+
+    name = "burst"
+
+    def __init__(self, seed: int | None = None, nodes_310p: int = 12) -> None:
+        super().__init__(seed)
+        self.nodes += more_310p_nodes(nodes_310p)
+
+
+def more_310p_nodes(nodes_310p: int) -> list[NodeHardware]:
+    """310P nodes ``npu-node-310p-02`` to ``-<nodes_310p>`` (the guide has ``-01``),
+    4 healthy 310P3 each, with the die IDs simcluster's ``burst`` gives them."""
+    return [
+        NodeHardware(
+            f"npu-node-310p-{index:02d}",
+            [Chip(die_id(f"burst-{index}-{chip}"), "310P3") for chip in range(4)],
+        )
+        for index in range(2, nodes_310p + 1)
+    ]
 
 
 def place_until_running(
@@ -502,4 +532,5 @@ SCENARIOS: dict[str, type[Scenario]] = {
     "guide": Guide,
     "empty": Scenario,
     "scale": Scale,
+    "burst": Burst,
 }

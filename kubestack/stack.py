@@ -28,11 +28,11 @@ from typing import Any
 import yaml
 
 from kubestack import build, kwok, volcano
-from kubestack.deviceplugin import DevicePlugin
+from kubestack.deviceplugin import DevicePlugin, NodeHardware
 from kubestack.files import write_atomic
 from kubestack.pki import Pki, StaticUser, write_pki
 from kubestack.processes import Process, StackError, free_port, spawn, wait_until
-from kubestack.scenarios import SCENARIOS, Scenario
+from kubestack.scenarios import SCENARIOS, Scenario, node_manifest
 from kubestack.supervisor import Supervisor
 
 ADMIN = "kubestack-admin"
@@ -229,6 +229,46 @@ class KubeStack:
             "--wait=false",
             check=False,
         )
+
+    def add_nodes(self, nodes: list[NodeHardware]) -> None:
+        """Register more fake nodes (KWOK runs them, the device plugin reports
+        their chips) and wait until they are Ready."""
+        if self.device_plugin is None:
+            raise StackError("the stack has not been started")
+        self.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps(
+                {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": [node_manifest(node) for node in nodes],
+                }
+            ),
+        )
+        self.device_plugin.add_nodes(nodes)
+        for node in nodes:
+            self.kubectl(
+                "wait", "--for=condition=Ready", "node", node.name, "--timeout=60s"
+            )
+
+    def remove_nodes(self, names: list[str]) -> None:
+        """Delete fake nodes and, at once, every pod bound to them."""
+        if self.device_plugin is not None:
+            self.device_plugin.remove_nodes(names)
+        for name in names:
+            self.kubectl(
+                "delete",
+                "pods",
+                "-A",
+                f"--field-selector=spec.nodeName={name}",
+                "--grace-period=0",
+                "--force",
+                "--wait=false",
+                check=False,
+            )
+        self.kubectl("delete", "node", *names, "--ignore-not-found", "--wait=true")
 
     def restart_volcano_scheduler(self) -> None:
         """Restart vc-scheduler (it reads the device ConfigMap once per process).

@@ -37,7 +37,12 @@ def parser() -> argparse.ArgumentParser:
         "--kubeconfig", help="write a kubeconfig here (contexts simcluster, readonly)"
     )
     p.add_argument("--scenario", choices=SCENARIOS, default="guide")
-    p.add_argument("--nodes", type=int, default=1000, help="scale: number of nodes")
+    p.add_argument(
+        "--nodes",
+        type=int,
+        default=1000,
+        help="scale: number of nodes; burst: of 310P nodes",
+    )
     p.add_argument("--pods", type=int, default=30000, help="scale: number of pods")
     p.add_argument(
         "--slice-pods", type=int, default=20000, help="scale: pods holding a slice"

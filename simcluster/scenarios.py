@@ -16,7 +16,7 @@ from simcluster.hardware import Chip, Hardware, die_id
 from simcluster.resources import ResourceType
 from simcluster.store import Obj, Store
 
-SCENARIOS = ("guide", "scale", "empty")
+SCENARIOS = ("guide", "scale", "empty", "burst")
 PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
     "system-node-critical": (
         2000001000,
@@ -311,11 +311,13 @@ def _node(
     return node
 
 
-def guide() -> Scenario:
+def guide(nodes_310p: int = 1) -> Scenario:
     """Two Ascend nodes of the guide, system workloads and the two fixture pods.
 
     Also what the README's pipeline example uses (namespace ``ci`` and the
     Volcano queue ``ci``), so the example runs verbatim against the demo.
+    ``nodes_310p`` above 1 adds 310P nodes ``npu-node-310p-02`` on (4 healthy
+    310P3 each): the ``burst`` scenario, as kubestack's.
     """
     scn = Scenario()
     _base(scn)
@@ -332,6 +334,14 @@ def guide() -> Scenario:
     layout = (
         (guide_data.NODE_310P, "310P3", guide_data.CHIPS_310P),
         (guide_data.NODE_910B, "910B4", guide_data.CHIPS_910B),
+        *(
+            (
+                f"npu-node-310p-{index:02d}",
+                "310P3",
+                [(die_id(f"burst-{index}-{chip}"), True) for chip in range(4)],
+            )
+            for index in range(2, nodes_310p + 1)
+        ),
     )
     names = []
     for name, chip_name, chip_list in layout:
@@ -343,7 +353,8 @@ def guide() -> Scenario:
                 name,
                 chips,
                 chip_types,
-                guide_data.NODE_UIDS[name],
+                guide_data.NODE_UIDS.get(name)
+                or str(uuid.uuid5(uuid.NAMESPACE_DNS, name)),
                 guide_data.NODE_CREATED,
             ),
         )
@@ -515,9 +526,12 @@ def scale(nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000) -> Scen
 def build(
     name: str, *, nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000
 ) -> Scenario:
-    """Build a scenario by name (``guide``, ``scale``, ``empty``)."""
+    """Build a scenario by name (``guide``, ``scale``, ``empty``, ``burst``:
+    the guide with ``nodes`` 310P nodes)."""
     if name == "guide":
         return guide()
+    if name == "burst":
+        return guide(nodes_310p=nodes)
     if name == "scale":
         return scale(nodes, pods, slice_pods)
     if name == "empty":

@@ -9,6 +9,7 @@ the REST API as a pipeline sees it.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from django.db import connection
@@ -133,3 +134,50 @@ def keep_follow_ups_queued(monkeypatch: Any) -> list[tuple[Any, tuple[Any, ...]]
     # The runners registered with apps.scheduling.triggers call this name.
     monkeypatch.setattr("apps.scheduling.tasks.enqueue", enqueue)
     return queued
+
+
+def burst_templates(count: int) -> list[str]:
+    """The 310P templates of a burst of ``count`` small requests: vir01, vir01,
+    vir02, repeated. Mixed on purpose: a chip holds seven vir01 or three vir02
+    and a vir01, so where Volcano puts each pod decides what still fits."""
+    return ["vir02" if index % 3 == 2 else "vir01" for index in range(count)]
+
+
+def submit_burst(
+    cluster: str, templates: list[str], *, workers: int = 4, prefix: str = "burst"
+) -> list[int]:
+    """Submit one batch-medium 310P request per template, from ``workers`` CI
+    pipelines posting in parallel, each with its own service account's token
+    (a pipeline may submit THROTTLE_REQUEST_CREATE a minute, 60 by default);
+    returns the request ids in submission order (each POST must answer 201)."""
+
+    def post(client: APIClient, chunk: list[tuple[int, str]]) -> list[int]:
+        try:
+            ids = []
+            for index, template in chunk:
+                response = client.post(
+                    "/api/requests/",
+                    {
+                        "cluster": cluster,
+                        "namespace": "default",
+                        "chip_type": "Ascend310P",
+                        "template": template,
+                        "priority": "batch-medium",
+                        "workload": {"image": "busybox", "command": ["sleep", "3600"]},
+                        "idempotency_key": f"{prefix}-{index}",
+                    },
+                    format="json",
+                )
+                assert response.status_code == 201, response.json()
+                ids.append(response.json()["id"])
+            return ids
+        finally:
+            connection.close()
+
+    numbered = list(enumerate(templates))
+    chunks = [numbered[start::workers] for start in range(workers)]
+    # The clients (and their service account) are made here: user_ensure from
+    # several threads at once would race on the same username.
+    clients = [token_client(f"{prefix}-ci-{n}", "operator") for n in range(workers)]
+    with ThreadPoolExecutor(workers) as pool:
+        return sorted(i for ids in pool.map(post, clients, chunks) for i in ids)

@@ -727,7 +727,9 @@ def allocation_create(
             scheduler_picks_chip=not scheduler_in_effect(cluster).honours_pins,
             place_unguaranteed=settings.PLACE_UNGUARANTEED,
         )
-        result = alloc.allocate(
+        # Volcano binds to any fitting chip of the node the portal names: there,
+        # only what the node places under every chip choice is sent (volcano_room).
+        result = alloc.allocate_for_volcano(
             snap.requests,
             snap.chips,
             snap.rules,
@@ -735,6 +737,7 @@ def allocation_create(
             quotas=snap.quotas,
             running=snap.running,
             now_s=now.timestamp(),
+            unbound=snap.unbound,
         )
         decided = persist_result(
             cluster,

@@ -476,3 +476,30 @@ def test_deleting_a_cluster_takes_its_queues_and_requests_along(world, operator)
     world.cluster.delete()
     assert not Request.objects.exists()
     assert not Queue.objects.exists()
+
+
+def test_a_pass_sends_a_node_only_what_volcano_places_whatever_chips_it_picks(
+    world, operator, fake_ops
+):
+    """Six requests fill node n1's two chips exactly by booking (a vir04, a
+    vir02 and a vir01 each); Volcano picks chips itself and could bind both
+    vir02 to one chip, leaving a vir04 no room. So n1 gets only what it places
+    under every chip choice, and the rest goes to n2 at once."""
+    from apps.scheduling.allocator import places_all
+    from apps.scheduling.allocator.volcano_room import ChipRoom
+
+    world.chips("Ascend310P", 2, node="n1")
+    world.chips("Ascend310P", 2, node="n2")
+    for template in ("vir04", "vir02", "vir01") * 2:
+        world.request(operator, memory=None, template=template)
+
+    report = run_pass(world.cluster)
+
+    assert len(report.admitted) == 6
+    sent: dict[str, list[int]] = {}
+    for request in Request.objects.all():
+        assert request.state == RequestState.ADMITTED
+        sent.setdefault(request.node, []).append(request.memory_booked)
+    assert set(sent) == {"n1", "n2"}
+    empty = ChipRoom(slots=7, memory=21527)
+    assert all(places_all([empty, empty], pods) for pods in sent.values())

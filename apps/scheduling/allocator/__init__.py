@@ -31,6 +31,7 @@ from .types import (
     Waiting,
     WaitReason,
 )
+from .volcano_room import allocate_for_volcano, places_all
 
 __all__ = [
     "AllocationResult",
@@ -54,6 +55,8 @@ __all__ = [
     "Waiting",
     "all_shapes",
     "allocate",
+    "allocate_for_volcano",
+    "places_all",
     "proposal_problem",
     "resolve_shape",
 ]

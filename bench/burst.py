@@ -1,0 +1,244 @@
+"""Benchmark: a burst of CI requests onto the same nodes, on the real Volcano.
+
+Run: ``python -m bench.burst [--requests 200] [--nodes 12]``. Needs the built
+control plane (``python -m kubestack build``) and PostgreSQL
+(``BENCH_DATABASE_URL``, default ``postgres://postgres@127.0.0.1:5432/test``; a
+database ``vnpu_bench_burst`` is created beside it and dropped at the end).
+
+The cluster is the ``burst`` scenario: the guide's two nodes and 310P nodes up
+to ``--nodes`` (12 by default: 48 chips, room for 335 vir01 beside the guide's
+pod), so that every request fits at once and none has to wait for another to
+end. The requests are vir01, vir01, vir02 repeated (267 vir01-sized units for
+200): mixed, so that where Volcano puts each pod decides what still fits.
+
+The portal runs in this process as a deployment does, without Celery workers:
+sync (list + watch) and the beat's scheduling passes in threads
+(``tests.portal.Running``), passes also run inline after each submission (the
+embedded mode). The requests are POSTed at once by CI pipelines (token
+clients, four or more in parallel).
+
+Prints, for the real stack (kube-apiserver, Volcano v1.15.1, KWOK) and then
+for simcluster with the same nodes, measured in this run:
+- requests, and the time from submission to Running (the portal's
+  ``running_at - created_at``): p50, p95, max;
+- bind timeouts: requests that needed more than one attempt (aim: 0);
+- requests that did not end Running;
+and the ratio of the real stack's p95 to simcluster's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.sync import _bench_db_url, _drop_db, _recreate_db  # noqa: E402
+
+DB_NAME = "vnpu_bench_burst"
+PER_PIPELINE = 50  # below THROTTLE_REQUEST_CREATE's 60 a minute
+
+
+@dataclass
+class Figures:
+    """What one burst measured."""
+
+    requests: int
+    seconds: list[float]
+    submitted_in: float
+    bind_timeouts: int
+    not_running: int
+    wall: float
+
+    def percentile(self, share: float) -> float:
+        """Nearest-rank percentile of the times to Running (nan when none ran)."""
+        ordered = sorted(self.seconds)
+        if not ordered:
+            return math.nan
+        return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
+
+    def line(self, name: str) -> str:
+        return (
+            f"{name}: {self.requests} requests in {self.wall:.1f} s; submit to "
+            f"Running p50 {self.percentile(0.5):.1f} s, p95 "
+            f"{self.percentile(0.95):.1f} s, max "
+            f"{max(self.seconds, default=math.nan):.1f} s; bind timeouts "
+            f"{self.bind_timeouts}; not Running {self.not_running} (the POSTs "
+            f"took {self.submitted_in:.1f} s)"
+        )
+
+
+def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figures:
+    """Submit the burst to a new cluster ``name`` and wait for it to settle."""
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.models import Chip
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
+    from apps.scheduling.choices import FINAL_STATES, RequestState
+    from apps.scheduling.models import Request
+    from tests.polling import wait_for
+    from tests.portal import Running, burst_templates, submit_burst
+
+    cluster = cluster_create(
+        actor=None,
+        name=name,
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=kubeconfig.read_text(),
+    )
+    sync_once(cluster)
+    chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
+    print(f"{name}: {chips} 310P chips synced", flush=True)
+    started = time.monotonic()
+    with Running(cluster):
+        ids = submit_burst(
+            name,
+            burst_templates(requests),
+            workers=max(4, math.ceil(requests / PER_PIPELINE)),
+            prefix=name,
+        )
+        submitted_in = time.monotonic() - started
+
+        def settled() -> bool:
+            states = set(
+                Request.objects.filter(pk__in=ids).values_list("state", flat=True)
+            )
+            return states <= {RequestState.RUNNING, *FINAL_STATES}
+
+        try:
+            wait_for(settled, f"the burst on {name} to settle", timeout=timeout)
+        except AssertionError as error:
+            print(f"{name}: {error}", flush=True)
+        wall = time.monotonic() - started
+    rows = list(Request.objects.filter(pk__in=ids))
+    return Figures(
+        requests=len(rows),
+        seconds=[
+            (r.running_at - r.created_at).total_seconds()
+            for r in rows
+            if r.state == RequestState.RUNNING and r.running_at
+        ],
+        submitted_in=submitted_in,
+        bind_timeouts=sum(1 for r in rows if r.attempts > 0),
+        not_running=sum(1 for r in rows if r.state != RequestState.RUNNING),
+        wall=wall,
+    )
+
+
+def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
+    sim = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "simcluster",
+            "--scenario",
+            "burst",
+            "--nodes",
+            str(nodes),
+            "--port",
+            "0",
+            "--kubeconfig",
+            str(kubeconfig),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (kubeconfig.exists() and kubeconfig.stat().st_size):
+        if sim.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("simcluster did not start")
+        time.sleep(0.2)
+    return sim
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.burst")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument(
+        "--nodes", type=int, default=12, help="310P nodes (the guide's one included)"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=240, help="seconds for a burst to settle"
+    )
+    args = parser.parse_args(argv)
+    if args.requests < 1 or args.nodes < 1:
+        parser.error("--requests and --nodes must be at least 1")
+
+    base = os.environ.get(
+        "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"
+    )
+    _recreate_db(base, DB_NAME)
+    tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-burst-"))
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="vnpuportal.settings.base",
+        DATABASE_URL=_bench_db_url(base, DB_NAME),
+        DJANGO_SECRET_KEY=os.environ.get("DJANGO_SECRET_KEY", "bench-" + "x" * 50),
+        DJANGO_DEBUG="false",
+        DJANGO_SECURE="false",  # the in-process client speaks plain http
+        ALLOWED_HOSTS="testserver,localhost",
+        REALTIME_OUTBOX="false",
+        CELERY_BROKER_URL="memory://",  # tasks run inline: no workers
+        LOCK_DIR=str(tmp / "locks"),
+        LOG_LEVEL="WARNING",
+    )
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connections
+
+    from kubestack.stack import KubeStack
+
+    call_command("migrate", verbosity=0)
+    try:
+        print(
+            f"burst: {args.requests} requests (vir01, vir01, vir02, ...) onto "
+            f"{args.nodes} 310P nodes of 4 chips",
+            flush=True,
+        )
+        with KubeStack(
+            scenario="burst", scenario_options={"nodes_310p": args.nodes}
+        ) as stack:
+            print(f"real stack up in {stack.started_in:.1f} s", flush=True)
+            real = _burst(
+                "real",
+                stack.write_kubeconfig(tmp / "real.kubeconfig"),
+                args.requests,
+                args.timeout,
+            )
+        print(real.line("real Volcano"), flush=True)
+        sim = _start_sim(args.nodes, tmp / "sim.kubeconfig")
+        try:
+            simulated = _burst(
+                "simcluster", tmp / "sim.kubeconfig", args.requests, args.timeout
+            )
+        finally:
+            sim.terminate()
+            sim.wait(timeout=30)
+        print(simulated.line("simcluster"), flush=True)
+        ratio = real.percentile(0.95) / simulated.percentile(0.95)
+        print(
+            f"real_over_simcluster_p95_ratio={ratio:.2f} "
+            f"real_p50_s={real.percentile(0.5):.1f} "
+            f"real_p95_s={real.percentile(0.95):.1f} "
+            f"real_bind_timeouts={real.bind_timeouts} "
+            f"real_not_running={real.not_running}"
+        )
+    finally:
+        connections.close_all()
+        _drop_db(base, DB_NAME)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
