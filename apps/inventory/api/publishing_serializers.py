@@ -25,9 +25,18 @@ class PublishInputSerializer(serializers.Serializer):
         help_text="write even a vnpus shape that a running component cannot parse "
         "(it crashes at its next start); without it such a publish is a 400",
     )
+    confirm_breaking = serializers.ListField(
+        child=serializers.CharField(max_length=317),
+        max_length=100_000,
+        default=list,
+        help_text="the running slices (namespace/pod) you accept this publish breaks "
+        "(template removed or resized); each must be named, else a 400 "
+        "breaks_running_slices lists them",
+    )
 
 
 class RollbackInputSerializer(PublishInputSerializer):
+    confirm_breaking = None  # a rollback restores a version as it was
     version = serializers.IntegerField(
         min_value=1, help_text="the version number to restore (3 for v3)"
     )

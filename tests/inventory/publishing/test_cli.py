@@ -34,7 +34,19 @@ def test_publish_drift_adopt_rollback(cluster, live_text, hand_edit):
     Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
         memory=4096
     )
-    code, out, _ = _run("publish", "--cluster", "sim", "--reason", "ci")
+    # it resizes the template a running pod holds: refused until it is named
+    code, _, err = _run("publish", "--cluster", "sim", "--reason", "ci")
+    assert code == 1
+    assert "breaks 1 running slice(s): default/npu-pod-310p" in err
+    code, out, _ = _run(
+        "publish",
+        "--cluster",
+        "sim",
+        "--reason",
+        "ci",
+        "--confirm-breaking",
+        "default/npu-pod-310p",
+    )
     assert code == 0
     assert "published version 2" in out
     assert "+    memory: 4096" in out

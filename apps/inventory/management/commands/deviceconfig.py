@@ -88,6 +88,13 @@ class Command(BaseCommand):
             action="store_true",
             help="write a vnpus shape a running component cannot parse",
         )
+        pub.add_argument(
+            "--confirm-breaking",
+            action="append",
+            default=[],
+            metavar="NAMESPACE/POD",
+            help="a running slice you accept this publish breaks (repeat for each)",
+        )
         drift = sub.add_parser(
             "drift", help="compare the live ConfigMap with the portal's version"
         )
@@ -172,6 +179,7 @@ class Command(BaseCommand):
                 reason=options["reason"],
                 force=options["force"],
                 confirm_shape=options["confirm_shape"],
+                confirm_breaking=options["confirm_breaking"],
             )
         )
 
