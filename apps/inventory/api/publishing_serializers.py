@@ -229,7 +229,14 @@ class WhatIfSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField())
     chip_types = WhatIfChipTypeSerializer(many=True)
     removed_chip_types = WhatIfRemovedChipTypeSerializer(many=True)
-    invalid_slices = WhatIfSliceSerializer(many=True)
+    invalid_slices = WhatIfSliceSerializer(
+        many=True, help_text="running slices this publish would break"
+    )
+    already_invalid_slices = WhatIfSliceSerializer(
+        many=True,
+        help_text="running slices the published config already fails the same "
+        "way (not this publish's doing; publishing needs no confirmation for them)",
+    )
     overbooked_chips = WhatIfChipSerializer(many=True)
 
 

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.inventory.models import DeviceConfigVersion, Template
+from tests.guide import POD_310P
 
 pytestmark = pytest.mark.django_db
 
@@ -45,7 +46,7 @@ def test_publish_drift_adopt_rollback(cluster, live_text, hand_edit):
         "--reason",
         "ci",
         "--confirm-breaking",
-        "default/npu-pod-310p",
+        POD_310P,
     )
     assert code == 0
     assert "published version 2" in out
@@ -86,7 +87,16 @@ def test_publish_force_over_drift(cluster, live_text, hand_edit):
     Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
         memory=4096
     )
-    code, _, _ = _run("publish", "--cluster", "sim", "--reason", "mine", "--force")
+    code, _, _ = _run(
+        "publish",
+        "--cluster",
+        "sim",
+        "--reason",
+        "mine",
+        "--force",
+        "--confirm-breaking",
+        POD_310P,
+    )
     assert code == 0
     assert "memory: 12288" in live_text()
     assert "memory: 4096" in live_text()

@@ -209,6 +209,14 @@ class Command(BaseCommand):
                     self.stderr.write(detail[key], ending="")
             raise SystemExit(1) from exc
         except DomainError as exc:
+            if exc.code == "breaks_running_slices":
+                # Each slice is named so a script can decide, then repeat
+                # --confirm-breaking NAMESPACE/POD for each one it accepts.
+                self.stderr.write(f"refused: {exc.message}")
+                self.stderr.write(
+                    "name each one with --confirm-breaking NAMESPACE/POD to publish anyway"
+                )
+                raise SystemExit(1) from exc
             if exc.code != "no_change":
                 raise
             # Publishing what is already live is not a failure for a script.
