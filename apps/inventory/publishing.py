@@ -44,7 +44,7 @@ This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,6 +91,7 @@ from apps.inventory.selectors import (
     text_diff,
 )
 from apps.inventory.versions import ShapeReader, shape_warnings
+from apps.inventory.whatif import slice_name, slices_broken_by_draft
 
 # A metadata-only write between our GET and PUT is retried this many times.
 MAX_ATTEMPTS = 3
@@ -129,6 +130,7 @@ def deviceconfig_publish(
     reason: str,
     force: bool = False,
     confirm_shape: bool = False,
+    confirm_breaking: Collection[str] = (),
     actor_name: str = "",
 ) -> PublishResult:
     """Write the portal's chip types and templates to the cluster's ConfigMap.
@@ -141,6 +143,9 @@ def deviceconfig_publish(
             (admin only).
         confirm_shape: Write even a ``vnpus`` shape that a running
             component cannot parse (it crashes at its next start).
+        confirm_breaking: The running slices (``namespace/pod``) the caller
+            agrees this publish breaks (their template removed or resized);
+            every one it breaks must be named.
         actor_name: Name recorded for a None actor.
 
     Returns:
@@ -149,7 +154,9 @@ def deviceconfig_publish(
     Raises:
         ValidationFailed: No reason, an invalid config, nothing to change
             (code ``no_change``), or a shape a running component cannot
-            parse without ``confirm_shape`` (code ``unreadable_shape``).
+            parse without ``confirm_shape`` (code ``unreadable_shape``), or
+            running slices it breaks not all named in ``confirm_breaking``
+            (code ``breaks_running_slices``).
         Conflict: ``drift`` (someone else's edit; detail has the three-way
             diff) or ``no_baseline`` (adopt the live config first).
         PermissionDenied: ``force`` without the admin role.
@@ -157,6 +164,7 @@ def deviceconfig_publish(
         ClusterUnavailable: The cluster could not be reached.
     """
     specs = chip_type_specs(cluster)
+    _breaking_guard(cluster, confirm_breaking)
 
     def propose(live: LiveConfigMap, baseline: DeviceConfigVersion) -> str:
         # Unmanaged keys come from the cluster; a live text too broken to
@@ -414,6 +422,32 @@ def _put(
     }
     answer = kube_json(api, "PUT", configmap_path(cluster), body=obj)
     return str((answer.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _breaking_guard(cluster: Cluster, confirmed: Collection[str]) -> None:
+    """Refuse to break running slices the caller has not named, one by one.
+
+    A pod whose template is removed or resized keeps running, but HAMi and
+    the device plugin no longer agree with what it holds; the person
+    publishing must see and accept each such pod, not click past a count.
+    """
+    broken = slices_broken_by_draft(cluster)
+    unconfirmed = [row for row in broken if slice_name(row) not in set(confirmed)]
+    if not unconfirmed:
+        return
+    listed = "; ".join(f"{slice_name(r)} ({r['reason']})" for r in unconfirmed[:20])
+    more = f" and {len(unconfirmed) - 20} more" if len(unconfirmed) > 20 else ""
+    raise ValidationFailed(
+        f"this publish breaks {len(unconfirmed)} running slice(s): {listed}{more}",
+        code="breaks_running_slices",
+        detail={
+            "confirm_breaking": [
+                f"this publish breaks {len(unconfirmed)} running slice(s): "
+                f"{listed}{more}; name each one (namespace/pod) in "
+                "confirm_breaking to publish anyway"
+            ],
+        },
+    )
 
 
 def _publish(

@@ -156,7 +156,17 @@ def _invalid_slices(
     current: dict[str, ChipTypeSpec],
     before: dict[str, ChipTypeSpec],
     renamed: dict[str, str],
+    *,
+    already: bool = False,
 ) -> list[dict[str, Any]]:
+    """Running slices the draft leaves without their template or chip type.
+
+    A slice that the published baseline already fails the same way (a pod
+    created by hand with a template the config never had, or booked before
+    a publish that already resized it) is not this publish's doing: it is
+    listed with ``already=True`` and left out otherwise, so the Impact panel
+    and the publish guard blame only what this publish would break.
+    """
     rows = []
     slices = (
         Slice.objects.filter(cluster=cluster)
@@ -166,6 +176,9 @@ def _invalid_slices(
     for slice_ in slices:
         problem = _slice_problem(slice_, current, before, renamed)
         if problem is None:
+            continue
+        live_problem = bool(before) and _slice_problem(slice_, before, before, {})
+        if bool(live_problem) != already:
             continue
         rows.append(
             {
@@ -225,7 +238,9 @@ def template_what_if(cluster: Cluster) -> dict[str, Any]:
         before and after, templates with ``fit_alone`` and their change,
         removed templates, over-commit and other warnings),
         ``removed_chip_types`` (commonWords gone, with ``renamed_to``),
-        ``invalid_slices`` and ``overbooked_chips``.
+        ``invalid_slices`` (running slices this publish would break),
+        ``already_invalid_slices`` (broken under the published config
+        already) and ``overbooked_chips``.
     """
     number, before_list = _baseline_specs(cluster)
     current_list = chip_type_specs(cluster)
@@ -260,5 +275,22 @@ def template_what_if(cluster: Cluster) -> dict[str, Any]:
             if word not in current
         ],
         "invalid_slices": _invalid_slices(cluster, current, before, renamed),
+        "already_invalid_slices": _invalid_slices(
+            cluster, current, before, renamed, already=True
+        ),
         "overbooked_chips": _overbooked_chips(cluster, current),
     }
+
+
+def slices_broken_by_draft(cluster: Cluster) -> list[dict[str, Any]]:
+    """The running slices publishing the portal's chip types now would break
+    (not those the published config already fails); see ``_invalid_slices``."""
+    _, before_list = _baseline_specs(cluster)
+    current = {s.common_word: s for s in chip_type_specs(cluster)}
+    before = {s.common_word: s for s in before_list}
+    return _invalid_slices(cluster, current, before, _renames(current, before))
+
+
+def slice_name(row: dict[str, Any]) -> str:
+    """How a broken slice is named in a confirmation: ``namespace/pod``."""
+    return f"{row['namespace']}/{row['pod_name']}"

@@ -15,6 +15,7 @@ from apps.inventory import publishing, services
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
+from apps.inventory.whatif import slice_name, slices_broken_by_draft
 from apps.scheduling import volcano
 from apps.scheduling.kube import KubeClusterOps
 from apps.scheduling.models import Queue, QueueQuota
@@ -45,8 +46,13 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
     # publishing: read the live config, write it back guarded by resourceVersion
     template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
     services.template_update(template=template, actor=admin_user, data={"memory": 4096})
+    # whatever slices the deployment runs on vir01: this checks permissions
+    breaking = [slice_name(row) for row in slices_broken_by_draft(cluster)]
     result = publishing.deviceconfig_publish(
-        cluster=cluster, actor=admin_user, reason="rbac test"
+        cluster=cluster,
+        actor=admin_user,
+        reason="rbac test",
+        confirm_breaking=breaking,
     )
     assert result.version.number >= 2
     # restarts: the schedulers and the device plugin, and their state

@@ -22,6 +22,7 @@ from urllib3.exceptions import HTTPError
 from apps.inventory.models import DeviceConfigVersion, Slice, Template
 from apps.inventory.sync.engine import sync_once, sync_run
 from tests.faults.figures import record
+from tests.guide import POD_310P
 from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -153,7 +154,7 @@ def test_publish_under_conflicts_and_errors_writes_once(
     for _ in range(30):
         answer = operator_client.post(
             f"/api/clusters/{sim_cluster.pk}/publish/",
-            {"reason": "under faults"},
+            {"reason": "under faults", "confirm_breaking": [POD_310P]},
             format="json",
         )
         answers.append(answer.status_code)

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from apps.common.exceptions import Conflict
+from apps.common.exceptions import Conflict, ValidationFailed
 from apps.inventory import liveconfig, publishing, services
 from apps.inventory.hami.deviceconfig import parse_device_config
 from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once
+from apps.inventory.whatif import slice_name, slices_broken_by_draft
 from kubestack.scenarios import slice_pod, wait_running
 from simcluster import guide_data
 from tests.polling import wait_for
@@ -162,6 +163,51 @@ def test_a_write_between_read_and_put_is_refused_by_the_api_server(
             cluster=real_cluster, actor=admin_user, reason="racing a hand edit"
         )
     assert _live_data(kube_core)[KEY] == theirs
+
+
+def test_a_publish_that_breaks_a_running_pod_writes_nothing_until_it_is_named(
+    kube_stack, kube_core, real_cluster, admin_user, restored_device_config, cleanup
+):
+    """A pod Volcano placed on vir02 (it asks 5000 MB, gets 6144): shrinking
+    vir02 breaks it, and the real ConfigMap is untouched until it is named."""
+    cleanup.append(("default", "tpl-held"))
+    pod = slice_pod("tpl-held", "Ascend310P", 5000)
+    kube_stack.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+    wait_running(kube_stack, [("default", "tpl-held")], timeout=60)
+    sync_once(real_cluster)
+    before = _live_data(kube_core)[KEY]
+    _vir02(real_cluster, 5120, admin_user)
+    assert [slice_name(r) for r in slices_broken_by_draft(real_cluster)] == [
+        "default/tpl-held"
+    ]
+
+    with pytest.raises(ValidationFailed) as refused:
+        publishing.deviceconfig_publish(
+            cluster=real_cluster, actor=admin_user, reason="smaller vir02"
+        )
+    assert refused.value.code == "breaks_running_slices"
+    (message,) = refused.value.detail["confirm_breaking"]
+    assert "default/tpl-held (template vir02 of Ascend310P is resized" in message
+    assert _live_data(kube_core)[KEY] == before
+
+    result = publishing.deviceconfig_publish(
+        cluster=real_cluster,
+        actor=admin_user,
+        reason="smaller vir02",
+        confirm_breaking=["default/tpl-held"],
+    )
+    assert _live_data(kube_core)[KEY] == result.version.text
+    live = parse_device_config(result.version.text)
+    assert ("vir02", 5120) in {
+        (t.name, t.memory)
+        for ct in live.chip_types()
+        if ct.common_word == "Ascend310P"
+        for t in ct.templates
+    }
+    # gone before the next test syncs, which would see it broken too
+    kube_stack.kubectl(
+        "delete", "pod", "-n", "default", "tpl-held", "--grace-period=0", "--force"
+    )
 
 
 def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_the_new_templates(

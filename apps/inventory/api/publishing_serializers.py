@@ -25,9 +25,18 @@ class PublishInputSerializer(serializers.Serializer):
         help_text="write even a vnpus shape that a running component cannot parse "
         "(it crashes at its next start); without it such a publish is a 400",
     )
+    confirm_breaking = serializers.ListField(
+        child=serializers.CharField(max_length=317),
+        max_length=100_000,
+        default=list,
+        help_text="the running slices (namespace/pod) you accept this publish breaks "
+        "(template removed or resized); each must be named, else a 400 "
+        "breaks_running_slices lists them",
+    )
 
 
 class RollbackInputSerializer(PublishInputSerializer):
+    confirm_breaking = None  # a rollback restores a version as it was
     version = serializers.IntegerField(
         min_value=1, help_text="the version number to restore (3 for v3)"
     )
@@ -220,7 +229,14 @@ class WhatIfSerializer(serializers.Serializer):
     errors = serializers.ListField(child=serializers.CharField())
     chip_types = WhatIfChipTypeSerializer(many=True)
     removed_chip_types = WhatIfRemovedChipTypeSerializer(many=True)
-    invalid_slices = WhatIfSliceSerializer(many=True)
+    invalid_slices = WhatIfSliceSerializer(
+        many=True, help_text="running slices this publish would break"
+    )
+    already_invalid_slices = WhatIfSliceSerializer(
+        many=True,
+        help_text="running slices the published config already fails the same "
+        "way (not this publish's doing; publishing needs no confirmation for them)",
+    )
     overbooked_chips = WhatIfChipSerializer(many=True)
 
 

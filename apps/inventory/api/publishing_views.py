@@ -49,7 +49,9 @@ WRITE_ERRORS = {
     400: _error(
         "invalid input or config (`errors` names each field), no_change, or "
         "unreadable_shape (`errors.confirm_shape`: a running component cannot "
-        "parse the vnpus shape; send confirm_shape: true to write it anyway)"
+        "parse the vnpus shape; send confirm_shape: true to write it anyway), "
+        "breaks_running_slices (`errors.confirm_breaking` names the running "
+        "slices the publish would break; name each in confirm_breaking)"
     ),
     **CLUSTER_ERRORS,
     409: OpenApiResponse(
@@ -112,6 +114,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
             reason=data["reason"],
             force=data["force"],
             confirm_shape=data["confirm_shape"],
+            confirm_breaking=data["confirm_breaking"],
         )
         return Response(
             s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED

@@ -408,7 +408,10 @@ export interface WhatIf {
   errors: string[];
   chip_types: WhatIfChipType[];
   removed_chip_types: { common_word: string; renamed_to: string | null }[];
+  /** running slices this publish would break (publishing names each in confirm_breaking) */
   invalid_slices: WhatIfSlice[];
+  /** running slices the published config already fails the same way: not this publish's doing */
+  already_invalid_slices: WhatIfSlice[];
   overbooked_chips: WhatIfChip[];
 }
 

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.inventory.models import DeviceConfigVersion, Template
+from tests.guide import POD_310P
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +35,19 @@ def test_publish_drift_adopt_rollback(cluster, live_text, hand_edit):
     Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
         memory=4096
     )
-    code, out, _ = _run("publish", "--cluster", "sim", "--reason", "ci")
+    # it resizes the template a running pod holds: refused until it is named
+    code, _, err = _run("publish", "--cluster", "sim", "--reason", "ci")
+    assert code == 1
+    assert "breaks 1 running slice(s): default/npu-pod-310p" in err
+    code, out, _ = _run(
+        "publish",
+        "--cluster",
+        "sim",
+        "--reason",
+        "ci",
+        "--confirm-breaking",
+        POD_310P,
+    )
     assert code == 0
     assert "published version 2" in out
     assert "+    memory: 4096" in out
@@ -74,7 +87,16 @@ def test_publish_force_over_drift(cluster, live_text, hand_edit):
     Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
         memory=4096
     )
-    code, _, _ = _run("publish", "--cluster", "sim", "--reason", "mine", "--force")
+    code, _, _ = _run(
+        "publish",
+        "--cluster",
+        "sim",
+        "--reason",
+        "mine",
+        "--force",
+        "--confirm-breaking",
+        POD_310P,
+    )
     assert code == 0
     assert "memory: 12288" in live_text()
     assert "memory: 4096" in live_text()

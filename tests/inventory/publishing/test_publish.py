@@ -11,6 +11,7 @@ from apps.audit.models import AuditEvent
 from apps.inventory import publishing
 from apps.inventory.choices import DeviceConfigSource
 from apps.inventory.models import DeviceConfigVersion, Template
+from tests.guide import POD_310P
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +69,8 @@ def test_publish_lands_with_shape_and_untouched_keys(
     edited = operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
     assert edited.status_code == 200, edited.json()
     answer = operator_client.post(
-        f"/api/clusters/{cluster.pk}/publish/", {"reason": "bigger vir01"}
+        f"/api/clusters/{cluster.pk}/publish/",
+        {"reason": "bigger vir01", "confirm_breaking": [POD_310P]},
     )
     # then the ConfigMap holds the edit, in the same shape, with every other key as it was
     assert answer.status_code == 201, answer.json()
@@ -162,7 +164,9 @@ def test_write_between_read_and_put_is_refused_with_fresh_data(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
     # when the portal publishes (its PUT carries the resourceVersion it read)
-    answer = operator_client.post(url("publish"), {"reason": "race"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "race", "confirm_breaking": [POD_310P]}
+    )
     # then the API server's 409 becomes the portal's drift 409 with the fresh live text
     assert answer.status_code == 409
     assert answer.json()["detail"]["live"] == hand
@@ -192,7 +196,9 @@ def test_metadata_only_change_in_between_is_retried(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
     # when the portal publishes
-    answer = operator_client.post(url("publish"), {"reason": "retry"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "retry", "confirm_breaking": [POD_310P]}
+    )
     # then the text did not change under it, so the write is retried and keeps the label
     assert answer.status_code == 201, answer.json()
     cm = live_cm()
@@ -211,12 +217,16 @@ def test_force_needs_admin_and_publishes_over_drift(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
     # when an operator forces, then 403 and nothing is written
-    refused = operator_client.post(url("publish"), {"reason": "mine", "force": True})
+    refused = operator_client.post(
+        url("publish"),
+        {"reason": "mine", "force": True, "confirm_breaking": [POD_310P]},
+    )
     assert refused.status_code == 403
     assert live_text() == hand
     # when an admin forces, then the portal's config lands over the hand edit
     answer = admin_client_api.post(
-        url("publish"), {"reason": "deliberate", "force": True}
+        url("publish"),
+        {"reason": "deliberate", "force": True, "confirm_breaking": [POD_310P]},
     )
     assert answer.status_code == 201, answer.json()
     assert answer.json()["forced"] is True
@@ -275,7 +285,9 @@ def test_unreachable_cluster_is_503_naming_it(
     )
     sim.stop()
     # when publishing or reading live state, then 503 naming the cluster and nothing written
-    answer = operator_client.post(url("publish"), {"reason": "down"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "down", "confirm_breaking": [POD_310P]}
+    )
     assert answer.status_code == 503
     assert answer.json()["code"] == "cluster_unavailable"
     assert "'sim'" in answer.json()["message"]
@@ -306,7 +318,9 @@ def test_a_shape_a_running_component_cannot_parse_needs_confirm_shape(
     assert (warning["shape"], warning["effect"]) == ("list", "crash")
     assert "write the wrapper shape" in warning["fix"]
     # when an operator publishes without confirming: 400 naming confirm_shape
-    answer = operator_client.post(url("publish"), {"reason": "bigger vir01"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
+    )
     assert answer.status_code == 400, answer.json()
     body = answer.json()
     assert body["code"] == "unreadable_shape"
@@ -317,7 +331,13 @@ def test_a_shape_a_running_component_cannot_parse_needs_confirm_shape(
     assert live_text() == before  # nothing was written
     # when confirmed, it is written and the result repeats the warning
     answer = operator_client.post(
-        url("publish"), {"reason": "bigger vir01", "confirm_shape": True}, format="json"
+        url("publish"),
+        {
+            "reason": "bigger vir01",
+            "confirm_shape": True,
+            "confirm_breaking": [POD_310P],
+        },
+        format="json",
     )
     assert answer.status_code == 201, answer.json()
     assert [w["effect"] for w in answer.json()["shape_warnings"]] == ["crash"]
@@ -341,7 +361,9 @@ def test_a_silent_fallback_or_an_unknown_version_is_only_a_warning(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
     # when an operator publishes: written, with the warning
-    answer = operator_client.post(url("publish"), {"reason": "bigger vir01"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
+    )
     assert answer.status_code == 201, answer.json()
     (warning,) = answer.json()["shape_warnings"]
     assert (warning["component"], warning["effect"]) == ("volcano", "unknown")

@@ -59,14 +59,15 @@ def _history(cluster) -> list[tuple[int, str, str]]:
 def test_publish_killed_after_put_next_publish_succeeds_without_adopt(
     cluster, live_text, admin_client_api
 ):
-    # given an edit the first publisher writes and then dies
-    Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
-        memory=4096
+    # given an edit the first publisher writes and then dies (of a template
+    # no running pod holds: the publish breaks none)
+    Template.objects.filter(chip_type__cluster=cluster, name="vir04").update(
+        memory=9216
     )
     done = _publish_killed_after_put("first, killed")
     assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr
     written = live_text()
-    assert "memory: 4096" in written
+    assert "memory: 9216" in written
     assert _history(cluster) == [
         (1, DeviceConfigSource.ADOPTED, _history(cluster)[0][2])
     ]
@@ -90,7 +91,7 @@ def test_publish_killed_after_put_next_publish_succeeds_without_adopt(
     ]
     assert DeviceConfigVersion.objects.get(cluster=cluster, number=2).text == written
     live = live_text()
-    assert "memory: 4096" in live
+    assert "memory: 9216" in live
     assert "memory: 7168" in live
     assert not DeviceConfigPendingWrite.objects.filter(cluster=cluster).exists()
     recovered = AuditEvent.objects.get(
@@ -103,8 +104,8 @@ def test_sync_after_a_killed_publish_records_it_as_published(
     cluster, live_text, resync
 ):
     # given a publisher killed after its PUT
-    Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
-        memory=4096
+    Template.objects.filter(chip_type__cluster=cluster, name="vir04").update(
+        memory=9216
     )
     assert _publish_killed_after_put("killed").returncode == -signal.SIGKILL
 

@@ -9,6 +9,7 @@ import pytest
 
 from apps.audit.models import AuditEvent
 from apps.inventory.models import Template
+from tests.guide import POD_310P
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,9 @@ def published(cluster, operator_client, url):
     time.sleep(1.05)
     template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
     operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
-    answer = operator_client.post(url("publish"), {"reason": "restart me"})
+    answer = operator_client.post(
+        url("publish"), {"reason": "restart me", "confirm_breaking": [POD_310P]}
+    )
     assert answer.status_code == 201, answer.json()
     return answer.json()
 

@@ -10,6 +10,7 @@ import yaml
 from apps.audit.models import AuditEvent
 from apps.inventory.choices import DeviceConfigSource
 from apps.inventory.models import DeviceConfigVersion, Template
+from tests.guide import POD_310P
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,10 @@ def test_rollback_publishes_the_old_text_and_restores_templates(
     operator_client.patch(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
-    assert operator_client.post(url("publish"), {"reason": "v2"}).status_code == 201
+    published = operator_client.post(
+        url("publish"), {"reason": "v2", "confirm_breaking": [POD_310P]}
+    )
+    assert published.status_code == 201, published.json()
     assert live_text() != v1
     # when rolling back to v1
     answer = operator_client.post(url("rollback"), {"version": 1, "reason": "undo"})

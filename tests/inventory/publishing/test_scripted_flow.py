@@ -32,11 +32,15 @@ def readme_block() -> str:
 
 
 def editor(tmp_path: Path) -> Path:
-    """An $EDITOR that changes the memory of template vir05_1c_8g to 9216 MB."""
+    """An $EDITOR that changes the memory of template vir10_3c_16g to 15360 MB.
+
+    No running pod holds vir10_3c_16g, so the publish breaks none (one that
+    did would need ``--confirm-breaking``, see ``test_cli.py``).
+    """
     script = tmp_path / "edit.sh"
     script.write_text(
         "#!/bin/sh\n"
-        "sed -i '/name: vir05_1c_8g/{n;s/memory: 8192/memory: 9216/}' \"$1\"\n",
+        "sed -i '/name: vir10_3c_16g/{n;s/memory: 16384/memory: 15360/}' \"$1\"\n",
         encoding="utf-8",
     )
     script.chmod(0o755)
@@ -70,16 +74,17 @@ def test_readme_scripted_flow_publishes(
         cwd=work,
         CLUSTER=cluster.name,
         EDITOR=str(editor(tmp_path)),
-        REASON="vir05 gets 9 GB",
+        REASON="vir10 gets 15 GB",
     )
 
     # then every step succeeded and the cluster has the edit, in its own shape
     assert done.returncode == 0, done.stdout + done.stderr
     live = live_text()
     assert live == original.replace(
-        "name: vir05_1c_8g\n    memory: 8192", "name: vir05_1c_8g\n    memory: 9216"
+        "name: vir10_3c_16g\n    memory: 16384", "name: vir10_3c_16g\n    memory: 15360"
     ).replace(
-        "name: vir05_1c_8g\n      memory: 8192", "name: vir05_1c_8g\n      memory: 9216"
+        "name: vir10_3c_16g\n      memory: 16384",
+        "name: vir10_3c_16g\n      memory: 15360",
     )
     assert live != original
     assert shape_line in live

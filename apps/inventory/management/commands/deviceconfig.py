@@ -88,6 +88,13 @@ class Command(BaseCommand):
             action="store_true",
             help="write a vnpus shape a running component cannot parse",
         )
+        pub.add_argument(
+            "--confirm-breaking",
+            action="append",
+            default=[],
+            metavar="NAMESPACE/POD",
+            help="a running slice you accept this publish breaks (repeat for each)",
+        )
         drift = sub.add_parser(
             "drift", help="compare the live ConfigMap with the portal's version"
         )
@@ -172,6 +179,7 @@ class Command(BaseCommand):
                 reason=options["reason"],
                 force=options["force"],
                 confirm_shape=options["confirm_shape"],
+                confirm_breaking=options["confirm_breaking"],
             )
         )
 
@@ -201,6 +209,14 @@ class Command(BaseCommand):
                     self.stderr.write(detail[key], ending="")
             raise SystemExit(1) from exc
         except DomainError as exc:
+            if exc.code == "breaks_running_slices":
+                # Each slice is named so a script can decide, then repeat
+                # --confirm-breaking NAMESPACE/POD for each one it accepts.
+                self.stderr.write(f"refused: {exc.message}")
+                self.stderr.write(
+                    "name each one with --confirm-breaking NAMESPACE/POD to publish anyway"
+                )
+                raise SystemExit(1) from exc
             if exc.code != "no_change":
                 raise
             # Publishing what is already live is not a failure for a script.

@@ -3,7 +3,7 @@
 
 import { useState } from "react";
 import { api, ApiError } from "../../api/client";
-import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf } from "../../api/types";
+import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf, WhatIfSlice } from "../../api/types";
 import { Badge, Banner, DiffView, ErrorNote, Field, Modal } from "../../components/ui";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { mb } from "../../lib/format";
@@ -33,6 +33,8 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   const [restartTick, setRestartTick] = useState(0);
   const [askAdopt, setAskAdopt] = useState(false);
   const [confirmShape, setConfirmShape] = useState(false);
+  // The pods the operator accepted to break, as one key: a new list unchecks the box.
+  const [confirmedBreaking, setConfirmedBreaking] = useState<string | null>(null);
 
   const nothing = config !== undefined && !config.diff_from_base.trim();
   const invalid = (config?.errors.length ?? 0) > 0;
@@ -40,6 +42,11 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   // A shape a running component cannot parse is written only when confirmed (the API's confirm_shape).
   const crashes = shapeWarnings.some((w) => w.effect === "crash");
   const needsConfirm = crashes || !!errors.fields.confirm_shape;
+  // Running pods this publish breaks are published over only when each is named (the API's confirm_breaking).
+  const breaking = slicePods(whatIf?.invalid_slices ?? []);
+  const breakingKey = breaking.join("\n");
+  const confirmBreaking = breaking.length > 0 && confirmedBreaking === breakingKey;
+  const needsBreaking = breaking.length > 0 && !confirmBreaking;
 
   const publish = async (force: boolean) => {
     setBusy(true);
@@ -48,18 +55,26 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
     setResult(null);
     setAdopted(null);
     try {
-      const answer = await api.post<PublishResult>(`/api/clusters/${clusterId}/publish/`, { reason, force, confirm_shape: confirmShape });
+      const answer = await api.post<PublishResult>(`/api/clusters/${clusterId}/publish/`, {
+        reason,
+        force,
+        confirm_shape: confirmShape,
+        confirm_breaking: confirmBreaking ? breaking : [],
+      });
       setResult(answer);
       setConflict(null);
       setReason("");
       setConfirmShape(false);
+      setConfirmedBreaking(null);
       setRestartTick((n) => n + 1);
       onPublished();
     } catch (e) {
       if (e instanceof ApiError && e.status === 409) {
         setConflict({ code: e.code, message: e.message, detail: e.body.detail as DriftConflictDetail | undefined });
       } else if (e instanceof ApiError && e.status === 400) {
-        setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape"]));
+        setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape", "confirm_breaking"]));
+        // The pods running now may differ from the Impact panel's: fetch it again so the box names them.
+        if (e.code === "breaks_running_slices") onPublished();
       } else {
         setFailure(e);
       }
@@ -219,13 +234,34 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                   </label>
                 </Field>
               )}
+              {(breaking.length > 0 || errors.fields.confirm_breaking) && (
+                <Field label="" errors={errors.fields.confirm_breaking}>
+                  <label style={{ display: "flex", gap: 6, alignItems: "flex-start" }}>
+                    <input
+                      type="checkbox"
+                      required
+                      checked={confirmBreaking}
+                      disabled={breaking.length === 0}
+                      onChange={(e) => setConfirmedBreaking(e.target.checked ? breakingKey : null)}
+                      name="confirm_breaking"
+                      data-testid="confirm-breaking"
+                    />
+                    <span>
+                      Publish anyway: {breaking.length} running pod{breaking.length === 1 ? "" : "s"} lose{breaking.length === 1 ? "s" : ""} their template:{" "}
+                      <span className="mono">{breaking.join(", ")}</span>
+                    </span>
+                  </label>
+                </Field>
+              )}
               {errors.form.length > 0 && (
                 <div className="field-error" role="alert">
                   {errors.form.join(" ")}
                 </div>
               )}
               <div style={{ display: "flex", gap: 8, alignItems: "center" }}>
-                <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim() || (needsConfirm && !confirmShape)} data-testid="publish">
+                <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
+                  data-testid="publish"
+                >
                   {busy ? "Publishing…" : "Publish to the ConfigMap"}
                 </button>
                 {nothing && <span className="muted">The portal's templates equal the stored version; publishing would change nothing.</span>}
@@ -243,7 +279,9 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                       Adopt the live config
                     </button>
                     {conflict.code === "drift" && (
-                      <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape)} onClick={() => void publish(true)}>
+                      <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
+                        onClick={() => void publish(true)}
+                      >
                         Publish over it (force)
                       </button>
                     )}
@@ -302,7 +340,7 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
             {e}
           </div>
         ))}
-        {changed.length === 0 && whatIf.invalid_slices.length === 0 && <div className="muted">No change to slots or templates since the last publish.</div>}
+        {changed.length === 0 && whatIf.invalid_slices.length === 0 && whatIf.already_invalid_slices.length === 0 && <div className="muted">No change to slots or templates since the last publish.</div>}
         {changed.map((c) => (
           <div key={c.common_word} style={{ marginBottom: 10 }}>
             <b>{c.common_word}</b> <Badge kind="info">{c.chip_type_change}</Badge>{" "}
@@ -340,35 +378,20 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
           </div>
         ))}
         {whatIf.invalid_slices.length > 0 && (
-          <>
-            <div style={{ margin: "8px 0 4px", color: "var(--hot)", fontWeight: 650 }}>
-              {whatIf.invalid_slices.length} running slice{whatIf.invalid_slices.length > 1 ? "s" : ""} would no longer fit
-            </div>
-            <table className="data">
-              <thead>
-                <tr>
-                  <th>Pod</th>
-                  <th>Chip</th>
-                  <th>Template</th>
-                  <th>Why</th>
-                </tr>
-              </thead>
-              <tbody>
-                {whatIf.invalid_slices.slice(0, 50).map((s) => (
-                  <tr key={`${s.namespace}/${s.pod_name}/${s.chip_uuid}`}>
-                    <td className="mono">
-                      {s.namespace}/{s.pod_name}
-                    </td>
-                    <td>
-                      {s.node_name} #{s.chip_index ?? "?"}
-                    </td>
-                    <td>{s.template || "–"}</td>
-                    <td>{s.reason}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </>
+          <SliceTable
+            slices={whatIf.invalid_slices}
+            testId="impact-breaks"
+            color="var(--hot)"
+            title={`${plural(whatIf.invalid_slices.length, "running slice")} this publish would break`}
+          />
+        )}
+        {whatIf.already_invalid_slices.length > 0 && (
+          <SliceTable
+            slices={whatIf.already_invalid_slices}
+            testId="impact-already-broken"
+            color="var(--warn)"
+            title={`${plural(whatIf.already_invalid_slices.length, "running slice")} already broken by the published config (not this publish)`}
+          />
         )}
         {whatIf.overbooked_chips.length > 0 && (
           <div style={{ marginTop: 8, color: "var(--warn)" }}>
@@ -378,6 +401,47 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
           </div>
         )}
       </div>
+    </div>
+  );
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** Each pod once, as the API names it in confirm_breaking: namespace/pod. */
+function slicePods(slices: WhatIfSlice[]): string[] {
+  return [...new Set(slices.map((s) => `${s.namespace}/${s.pod_name}`))];
+}
+
+function SliceTable({ slices, title, color, testId }: { slices: WhatIfSlice[]; title: string; color: string; testId: string }) {
+  return (
+    <div data-testid={testId}>
+      <div style={{ margin: "8px 0 4px", color, fontWeight: 650 }}>{title}</div>
+      <table className="data">
+        <thead>
+          <tr>
+            <th>Pod</th>
+            <th>Chip</th>
+            <th>Template</th>
+            <th>Why</th>
+          </tr>
+        </thead>
+        <tbody>
+          {slices.slice(0, 50).map((s) => (
+            <tr key={`${s.namespace}/${s.pod_name}/${s.chip_uuid}`}>
+              <td className="mono">
+                {s.namespace}/{s.pod_name}
+              </td>
+              <td>
+                {s.node_name} #{s.chip_index ?? "?"}
+              </td>
+              <td>{s.template || "–"}</td>
+              <td>{s.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </div>
   );
 }

@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import type { Cluster, DeviceConfigState, Me, Role, WhatIf, WhatIfSlice } from "../../api/types";
+import { ClusterContext } from "../../state/cluster";
+import { allows, SessionContext } from "../../state/session";
+import { PublishTab } from "./Publish";
+
+const cluster: Cluster = {
+  id: 1,
+  name: "demo",
+  description: "",
+  connection: "simcluster",
+  sync_state: "ok",
+  last_sync_at: null,
+  last_sync_error: "",
+  sync_lag_seconds: 0,
+};
+
+const slice = (pod: string, template: string, reason: string): WhatIfSlice => ({
+  namespace: "default",
+  pod_name: pod,
+  node_name: "node-a",
+  common_word: "Ascend310P",
+  chip_uuid: `U-${pod}`,
+  chip_index: 0,
+  template,
+  memory: 3072,
+  reason,
+});
+
+const whatIf: WhatIf = {
+  cluster: "demo",
+  baseline_version: 2,
+  valid: true,
+  errors: [],
+  chip_types: [],
+  removed_chip_types: [],
+  invalid_slices: [
+    slice("npu-pod-310p", "vir01", "template vir01 of Ascend310P is resized from 3072 MB to 4096 MB"),
+    slice("train-7", "vir01", "template vir01 of Ascend310P is resized from 3072 MB to 4096 MB"),
+  ],
+  already_invalid_slices: [slice("old-pod", "vir03", "template vir03 of Ascend310P is not in the config")],
+  overbooked_chips: [],
+};
+
+const config: DeviceConfigState = { yaml: "", base_version: 2, diff_from_base: "-    memory: 3072\n+    memory: 4096\n", errors: [], warnings: [], shape_warnings: [] };
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
+}
+
+/** The publish POSTs seen, answered by `answer`; every other call gets an empty restarts list. */
+function stubApi(answer: (body: Record<string, unknown>) => Response) {
+  const posts: Record<string, unknown>[] = [];
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (url: string, init?: RequestInit) => {
+      if (String(url).includes("/publish/") && init?.method === "POST") {
+        const body = JSON.parse(String(init.body)) as Record<string, unknown>;
+        posts.push(body);
+        return answer(body);
+      }
+      return json(200, { cluster: "demo", components: [] });
+    }),
+  );
+  return posts;
+}
+
+function renderTab(onPublished = () => {}) {
+  const role: Role = "operator";
+  const session = { me: { username: "op", role } as Me, logout: async () => {}, can: (n: Role) => allows(role, n) };
+  const clusters = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
+  return render(
+    <SessionContext.Provider value={session}>
+      <ClusterContext.Provider value={clusters}>
+        <PublishTab clusterId={1} config={config} configError={null} whatIf={whatIf} drift={undefined} driftError={null} onPublished={onPublished} />
+      </ClusterContext.Provider>
+    </SessionContext.Provider>,
+  );
+}
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("publishing an edit that breaks running slices", () => {
+  it("blames this publish only for what it breaks", () => {
+    stubApi(() => json(201, {}));
+    renderTab();
+    const breaks = screen.getByTestId("impact-breaks");
+    expect(breaks.textContent).toContain("2 running slices this publish would break");
+    expect(breaks.textContent).toContain("default/npu-pod-310p");
+    expect(breaks.textContent).not.toContain("old-pod");
+    const already = screen.getByTestId("impact-already-broken");
+    expect(already.textContent).toContain("1 running slice already broken by the published config (not this publish)");
+    expect(already.textContent).toContain("default/old-pod");
+    expect(already.textContent).not.toContain("npu-pod-310p");
+  });
+
+  it("publishes only once the pods are named, and sends exactly those names", async () => {
+    const posts = stubApi(() => json(201, { number: 3, previous_resource_version: "1", resource_version: "2", forced: false, diff: "", warnings: [], shape_warnings: [] }));
+    renderTab();
+    fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "bigger vir01" } });
+    const box = screen.getByTestId("confirm-breaking") as HTMLInputElement;
+    expect(box.required).toBe(true);
+    expect(box.closest("label")!.textContent).toBe("Publish anyway: 2 running pods lose their template: default/npu-pod-310p, default/train-7");
+    const publish = screen.getByTestId("publish") as HTMLButtonElement;
+    expect(publish.disabled).toBe(true);
+    fireEvent.click(box);
+    expect(publish.disabled).toBe(false);
+    fireEvent.click(publish);
+    await waitFor(() => expect(screen.getByTestId("publish-result").textContent).toContain("Published v3"));
+    expect(posts).toHaveLength(1);
+    expect(posts[0].confirm_breaking).toEqual(["default/npu-pod-310p", "default/train-7"]);
+  });
+
+  it("shows the API's refusal on the confirmation and fetches the impact again", async () => {
+    const message = "this publish breaks 1 running slice(s): default/train-9 (template vir01 of Ascend310P is resized from 3072 MB to 4096 MB); name each one";
+    stubApi(() => json(400, { code: "breaks_running_slices", message, errors: { confirm_breaking: [message] } }));
+    const onPublished = vi.fn();
+    renderTab(onPublished);
+    fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "bigger vir01" } });
+    fireEvent.click(screen.getByTestId("confirm-breaking"));
+    fireEvent.click(screen.getByTestId("publish"));
+    const alert = await screen.findByText(message);
+    expect(alert.closest(".field")!.querySelector("[data-testid=confirm-breaking]")).not.toBeNull();
+    expect(onPublished).toHaveBeenCalledTimes(1);
+  });
+});
