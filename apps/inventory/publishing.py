@@ -164,7 +164,6 @@ def deviceconfig_publish(
         ClusterUnavailable: The cluster could not be reached.
     """
     specs = chip_type_specs(cluster)
-    _breaking_guard(cluster, confirm_breaking)
 
     def propose(live: LiveConfigMap, baseline: DeviceConfigVersion) -> str:
         # Unmanaged keys come from the cluster; a live text too broken to
@@ -183,6 +182,9 @@ def deviceconfig_publish(
         force=force,
         confirm_shape=confirm_shape,
         propose=propose,
+        # Checked once a killed publish's own write is settled as the
+        # baseline, so a break that write made is not blamed on this one.
+        guard=lambda: _breaking_guard(cluster, confirm_breaking),
     )
 
 
@@ -460,8 +462,13 @@ def _publish(
     propose: Propose,
     confirm_shape: bool = False,
     rollback_of: int | None = None,
+    guard: Callable[[], None] | None = None,
 ) -> PublishResult:
-    """The guarded read-modify-write shared by publish and rollback (see the module doc)."""
+    """The guarded read-modify-write shared by publish and rollback (see the module doc).
+
+    ``guard`` runs before each write, once the baseline is settled; it
+    raises to refuse the write.
+    """
     reason = reason.strip()
     if not reason:
         raise ValidationFailed(
@@ -517,6 +524,8 @@ def _publish(
                     detail={"non_field_errors": ["the live device config is the same"]},
                     code="no_change",
                 )
+            if guard is not None:
+                guard()
             readers = _shape_guard(cluster, document, confirm_shape)
             pending = services.deviceconfig_pending_write_record(
                 cluster=cluster,

@@ -22,12 +22,15 @@ from apps.inventory.models import (
     DeviceConfigVersion,
     Template,
 )
+from tests.guide import POD_310P
 from tests.inventory.publishing.manage_subprocess import ROOT, child_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 
-def _publish_killed_after_put(reason: str) -> subprocess.CompletedProcess[str]:
+def _publish_killed_after_put(
+    reason: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
@@ -38,6 +41,7 @@ def _publish_killed_after_put(reason: str) -> subprocess.CompletedProcess[str]:
             "sim",
             "--reason",
             reason,
+            *extra,
         ],
         cwd=ROOT,
         env=child_env(VNPU_PORTAL_CRASH_AT="after_configmap_put"),
@@ -98,6 +102,31 @@ def test_publish_killed_after_put_next_publish_succeeds_without_adopt(
         action="deviceconfig.publish", reason="first, killed"
     )
     assert recovered.after["recovered"] is True
+
+
+def test_a_break_the_killed_publish_confirmed_is_not_asked_again(
+    cluster, live_text, admin_client_api
+):
+    # given a killed publish that resized the template a running pod holds,
+    # with that pod named as it must be
+    Template.objects.filter(chip_type__cluster=cluster, name="vir01").update(
+        memory=4096
+    )
+    done = _publish_killed_after_put("resize, killed", "--confirm-breaking", POD_310P)
+    assert done.returncode == -signal.SIGKILL, done.stdout + done.stderr
+    assert "memory: 4096" in live_text()
+
+    # when the next publish changes something else, naming nobody
+    Template.objects.filter(chip_type__cluster=cluster, name="vir02").update(
+        memory=7168
+    )
+    answer = admin_client_api.post(
+        f"/api/clusters/{cluster.pk}/publish/", {"reason": "next"}, format="json"
+    )
+
+    # then the killed write is its baseline: the live break is not blamed on it
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["number"] == 3
 
 
 def test_sync_after_a_killed_publish_records_it_as_published(
