@@ -132,8 +132,12 @@ LOCK = "deviceshare.NodeLockEnable: true"
 def test_the_corrected_guide_on_the_real_stacks_images_is_healthy(health):
     checks = health()
     statuses = {k: v["check_status"] for k, v in checks.items() if k != "_overall"}
-    # no nodes here: registrations warn that no chip registers
-    assert {k: s for k, s in statuses.items() if k != "registrations"} == dict.fromkeys(
+    # no nodes and no sync here: registrations warn that no chip registers,
+    # and Volcano Queues that sync has not listed them yet
+    assert statuses["volcano_queues"] == "warn"
+    assert "has not listed" in checks["volcano_queues"]["message"]
+    unsynced = ("registrations", "volcano_queues")
+    assert {k: s for k, s in statuses.items() if k not in unsynced} == dict.fromkeys(
         [
             "volcano_config",
             "component_versions",
