@@ -84,7 +84,9 @@ def test_chip_type_without_templates_gives_whole_cards():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    memories=st.lists(st.integers(1, 70000), min_size=1, max_size=6),
+    memories=st.lists(
+        st.one_of(st.integers(1, 70000), st.just(21527)), min_size=1, max_size=6
+    ),
     capacity=st.integers(1, 80000),
     request=st.integers(0, 90000),
 )
@@ -97,6 +99,10 @@ def test_smallest_template_that_is_large_enough(memories, capacity, request):
         assert result.kind is FitKind.TEMPLATE
         assert result.memory == min(large_enough) >= request
         assert {t.name: t.memory for t in templates}[result.template] == result.memory
+    elif request <= capacity and 21527 in memories:
+        # a template of memoryAllocatable is what a whole card becomes
+        assert (result.kind, result.memory) == (FitKind.TEMPLATE, 21527)
+        assert result.template == f"t{memories.index(21527)}"
     elif request <= capacity:
         assert (result.kind, result.memory) == (FitKind.WHOLE_CARD, 21527)
     else:
