@@ -217,6 +217,10 @@ class Stack:
                 "LOCK_DIR": str(self.workdir / "locks"),
                 "LOG_LEVEL": "WARNING",
                 "PYTHONUNBUFFERED": "1",
+                # Every browser test signs in (as several roles) within the same
+                # minute, from 127.0.0.1; the throttle has its own tests
+                # (tests/security/test_throttling.py).
+                "THROTTLE_LOGIN": "600/min",
             }
         )
         return env
