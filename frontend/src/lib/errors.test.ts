@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fieldOf, mapErrors, parsePath } from "./errors";
+import { fieldOf, mapErrors, parsePath, submitFailure } from "./errors";
 
 const TEMPLATE_FIELDS = ["name", "memory", "ai_core", "ai_cpu"];
 
@@ -38,5 +38,17 @@ describe("error-to-field mapping", () => {
       form: ["nothing to publish"],
     });
     expect(mapErrors(undefined, TEMPLATE_FIELDS)).toEqual({ fields: {}, form: [] });
+  });
+});
+
+describe("submitFailure", () => {
+  it("puts field messages on fields and the rest in one form text", () => {
+    const error = { message: "Invalid.", body: { code: "invalid", message: "Invalid.", errors: { name: ["taken"], other: ["odd"] } } };
+    expect(submitFailure(error, ["name"])).toEqual({ fields: { name: ["taken"] }, form: "other: odd" });
+    const onlyFields = { message: "Invalid.", body: { code: "invalid", message: "Invalid.", errors: { name: ["taken"] } } };
+    expect(submitFailure(onlyFields, ["name"]).form).toBeNull();
+  });
+  it("makes an error without a body all form text", () => {
+    expect(submitFailure(new Error("network down"), ["name"])).toEqual({ fields: {}, form: "network down" });
   });
 });

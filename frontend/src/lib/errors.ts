@@ -84,6 +84,19 @@ export function mapErrors(body: ApiErrorBody | null | undefined, fields: readonl
   return result;
 }
 
+/**
+ * A failed form submission, split for display: messages for the form's own
+ * fields, and the rest as one text for the form (null when the fields say it
+ * all). An error without an API body (network, bug) is all form text.
+ */
+export function submitFailure(error: unknown, fields: readonly string[]): { fields: Record<string, string[]>; form: string | null } {
+  const body = error && typeof error === "object" && "body" in error ? (error as { body: ApiErrorBody | null }).body : null;
+  if (!body) return { fields: {}, form: errorText(error) };
+  const mapped = mapErrors(body, fields);
+  const form = mapped.form.length ? mapped.form.join(" ") : Object.keys(mapped.fields).length ? null : errorText(error);
+  return { fields: mapped.fields, form };
+}
+
 /** Stable text for an error of any kind (network failures, API errors, bugs). */
 export function errorText(error: unknown): string {
   if (error && typeof error === "object" && "message" in error) {

@@ -6,7 +6,7 @@ import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { ChipType, Page, Queue } from "../api/types";
 import { Badge, ErrorNote, Field, Loading, Modal, UsageBar } from "../components/ui";
-import { errorText, mapErrors } from "../lib/errors";
+import { errorText, submitFailure } from "../lib/errors";
 import { int, mb } from "../lib/format";
 import {
   policySummary,
@@ -146,13 +146,9 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
       });
       onDone(created);
     } catch (e) {
-      if (e instanceof ApiError) {
-        const mapped = mapErrors(e.body, ["name", "allowed_namespaces", "description"]);
-        setErrors(mapped.fields);
-        setFormError(mapped.form.length || Object.keys(mapped.fields).length ? mapped.form : [errorText(e)]);
-      } else {
-        setFormError([errorText(e)]);
-      }
+      const failure = submitFailure(e, ["name", "allowed_namespaces", "description"]);
+      setErrors(failure.fields);
+      setFormError(failure.form === null ? [] : [failure.form]);
     } finally {
       setBusy(false);
     }

@@ -4,10 +4,10 @@
 // a created request opens its detail page.
 
 import { useEffect, useState } from "react";
-import { api, ApiError } from "../api/client";
+import { api } from "../api/client";
 import type { ChipType, CiRequest, Page, PriorityClass, Queue } from "../api/types";
 import { Banner, ErrorNote, Field, Segmented } from "../components/ui";
-import { errorText, mapErrors } from "../lib/errors";
+import { submitFailure } from "../lib/errors";
 import { mb } from "../lib/format";
 import { submitBody, type SizeKind, type SubmitForm } from "../lib/requestDetail";
 import { Link, navigate } from "../lib/router";
@@ -73,13 +73,9 @@ function SubmitForm_() {
       const created = await api.post<CiRequest>("/api/requests/", submitBody(form));
       navigate(`/requests/${created.id}`);
     } catch (e) {
-      if (e instanceof ApiError) {
-        const mapped = mapErrors(e.body, FIELDS);
-        setErrors(mapped.fields);
-        setFormError(mapped.form.length ? mapped.form.join(" ") : Object.keys(mapped.fields).length ? null : errorText(e));
-      } else {
-        setFormError(errorText(e));
-      }
+      const failure = submitFailure(e, FIELDS);
+      setErrors(failure.fields);
+      setFormError(failure.form);
     } finally {
       setBusy(false);
     }

@@ -4,10 +4,10 @@
 // only its hash.
 
 import { useState } from "react";
-import { api, ApiError } from "../api/client";
+import { api } from "../api/client";
 import type { ApiToken, ApiTokenIssued, Page, Role } from "../api/types";
 import { Badge, CopyText, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
-import { errorText, mapErrors } from "../lib/errors";
+import { errorText, submitFailure } from "../lib/errors";
 import { ago, dateTime } from "../lib/format";
 import { useQueryParam } from "../lib/router";
 import { useApi, useNow } from "../lib/useApi";
@@ -82,13 +82,9 @@ export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; on
       });
       onIssued(issued);
     } catch (e) {
-      if (e instanceof ApiError) {
-        const mapped = mapErrors(e.body, FIELDS);
-        setErrors(mapped.fields);
-        setFormError(mapped.form.length ? mapped.form.join(" ") : Object.keys(mapped.fields).length ? null : errorText(e));
-      } else {
-        setFormError(errorText(e));
-      }
+      const failure = submitFailure(e, FIELDS);
+      setErrors(failure.fields);
+      setFormError(failure.form);
     } finally {
       setBusy(false);
     }
