@@ -16,6 +16,7 @@ from apps.inventory.health import cluster_health
 from apps.inventory.models import ClusterObject
 from apps.inventory.services import deviceconfig_import
 from simcluster import guide_data
+from tests.inventory.health_ids import ALL_CHECKS
 
 pytestmark = pytest.mark.django_db
 
@@ -138,19 +139,7 @@ def test_the_corrected_guide_on_the_real_stacks_images_is_healthy(health):
     assert "has not listed" in checks["volcano_queues"]["message"]
     unsynced = ("registrations", "volcano_queues")
     assert {k: s for k, s in statuses.items() if k not in unsynced} == dict.fromkeys(
-        [
-            "volcano_config",
-            "component_versions",
-            "deviceshare_enabled",
-            "known_geometries",
-            "chip_policy",
-            "node_lock",
-            "predicates_plugin",
-            "device_config_shape",
-            "preempt_action",
-            "device_plugin",
-            "device_config_drift",
-        ],
+        [c for c in ALL_CHECKS if c not in unsynced],
         "ok",
     )
     assert checks["component_versions"]["message"] == (
