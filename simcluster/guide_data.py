@@ -82,26 +82,23 @@ tiers:
 # to change. simcluster's guide scenario and the real stack (kubestack) run
 # it. No SchedulePolicy/ScheduleWeight, as in the guide: Volcano then takes
 # any fitting chip of the chosen node.
-VOLCANO_SCHEDULER_CONF_UPSTREAM = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: deviceshare
-    arguments:
+_GUIDE_ARGUMENTS = """\
+      deviceshare.ASCEND310PVNPUEnable: true
+      deviceshare.AscendVNPUEnable: true
+      deviceshare.KnownGeometriesCMNamespace: kube-system
+      deviceshare.KnownGeometriesCMName: hami-scheduler-device
+"""
+VOLCANO_SCHEDULER_CONF_UPSTREAM = VOLCANO_SCHEDULER_CONF.replace(
+    _GUIDE_ARGUMENTS,
+    """\
       deviceshare.AscendHAMiVNPUEnable: true
       deviceshare.NodeLockEnable: true
       deviceshare.KnownGeometriesCMName: hami-scheduler-device
       deviceshare.KnownGeometriesCMNamespace: kube-system
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
+""",
+)
+if VOLCANO_SCHEDULER_CONF_UPSTREAM == VOLCANO_SCHEDULER_CONF:
+    raise RuntimeError("the guide's deviceshare arguments were not found to replace")
 
 NODE_310P = "npu-node-310p-01"
 NODE_910B = "npu-node-910b-01"
