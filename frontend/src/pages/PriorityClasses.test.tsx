@@ -1,19 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, render, screen } from "@testing-library/react";
-import type { Cluster, Page, PriorityClass } from "../api/types";
-import { ClusterContext } from "../state/cluster";
+import { cleanup, screen } from "@testing-library/react";
+import type { Page, PriorityClass } from "../api/types";
 import { PriorityClassesPage } from "./PriorityClasses";
-
-const cluster: Cluster = {
-  id: 1,
-  name: "demo",
-  description: "",
-  connection: "simcluster",
-  sync_state: "ok",
-  last_sync_at: null,
-  last_sync_error: "",
-  sync_lag_seconds: 0,
-};
+import { renderAs } from "./testing";
 
 function pc(name: string, value: number, extra: Partial<PriorityClass> = {}): PriorityClass {
   return { id: value, cluster: 1, name, value, global_default: false, preemption_policy: "PreemptLowerPriority", description: `${name} jobs`, ...extra };
@@ -28,12 +17,7 @@ function renderPage(classes: PriorityClass[]) {
   const body: Page<PriorityClass> = { count: classes.length, next: null, previous: null, results: classes };
   const fetch = vi.fn(async () => new Response(JSON.stringify(body), { status: 200 }));
   vi.stubGlobal("fetch", fetch);
-  const value = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
-  render(
-    <ClusterContext.Provider value={value}>
-      <PriorityClassesPage />
-    </ClusterContext.Provider>,
-  );
+  renderAs("viewer", <PriorityClassesPage />);
   return fetch;
 }
 

@@ -1,20 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { Cluster, Me, Page, Queue, Role } from "../api/types";
-import { ClusterContext } from "../state/cluster";
-import { allows, SessionContext } from "../state/session";
+import type { Page, Queue, Role } from "../api/types";
 import { QueueCreateForm, QueuesPage, QuotaForm } from "./Queues";
-
-const cluster: Cluster = {
-  id: 1,
-  name: "demo",
-  description: "",
-  connection: "simcluster",
-  sync_state: "ok",
-  last_sync_at: null,
-  last_sync_error: "",
-  sync_lag_seconds: 0,
-};
+import { renderAs } from "./testing";
 
 const ci: Queue = {
   id: 4,
@@ -62,16 +50,7 @@ function renderPage(role: Role) {
       : json(page),
   );
   vi.stubGlobal("fetch", fetch);
-  const me: Me = { username: "u", role } as Me;
-  const session = { me, logout: async () => {}, can: (n: Role) => allows(role, n) };
-  const value = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
-  render(
-    <SessionContext.Provider value={session}>
-      <ClusterContext.Provider value={value}>
-        <QueuesPage />
-      </ClusterContext.Provider>
-    </SessionContext.Provider>,
-  );
+  renderAs(role, <QueuesPage />);
   return fetch;
 }
 

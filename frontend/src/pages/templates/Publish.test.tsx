@@ -1,20 +1,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { Cluster, DeviceConfigState, Me, Role, WhatIf, WhatIfSlice } from "../../api/types";
-import { ClusterContext } from "../../state/cluster";
-import { allows, SessionContext } from "../../state/session";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import type { DeviceConfigState, WhatIf, WhatIfSlice } from "../../api/types";
+import { renderAs } from "../testing";
 import { PublishTab } from "./Publish";
-
-const cluster: Cluster = {
-  id: 1,
-  name: "demo",
-  description: "",
-  connection: "simcluster",
-  sync_state: "ok",
-  last_sync_at: null,
-  last_sync_error: "",
-  sync_lag_seconds: 0,
-};
 
 const slice = (pod: string, template: string, reason: string): WhatIfSlice => ({
   namespace: "default",
@@ -67,15 +55,10 @@ function stubApi(answer: (body: Record<string, unknown>) => Response) {
 }
 
 function renderTab(onPublished = () => {}) {
-  const role: Role = "operator";
-  const session = { me: { username: "op", role } as Me, logout: async () => {}, can: (n: Role) => allows(role, n) };
-  const clusters = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
-  return render(
-    <SessionContext.Provider value={session}>
-      <ClusterContext.Provider value={clusters}>
-        <PublishTab clusterId={1} config={config} configError={null} whatIf={whatIf} drift={undefined} driftError={null} onPublished={onPublished} />
-      </ClusterContext.Provider>
-    </SessionContext.Provider>,
+  return renderAs(
+    "operator",
+    <PublishTab clusterId={1} config={config} configError={null} whatIf={whatIf} drift={undefined} driftError={null} onPublished={onPublished} />,
+    "op",
   );
 }
 
