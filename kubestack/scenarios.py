@@ -214,12 +214,7 @@ class Scenario:
                 selector,
             ),
         ]
-        stack.kubectl(
-            "create",
-            "-f",
-            "-",
-            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": documents}),
-        )
+        stack.create_objects(documents)
         if stack.device_plugin is None:
             raise StackError("the device plugin must run before a scenario installs")
         # The plugin's DaemonSet pods start on the nodes: it reads the config now.
@@ -308,12 +303,7 @@ def place_until_running(
         (p["metadata"].get("namespace", "default"), p["metadata"]["name"]) for p in pods
     ]
     manifests = dict(zip(keys, pods, strict=True))
-    stack.kubectl(
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
-    )
+    stack.create_objects(pods)
     for _ in range(attempts):
         try:
             wait_running(stack, keys, timeout=timeout)
@@ -438,24 +428,11 @@ class Scale(Scenario):
         from kubernetes import client
 
         namespaces = [f"team-{i:02d}" for i in range(10)]
-        stack.kubectl(
-            "create",
-            "-f",
-            "-",
-            stdin=json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "List",
-                    "items": [
-                        {
-                            "apiVersion": "v1",
-                            "kind": "Namespace",
-                            "metadata": {"name": ns},
-                        }
-                        for ns in namespaces
-                    ],
-                }
-            ),
+        stack.create_objects(
+            [
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                for ns in namespaces
+            ]
         )
         for ns in namespaces:
             wait_until(

@@ -215,6 +215,15 @@ class KubeStack:
             raise StackError(f"kubectl {' '.join(args)}: {done.stderr.strip()}")
         return done
 
+    def create_objects(self, items: list[dict[str, Any]]) -> None:
+        """Create the objects with one ``kubectl create`` (a v1 List)."""
+        self.kubectl(
+            "create",
+            "-f",
+            "-",
+            stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+        )
+
     def force_delete_pods(self, namespace: str, selector: str) -> None:
         """Delete the pods matching a label selector at once (a test's clean-up)."""
         self.kubectl(
@@ -235,18 +244,7 @@ class KubeStack:
         their chips) and wait until they are Ready."""
         if self.device_plugin is None:
             raise StackError("the stack has not been started")
-        self.kubectl(
-            "create",
-            "-f",
-            "-",
-            stdin=json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "List",
-                    "items": [node_manifest(node) for node in nodes],
-                }
-            ),
-        )
+        self.create_objects([node_manifest(node) for node in nodes])
         self.device_plugin.add_nodes(nodes)
         for node in nodes:
             self.kubectl(

@@ -8,8 +8,6 @@ pick the sick chip, and says so plainly otherwise.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from apps.inventory.hami.annotations import allocated_key
@@ -100,18 +98,7 @@ def _occupy_the_sick_chip(kube_stack, kube_core, cleanup) -> str:
     ]
     names = [f"whole-{i}" for i in range(len(empty))]
     cleanup.extend(("default", name) for name in names)
-    kube_stack.kubectl(
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "List",
-                "items": [slice_pod(n, "Ascend910B4", 32768) for n in names],
-            }
-        ),
-    )
+    kube_stack.create_objects([slice_pod(n, "Ascend910B4", 32768) for n in names])
     wait_running(kube_stack, [("default", n) for n in names], timeout=90)
     sick = next(u for u, c in _chips(kube_core).items() if c["index"] == SICK)
     (keep,) = [n for n in names if _pod_chip(kube_core, n) == sick]

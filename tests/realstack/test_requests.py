@@ -118,12 +118,7 @@ def _fill_310p(kube_stack, cleanup) -> list[str]:
     for pod in pods:
         pod["metadata"]["labels"]["role"] = "filler"
     cleanup.extend(("default", name) for name in names)
-    kube_stack.kubectl(
-        "create",
-        "-f",
-        "-",
-        stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}),
-    )
+    kube_stack.create_objects(pods)
     wait_running(kube_stack, [("default", name) for name in names], timeout=90)
     return names
 
