@@ -24,6 +24,16 @@ function routes(post: { status: number; body: unknown }) {
   });
 }
 
+/**
+ * The chip types have loaded and the form has taken the first one. The select
+ * shows its first option as soon as the options arrive, a render before the
+ * form's own state follows (and Submit is enabled), so wait for the button.
+ */
+async function formReady() {
+  await waitFor(() => expect(screen.getByTestId("submit-request")).toHaveProperty("disabled", false), { timeout: 5000 });
+  expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P");
+}
+
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
@@ -40,7 +50,7 @@ describe("SubmitRequestPage", () => {
   it("posts a template request and opens its detail", async () => {
     const fetch = routes({ status: 201, body: { id: 42 } });
     renderAs("operator", <SubmitRequestPage />);
-    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"), { timeout: 5000 });
+    await formReady();
     fireEvent.click(screen.getByText("Template"));
     const template = await screen.findByTestId("submit-template");
     expect(template.textContent).toContain("vir02");
@@ -71,7 +81,7 @@ describe("SubmitRequestPage", () => {
       body: { code: "invalid", message: "Invalid.", errors: { namespace: ['namespace "nope" does not exist in the cluster'], "workload.image": ["This field may not be blank."] } },
     });
     renderAs("admin", <SubmitRequestPage />);
-    await waitFor(() => expect(screen.getByTestId("submit-chip-type")).toHaveProperty("value", "Ascend310P"), { timeout: 5000 });
+    await formReady();
     fireEvent.click(screen.getByTestId("submit-request"));
     await waitFor(() => expect(screen.getByText('namespace "nope" does not exist in the cluster')).toBeTruthy(), { timeout: 5000 });
     expect(screen.getByText("This field may not be blank.")).toBeTruthy();
