@@ -181,3 +181,17 @@ def submit_burst(
     clients = [token_client(f"{prefix}-ci-{n}", "operator") for n in range(workers)]
     with ThreadPoolExecutor(workers) as pool:
         return sorted(i for ids in pool.map(post, clients, chunks) for i in ids)
+
+
+def ci_request(**overrides: Any) -> dict[str, Any]:
+    """The body of a pipeline's request on the real stack: 5000 MB of a 310P
+    (the guide's vir02) for a busybox sleeping an hour; ``overrides`` replace keys."""
+    return {
+        "cluster": "real",
+        "namespace": "default",
+        "chip_type": "Ascend310P",
+        "memory": 5000,
+        "priority": "batch-medium",
+        "workload": {"image": "busybox", "command": ["sleep", "3600"]},
+        **overrides,
+    }

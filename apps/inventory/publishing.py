@@ -323,7 +323,20 @@ def workload_restart(
             "restarted_at": stamp,
         },
     )
+    _follow_config_loaded(cluster)
     return restart_states(cluster, only=target)["components"][0]
+
+
+#: Seconds after a restart at which the scheduler's start is read again: the
+#: new pods' config is in effect from then on (and the beat reads it anyway).
+FOLLOW_RESTART_SECONDS = (5, 15, 30, 60)
+
+
+def _follow_config_loaded(cluster: Cluster) -> None:
+    from apps.inventory.tasks import config_loaded_refresh_task
+
+    for countdown in FOLLOW_RESTART_SECONDS:
+        config_loaded_refresh_task.apply_async((cluster.pk,), countdown=countdown)
 
 
 # --- the guarded write -------------------------------------------------------------

@@ -178,6 +178,17 @@ def _component_state(
     }
 
 
+def _loaded_number(cluster: Cluster, pods: list[dict[str, Any]]) -> int | None:
+    """The device-config version the component's oldest pod read when it started."""
+    from apps.inventory.in_effect import loaded_version
+
+    starts = [p["started_at"] for p in pods if p["started_at"] is not None]
+    if not starts:
+        return None
+    version = loaded_version(cluster, min(starts))
+    return version.number if version else None
+
+
 def restart_states(
     cluster: Cluster, *, only: Component | None = None
 ) -> dict[str, Any]:
@@ -188,6 +199,7 @@ def restart_states(
     "rolling": a restart is under way or new pods are not Ready yet;
     "in_effect": every pod started after the change and is Ready;
     "missing": the workload does not exist; "unknown": no pods or no start time.
+    Each row also says which version its oldest pod loaded (``loaded_version``).
 
     Args:
         cluster: The cluster.
@@ -201,9 +213,14 @@ def restart_states(
     components = [only] if only else restart_components()
     with cluster_api(cluster) as api:
         rows = [_component_state(api, c, changed) for c in components]
+    for row in rows:
+        row["loaded_version"] = _loaded_number(cluster, row["pods"])
+    from apps.inventory.in_effect import config_in_effect
+
     return {
         "cluster": cluster.name,
         "config_version": version.number if version else None,
         "config_changed_at": changed,
         "components": rows,
+        "in_effect": config_in_effect(cluster),
     }

@@ -19,6 +19,7 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
     render_device_config,
 )
+from apps.inventory.in_effect import config_in_effect
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -145,16 +146,65 @@ def template_fit(
     memory: int | None,
     scheduler: Scheduler = Scheduler.HAMI,
 ) -> FitResult:
-    """Which template a request of ``memory`` MB of ``common_word`` gets (the template rule)."""
-    for spec in chip_type_specs(cluster):
+    """Which template a request of ``memory`` MB of ``common_word`` gets now.
+
+    By the config the scheduler loaded (``config_in_effect``), which may be
+    older than the published one until it restarts.
+    """
+    return _fit_by(
+        cluster, config_in_effect(cluster).chip_types, common_word, memory, scheduler
+    )
+
+
+def template_fit_answer(
+    cluster: Cluster,
+    *,
+    common_word: str,
+    memory: int | None,
+    scheduler: Scheduler = Scheduler.HAMI,
+) -> dict[str, Any]:
+    """The fit now, the version it is by, and the fit after a pending restart.
+
+    ``after_restart`` is the published version's answer when the scheduler
+    still runs an older one and the two differ (null otherwise).
+    """
+    effect = config_in_effect(cluster)
+    now = _fit_by(cluster, effect.chip_types, common_word, memory, scheduler)
+    after: FitResult | None = None
+    if effect.pending_restart:
+        latest = deviceconfig_changed_at(cluster)
+        if latest is not None:
+            published = tuple(parse_device_config(latest.text).chip_types())
+            if any(c.common_word == common_word for c in published):
+                candidate = fit_template(
+                    next(c for c in published if c.common_word == common_word),
+                    memory,
+                    scheduler=scheduler,
+                )
+                after = candidate if candidate != now else None
+    return {
+        **dataclasses.asdict(now),
+        "config_version": effect.version,
+        "published_version": effect.published,
+        "after_restart": dataclasses.asdict(after) if after else None,
+    }
+
+
+def _fit_by(
+    cluster: Cluster,
+    chip_types: Iterable[ChipTypeSpec],
+    common_word: str,
+    memory: int | None,
+    scheduler: Scheduler,
+) -> FitResult:
+    known = list(chip_types)
+    for spec in known:
         if spec.common_word == common_word:
             return fit_template(spec, memory, scheduler=scheduler)
-    known = (
-        ", ".join(sorted(ct.common_word for ct in chip_type_specs(cluster))) or "none"
-    )
+    names = ", ".join(sorted(ct.common_word for ct in known)) or "none"
     raise ValidationFailed(
         f"no chip type {common_word!r} in cluster {cluster.name!r}",
-        detail={"chip_type": [f"unknown chip type {common_word!r}; known: {known}"]},
+        detail={"chip_type": [f"unknown chip type {common_word!r}; known: {names}"]},
     )
 
 
@@ -340,14 +390,18 @@ def chips_with_room_for(
     """The chips where one more slice of the named template fits; None: no such template.
 
     The same rule as :func:`apps.inventory.room.slices_that_fit`, as one query:
-    per chip type that has the template, a free slot, its memory, and its
-    AICore and AICPU where the chip reports them.
+    per chip type that has the template in effect, a free slot, its memory,
+    and its AICore and AICPU where the chip reports them.
     """
     from django.db.models import F, Q
 
-    shapes = Template.objects.filter(name=template_name).values_list(
-        "chip_type__cluster_id", "chip_type__common_word", "memory", "ai_core", "ai_cpu"
-    )
+    clusters = Cluster.objects.values_list("pk", flat=True)
+    shapes = [
+        (cluster_id, cw, t.memory, t.ai_core, t.ai_cpu)
+        for (cluster_id, cw), templates in templates_by_type(clusters).items()
+        for t in templates
+        if t.name == template_name
+    ]
     room = Q(pk__in=[])
     found = False
     for cluster_id, cw, memory, ai_core, ai_cpu in shapes:
@@ -371,22 +425,15 @@ def chips_with_room_for(
 def templates_by_type(
     cluster_ids: Iterable[int],
 ) -> dict[tuple[int, str], list[TemplateSpec]]:
-    """The templates of every chip type of the given clusters, keyed by (cluster, type)."""
+    """The templates in effect of every chip type of the given clusters, by (cluster, type).
+
+    In effect: as the clusters' schedulers loaded them (``config_in_effect``),
+    since room is room for what a request would get now.
+    """
     result: dict[tuple[int, str], list[TemplateSpec]] = {}
-    rows = Template.objects.filter(
-        chip_type__cluster_id__in=set(cluster_ids)
-    ).values_list(
-        "chip_type__cluster_id",
-        "chip_type__common_word",
-        "name",
-        "memory",
-        "ai_core",
-        "ai_cpu",
-    )
-    for cluster_id, cw, name, memory, ai_core, ai_cpu in rows:
-        result.setdefault((cluster_id, cw), []).append(
-            TemplateSpec(name=name, memory=memory, ai_core=ai_core, ai_cpu=ai_cpu)
-        )
+    for cluster in Cluster.objects.filter(pk__in=set(cluster_ids)):
+        for chip_type in config_in_effect(cluster).chip_types:
+            result[(cluster.pk, chip_type.common_word)] = list(chip_type.templates)
     return result
 
 
@@ -426,25 +473,13 @@ def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
 def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
     """The newest version that changed what the cluster's components should load.
 
-    Published versions were written by the portal and observed ones by hand,
-    so both change the ConfigMap; so does an adoption other than the first
-    sync's (the first one only records what the running pods already read).
-    Imports do not touch the cluster. Its ``created_at`` is the "published
-    at" time that restart state compares pod start times with.
+    See :func:`apps.inventory.in_effect.changing_versions`. Its
+    ``created_at`` is the "published at" time that restart state compares pod
+    start times with.
     """
-    from django.db.models import Q
+    from apps.inventory.in_effect import changing_versions
 
-    from apps.inventory.choices import DeviceConfigSource as Source
-
-    return (
-        DeviceConfigVersion.objects.filter(cluster=cluster)
-        .filter(
-            Q(source__in=(Source.PUBLISHED, Source.OBSERVED))
-            | Q(source=Source.ADOPTED, number__gt=1)
-        )
-        .order_by("-number")
-        .first()
-    )
+    return changing_versions(cluster).first()
 
 
 def deviceconfig_unpublished(cluster: Cluster) -> str:

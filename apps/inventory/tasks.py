@@ -37,3 +37,14 @@ def record_usage_samples_task() -> int:
     from apps.inventory.services import usage_samples_record
 
     return usage_samples_record()
+
+
+@shared_task(ignore_result=True)
+def config_loaded_refresh_task(cluster_id: int | None = None) -> int:
+    """Read when each connected cluster's scheduler started (the config it loaded).
+
+    A cluster that cannot be reached keeps what was last read; the others go on.
+    """
+    from apps.inventory.in_effect import config_loaded_refresh_all
+
+    return config_loaded_refresh_all(cluster_id)

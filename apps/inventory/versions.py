@@ -160,7 +160,7 @@ def _component(
     )
 
 
-def _workload_default(name: str) -> ComponentKind | None:
+def kind_by_name(name: str) -> ComponentKind | None:
     if "vc-scheduler" in name or "volcano-scheduler" in name:
         return "volcano"
     if name == "hami-scheduler":
@@ -186,7 +186,7 @@ def cluster_components(cluster: Cluster) -> list[Component]:
         ).first()
         if row is None:
             continue
-        default = "device_plugin" if kind == "DaemonSet" else _workload_default(name)
+        default = "device_plugin" if kind == "DaemonSet" else kind_by_name(name)
         component = _component(kind, ref, row.data or {}, default)
         if component is not None:
             found.append(component)

@@ -16,15 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Prefetch
-
+from apps.inventory.in_effect import chip_types_in_effect
 from apps.inventory.models import (
     Chip,
-    ChipType,
     Cluster,
     PriorityClass,
     Slice,
-    Template,
 )
 from apps.scheduling import allocator as alloc
 from apps.scheduling.choices import FINAL_STATES, ProposalState
@@ -81,17 +78,13 @@ class Snapshot:
 def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
     """The device-config rules of ``cluster`` per commonWord, as the allocator takes them.
 
-    An AICore or AICPU the config leaves unset counts as 0 (HAMi does not
-    account them in template mode either).
+    From the version the cluster's scheduler loaded (``chip_types_in_effect``):
+    a pod is placed by those until the scheduler restarts, whatever was
+    published or edited since. Templates keep file order: the template rule
+    breaks ties between equal memories by it, as HAMi and Volcano do. An
+    AICore or AICPU the config leaves unset counts as 0 (HAMi does not account
+    them in template mode either).
     """
-    chip_types = ChipType.objects.filter(cluster=cluster).prefetch_related(
-        # File order, as chip_type_specs has it: the template rule breaks ties
-        # between equal memories by it, as HAMi and Volcano do.
-        Prefetch(
-            "templates",
-            queryset=Template.objects.order_by("position", "memory", "name"),
-        )
-    )
     return {
         ct.common_word: alloc.ChipTypeRules(
             common_word=ct.common_word,
@@ -101,10 +94,10 @@ def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
             ai_cpu=ct.ai_cpu or 0,
             templates=tuple(
                 alloc.TemplateShape(t.name, t.memory, t.ai_core or 0, t.ai_cpu or 0)
-                for t in ct.templates.all()
+                for t in ct.templates
             ),
         )
-        for ct in chip_types
+        for ct in chip_types_in_effect(cluster)
     }
 
 

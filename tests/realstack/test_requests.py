@@ -18,7 +18,13 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from kubestack.scenarios import slice_pod, wait_running
 from tests.polling import wait_for
-from tests.portal import Running, request_state, submit_urgent_vir04, token_client
+from tests.portal import (
+    Running,
+    ci_request,
+    request_state,
+    submit_urgent_vir04,
+    token_client,
+)
 from tests.portal import wait_running as running
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 
@@ -42,15 +48,7 @@ def test_a_ci_request_runs_where_the_real_volcano_put_it(
     with Running(real_cluster):
         submitted = ci.post(
             "/api/requests/",
-            {
-                "cluster": "real",
-                "namespace": "default",
-                "chip_type": "Ascend310P",
-                "memory": 5000,
-                "priority": "batch-medium",
-                "workload": {"image": "busybox", "command": ["sleep", "3600"]},
-                "idempotency_key": "real-stack-1",
-            },
+            ci_request(idempotency_key="real-stack-1"),
             format="json",
         )
         assert submitted.status_code == 201, submitted.json()

@@ -16,16 +16,20 @@ from pathlib import Path
 import pytest
 
 from apps.common.exceptions import Conflict, ValidationFailed
-from apps.inventory import liveconfig, publishing, services
+from apps.inventory import liveconfig, publishing, selectors, services
 from apps.inventory.hami.deviceconfig import parse_device_config
+from apps.inventory.in_effect import config_in_effect, config_loaded_refresh
 from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once
 from apps.inventory.whatif import slice_name, slices_broken_by_draft
+from apps.scheduling.models import Request, Reservation
+from apps.scheduling.passes import scheduling_pass
 from kubestack.scenarios import slice_pod, wait_running
 from simcluster import guide_data
 from tests.polling import wait_for
+from tests.portal import ci_request, token_client
 
 pytestmark = [
     pytest.mark.realstack,
@@ -259,3 +263,78 @@ def _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, name: str) -> int:
     found = kube_core.read_namespaced_pod(name, "default")
     allocated = found.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
     return int(allocated.split(",")[2])
+
+
+def test_until_volcano_restarts_the_portal_books_the_templates_it_loaded(
+    kube_stack,
+    kube_core,
+    real_cluster,
+    admin_user,
+    restored_device_config,
+    cleanup,
+    settings,
+):
+    """A publish reaches Volcano only through a restart: in between, a request
+    of 5000 MB gets the loaded vir02 (6144 MB), and the portal books, answers
+    and shows exactly that, with the published 5120 MB said as "after restart"."""
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    sync_once(real_cluster)
+    assert config_loaded_refresh(real_cluster) is not None
+    loaded = config_in_effect(real_cluster)
+    assert loaded.loaded_by == "volcano-scheduler"
+    assert not loaded.pending_restart
+
+    # when an admin publishes vir02 at 5120 MB and restarts nothing
+    _vir02(real_cluster, 5120, admin_user)
+    published = publishing.deviceconfig_publish(
+        cluster=real_cluster, actor=admin_user, reason="vir02 at 5 GiB"
+    ).version
+    sync_once(real_cluster)
+
+    # then the portal says the scheduler still places by the loaded version
+    effect = config_in_effect(real_cluster)
+    assert (effect.version, effect.published) == (loaded.version, published.number)
+    assert effect.pending_restart
+    assert "restart it" in effect.why
+    fit = selectors.template_fit_answer(
+        real_cluster, common_word="Ascend310P", memory=5000
+    )
+    assert (fit["template"], fit["memory"]) == ("vir02", 6144)
+    assert (fit["after_restart"]["template"], fit["after_restart"]["memory"]) == (
+        "vir02",
+        5120,
+    )
+
+    # and a pipeline's request of 5000 MB is booked at what Volcano then gives
+    ci = token_client("loaded-bot", "ci")
+    submitted = ci.post("/api/requests/", ci_request(), format="json")
+    assert submitted.status_code == 201, submitted.json()
+    request_id = submitted.json()["id"]
+    scheduling_pass(real_cluster.pk)
+    booked = Reservation.objects.get(request_id=request_id)
+    assert (booked.template, booked.memory) == ("vir02", 6144)
+    request = Request.objects.get(pk=request_id)
+    cleanup.append(("default", request.pod_name))
+    wait_running(kube_stack, [("default", request.pod_name)], timeout=60)
+    pod = kube_core.read_namespaced_pod(request.pod_name, "default")
+    allocated = pod.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
+    assert int(allocated.split(",")[2]) == booked.memory
+
+    # when Volcano is restarted through the portal, the published vir02 is in effect
+    publishing.workload_restart(
+        cluster=real_cluster, component="volcano-scheduler", actor=admin_user
+    )
+
+    def restarted() -> bool:
+        config_loaded_refresh(real_cluster)
+        return not config_in_effect(real_cluster).pending_restart
+
+    wait_for(
+        restarted, "volcano-scheduler's new pod to be read", timeout=90, interval=1
+    )
+    assert config_in_effect(real_cluster).version == published.number
+    fit = selectors.template_fit_answer(
+        real_cluster, common_word="Ascend310P", memory=5000
+    )
+    assert (fit["memory"], fit["after_restart"]) == (5120, None)
+    assert _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, "tpl-loaded") == 5120

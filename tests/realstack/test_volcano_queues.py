@@ -18,7 +18,7 @@ from apps.scheduling import services
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
 from tests.polling import wait_for
-from tests.portal import Running, request_state, token_client, wait_running
+from tests.portal import Running, ci_request, request_state, token_client, wait_running
 
 pytestmark = [
     pytest.mark.realstack,
@@ -124,16 +124,7 @@ def test_a_closed_queue_holds_a_request_without_a_pod_until_it_reopens(
         )
         submitted = ci.post(
             "/api/requests/",
-            {
-                "cluster": "real",
-                "namespace": "default",
-                "chip_type": "Ascend310P",
-                "memory": 5000,
-                "priority": "batch-medium",
-                "queue": NAME,
-                "workload": {"image": "busybox", "command": ["sleep", "3600"]},
-                "idempotency_key": "rs-closed-queue",
-            },
+            ci_request(queue=NAME, idempotency_key="rs-closed-queue"),
             format="json",
         )
         assert submitted.status_code == 201, submitted.json()

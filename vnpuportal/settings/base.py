@@ -115,12 +115,20 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 # Every periodic job, in one place.
+# How often the start of each cluster's scheduler is read (apps.inventory.in_effect).
+CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", default=10.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Restart any cluster's watchers that stopped (their task ended or a worker
     # died); tasks that find the locks taken exit at once, so this is cheap.
     "sync-all-clusters": {
         "task": "apps.inventory.tasks.sync_all_clusters_task",
         "schedule": 30.0,
+    },
+    # Which device-config version each cluster's scheduler loaded (its pods'
+    # start): requests are placed by it until a restart (apps.inventory.in_effect).
+    "config-loaded": {
+        "task": "apps.inventory.tasks.config_loaded_refresh_task",
+        "schedule": CONFIG_LOADED_REFRESH_SECONDS,
     },
     # One usage sample per cluster and chip type a minute, for the charts.
     "record-usage-samples": {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.inventory.api.serializers import (
+    ConfigInEffectSerializer,
     ShapeWarningSerializer,
     ValidationIssueSerializer,
 )
@@ -157,6 +158,10 @@ class ComponentRestartSerializer(serializers.Serializer):
     )
     message = serializers.CharField()
     restarted_at = serializers.DateTimeField(allow_null=True)
+    loaded_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="the device-config version its oldest pod read when it started",
+    )
     pods = RestartPodSerializer(many=True)
 
 
@@ -167,6 +172,9 @@ class RestartStatesSerializer(serializers.Serializer):
     )
     config_changed_at = serializers.DateTimeField(allow_null=True)
     components = ComponentRestartSerializer(many=True)
+    in_effect = ConfigInEffectSerializer(
+        help_text="the version requests are placed by (the scheduler's), as last read"
+    )
 
 
 class WhatIfTemplateSerializer(serializers.Serializer):

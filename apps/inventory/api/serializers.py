@@ -372,6 +372,22 @@ class FitResultSerializer(serializers.Serializer):
     reason = serializers.CharField()
 
 
+class FitAnswerSerializer(FitResultSerializer):
+    config_version = serializers.IntegerField(
+        allow_null=True,
+        help_text="the device-config version the answer is by: the one the "
+        "scheduler loaded when it started",
+    )
+    published_version = serializers.IntegerField(
+        allow_null=True, help_text="the newest version written to the ConfigMap"
+    )
+    after_restart = FitResultSerializer(
+        allow_null=True,
+        help_text="the published version's answer, when the scheduler still runs "
+        "an older one and the answers differ",
+    )
+
+
 class ValidationIssueSerializer(serializers.Serializer):
     field = serializers.CharField()
     message = serializers.CharField()
@@ -400,6 +416,27 @@ class ShapeWarningSerializer(serializers.Serializer):
     fix = serializers.CharField(allow_blank=True)
 
 
+class ConfigInEffectSerializer(serializers.Serializer):
+    version = serializers.IntegerField(
+        allow_null=True,
+        help_text="the device-config version requests are placed by now: the one "
+        "the scheduler loaded when it started",
+    )
+    published = serializers.IntegerField(
+        allow_null=True, help_text="the newest version written to the ConfigMap"
+    )
+    pending_restart = serializers.BooleanField(
+        help_text="the scheduler runs an older version than the published one"
+    )
+    loaded_by = serializers.CharField(
+        allow_blank=True, help_text="the scheduler workload whose pods were read"
+    )
+    loaded_at = serializers.DateTimeField(
+        allow_null=True, help_text="when its oldest pod started (null: not read yet)"
+    )
+    why = serializers.CharField()
+
+
 class DeviceConfigStateSerializer(serializers.Serializer):
     yaml = serializers.CharField(help_text="what the portal would publish")
     base_version = serializers.IntegerField(allow_null=True)
@@ -410,6 +447,10 @@ class DeviceConfigStateSerializer(serializers.Serializer):
         many=True,
         help_text="running components that cannot (or may not) read the vnpus "
         "shape of this config",
+    )
+    in_effect = ConfigInEffectSerializer(
+        help_text="the version the scheduler places by, which may be older than "
+        "the published one until it restarts"
     )
 
 

@@ -32,6 +32,7 @@ from apps.inventory.filters import (
 )
 from apps.inventory.hami.deviceconfig import config_to_raw
 from apps.inventory.hami.validation import validate_configs
+from apps.inventory.in_effect import config_in_effect
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -130,16 +131,17 @@ class ClusterViewSet(viewsets.ModelViewSet):
     )
     @action(detail=True, methods=["get"])
     def fit(self, request: Request, pk: str | None = None) -> Response:
-        """Which template a request of this size gets (HAMi's template rule)."""
+        """Which template a request of this size gets now (HAMi's template rule, by
+        the config the scheduler loaded), and after a pending restart."""
         query = s.FitQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        result = selectors.template_fit(
+        answer = selectors.template_fit_answer(
             self.get_object(),
             common_word=query.validated_data["chip_type"],
             memory=query.validated_data.get("memory"),
             scheduler=Scheduler(query.validated_data["scheduler"]),
         )
-        return Response(s.FitResultSerializer(dataclasses.asdict(result)).data)
+        return Response(s.FitAnswerSerializer(answer).data)
 
     @extend_schema(responses={200: s.DeviceConfigStateSerializer, **ERRORS})
     @action(detail=True, methods=["get"], url_path="device-config")
@@ -161,6 +163,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             "errors": _issues(report.errors),
             "warnings": _issues(report.warnings),
             "shape_warnings": selectors.deviceconfig_shape_warnings(cluster, rendered),
+            "in_effect": config_in_effect(cluster),
         }
         return Response(s.DeviceConfigStateSerializer(data).data)
 

@@ -345,7 +345,19 @@ export interface ComponentRestart {
   restart_state: RestartState;
   message: string;
   restarted_at: string | null;
+  /** the device-config version its oldest pod read when it started */
+  loaded_version: number | null;
   pods: RestartPod[];
+}
+
+/** The device-config version requests are placed by: the one the scheduler loaded. */
+export interface ConfigInEffect {
+  version: number | null;
+  published: number | null;
+  pending_restart: boolean;
+  loaded_by: string;
+  loaded_at: string | null;
+  why: string;
 }
 
 export interface RestartStates {
@@ -353,6 +365,7 @@ export interface RestartStates {
   config_version: number | null;
   config_changed_at: string | null;
   components: ComponentRestart[];
+  in_effect: ConfigInEffect;
 }
 
 export interface WhatIfTemplate {

@@ -103,6 +103,7 @@ export function OverviewPage() {
             Device config v{restarts.data?.config_version} is not in effect everywhere yet:
           </b>{" "}
           {pendingRestarts.map((c) => c.component).join(", ")} still run{pendingRestarts.length === 1 ? "s" : ""} the old config until restarted.
+          {restarts.data?.in_effect.pending_restart && ` Requests are placed by v${restarts.data.in_effect.version}, the version ${restarts.data.in_effect.loaded_by} loaded.`}
         </Banner>
       )}
       {failing.length > 0 && (

@@ -3,8 +3,8 @@
 
 import { useState } from "react";
 import { api, ApiError } from "../api/client";
-import type { ComponentRestart, RestartStates } from "../api/types";
-import { Badge, ErrorNote, Modal } from "../components/ui";
+import type { ComponentRestart, ConfigInEffect, RestartStates } from "../api/types";
+import { Badge, Banner, ErrorNote, Modal } from "../components/ui";
 import { ago } from "../lib/format";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters } from "../state/cluster";
@@ -55,11 +55,13 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
         </span>
       </div>
       <ErrorNote error={restarts.error} onRetry={restarts.reload} />
+      {restarts.data?.in_effect && <InEffectNote effect={restarts.data.in_effect} />}
       <table className="data">
         <thead>
           <tr>
             <th>Component</th>
             <th>State</th>
+            <th title="the device-config version its oldest pod read when it started">Loaded</th>
             <th>Pods</th>
             <th />
           </tr>
@@ -83,6 +85,9 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                   <div className="muted" style={{ fontSize: 11, maxWidth: 260 }}>
                     {c.message}
                   </div>
+                </td>
+                <td className="nowrap mono" data-testid={`loaded-${c.component}`}>
+                  {c.loaded_version != null ? `v${c.loaded_version}` : "–"}
                 </td>
                 <td className="nowrap">
                   {c.pods.filter((p) => p.ready).length}/{c.pods.length} ready
@@ -121,6 +126,29 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
           </p>
           {error instanceof ApiError ? <ErrorNote error={error} /> : error ? <ErrorNote error={error} /> : null}
         </Modal>
+      )}
+    </div>
+  );
+}
+
+/**
+ * Which version places requests now. Until the scheduler restarts it is the
+ * one it loaded, not the published one: the portal books, fits and shows room
+ * by it, and says so here.
+ */
+export function InEffectNote({ effect }: { effect: ConfigInEffect }) {
+  if (effect.version == null) return null;
+  return (
+    <div className="panel-body" data-testid="config-in-effect" style={{ paddingBottom: 0 }}>
+      {effect.pending_restart ? (
+        <Banner kind="warn" testId="config-in-effect-pending">
+          Requests are placed by <b>v{effect.version}</b>, which {effect.loaded_by} loaded when it started; the published <b>v{effect.published}</b>{" "}
+          takes effect when it restarts. Fit answers and room follow v{effect.version} until then.
+        </Banner>
+      ) : (
+        <span className="muted">
+          Requests are placed by v{effect.version} ({effect.why}).
+        </span>
       )}
     </div>
   );

@@ -154,18 +154,21 @@ class Command(BaseCommand):
 
     def _fit(self, options: dict[str, Any]) -> None:
         cluster = selectors.cluster_get(options["cluster"])
-        result = selectors.template_fit(
+        answer = selectors.template_fit_answer(
             cluster,
             common_word=options["chip_type"],
             memory=options["memory"],
             scheduler=Scheduler(options["scheduler"]),
         )
-        if result.kind == FitKind.INVALID:
-            raise CommandError(result.reason)
-        if result.kind == FitKind.WHOLE_CARD:
-            self.stdout.write(f"whole card ({result.memory} MB): {result.reason}")
-        else:
-            self.stdout.write(f"{result.template} ({result.memory} MB)")
+        if answer["kind"] == FitKind.INVALID:
+            raise CommandError(answer["reason"])
+        self.stdout.write(_fit_line(answer))
+        after = answer["after_restart"]
+        if after:
+            self.stdout.write(
+                f"  by v{answer['config_version']}, which the scheduler loaded; after "
+                f"it restarts (v{answer['published_version']}): {_fit_line(after)}"
+            )
 
     # --- publishing (talks to the cluster) ------------------------------------------
 
@@ -254,3 +257,11 @@ class Command(BaseCommand):
             f"adopted the live device config as version {version.number} "
             f"(resourceVersion {version.resource_version})"
         )
+
+
+def _fit_line(fit: dict[str, Any]) -> str:
+    if fit["kind"] == FitKind.WHOLE_CARD:
+        return f"whole card ({fit['memory']} MB): {fit['reason']}"
+    if fit["kind"] == FitKind.INVALID:
+        return f"refused: {fit['reason']}"
+    return f"{fit['template']} ({fit['memory']} MB)"

@@ -1,0 +1,251 @@
+"""The device config in effect: the version the running scheduler loaded.
+
+HAMi's scheduler, the device plugin and Volcano read device-config.yaml once,
+when they start (facts, section "device config"); a publish or a hand edit
+reaches them only through a restart. In between, a request is placed by the
+templates the scheduler loaded: the portal once booked vir02 at the published
+5120 MB while HAMi gave the pod the loaded 6144 MB. So the allocator, the fit
+answers and the chip room are all read here, from the version in effect, and
+the API shows it beside the published one.
+
+The version in effect is the newest one that changed the ConfigMap at or
+before the start of the scheduler's oldest pod. That start is read from the
+cluster by :func:`config_loaded_refresh` (a beat task, and after a restart);
+until it is known (no pod seen, the workload missing) the published version is
+taken, as the portal did before, and the answer says so.
+
+Not the Template rows: those hold the admin's unpublished edits, which no
+component has read.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from apps.inventory.choices import DeviceConfigSource as Source
+from apps.inventory.hami.deviceconfig import (
+    ChipTypeSpec,
+    DeviceConfigError,
+    parse_device_config,
+)
+from apps.inventory.models import Cluster, DeviceConfigVersion
+
+log = logging.getLogger(__name__)
+
+
+def changing_versions(cluster: Cluster) -> QuerySet[DeviceConfigVersion]:
+    """The versions that changed what the cluster's components load, newest first.
+
+    Published versions were written by the portal and observed ones by hand;
+    an adoption other than the first sync's also records a changed ConfigMap
+    (the first one records what the running pods already read). Imports are
+    drafts and never reach the cluster.
+    """
+    return (
+        DeviceConfigVersion.objects.filter(cluster=cluster)
+        .filter(
+            Q(source__in=(Source.PUBLISHED, Source.OBSERVED))
+            | Q(source=Source.ADOPTED, number__gt=1)
+        )
+        .order_by("-number")
+    )
+
+
+def loaded_version(
+    cluster: Cluster, started_at: datetime
+) -> DeviceConfigVersion | None:
+    """The version a component that started at ``started_at`` read.
+
+    The newest changing version stored at or before that start; a pod older
+    than every change read the first version (the one the first sync found).
+    None: the cluster has no version yet.
+    """
+    # Kubernetes stamps whole seconds: a pod started in the second of a change
+    # read it (as restarts.py decides "in effect").
+    cutoff = started_at.replace(microsecond=0) + timedelta(seconds=1)
+    found = changing_versions(cluster).filter(created_at__lt=cutoff).first()
+    return found or _first_seen(cluster)
+
+
+def _first_seen(cluster: Cluster) -> DeviceConfigVersion | None:
+    """The oldest version that was live (imports are drafts, never live)."""
+    return (
+        DeviceConfigVersion.objects.filter(cluster=cluster)
+        .exclude(source=Source.IMPORTED)
+        .order_by("number")
+        .first()
+    )
+
+
+@lru_cache(maxsize=64)
+def _chip_types_of(text: str) -> tuple[ChipTypeSpec, ...]:
+    # A version's text never changes, so its parse is kept (the scheduling
+    # pass reads it every few seconds).
+    try:
+        return tuple(parse_device_config(text).chip_types())
+    except DeviceConfigError as error:
+        log.warning("a stored device-config version does not parse: %s", error)
+        return ()
+
+
+@dataclass(frozen=True)
+class ConfigInEffect:
+    """Which device config places the cluster's requests now, and why.
+
+    Attributes:
+        version: Number of the version in effect (None: no version stored).
+        published: Number of the newest version that reached the ConfigMap.
+        pending_restart: The scheduler still runs an older version than the
+            published one; the published templates take effect when it restarts.
+        loaded_by: The scheduler workload whose pods were read ("" unknown).
+        loaded_at: When its oldest pod started (None: not known yet).
+        why: One sentence for people.
+        chip_types: The chip types and templates of the version in effect.
+    """
+
+    version: int | None
+    published: int | None
+    pending_restart: bool
+    loaded_by: str
+    loaded_at: datetime | None
+    why: str
+    chip_types: tuple[ChipTypeSpec, ...] = field(default=(), repr=False)
+
+    def chip_type(self, common_word: str) -> ChipTypeSpec | None:
+        return next((c for c in self.chip_types if c.common_word == common_word), None)
+
+
+def config_in_effect(cluster: Cluster) -> ConfigInEffect:
+    """The device config the cluster's scheduler places by (see the module doc)."""
+    published = changing_versions(cluster).first() or _first_seen(cluster)
+    if published is None:
+        return _from_rows(cluster)
+    if cluster.config_loaded_at is None:
+        return ConfigInEffect(
+            version=published.number,
+            published=published.number,
+            pending_restart=False,
+            loaded_by=cluster.config_loaded_by,
+            loaded_at=None,
+            why="when the scheduler started is not known yet; the published "
+            "version is assumed",
+            chip_types=_chip_types_of(published.text),
+        )
+    loaded = loaded_version(cluster, cluster.config_loaded_at) or published
+    pending = loaded.number < published.number
+    why = (
+        f"{cluster.config_loaded_by} started before v{published.number} was "
+        f"published and still places by v{loaded.number}; restart it to use "
+        f"v{published.number}"
+        if pending
+        else f"{cluster.config_loaded_by} loaded v{loaded.number} when it started"
+    )
+    return ConfigInEffect(
+        version=loaded.number,
+        published=published.number,
+        pending_restart=pending,
+        loaded_by=cluster.config_loaded_by,
+        loaded_at=cluster.config_loaded_at,
+        why=why,
+        chip_types=_chip_types_of(loaded.text),
+    )
+
+
+def _from_rows(cluster: Cluster) -> ConfigInEffect:
+    """No live version seen (a cluster set up by import, or not synced yet): the
+    portal's rows, as the only config there is."""
+    from apps.inventory.selectors import chip_type_specs
+
+    return ConfigInEffect(
+        version=None,
+        published=None,
+        pending_restart=False,
+        loaded_by="",
+        loaded_at=None,
+        why="no live device config has been seen yet; the portal's templates are used",
+        chip_types=tuple(chip_type_specs(cluster)),
+    )
+
+
+def chip_types_in_effect(cluster: Cluster) -> tuple[ChipTypeSpec, ...]:
+    """The chip types (and templates) the cluster's scheduler places by."""
+    return config_in_effect(cluster).chip_types
+
+
+# --- refreshing the start time from the cluster (a service: it writes) ----------
+
+
+def config_loaded_refresh(cluster: Cluster) -> datetime | None:
+    """Read when the cluster's scheduler started, and store it.
+
+    The scheduler is the one requests go to (``scheduler_in_effect``); its
+    oldest pod, terminating or not, is the one whose config may still place a
+    pod. Nothing is stored when the cluster cannot be reached (the last known
+    start stays).
+
+    Raises:
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    from apps.common.exceptions import NotFound
+    from apps.inventory.restarts import restart_component_get, restart_states
+    from apps.inventory.scheduler import scheduler_in_effect
+
+    kind = scheduler_in_effect(cluster).kind
+    name = _scheduler_workload(cluster, kind)
+    try:
+        component = restart_component_get(name)
+    except NotFound:
+        return None
+    (row,) = restart_states(cluster, only=component)["components"]
+    starts = [p["started_at"] for p in row["pods"] if p["started_at"] is not None]
+    # No pod with a start time (none yet, or the workload is missing): none
+    # runs an older config, so the published one is assumed, as for a
+    # cluster never read.
+    started = min(starts) if starts else None
+    Cluster.objects.filter(pk=cluster.pk).update(
+        config_loaded_at=started,
+        config_loaded_by=name,
+        config_loaded_checked_at=timezone.now(),
+    )
+    cluster.config_loaded_at, cluster.config_loaded_by = started, name
+    return started
+
+
+def _scheduler_workload(cluster: Cluster, kind: str) -> str:
+    """The name of the watched Deployment that runs the scheduler of ``kind``:
+    the one sync saw by its image, else the one named as the guide names it."""
+    from django.conf import settings
+
+    from apps.inventory.versions import cluster_components, first_of, kind_by_name
+
+    seen = first_of(cluster_components(cluster), kind)  # type: ignore[arg-type]
+    if seen is not None and seen.workload.startswith("Deployment "):
+        return seen.workload.split("/", 1)[1]
+    for ref in settings.WATCHED_DEPLOYMENTS:
+        name = ref.split("/", 1)[1]
+        if kind_by_name(name) == kind:
+            return name
+    return ""
+
+
+def config_loaded_refresh_all(cluster_id: int | None = None) -> int:
+    """:func:`config_loaded_refresh` for one or every connected cluster; how many were read."""
+    from apps.common.exceptions import ClusterUnavailable
+    from apps.inventory.selectors import connected_cluster_ids
+
+    ids = [cluster_id] if cluster_id is not None else connected_cluster_ids()
+    read = 0
+    for cluster in Cluster.objects.filter(pk__in=ids):
+        try:
+            config_loaded_refresh(cluster)
+        except ClusterUnavailable as error:
+            log.info("config in effect of %s not read: %s", cluster.name, error)
+            continue
+        read += 1
+    return read

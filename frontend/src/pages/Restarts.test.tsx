@@ -1,0 +1,58 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { cleanup, screen, waitFor } from "@testing-library/react";
+import type { RestartStates } from "../api/types";
+import { RestartsPanel } from "./Restarts";
+import { renderAs, stubFetch } from "./testing";
+
+function states(pending: boolean): RestartStates {
+  const loaded = pending ? 3 : 4;
+  return {
+    cluster: "demo",
+    config_version: 4,
+    config_changed_at: "2026-12-05T03:00:00Z",
+    components: [
+      {
+        component: "volcano-scheduler",
+        kind: "Deployment",
+        namespace: "volcano-system",
+        restart_state: pending ? "restart_pending" : "in_effect",
+        message: "",
+        restarted_at: null,
+        loaded_version: loaded,
+        pods: [],
+      },
+    ],
+    in_effect: {
+      version: loaded,
+      published: 4,
+      pending_restart: pending,
+      loaded_by: "volcano-scheduler",
+      loaded_at: "2026-12-05T02:00:00Z",
+      why: pending ? "still places by v3" : "volcano-scheduler loaded v4 when it started",
+    },
+  };
+}
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("RestartsPanel", () => {
+  it("says which version places requests until the scheduler restarts, and what each component loaded", async () => {
+    stubFetch(() => ({ body: states(true) }));
+    renderAs("viewer", <RestartsPanel clusterId={1} />);
+    const banner = await screen.findByTestId("config-in-effect-pending", {}, { timeout: 5000 });
+    expect(banner.textContent).toContain("Requests are placed by v3, which volcano-scheduler loaded when it started");
+    expect(banner.textContent).toContain("the published v4 takes effect when it restarts");
+    expect(screen.getByTestId("loaded-volcano-scheduler").textContent).toBe("v3");
+  });
+
+  it("has no warning once the published version is loaded", async () => {
+    stubFetch(() => ({ body: states(false) }));
+    renderAs("viewer", <RestartsPanel clusterId={1} />);
+    await waitFor(() => expect(screen.getByTestId("config-in-effect").textContent).toContain("placed by v4"), { timeout: 5000 });
+    expect(screen.queryByTestId("config-in-effect-pending")).toBeNull();
+    expect(screen.getByTestId("loaded-volcano-scheduler").textContent).toBe("v4");
+  });
+});

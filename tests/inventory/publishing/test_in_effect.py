@@ -1,0 +1,137 @@
+"""The config in effect: until the scheduler restarts, the version it loaded.
+
+On simcluster, whose schedulers (like the real ones) read the device config
+once per process: after a publish the fit answers, the room and the
+allocator's rules stay those of the loaded version and the API says the
+published one takes effect after a restart; once the scheduler's new pod is
+read, the published version is in effect. The real Volcano's side is in
+tests/realstack/test_templates.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from django.core.management import call_command
+
+from apps.inventory.in_effect import config_in_effect, config_loaded_refresh
+from apps.inventory.models import Template
+from apps.scheduling.snapshot import rules_for
+from tests.guide import POD_310P
+
+pytestmark = pytest.mark.django_db
+
+
+def _fit(client, url, memory: int) -> dict:
+    answer = client.get(url("fit") + f"?chip_type=Ascend310P&memory={memory}")
+    assert answer.status_code == 200, answer.json()
+    return answer.json()
+
+
+def _vir01(cluster) -> int:
+    (vir01,) = [
+        t for t in rules_for(cluster)["Ascend310P"].templates if t.name == "vir01"
+    ]
+    return vir01.memory
+
+
+@pytest.fixture
+def loaded(cluster):
+    """The scheduler's start read (as the beat does), before any publish."""
+    assert config_loaded_refresh(cluster) is not None
+    effect = config_in_effect(cluster)
+    assert (effect.loaded_by, effect.pending_restart) == ("volcano-scheduler", False)
+    return effect
+
+
+def test_an_unpublished_edit_changes_nothing_a_request_gets(
+    cluster, loaded, operator_client, viewer_client, url
+):
+    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
+    answer = operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
+    assert answer.status_code == 200, answer.json()
+
+    assert _vir01(cluster) == 3072
+    fit = _fit(viewer_client, url, 3500)
+    assert (fit["template"], fit["memory"], fit["after_restart"]) == (
+        "vir02",
+        6144,
+        None,
+    )
+
+
+def test_after_a_publish_the_loaded_version_places_until_the_restart(
+    cluster, loaded, operator_client, viewer_client, url, wait_until, capsys
+):
+    # given a publish in a later second than the scheduler's start (whole-second stamps)
+    time.sleep(1.05)
+    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
+    operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
+    )
+    assert answer.status_code == 201, answer.json()
+    published = answer.json()["number"]
+
+    # then a request of 3500 MB still gets the loaded vir02, and the API says
+    # what it gets after the restart
+    config_loaded_refresh(cluster)
+    assert _vir01(cluster) == 3072
+    fit = _fit(viewer_client, url, 3500)
+    assert (fit["template"], fit["memory"]) == ("vir02", 6144)
+    assert (fit["config_version"], fit["published_version"]) == (
+        loaded.version,
+        published,
+    )
+    assert (fit["after_restart"]["template"], fit["after_restart"]["memory"]) == (
+        "vir01",
+        4096,
+    )
+    state = viewer_client.get(url("device-config")).json()["in_effect"]
+    assert state["pending_restart"] is True
+    assert (state["version"], state["published"]) == (loaded.version, published)
+    assert state["loaded_by"] == "volcano-scheduler"
+    restarts = viewer_client.get(url("restarts")).json()
+    assert {c["component"]: c["loaded_version"] for c in restarts["components"]} == {
+        "volcano-scheduler": loaded.version,
+        "hami-scheduler": loaded.version,
+        "hami-ascend-device-plugin": loaded.version,
+    }
+    rooms = viewer_client.get(f"/api/chips/?cluster={cluster.pk}&room_for=vir01")
+    assert rooms.status_code == 200, rooms.json()
+    call_command(
+        "deviceconfig",
+        "fit",
+        "--cluster",
+        "sim",
+        "--chip-type",
+        "Ascend310P",
+        "--memory",
+        "3500",
+    )
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == "vir02 (6144 MB)"
+    assert f"after it restarts (v{published}): vir01 (4096 MB)" in printed
+
+    # when the scheduler is restarted, its new pod read the published version
+    answer = operator_client.post(url("restarts/volcano-scheduler"), {"confirm": True})
+    assert answer.status_code == 202, answer.json()
+
+    def in_effect() -> bool:
+        config_loaded_refresh(cluster)
+        return not config_in_effect(cluster).pending_restart
+
+    wait_until(in_effect)
+    assert config_in_effect(cluster).version == published
+    assert _vir01(cluster) == 4096
+    fit = _fit(viewer_client, url, 3500)
+    assert (fit["template"], fit["memory"], fit["after_restart"]) == (
+        "vir01",
+        4096,
+        None,
+    )
+    rows = viewer_client.get(url("restarts")).json()["components"]
+    assert {c["component"]: c["loaded_version"] for c in rows}[
+        "volcano-scheduler"
+    ] == published
