@@ -24,6 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -181,12 +182,26 @@ def chip_types_in_effect(cluster: Cluster) -> tuple[ChipTypeSpec, ...]:
 # --- refreshing the start time from the cluster (a service: it writes) ----------
 
 
+def oldest_running_start(pods: list[dict[str, Any]]) -> datetime | None:
+    """When the oldest pod that is not terminating started (None: no such pod
+    with a start time): the pod whose loaded config may still place a pod.
+
+    A terminating scheduler has been told to stop, and a rollout ends the old
+    pod only once its replacement is Ready.
+    """
+    starts = [
+        p["started_at"]
+        for p in pods
+        if p["started_at"] is not None and not p["terminating"]
+    ]
+    return min(starts) if starts else None
+
+
 def config_loaded_refresh(cluster: Cluster) -> datetime | None:
     """Read when the cluster's scheduler started, and store it.
 
-    The scheduler is the one requests go to (``scheduler_in_effect``); its
-    oldest pod, terminating or not, is the one whose config may still place a
-    pod. Nothing is stored when the cluster cannot be reached (the last known
+    The scheduler is the one requests go to (``scheduler_in_effect``); see
+    :func:`oldest_running_start` for which of its pods counts. Nothing is stored when the cluster cannot be reached (the last known
     start stays).
 
     Raises:
@@ -203,11 +218,7 @@ def config_loaded_refresh(cluster: Cluster) -> datetime | None:
     except NotFound:
         return None
     (row,) = restart_states(cluster, only=component)["components"]
-    starts = [p["started_at"] for p in row["pods"] if p["started_at"] is not None]
-    # No pod with a start time (none yet, or the workload is missing): none
-    # runs an older config, so the published one is assumed, as for a
-    # cluster never read.
-    started = min(starts) if starts else None
+    started = oldest_running_start(row["pods"])
     Cluster.objects.filter(pk=cluster.pk).update(
         config_loaded_at=started,
         config_loaded_by=name,
@@ -232,6 +243,20 @@ def _scheduler_workload(cluster: Cluster, kind: str) -> str:
         if kind_by_name(name) == kind:
             return name
     return ""
+
+
+def config_loaded_refresh_soon(cluster_id: int) -> None:
+    """Read the scheduler's start again once the current transaction commits.
+
+    Called when it may have changed or matter at once: a scheduler Deployment
+    event seen by sync (a rollout moves its status as pods start and go), a
+    publish (the start must be known before a request is placed by it).
+    """
+    from django.db import transaction
+
+    from apps.inventory.tasks import config_loaded_refresh_task
+
+    transaction.on_commit(lambda: config_loaded_refresh_task.delay(cluster_id))
 
 
 def config_loaded_refresh_all(cluster_id: int | None = None) -> int:

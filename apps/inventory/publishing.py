@@ -72,6 +72,7 @@ from apps.inventory.hami.deviceconfig import (
     render_device_config,
 )
 from apps.inventory.hami.validation import Issue, validate_configs
+from apps.inventory.in_effect import config_loaded_refresh_soon
 from apps.inventory.kube import cluster_api, kube_json
 from apps.inventory.liveconfig import (
     DEVICE_CONFIG_KEY,
@@ -323,20 +324,7 @@ def workload_restart(
             "restarted_at": stamp,
         },
     )
-    _follow_config_loaded(cluster)
     return restart_states(cluster, only=target)["components"][0]
-
-
-#: Seconds after a restart at which the scheduler's start is read again: the
-#: new pods' config is in effect from then on (and the beat reads it anyway).
-FOLLOW_RESTART_SECONDS = (5, 15, 30, 60)
-
-
-def _follow_config_loaded(cluster: Cluster) -> None:
-    from apps.inventory.tasks import config_loaded_refresh_task
-
-    for countdown in FOLLOW_RESTART_SECONDS:
-        config_loaded_refresh_task.apply_async((cluster.pk,), countdown=countdown)
 
 
 # --- the guarded write -------------------------------------------------------------
@@ -573,6 +561,9 @@ def _publish(
                 )
             live = fresh  # only metadata changed: retry on the new resourceVersion
     crash_point("after_configmap_put")
+    # The scheduler's start must be known before a request is placed by the
+    # config in effect (apps.inventory.in_effect), whoever records the version.
+    config_loaded_refresh_soon(cluster.pk)
     diff = text_diff(
         live.text,
         proposed,

@@ -179,13 +179,11 @@ def _component_state(
 
 
 def _loaded_number(cluster: Cluster, pods: list[dict[str, Any]]) -> int | None:
-    """The device-config version the component's oldest pod read when it started."""
-    from apps.inventory.in_effect import loaded_version
+    """The device-config version the component's oldest running pod read when it started."""
+    from apps.inventory.in_effect import loaded_version, oldest_running_start
 
-    starts = [p["started_at"] for p in pods if p["started_at"] is not None]
-    if not starts:
-        return None
-    version = loaded_version(cluster, min(starts))
+    started = oldest_running_start(pods)
+    version = loaded_version(cluster, started) if started else None
     return version.number if version else None
 
 

@@ -239,11 +239,21 @@ def test_a_valid_edit_publishes_to_the_configmap(page, portal, shot):
 
     # the components that read the config at start are now behind: restart one
     restarts = page.get_by_test_id("restarts")
+    pending = restarts.get_by_test_id("config-in-effect-pending")
+    expect(pending).to_contain_text("which volcano-scheduler loaded when it started")
+    expect(pending).to_contain_text("takes effect when it restarts")
     hami = restarts.locator("tr", has_text="hami-scheduler").first
     expect(hami).to_contain_text("restart pending")
     hami.get_by_role("button", name="Restart").click()
     page.get_by_role("button", name="Restart every pod").click()
     expect(hami).not_to_contain_text("restart pending", timeout=20_000)
+    # requests are placed by what Volcano loaded until it restarts too
+    expect(pending).to_be_visible()
+    volcano = restarts.locator("tr", has_text="volcano-scheduler").first
+    volcano.get_by_role("button", name="Restart").click()
+    page.get_by_role("button", name="Restart every pod").click()
+    expect(pending).to_have_count(0, timeout=20_000)
+    expect(restarts.get_by_test_id("config-in-effect")).to_contain_text("placed by v")
     shot(page, "template-restarted")
 
     # history: the published version is there, with the reason

@@ -5,7 +5,7 @@ a hand edit with kubectl is drift; a write that lands between the portal's read
 and its write is refused by the API server's resourceVersion check; a rollout
 restart through the real controller-manager ends "in effect"; and Volcano,
 restarted after a publish, hands out the new templates (it reads the ConfigMap
-once per process).
+once per process); until then the portal answers and books the ones it loaded.
 """
 
 from __future__ import annotations
@@ -215,13 +215,25 @@ def test_a_publish_that_breaks_a_running_pod_writes_nothing_until_it_is_named(
 
 
 def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_the_new_templates(
-    kube_stack, kube_core, real_cluster, admin_user, restored_device_config, cleanup
+    kube_stack,
+    kube_core,
+    real_cluster,
+    admin_user,
+    restored_device_config,
+    cleanup,
+    settings,
 ):
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
     sync_once(real_cluster)
+    assert config_loaded_refresh(real_cluster) is not None
+    loaded = config_in_effect(real_cluster)
+    assert (loaded.loaded_by, loaded.pending_restart) == ("volcano-scheduler", False)
+
     _vir02(real_cluster, 5120, admin_user)
-    publishing.deviceconfig_publish(
+    published = publishing.deviceconfig_publish(
         cluster=real_cluster, actor=admin_user, reason="vir02 at 5 GiB"
-    )
+    ).version
+    sync_once(real_cluster)
     state = restart_states(real_cluster)["components"]
     assert {row["component"]: row["restart_state"] for row in state} == {
         "hami-scheduler": "restart_pending",
@@ -231,6 +243,31 @@ def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_
 
     # Volcano still runs with what it loaded at start: 5000 MB is the old vir02
     assert _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, "tpl-before") == 6144
+    # and so the portal says, answers and books (the config in effect)
+    effect = config_in_effect(real_cluster)
+    assert (effect.version, effect.published) == (loaded.version, published.number)
+    assert effect.pending_restart
+    fit = selectors.template_fit_answer(
+        real_cluster, common_word="Ascend310P", memory=5000
+    )
+    assert (fit["template"], fit["memory"]) == ("vir02", 6144)
+    assert (fit["after_restart"]["template"], fit["after_restart"]["memory"]) == (
+        "vir02",
+        5120,
+    )
+    ci = token_client("loaded-bot", "ci")
+    submitted = ci.post("/api/requests/", ci_request(), format="json")
+    assert submitted.status_code == 201, submitted.json()
+    request_id = submitted.json()["id"]
+    scheduling_pass(real_cluster.pk)
+    booked = Reservation.objects.get(request_id=request_id)
+    assert (booked.template, booked.memory) == ("vir02", 6144)
+    request = Request.objects.get(pk=request_id)
+    cleanup.append(("default", request.pod_name))
+    wait_running(kube_stack, [("default", request.pod_name)], timeout=60)
+    pod = kube_core.read_namespaced_pod(request.pod_name, "default")
+    allocated = pod.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
+    assert int(allocated.split(",")[2]) == booked.memory
 
     # when the admin restarts the components through the portal
     for component in (
@@ -250,8 +287,14 @@ def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_
     wait_for(in_effect, "every component to be in effect", timeout=90, interval=1)
     assert kube_stack.supervisor.scheduler_restarts >= 1
 
-    # and the restarted Volcano hands out the published vir02
+    # and the restarted Volcano hands out the published vir02, as the portal says
     assert _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, "tpl-after") == 5120
+    config_loaded_refresh(real_cluster)
+    assert config_in_effect(real_cluster).version == published.number
+    fit = selectors.template_fit_answer(
+        real_cluster, common_word="Ascend310P", memory=5000
+    )
+    assert (fit["memory"], fit["after_restart"]) == (5120, None)
 
 
 def _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, name: str) -> int:
@@ -263,78 +306,3 @@ def _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, name: str) -> int:
     found = kube_core.read_namespaced_pod(name, "default")
     allocated = found.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
     return int(allocated.split(",")[2])
-
-
-def test_until_volcano_restarts_the_portal_books_the_templates_it_loaded(
-    kube_stack,
-    kube_core,
-    real_cluster,
-    admin_user,
-    restored_device_config,
-    cleanup,
-    settings,
-):
-    """A publish reaches Volcano only through a restart: in between, a request
-    of 5000 MB gets the loaded vir02 (6144 MB), and the portal books, answers
-    and shows exactly that, with the published 5120 MB said as "after restart"."""
-    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
-    sync_once(real_cluster)
-    assert config_loaded_refresh(real_cluster) is not None
-    loaded = config_in_effect(real_cluster)
-    assert loaded.loaded_by == "volcano-scheduler"
-    assert not loaded.pending_restart
-
-    # when an admin publishes vir02 at 5120 MB and restarts nothing
-    _vir02(real_cluster, 5120, admin_user)
-    published = publishing.deviceconfig_publish(
-        cluster=real_cluster, actor=admin_user, reason="vir02 at 5 GiB"
-    ).version
-    sync_once(real_cluster)
-
-    # then the portal says the scheduler still places by the loaded version
-    effect = config_in_effect(real_cluster)
-    assert (effect.version, effect.published) == (loaded.version, published.number)
-    assert effect.pending_restart
-    assert "restart it" in effect.why
-    fit = selectors.template_fit_answer(
-        real_cluster, common_word="Ascend310P", memory=5000
-    )
-    assert (fit["template"], fit["memory"]) == ("vir02", 6144)
-    assert (fit["after_restart"]["template"], fit["after_restart"]["memory"]) == (
-        "vir02",
-        5120,
-    )
-
-    # and a pipeline's request of 5000 MB is booked at what Volcano then gives
-    ci = token_client("loaded-bot", "ci")
-    submitted = ci.post("/api/requests/", ci_request(), format="json")
-    assert submitted.status_code == 201, submitted.json()
-    request_id = submitted.json()["id"]
-    scheduling_pass(real_cluster.pk)
-    booked = Reservation.objects.get(request_id=request_id)
-    assert (booked.template, booked.memory) == ("vir02", 6144)
-    request = Request.objects.get(pk=request_id)
-    cleanup.append(("default", request.pod_name))
-    wait_running(kube_stack, [("default", request.pod_name)], timeout=60)
-    pod = kube_core.read_namespaced_pod(request.pod_name, "default")
-    allocated = pod.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
-    assert int(allocated.split(",")[2]) == booked.memory
-
-    # when Volcano is restarted through the portal, the published vir02 is in effect
-    publishing.workload_restart(
-        cluster=real_cluster, component="volcano-scheduler", actor=admin_user
-    )
-
-    def restarted() -> bool:
-        config_loaded_refresh(real_cluster)
-        return not config_in_effect(real_cluster).pending_restart
-
-    wait_for(
-        restarted, "volcano-scheduler's new pod to be read", timeout=90, interval=1
-    )
-    assert config_in_effect(real_cluster).version == published.number
-    fit = selectors.template_fit_answer(
-        real_cluster, common_word="Ascend310P", memory=5000
-    )
-    assert (fit["memory"], fit["after_restart"]) == (5120, None)
-    assert _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, "tpl-loaded") == 5120

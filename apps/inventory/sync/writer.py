@@ -779,6 +779,13 @@ class ControlPlaneMixin:
                     ).delete()
                 else:
                     self._store_object(kind, obj)
+            if kind == "Deployment" and events:
+                # A watched Deployment is a scheduler: a rollout moves its
+                # status as pods start and go, so the config it placed by
+                # may have changed (apps.inventory.in_effect).
+                from apps.inventory.in_effect import config_loaded_refresh_soon
+
+                config_loaded_refresh_soon(self.cluster.pk)
 
     def replace_volcano_queues(self, items: Sequence[Mapping[str, Any]]) -> None:
         """Mirror every Volcano Queue (cluster-scoped), dropping the ones gone."""
