@@ -586,3 +586,53 @@ def test_requests_show_who_submitted_them_the_whole_reason_and_copyable_uuids(
         assert page.evaluate("navigator.clipboard.readText()") == chip["uuid"]
     finally:
         api.call("DELETE", f"/api/requests/{submitted['id']}/")
+
+
+def test_the_usage_chart_zooms_into_a_period_and_back(page, portal, shot):
+    # an hour of samples, one a minute, with a 20-minute hole (the worker was down)
+    portal.manage(
+        "shell",
+        "-c",
+        "from datetime import timedelta;"
+        "from django.utils import timezone;"
+        "from apps.inventory.models import Cluster, UsageSample;"
+        "c = Cluster.objects.get(name='demo'); now = timezone.now();"
+        "UsageSample.objects.bulk_create([UsageSample(cluster=c, common_word='Ascend310P',"
+        " at=now - timedelta(minutes=m), chips=4, memory_total=86108, memory_used=1000 * m,"
+        " slots_total=28, slots_used=m % 28, aicore_total=32, aicore_used=m % 32)"
+        " for m in range(1, 61) if not 20 <= m < 40])",
+    )
+    login(page, portal, path="/")
+    chart = page.get_by_test_id("line-chart")
+    expect(chart).to_contain_text("drag across the chart to zoom")
+    expect(chart.locator(".u-legend")).to_contain_text("Ascend310P")
+    canvas = chart.locator(".u-over")
+    box = canvas.bounding_box()
+    assert box is not None
+
+    plot = chart.get_by_test_id("line-chart-plot")
+
+    def shown() -> tuple[int, int]:
+        return int(plot.get_attribute("data-from")), int(plot.get_attribute("data-to"))
+
+    whole = shown()
+    assert whole[1] - whole[0] >= 3600
+    # when the admin drags across a fifth of the chart, before the hole
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + box["width"] * 0.08, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.28, y, steps=8)
+    page.mouse.up()
+    # then it shows that period only, and says how to go back
+    expect(chart.get_by_test_id("chart-reset-zoom")).to_be_visible()
+    start, end = shown()
+    assert whole[0] < start < end < whole[1]
+    assert end - start < (whole[1] - whole[0]) / 3
+    # the legend gives the value under the cursor
+    page.mouse.move(box["x"] + box["width"] * 0.5, y + 10)
+    expect(chart.locator(".u-legend")).to_contain_text("%")
+    shot(page, "usage-zoomed")
+    chart.get_by_test_id("chart-reset-zoom").click()
+    expect(chart).to_contain_text("drag across the chart to zoom")
+    start, end = shown()
+    assert start <= whole[0] + 60 and end >= whole[1] - 60

@@ -1,8 +1,10 @@
-// Small SVG charts drawn by hand: a time series with an axis and a hover line,
-// and stacked horizontal bars. No chart library: a few hundred bytes each.
+// Charts: a time series with zoom and a legend under the cursor (uPlot), and
+// stacked horizontal bars (a few divs).
 
-import { useMemo, useRef, useState } from "react";
-import { splitAtGaps } from "../lib/series";
+import { useEffect, useMemo, useRef, useState } from "react";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
+import { alignSeries } from "../lib/series";
 
 export interface Series {
   name: string;
@@ -13,11 +15,23 @@ export interface Series {
 const PALETTE = ["#2f6fde", "#2aa198", "#8a63d2", "#d07a2b", "#c2477f", "#5c8a3a"];
 export const seriesColor = (i: number) => PALETTE[i % PALETTE.length];
 
+function axisTime(t: number, withDay: boolean): string {
+  if (!withDay) return timeLabel(t);
+  const d = new Date(t);
+  return `${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")} ${timeLabel(t)}`;
+}
+
 function timeLabel(t: number): string {
   const d = new Date(t);
   return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
 }
 
+/**
+ * A time series with zoom: drag across the chart to zoom into a period,
+ * double-click or "Reset zoom" to see the whole period again; the legend shows
+ * each series' value under the cursor. Drawn by uPlot (canvas; see
+ * frontend/README.md, "Libraries"). Live data keep a zoom the user chose.
+ */
 export function LineChart({
   series,
   height = 180,
@@ -40,95 +54,122 @@ export function LineChart({
   /** points further apart than this are not joined (a break in the line) */
   gapMs?: number;
 }) {
-  const width = 640;
-  const m = { l: 44, r: 12, t: 8, b: 22 };
-  const ref = useRef<SVGSVGElement>(null);
-  const [hoverT, setHoverT] = useState<number | null>(null);
-  const all = series.flatMap((s) => s.points);
-  const { t0, t1, vMax } = useMemo(() => {
-    const ts = all.map((p) => p.t);
-    const vs = all.map((p) => p.v);
-    const end = Math.max(until ?? 0, ...ts);
-    return {
-      t0: Math.min(end - minSpan, ...ts),
-      t1: end,
-      vMax: yMax ?? Math.max(1, ...vs) * 1.1,
+  const box = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const zoomed = useRef(false);
+  const [isZoomed, setZoomed] = useState(false);
+  const data = useMemo(() => alignSeries(series, gapMs), [series, gapMs]);
+  const has = series.some((s) => s.points.length > 0);
+  // The latest props for uPlot's callbacks, which are made once per chart.
+  const props = useRef({ yFormat, minSpan, until });
+  props.current = { yFormat, minSpan, until };
+  const shape = series.map((s) => `${s.name}:${s.color}`).join("|");
+
+  useEffect(() => {
+    const target = box.current;
+    if (!target || !has) return undefined;
+    const opts: uPlot.Options = {
+      width: target.clientWidth || 640,
+      height,
+      scales: {
+        x: {
+          time: true,
+          range: (u, min, max) => {
+            if (zoomed.current && min != null && max != null) return [min, max];
+            // Not zoomed: the data's own ends, widened to the minimum span and
+            // to `until`. (uPlot widens a single sample to 1,000 days.)
+            const xs = u.data[0];
+            const first = xs[0] ?? min ?? Date.now() / 1000;
+            const last = xs[xs.length - 1] ?? max ?? first;
+            const end = Math.max(last, (props.current.until ?? 0) / 1000);
+            return [Math.min(first, end - props.current.minSpan / 1000), end];
+          },
+        },
+        y: { range: (_u, _min, max) => [0, yMax ?? Math.max(1, max) * 1.1] },
+      },
+      axes: [
+        {
+          stroke: "#7b8694",
+          grid: { stroke: "#eef1f5" },
+          ticks: { show: false },
+          // 24-hour times as the legend has them, with the day past a day's span
+          values: (u, splits) => splits.map((t) => axisTime(t * 1000, (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0) > 86_400)),
+        },
+        { stroke: "#7b8694", grid: { stroke: "#eef1f5" }, ticks: { show: false }, size: 44, values: (_u, vals) => vals.map((v) => props.current.yFormat(v)) },
+      ],
+      series: [
+        { value: (_u, t) => (t == null ? "" : timeLabel(t * 1000)) },
+        ...series.map((s) => ({
+          label: s.name,
+          stroke: s.color,
+          width: 2,
+          spanGaps: false,
+          points: { size: 4 },
+          value: (_u: uPlot, v: number | null) => (v == null ? "–" : props.current.yFormat(v)),
+        })),
+      ],
+      cursor: { drag: { x: true, y: false, setScale: true } },
+      hooks: {
+        // The period shown, on the element (for people's tools and the browser tests).
+        setScale: [
+          (u, key) => {
+            if (key !== "x") return;
+            target.dataset.from = String(Math.round(u.scales.x.min ?? 0));
+            target.dataset.to = String(Math.round(u.scales.x.max ?? 0));
+          },
+        ],
+        setSelect: [
+          (u) => {
+            if (u.select.width > 0) {
+              zoomed.current = true;
+              setZoomed(true);
+            }
+          },
+        ],
+      },
     };
-  }, [all, yMax, until, minSpan]);
-  if (!all.length) return <div className="empty">{empty}</div>;
-  const span = Math.max(1, t1 - t0);
-  const x = (t: number) => m.l + ((t - t0) / span) * (width - m.l - m.r);
-  const y = (v: number) => m.t + (1 - v / vMax) * (height - m.t - m.b);
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * vMax);
-  const xticks = [0, 0.25, 0.5, 0.75, 1].map((f) => t0 + f * span);
+    const chart = new uPlot(opts, data, target);
+    plot.current = chart;
+    // Double-click resets uPlot's zoom; let live data widen the axis again.
+    const unzoom = () => {
+      zoomed.current = false;
+      setZoomed(false);
+    };
+    chart.over.addEventListener("dblclick", unzoom);
+    const resize = new ResizeObserver(() => chart.setSize({ width: target.clientWidth || 640, height }));
+    resize.observe(target);
+    return () => {
+      resize.disconnect();
+      chart.over.removeEventListener("dblclick", unzoom);
+      chart.destroy();
+      plot.current = null;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shape, height, yMax, has]);
 
-  const onMove = (e: React.MouseEvent<SVGSVGElement>) => {
-    const rect = ref.current?.getBoundingClientRect();
-    if (!rect) return;
-    const px = ((e.clientX - rect.left) / rect.width) * width;
-    const t = t0 + ((px - m.l) / (width - m.l - m.r)) * span;
-    setHoverT(Math.max(t0, Math.min(t1, t)));
+  useEffect(() => {
+    plot.current?.setData(data, !zoomed.current);
+  }, [data]);
+
+  const reset = () => {
+    zoomed.current = false;
+    setZoomed(false);
+    plot.current?.setData(data, true);
   };
-  const nearest = (s: Series) =>
-    hoverT === null || !s.points.length
-      ? null
-      : s.points.reduce((best, p) => (Math.abs(p.t - hoverT) < Math.abs(best.t - hoverT) ? p : best), s.points[0]);
 
+  if (!has) return <div className="empty">{empty}</div>;
   return (
-    <div>
-      <div className="chart-legend">
-        {series.map((s) => {
-          const p = nearest(s) ?? s.points[s.points.length - 1];
-          return (
-            <span key={s.name}>
-              <i style={{ background: s.color }} />
-              {s.name} {p ? <b>{yFormat(p.v)}</b> : null}
-            </span>
-          );
-        })}
-        {hoverT !== null && <span className="muted">at {timeLabel(hoverT)}</span>}
-      </div>
-      <svg
-        ref={ref}
-        viewBox={`0 0 ${width} ${height}`}
-        width="100%"
-        height={height}
-        preserveAspectRatio="none"
-        onMouseMove={onMove}
-        onMouseLeave={() => setHoverT(null)}
-        style={{ display: "block" }}
-      >
-        {ticks.map((v) => (
-          <g key={v}>
-            <line x1={m.l} x2={width - m.r} y1={y(v)} y2={y(v)} stroke="#eef1f5" />
-            <text x={m.l - 6} y={y(v) + 4} fontSize="10" textAnchor="end" fill="#7b8694">
-              {yFormat(v)}
-            </text>
-          </g>
-        ))}
-        {xticks.map((t, i) => (
-          <text key={t} x={x(t)} y={height - 6} fontSize="10" textAnchor={i === 0 ? "start" : i === xticks.length - 1 ? "end" : "middle"} fill="#7b8694">
-            {timeLabel(t)}
-          </text>
-        ))}
-        {series.flatMap((s) =>
-          splitAtGaps(s.points, gapMs).map((run, i) =>
-            run.length === 1 ? (
-              <circle key={`${s.name}-${i}`} cx={x(run[0].t)} cy={y(run[0].v)} r={3} fill={s.color} />
-            ) : (
-              <polyline
-                key={`${s.name}-${i}`}
-                fill="none"
-                stroke={s.color}
-                strokeWidth={2}
-                vectorEffect="non-scaling-stroke"
-                points={run.map((p) => `${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ")}
-              />
-            ),
-          ),
+    <div className="line-chart" data-testid="line-chart">
+      <div className="chart-hint muted">
+        {isZoomed ? (
+          <button className="btn small" onClick={reset} data-testid="chart-reset-zoom">
+            Reset zoom
+          </button>
+        ) : (
+          "drag across the chart to zoom"
         )}
-        {hoverT !== null && <line x1={x(hoverT)} x2={x(hoverT)} y1={m.t} y2={height - m.b} stroke="#9aa5b1" strokeDasharray="3 3" />}
-      </svg>
+      </div>
+      <div ref={box} data-testid="line-chart-plot" />
     </div>
   );
 }

@@ -19,3 +19,27 @@ export function splitAtGaps(points: Point[], gapMs: number): Point[][] {
   }
   return runs;
 }
+
+/** Columns for a chart library: x in seconds, then one column per series (null: no value). */
+export type Aligned = [number[], ...(number | null)[][]];
+
+/**
+ * Put series sampled at their own times on one x axis (the union of their
+ * times), and mark a break wherever a series' consecutive points are more than
+ * `gapMs` apart: a null just after the earlier point, so the line stops there
+ * (as `splitAtGaps` does for one series).
+ */
+export function alignSeries(series: { points: Point[] }[], gapMs: number): Aligned {
+  const breaks = new Set<number>();
+  for (const s of series) {
+    for (const [i, run] of splitAtGaps(s.points, gapMs).entries()) {
+      if (i > 0) breaks.add(run[0].t - 1);
+    }
+  }
+  const times = [...new Set([...series.flatMap((s) => s.points.map((p) => p.t)), ...breaks])].sort((a, b) => a - b);
+  const columns = series.map((s) => {
+    const at = new Map(s.points.map((p) => [p.t, p.v]));
+    return times.map((t) => (breaks.has(t) ? null : (at.get(t) ?? null)));
+  });
+  return [times.map((t) => t / 1000), ...columns];
+}
