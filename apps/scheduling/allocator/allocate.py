@@ -463,9 +463,20 @@ class _Pass:
             return found
         limit = self.lookahead_chips
         options: list[ChipState] = []
+        spares: list[ChipState] = []
+        at = self.upcoming_at[r.id] + 1
+        upcoming = t.upcoming[at : at + self.policy.lookahead] if limit > 1 else ()
         for bucket in t.buckets.values():
             options.extend(
-                bucket.candidates(shape, self.states, r.excluded_chips, limit)
+                bucket.candidates(
+                    shape,
+                    self.states,
+                    r.excluded_chips,
+                    limit,
+                    spares,
+                    # enough of each kind for every upcoming request
+                    len(upcoming),
+                )
             )
         if not options:
             self.no_fit[key] = len(self.improved)
@@ -475,13 +486,28 @@ class _Pass:
             del options[limit:]
         if len(options) == 1:
             return options[0]
-        at = self.upcoming_at[r.id] + 1
-        upcoming = t.upcoming[at : at + self.policy.lookahead]
+        # The upcoming requests may also land where this one does not fit (a
+        # vir05 on a chip with 8 GB left): that room counts in the simulation.
+        for other in dict.fromkeys(upcoming):
+            if other == shape:
+                continue
+            for bucket in t.buckets.values():
+                spares.extend(
+                    bucket.candidates(
+                        other, self.states, frozenset(), limit, spares, len(upcoming)
+                    )
+                )
+        kept = {st.chip.id for st in options}
+        room: dict[str, ChipState] = {}
+        for st in spares:
+            if st.chip.id not in kept:
+                room.setdefault(st.chip.id, st)
         choice = pick_with_lookahead(
             self.strategy,
             [(st.chip.id, st.total, st.used) for st in options],
             shape,
             upcoming,
+            spares=[(st.chip.id, st.total, st.used) for st in room.values()],
         )
         return options[choice]
 

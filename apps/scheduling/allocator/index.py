@@ -143,6 +143,8 @@ class Bucket:
         chips: Sequence[ChipState],
         excluded: frozenset[str],
         limit: int,
+        spares: list[ChipState] | None = None,
+        spares_per_option: int = 0,
     ) -> list[ChipState]:
         """The best chips of this bucket for the shape, in strategy order.
 
@@ -151,6 +153,10 @@ class Bucket:
             chips: All chip states, by index.
             excluded: Chip ids the request refuses.
             limit: How many chips to return at most.
+            spares: Filled with up to ``spares_per_option`` more fitting chips
+                of each returned chip's memory use: not choices of their own,
+                but room the look-ahead must count (four empty chips are not
+                one).
 
         Returns:
             Up to ``limit`` chips where the shape fits, each with a different
@@ -164,15 +170,25 @@ class Bucket:
             while at < hi:
                 group, signed = entries[at][0], entries[at][1]
                 end = bisect_left(entries, (group, signed + 1), at, hi)
+                taken = -1
                 for k in range(at, end):
                     st = chips[entries[k][3]]
                     if excluded and st.chip.id in excluded:
                         continue
-                    if fits(st.total, st.used, shape):
+                    if not fits(st.total, st.used, shape):
+                        continue
+                    if taken < 0:
                         out.append(st)
-                        if len(out) == limit:
-                            return out
-                        break
+                        taken = 0
+                        if spares is None or not spares_per_option:
+                            break
+                    else:
+                        spares.append(st)
+                        taken += 1
+                        if taken == spares_per_option:
+                            break
+                if len(out) == limit:
+                    return out
                 at = end
         return out
 

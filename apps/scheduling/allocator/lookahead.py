@@ -4,7 +4,8 @@ Greedy "fullest chip first" can strand room that the next requests needed (two
 vir02 on one 310P leave 9239 MB, too little for a vir04; one on each chip fits
 two vir04 later). Before placing a request, the allocator takes the best few
 fitting chips (with distinct usage) and, for each, simulates the next few
-requests of the same chip type on just those chips with the plain strategy.
+requests of the same chip type on those chips and on enough spare chips of
+the same usage for every one of them (four empty chips are not one).
 The chip after which most of them fit wins; ties keep the strategy's order.
 
 The look-ahead only chooses *which* fitting chip takes the request, never
@@ -114,6 +115,7 @@ def pick_with_lookahead(
     options: Sequence[Option],
     shape: SliceShape,
     upcoming: Sequence[SliceShape],
+    spares: Sequence[Option] = (),
 ) -> int:
     """Choose which option takes the request.
 
@@ -122,6 +124,9 @@ def pick_with_lookahead(
         options: The fitting chips to choose from, best first by the strategy.
         shape: The request being placed (it fits every option).
         upcoming: Shapes of the next requests of the same chip type.
+        spares: More chips like the options (the same memory use): never the
+            choice, but the upcoming requests may land on them in the
+            simulation, as they may in the cluster.
 
     Returns:
         The index in ``options`` after which most upcoming requests fit; the
@@ -130,10 +135,11 @@ def pick_with_lookahead(
     if len(options) < 2 or not upcoming:
         return 0
     best, best_score = 0, -1
+    room = [*options, *spares]
     for first, (_, total, used) in enumerate(options):
-        trial = [u for _, _, u in options]
+        trial = [u for _, _, u in room]
         trial[first] = _add(used, booking(shape, total))
-        score = _simulate(strategy, options, trial, upcoming)
+        score = _simulate(strategy, room, trial, upcoming)
         if score > best_score:
             best, best_score = first, score
             if score == len(upcoming):

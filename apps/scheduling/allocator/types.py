@@ -173,7 +173,7 @@ class Policy:
 
     strategy: Strategy
     preemption: bool = True
-    lookahead: int = 6
+    lookahead: int = 12
     scheduler_picks_chip: bool = False
     place_unguaranteed: bool = True
 
