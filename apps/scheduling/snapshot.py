@@ -70,9 +70,9 @@ class Snapshot:
     chip_rows: dict[int, tuple[str, str]] = field(default_factory=dict)
     # Chip pk → how people know it (UUID and index), for reasons.
     chip_labels: dict[int, str] = field(default_factory=dict)
-    #: Allocator chip id → the memory of each reservation on it whose pod is
-    #: not bound yet (no Slice): Volcano may still bind it to any chip of the node.
-    unbound: dict[str, list[int]] = field(default_factory=dict)
+    #: Allocator chip id → (memory, AICore) of each reservation on it whose pod
+    #: is not bound yet (no Slice): Volcano may still bind it to any chip of the node.
+    unbound: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
 
 
 def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
@@ -228,7 +228,9 @@ def build_snapshot(
         if (r["request__namespace"], r["request__pod_name"]) in with_slice:
             continue
         _add(used[r["chip_id"]], r["memory"], r["aicore"], r["aicpu"])
-        snap.unbound.setdefault(str(r["chip_id"]), []).append(r["memory"])
+        snap.unbound.setdefault(str(r["chip_id"]), []).append(
+            (r["memory"], r["aicore"] or 0)
+        )
         _add(
             queue_used[(r["request__queue__name"], word_of[r["chip_id"]])], r["memory"]
         )

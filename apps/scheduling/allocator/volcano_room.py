@@ -11,9 +11,9 @@ under every chip choice Volcano may make.
 :func:`places_all` answers it exactly: the pods sent to a node and not bound
 yet are all placed, in whatever order and onto whatever fitting chips Volcano
 takes them, unless some of them can be put on the chips so that another
-fits on none. Volcano's fit is a free slot and the memory (it checks no
-health and no AICore/AICPU), and a pod once bound stays where it is (the
-chips' free room is what the bound pods leave).
+fits on none. Volcano's fit is a free slot, the memory and the AICore
+(scheduler-behaviour.md; it checks no health and no AICPU), and a pod once
+bound stays where it is (the chips' free room is what the bound pods leave).
 
 :func:`allocate_for_volcano` runs ``allocate`` and keeps only placements that
 keep their node safe; a request that would not is tried again without that
@@ -46,36 +46,51 @@ Load = tuple[int, ...]
 
 @dataclass(frozen=True, slots=True)
 class ChipRoom:
-    """A chip's free room as Volcano counts it: what its bound pods leave."""
+    """A chip's free room as Volcano counts it: what its bound pods leave.
+
+    ``ai_core`` 0 means the chip reports no AICore (then it is not counted).
+    """
 
     slots: int
     memory: int
+    ai_core: int = 0
 
 
-def places_all(chips: Sequence[ChipRoom], pods: Iterable[int]) -> bool:
+#: A pod as Volcano fits it: memory (MB) and AICore. A bare int is memory only.
+PodSize = tuple[int, int]
+
+
+def _size(pod: int | PodSize) -> PodSize:
+    return (pod, 0) if isinstance(pod, int) else pod
+
+
+def places_all(chips: Sequence[ChipRoom], pods: Iterable[int | PodSize]) -> bool:
     """Tell whether Volcano places every pod whatever chips it picks.
 
     Args:
         chips: The node's chips of the pods' type (free room of each).
-        pods: The memory (MB) of each pod sent to the node and not bound yet.
+        pods: Each pod sent to the node and not bound yet: its memory (MB),
+            or its (memory, AICore).
 
     Returns:
         True when no order and no choice of fitting chips leaves a pod with
         no chip that fits it.
     """
-    sizes = Counter(pods)
-    for memory in sizes:
+    sizes = Counter(_size(p) for p in pods)
+    for size in sizes:
         others = sizes.copy()
-        others[memory] -= 1
-        if _can_block(chips, others, memory):
+        others[size] -= 1
+        if _can_block(chips, others, size):
             return False
     return True
 
 
-def _can_block(chips: Sequence[ChipRoom], others: Counter[int], memory: int) -> bool:
-    """Can some of ``others`` be placed so that no chip fits ``memory`` any more?
+def _can_block(
+    chips: Sequence[ChipRoom], others: Counter[PodSize], pod: PodSize
+) -> bool:
+    """Can some of ``others`` be placed so that no chip fits ``pod`` any more?
 
-    Each chip needs a load that fits it and after which ``memory`` does not;
+    Each chip needs a load that fits it and after which ``pod`` does not;
     only the smallest such loads matter (a subset of a load that fits, fits).
     Loads are counts per pod size; the chips are combined one at a time,
     keeping the smallest totals that do not use more pods than there are.
@@ -84,7 +99,7 @@ def _can_block(chips: Sequence[ChipRoom], others: Counter[int], memory: int) -> 
     available = tuple(others[size] for size in kinds)
     frontier: set[Load] = {tuple(0 for _ in kinds)}
     for chip in chips:
-        loads = _smallest_blocking_loads(chip, kinds, available, memory)
+        loads = _smallest_blocking_loads(chip, kinds, available, pod)
         totals = (_add(used, load) for used in frontier for load in loads)
         frontier = _smallest({t for t in totals if all(map(int.__le__, t, available))})
         if not frontier:
@@ -97,31 +112,46 @@ def _add(a: Load, b: Load) -> Load:
 
 
 def _smallest_blocking_loads(
-    chip: ChipRoom, kinds: Sequence[int], available: Load, memory: int
+    chip: ChipRoom, kinds: Sequence[PodSize], available: Load, pod: PodSize
 ) -> set[Load]:
     """The smallest loads (counts per size in ``kinds``) that fit ``chip`` and
-    leave no room for a pod of ``memory``; the empty load when it has none."""
+    leave no room for ``pod``; the empty load when it has none."""
+    counts_cores = chip.ai_core > 0
 
-    def blocked(slots: int, used: int) -> bool:
-        return slots >= chip.slots or chip.memory - used < memory
+    def blocked(slots: int, memory: int, cores: int) -> bool:
+        return (
+            slots >= chip.slots
+            or chip.memory - memory < pod[0]
+            or (counts_cores and chip.ai_core - cores < pod[1])
+        )
 
     found: set[Load] = set()
 
-    def extend(load: Load, slots: int, used: int) -> None:
+    def extend(load: Load, slots: int, memory: int, cores: int) -> None:
         # Counts are chosen size by size; a load that blocks is not grown.
-        if blocked(slots, used):
+        if blocked(slots, memory, cores):
             found.add(load + (0,) * (len(kinds) - len(load)))
             return
         if len(load) == len(kinds):
             return
-        size = kinds[len(load)]
+        size_memory, size_cores = kinds[len(load)]
         most = min(
-            available[len(load)], chip.slots - slots, (chip.memory - used) // size
+            available[len(load)],
+            chip.slots - slots,
+            (chip.memory - memory) // size_memory if size_memory else chip.slots,
+            (chip.ai_core - cores) // size_cores
+            if counts_cores and size_cores
+            else chip.slots,
         )
         for count in range(most + 1):
-            extend((*load, count), slots + count, used + count * size)
+            extend(
+                (*load, count),
+                slots + count,
+                memory + count * size_memory,
+                cores + count * size_cores,
+            )
 
-    extend((), 0, 0)
+    extend((), 0, 0, 0)
     return _smallest(found)
 
 
@@ -142,7 +172,7 @@ def allocate_for_volcano(
     chips: Iterable[Chip],
     rules: Iterable[ChipTypeRules],
     *,
-    unbound: Mapping[str, Sequence[int]] | None = None,
+    unbound: Mapping[str, Sequence[int | PodSize]] | None = None,
     **options: Any,
 ) -> AllocationResult:
     """``allocate``, keeping only placements Volcano places whatever it picks.
@@ -152,9 +182,10 @@ def allocate_for_volcano(
     Args:
         requests, chips, rules: As ``allocate`` (chip usage includes the pods
             not bound yet).
-        unbound: Per chip id, the memory of each pod the portal sent (or
-            booked) there that is not bound yet: its booking is in the chip's
-            usage, but Volcano may bind it to any fitting chip of the node.
+        unbound: Per chip id, the (memory, AICore) of each pod the portal
+            sent (or booked) there that is not bound yet (a bare int: memory
+            only): its booking is in the chip's usage, but Volcano may bind it
+            to any fitting chip of the node.
         **options: ``allocate``'s keyword arguments (policy, quotas, running,
             now_s).
 
@@ -185,16 +216,17 @@ def allocate_for_volcano(
     avoided: dict[str, set[str]] = defaultdict(set)  # request id → nodes
 
     def unsafe(result: AllocationResult) -> list[Placement]:
-        sent: dict[tuple[str, str], list[int]] = {
-            key: [m for c in members for m in unbound.get(c.id, ())]
+        sent: dict[tuple[str, str], list[PodSize]] = {
+            key: [_size(p) for c in members for p in unbound.get(c.id, ())]
             for key, members in node_chips.items()
         }
         found = []
         for placement in result.placements:
             key = (placement.node, by_id[placement.chip_id].common_word)
             rooms = [_room(c, unbound.get(c.id, ())) for c in node_chips[key]]
-            if places_all(rooms, [*sent[key], placement.memory]):
-                sent[key].append(placement.memory)
+            size = (placement.memory, placement.ai_core)
+            if places_all(rooms, [*sent[key], size]):
+                sent[key].append(size)
             else:
                 found.append(placement)
         return found
@@ -223,10 +255,14 @@ def allocate_for_volcano(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _room(chip: Chip, unbound: Sequence[int]) -> ChipRoom:
+def _room(chip: Chip, unbound: Sequence[int | PodSize]) -> ChipRoom:
+    sizes = [_size(p) for p in unbound]
     return ChipRoom(
-        slots=chip.slots - (chip.slots_used - len(unbound)),
-        memory=chip.memory - (chip.memory_used - sum(unbound)),
+        slots=chip.slots - (chip.slots_used - len(sizes)),
+        memory=chip.memory - (chip.memory_used - sum(m for m, _ in sizes)),
+        ai_core=chip.ai_core - (chip.ai_core_used - sum(c for _, c in sizes))
+        if chip.ai_core
+        else 0,
     )
 
 

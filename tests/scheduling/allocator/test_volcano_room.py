@@ -36,24 +36,38 @@ VOLCANO = Policy(Strategy.BINPACK, scheduler_picks_chip=True)
 P310 = ChipRoom(slots=7, memory=21527)
 
 
-def strands_one(chips: tuple[ChipRoom, ...], pods: tuple[int, ...]) -> bool:
-    """Brute force: some order and chip choices leave a pod with no chip."""
+def strands_one(chips: tuple[ChipRoom, ...], pods: tuple) -> bool:
+    """Brute force: some order and chip choices leave a pod with no chip.
+
+    A pod is its memory or its (memory, AICore); a chip's AICore of 0 is not
+    counted (it reports none)."""
+    sizes = tuple(sorted((p, 0) if isinstance(p, int) else p for p in pods))
 
     @cache
-    def bad(rooms: tuple[tuple[int, int], ...], left: tuple[int, ...]) -> bool:
-        for i, memory in enumerate(left):
-            fitting = [j for j, (s, m) in enumerate(rooms) if s >= 1 and m >= memory]
+    def bad(rooms: tuple[tuple[int, int, int, bool], ...], left: tuple) -> bool:
+        for i, (memory, cores) in enumerate(left):
+            fitting = [
+                j
+                for j, (s, m, c, counted) in enumerate(rooms)
+                if s >= 1 and m >= memory and (not counted or c >= cores)
+            ]
             if not fitting:
                 return True
             rest = left[:i] + left[i + 1 :]
             for j in fitting:
-                s, m = rooms[j]
-                after = (*rooms[:j], (s - 1, m - memory), *rooms[j + 1 :])
+                s, m, c, counted = rooms[j]
+                after = (
+                    *rooms[:j],
+                    (s - 1, m - memory, c - cores, counted),
+                    *rooms[j + 1 :],
+                )
                 if bad(after, rest):
                     return True
         return False
 
-    return bad(tuple((c.slots, c.memory) for c in chips), tuple(sorted(pods)))
+    return bad(
+        tuple((c.slots, c.memory, c.ai_core, c.ai_core > 0) for c in chips), sizes
+    )
 
 
 def test_seven_vir01_a_chip_whatever_volcano_picks():
@@ -86,6 +100,40 @@ rooms = st.builds(
     pods=st.lists(st.sampled_from([1, 2, 3, 4]), min_size=1, max_size=6),
 )
 def test_places_all_agrees_with_every_order_and_chip_choice(chips, pods):
+    assert places_all(chips, pods) == (not strands_one(tuple(chips), tuple(pods)))
+
+
+def test_volcano_counts_aicore_too():
+    # two 910B4-like chips: two 10-core pods put one on each chip leave 10
+    # cores on both, and a 15-core pod then fits neither (memory alone: safe)
+    chip = ChipRoom(slots=4, memory=32768, ai_core=20)
+    pods = [(8192, 10), (8192, 10), (16384, 15)]
+    assert places_all([chip, chip], [memory for memory, _ in pods])
+    assert not places_all([chip, chip], pods)
+    assert strands_one((chip, chip), tuple(pods))
+    assert places_all([chip, chip], [(8192, 10), (8192, 10), (16384, 10)])
+    # a chip that reports no AICore is not counted for it
+    assert places_all([ChipRoom(slots=4, memory=32768)] * 2, pods)
+
+
+cored = st.builds(
+    ChipRoom,
+    slots=st.integers(0, 3),
+    memory=st.sampled_from([0, 4, 8, 9]),
+    ai_core=st.sampled_from([0, 3, 5]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    chips=st.lists(cored, min_size=1, max_size=3),
+    pods=st.lists(
+        st.tuples(st.sampled_from([1, 2, 4]), st.sampled_from([0, 1, 2, 3])),
+        min_size=1,
+        max_size=5,
+    ),
+)
+def test_places_all_with_aicore_agrees_with_every_order_and_chip_choice(chips, pods):
     assert places_all(chips, pods) == (not strands_one(tuple(chips), tuple(pods)))
 
 
