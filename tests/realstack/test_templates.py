@@ -306,3 +306,45 @@ def _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, name: str) -> int:
     found = kube_core.read_namespaced_pod(name, "default")
     allocated = found.metadata.annotations["hami.io/Ascend310P-devices-allocated"]
     return int(allocated.split(",")[2])
+
+
+def test_equal_templates_tie_as_volcano_breaks_it(
+    kube_stack, kube_core, real_cluster, admin_user, restored_device_config, cleanup
+):
+    """Two 310P templates of 6144 MB, the new one first in the file: the real
+    Volcano (Go's sort.Slice, file order for ties) hands out the first, and the
+    portal's fit answer names that one, not the one first by name."""
+    tied = guide_data.DEVICE_CONFIG_YAML.replace(
+        "  - name: vir02\n",
+        "  - name: vir02x\n    memory: 6144\n    aiCore: 2\n    aiCPU: 2\n"
+        "  - name: vir02\n",
+        1,
+    )
+    assert tied != guide_data.DEVICE_CONFIG_YAML
+    _set_data(kube_stack, {KEY: tied})
+    sync_once(real_cluster)
+    restarts = kube_stack.supervisor.scheduler_restarts
+    publishing.workload_restart(
+        cluster=real_cluster, component="volcano-scheduler", actor=admin_user
+    )
+
+    def loaded() -> bool:
+        config_loaded_refresh(real_cluster)
+        return (
+            kube_stack.supervisor.scheduler_restarts > restarts
+            and not config_in_effect(real_cluster).pending_restart
+        )
+
+    wait_for(loaded, "Volcano restarted on the tied config", timeout=90, interval=1)
+    fit = selectors.template_fit_answer(
+        real_cluster, common_word="Ascend310P", memory=5000
+    )
+    assert (fit["template"], fit["memory"]) == ("vir02x", 6144)
+
+    cleanup.append(("default", "tpl-tied"))
+    pod = slice_pod("tpl-tied", "Ascend310P", 5000)
+    kube_stack.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+    wait_running(kube_stack, [("default", "tpl-tied")], timeout=60)
+    found = kube_core.read_namespaced_pod("tpl-tied", "default")
+    (runtime,) = json.loads(found.metadata.annotations["huawei.com/Ascend310P"])
+    assert runtime["temp"] == fit["template"]
