@@ -367,6 +367,7 @@ def _proposal(
         victims=victims,
         max_victim_priority=planned.max_victim_priority,
         lost_seconds=round(planned.lost_seconds, 1),
+        caveat=_caveat_text(planned.caveat, snap),
         progress="waiting for an admin's decision",
     )
     if existing is not None:

@@ -218,6 +218,9 @@ class PreemptionProposal(models.Model):
     # set before the taint is written and cleared after it is removed, so a
     # crash in between leaves a hold that reconciliation still releases.
     held_node = models.CharField(max_length=253, blank=True)
+    # What is not guaranteed once the victims are gone (the scheduler picks the
+    # node's chip itself: apps.inventory.scheduler); empty: nothing.
+    caveat = models.TextField(blank=True)
     auto_approved = models.BooleanField(default=False)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,

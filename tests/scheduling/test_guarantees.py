@@ -11,7 +11,7 @@ import pytest
 
 from apps.inventory.choices import SchedulerSetting
 from apps.scheduling.choices import RequestState
-from apps.scheduling.models import Reservation
+from apps.scheduling.models import PreemptionProposal, Reservation
 from apps.scheduling.services import allocation_create
 from tests.scheduling.helpers import run_pass
 
@@ -95,3 +95,28 @@ def test_under_hamis_scheduler_the_pin_holds_and_nothing_is_caveated(
     assert request.state == RequestState.ADMITTED
     assert request.chip_uuid == good.uuid
     assert "not guaranteed" not in request.reason
+
+
+def test_under_volcano_a_proposal_says_what_is_not_guaranteed(
+    world, operator, admin_client_api, fake_ops
+):
+    # n1: chip a full (the vir04 is the cheapest victim), chip b unhealthy and
+    # empty: once the vir04 is gone, Volcano may bind the request's pod to b
+    full, sick = world.chips("Ascend310P", 2, node="n1")
+    sick.healthy = False
+    sick.save()
+    world.slice(full, "big", "vir04", priority=100)
+    world.slice(full, "mid", "vir02", priority=1000)
+    world.slice(full, "small", "vir01", priority=1000)
+    world.request(operator, template="vir04", memory=None, priority="inference-high")
+    run_pass(world.cluster)
+
+    proposal = PreemptionProposal.objects.get()
+    assert proposal.chip_id == full.pk
+    caveat = (
+        "not guaranteed: Volcano picks the chip on node n1 and may pick "
+        f"chip {sick.uuid} (index {sick.index}), which is unhealthy"
+    )
+    assert proposal.caveat == caveat
+    shown = admin_client_api.get(f"/api/preemptions/{proposal.pk}/").json()
+    assert shown["caveat"] == caveat

@@ -372,18 +372,32 @@ class _Pass:
             r.common_word, t.cordoned, t.unhealthy, excluded
         )
 
-    def _caveat(self, r: Request, shape: SliceShape, st: ChipState) -> str | None:
+    def _caveat(
+        self,
+        r: Request,
+        shape: SliceShape,
+        st: ChipState,
+        *,
+        future: bool = False,
+        chosen: Resources | None = None,
+    ) -> str | None:
         """What is not guaranteed if the pod is steered to ``st``'s node.
 
         None when the scheduler honours the chip, or when every chip of the
         node it could pick for the shape (by its own count: no health, no
-        AICPU, no pin, no exclusions) keeps the portal's promises.
+        AICPU, no pin, no exclusions) keeps the portal's promises. ``future``:
+        once the slices leaving (terminating pods, earlier proposals' victims)
+        are gone, as a proposal's request will be placed; ``chosen`` is then
+        ``st``'s own usage without this proposal's victims.
         """
         if not self.policy.scheduler_picks_chip:
             return None
         hazards = []
         for other in self.on_node[(st.chip.node, st.chip.common_word)]:
-            if not scheduler_fits(other.total, other.used, shape):
+            used = other.future if future else other.used
+            if chosen is not None and other is st:
+                used = chosen
+            if not scheduler_fits(other.total, used, shape):
                 continue
             if not other.chip.healthy:
                 why = "is unhealthy"
@@ -391,8 +405,8 @@ class _Pass:
                 why = "is cordoned"
             elif other.chip.id in r.excluded_chips:
                 why = "the request excludes"
-            elif not fits(other.total, other.used, shape):
-                free = other.total.ai_cpu - other.used.ai_cpu
+            elif not fits(other.total, used, shape):
+                free = other.total.ai_cpu - used.ai_cpu
                 why = f"has {free} AICPU free, not {booking(shape, other.total).ai_cpu}"
             else:
                 continue
@@ -674,6 +688,12 @@ class _Pass:
                     victim_quota.release(s.memory, 1)
         self.claimed.update(chosen)
         book = booking(shape, st.total)
+        # Once the victims are gone, before the request's own booking: which
+        # chips of the node the scheduler could then pick for it.
+        after_victims = Resources(
+            *(u - f for u, f in zip(st.future, freed, strict=True))
+        )
+        caveat = self._caveat(r, shape, st, future=True, chosen=after_victims)
         future = Resources(
             *(u - f + b for u, f, b in zip(st.future, freed, book, strict=True))
         )
@@ -694,6 +714,7 @@ class _Pass:
             memory=book.memory,
             ai_core=book.ai_core,
             ai_cpu=book.ai_cpu,
+            caveat=caveat,
         )
 
     def _reoffer(self, st: ChipState) -> None:

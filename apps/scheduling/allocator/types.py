@@ -201,6 +201,8 @@ class PreemptionProposal:
     """Evict ``victims`` (running slice ids) from ``chip_id`` to place the request.
 
     ``lost_seconds`` is the running time the victims lose, measured at ``now_s``.
+    ``caveat`` says what is not guaranteed once they are gone (the scheduler
+    picks the chip of the node itself: ``Policy.scheduler_picks_chip``).
     """
 
     request_id: str
@@ -213,6 +215,7 @@ class PreemptionProposal:
     memory: int
     ai_core: int
     ai_cpu: int
+    caveat: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

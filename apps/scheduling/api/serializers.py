@@ -400,6 +400,7 @@ class PreemptionProposalSerializer(serializers.ModelSerializer):
             "max_victim_priority",
             "lost_seconds",
             "crosses_queues",
+            "caveat",
             "state",
             "reason",
             "progress",

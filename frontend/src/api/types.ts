@@ -587,6 +587,8 @@ export interface PreemptionProposal {
   max_victim_priority: number;
   /** Queues of victims outside the request's queue (Volcano's own preempt never crosses them). */
   crosses_queues: string[];
+  /** what is not guaranteed once the victims are gone (empty: nothing) */
+  caveat: string;
   auto_approved: boolean;
   progress: string;
   reason: string;

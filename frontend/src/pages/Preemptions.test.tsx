@@ -35,6 +35,7 @@ const proposal: PreemptionProposal = {
   lost_seconds: 3720,
   max_victim_priority: 0,
   crosses_queues: ["batch"],
+  caveat: "",
   auto_approved: false,
   progress: "",
   reason: "",
@@ -48,8 +49,8 @@ afterEach(() => {
   vi.unstubAllGlobals();
 });
 
-function renderPage(role: Role) {
-  const body: Page<PreemptionProposal> = { count: 1, next: null, previous: null, results: [proposal] };
+function renderPage(role: Role, shown: PreemptionProposal = proposal) {
+  const body: Page<PreemptionProposal> = { count: 1, next: null, previous: null, results: [shown] };
   vi.stubGlobal("fetch", vi.fn(async () => new Response(JSON.stringify(body), { status: 200 })));
   const me: Me = { username: "u", role } as Me;
   const session = { me, logout: async () => {}, can: (n: Role) => allows(role, n) };
@@ -76,6 +77,16 @@ describe("PreemptionsPage", () => {
     renderPage("admin");
     await screen.findByTestId("proposal-7");
     expect(screen.getByTestId("crosses-7").textContent).toContain("victims in batch");
+  });
+  it("says what is not guaranteed once the victims are gone, and nothing when all is", async () => {
+    renderPage("admin", { ...proposal, caveat: "not guaranteed: Volcano picks the chip on node node-a and may pick chip 5, which is unhealthy" });
+    const caveat = await screen.findByTestId("caveat-7");
+    expect(caveat.textContent).toContain("not guaranteed");
+    expect(caveat.textContent).toContain("may pick chip 5, which is unhealthy");
+    cleanup();
+    renderPage("admin");
+    await screen.findByTestId("proposal-7");
+    expect(screen.queryByTestId("caveat-7")).toBeNull();
   });
   it("shows no buttons to operators", async () => {
     renderPage("operator");

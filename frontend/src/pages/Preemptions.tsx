@@ -211,6 +211,14 @@ export function PreemptionsPage() {
                           <span className="muted">victims in {p.crosses_queues.join(", ")}</span>
                         </div>
                       )}
+                      {p.caveat && (
+                        <div data-testid={`caveat-${p.id}`}>
+                          <Badge kind="warn" title="the scheduler picks the chip within the node itself">
+                            not guaranteed
+                          </Badge>{" "}
+                          <span className="muted">{p.caveat.replace(/^not guaranteed: /, "")}</span>
+                        </div>
+                      )}
                     </td>
                     <td className="num">{lostTime(p.lost_seconds)}</td>
                     <td className="nowrap" title={dateTime(p.created_at)}>

@@ -14,6 +14,7 @@ from tests.scheduling.allocator.builders import (
     chip,
     placement_of,
     req,
+    slice_,
     waiting_of,
 )
 
@@ -122,3 +123,35 @@ def test_earlier_placements_in_the_pass_fill_the_node_before_the_caveat() -> Non
     assert placement_of(result, "r1").caveat is None
     assert placement_of(result, "r2").node == "n1"
     assert "chip b" in (placement_of(result, "r2").caveat or "")
+
+
+def test_a_proposal_says_what_is_not_guaranteed_once_its_victims_are_gone() -> None:
+    # n1: chip a full of priority-0 slices, chip b unhealthy and empty: after
+    # the eviction Volcano may bind the request's pod to b
+    full = ("vir04", "vir02", "vir01")
+    chips = [chip("a", node="n1", slices=full), chip("b", node="n1", healthy=False)]
+    running = [slice_(f"a-{name}", "a", name) for name in full]
+    request = [req("r", 3072, priority=9)]
+
+    volcano = allocate(request, chips, RULES, policy=VOLCANO, running=running)
+    (proposal,) = volcano.proposals
+    assert (proposal.chip_id, proposal.victims) == ("a", ("a-vir01",))
+    assert proposal.caveat == (
+        "not guaranteed: Volcano picks the chip on node n1 and may pick "
+        "chip b, which is unhealthy"
+    )
+    # HAMi's scheduler binds the pod to the freed chip: nothing to say
+    hami = allocate(request, chips, RULES, policy=BINPACK, running=running)
+    (proposal,) = hami.proposals
+    assert proposal.caveat is None
+
+
+def test_a_proposal_on_a_node_whose_chips_all_keep_the_promises_has_no_caveat() -> None:
+    full = ("vir04", "vir02", "vir01")
+    chips = [chip("a", node="n1", slices=full), chip("b", node="n1", slices=full)]
+    running = [slice_(f"{c}-{name}", c, name) for c in "ab" for name in full]
+    result = allocate(
+        [req("r", 3072, priority=9)], chips, RULES, policy=VOLCANO, running=running
+    )
+    (proposal,) = result.proposals
+    assert proposal.caveat is None
