@@ -85,14 +85,22 @@ def _first_seen(cluster: Cluster) -> DeviceConfigVersion | None:
 
 
 @lru_cache(maxsize=64)
-def _chip_types_of(text: str) -> tuple[ChipTypeSpec, ...]:
-    # A version's text never changes, so its parse is kept (the scheduling
-    # pass reads it every few seconds).
+def _chip_types_of(text: str) -> tuple[ChipTypeSpec, ...] | str:
+    """The chip types of a version's text, or why it does not parse.
+
+    A version's text never changes, so its parse is kept (the scheduling
+    pass reads it every few seconds).
+    """
     try:
         return tuple(parse_device_config(text).chip_types())
     except DeviceConfigError as error:
-        log.warning("a stored device-config version does not parse: %s", error)
-        return ()
+        return str(error)
+
+
+def version_chip_types(version: DeviceConfigVersion) -> tuple[ChipTypeSpec, ...]:
+    """The chip types of a stored version (none when its text does not parse)."""
+    found = _chip_types_of(version.text)
+    return () if isinstance(found, str) else found
 
 
 @dataclass(frozen=True)
@@ -126,41 +134,46 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
     """The device config the cluster's scheduler places by (see the module doc)."""
     published = changing_versions(cluster).first() or _first_seen(cluster)
     if published is None:
-        return _from_rows(cluster)
-    if cluster.config_loaded_at is None:
-        return ConfigInEffect(
-            version=published.number,
-            published=published.number,
-            pending_restart=False,
-            loaded_by=cluster.config_loaded_by,
-            loaded_at=None,
-            why="when the scheduler started is not known yet; the published "
-            "version is assumed",
-            chip_types=_chip_types_of(published.text),
+        return _from_rows(
+            cluster,
+            "no live device config has been seen yet; the portal's templates are used",
         )
-    loaded = loaded_version(cluster, cluster.config_loaded_at) or published
-    pending = loaded.number < published.number
-    why = (
-        f"{cluster.config_loaded_by} started before v{published.number} was "
-        f"published and still places by v{loaded.number}; restart it to use "
-        f"v{published.number}"
-        if pending
-        else f"{cluster.config_loaded_by} loaded v{loaded.number} when it started"
-    )
+    if cluster.config_loaded_at is None:
+        loaded = published
+        why = "when the scheduler started is not known yet; the published version is assumed"
+    else:
+        loaded = loaded_version(cluster, cluster.config_loaded_at) or published
+        why = (
+            f"{cluster.config_loaded_by} started before v{published.number} was "
+            f"published and still places by v{loaded.number}; restart it to use "
+            f"v{published.number}"
+            if loaded.number < published.number
+            else f"{cluster.config_loaded_by} loaded v{loaded.number} when it started"
+        )
+    chip_types = _chip_types_of(loaded.text)
+    if isinstance(chip_types, str):
+        # A stored text the portal cannot read (recorded by an older release,
+        # or hand-written): its own templates, said plainly, rather than none.
+        log.warning("device-config v%s does not parse: %s", loaded.number, chip_types)
+        return _from_rows(
+            cluster,
+            f"v{loaded.number} does not parse ({chip_types}); the portal's templates "
+            "are used",
+        )
     return ConfigInEffect(
         version=loaded.number,
         published=published.number,
-        pending_restart=pending,
+        pending_restart=loaded.number < published.number,
         loaded_by=cluster.config_loaded_by,
         loaded_at=cluster.config_loaded_at,
         why=why,
-        chip_types=_chip_types_of(loaded.text),
+        chip_types=chip_types,
     )
 
 
-def _from_rows(cluster: Cluster) -> ConfigInEffect:
-    """No live version seen (a cluster set up by import, or not synced yet): the
-    portal's rows, as the only config there is."""
+def _from_rows(cluster: Cluster, why: str) -> ConfigInEffect:
+    """No live version to read (a cluster set up by import, not synced yet, or a
+    stored text that does not parse): the portal's rows, as the only config."""
     from apps.inventory.selectors import chip_type_specs
 
     return ConfigInEffect(
@@ -169,7 +182,7 @@ def _from_rows(cluster: Cluster) -> ConfigInEffect:
         pending_restart=False,
         loaded_by="",
         loaded_at=None,
-        why="no live device config has been seen yet; the portal's templates are used",
+        why=why,
         chip_types=tuple(chip_type_specs(cluster)),
     )
 

@@ -19,7 +19,7 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
     render_device_config,
 )
-from apps.inventory.in_effect import config_in_effect
+from apps.inventory.in_effect import config_in_effect, version_chip_types
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -171,17 +171,13 @@ def template_fit_answer(
     effect = config_in_effect(cluster)
     now = _fit_by(cluster, effect.chip_types, common_word, memory, scheduler)
     after: FitResult | None = None
-    if effect.pending_restart:
-        latest = deviceconfig_changed_at(cluster)
-        if latest is not None:
-            published = tuple(parse_device_config(latest.text).chip_types())
-            if any(c.common_word == common_word for c in published):
-                candidate = fit_template(
-                    next(c for c in published if c.common_word == common_word),
-                    memory,
-                    scheduler=scheduler,
-                )
-                after = candidate if candidate != now else None
+    latest = deviceconfig_changed_at(cluster) if effect.pending_restart else None
+    if latest is not None:
+        published = version_chip_types(latest)
+        spec = next((c for c in published if c.common_word == common_word), None)
+        if spec is not None:
+            candidate = fit_template(spec, memory, scheduler=scheduler)
+            after = candidate if candidate != now else None
     return {
         **dataclasses.asdict(now),
         "config_version": effect.version,

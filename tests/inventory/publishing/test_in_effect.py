@@ -135,3 +135,24 @@ def test_after_a_publish_the_loaded_version_places_until_the_restart(
     assert {c["component"]: c["loaded_version"] for c in rows}[
         "volcano-scheduler"
     ] == published
+
+
+def test_a_stored_text_that_does_not_parse_falls_back_to_the_portals_templates(
+    guide_cluster,
+):
+    # an older release recorded a version this one cannot read
+    from apps.inventory.models import DeviceConfigVersion
+    from apps.inventory.selectors import chip_type_specs
+
+    DeviceConfigVersion.objects.create(
+        cluster=guide_cluster,
+        number=2,
+        text="vnpus:\n- chipName: 310P3\n",
+        shape="list",
+        source="observed",
+        sha256="0" * 64,
+    )
+    effect = config_in_effect(guide_cluster)
+    assert "v2 does not parse" in effect.why
+    assert effect.chip_types == tuple(chip_type_specs(guide_cluster))
+    assert _vir01(guide_cluster) == 3072
