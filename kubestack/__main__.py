@@ -22,12 +22,19 @@ def parser() -> argparse.ArgumentParser:
     )
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
     h = sub.add_parser(
-        "build-helm", help="build (or reuse) only helm, in its own cache folder"
+        "build-tools",
+        help="build (or reuse) only kubectl and helm, in their own cache folder",
     )
     h.add_argument("--force", action="store_true", help="rebuild even if cached")
-    sub.add_parser(
+    b2 = sub.add_parser(
         "bin",
-        help="print the folders of the built binaries and of helm, as a PATH (no build)",
+        help="print the folders of kubectl and helm and of the control plane, as a "
+        "PATH (no build)",
+    )
+    b2.add_argument(
+        "--planned",
+        action="store_true",
+        help="the folders the builds fill, built or not yet",
     )
     u = sub.add_parser("up", help="start the stack and a scenario; Ctrl-C stops it")
     u.add_argument(
@@ -48,11 +55,12 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.command == "build":
         return build.main(force=args.force)
-    if args.command == "build-helm":
+    if args.command == "build-tools":
         return build.main(force=args.force, control_plane=False)
     if args.command == "bin":
         try:
-            print(os.pathsep.join(str(folder) for folder in build.path_dirs()))
+            folders = build.path_dirs(planned=args.planned)
+            print(os.pathsep.join(str(folder) for folder in folders))
         except build.BuildError as error:
             print(f"kubestack: {error}", file=sys.stderr)
             return 1

@@ -29,7 +29,7 @@ from pathlib import Path
 from kubestack import versions
 
 GOMOD = Path(__file__).resolve().parent / "gomod"
-BUILD_FORMAT = "3"  # bump when the layout of a cache folder changes
+BUILD_FORMAT = "4"  # bump when the layout of a cache folder changes
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,6 @@ PARTS: tuple[Part, ...] = (
             # DaemonSet pods and the system Deployments are placed by the default
             # scheduler, as on a real cluster; Volcano places only its own pods.
             ("k8s.io/kubernetes/cmd/kube-scheduler", "kube-scheduler"),
-            ("k8s.io/kubernetes/cmd/kubectl", "kubectl"),
         ),
     ),
     Part(
@@ -68,9 +67,15 @@ PARTS: tuple[Part, ...] = (
 
 BINARIES = tuple(binary for part in PARTS for _, binary in part.commands)
 
-# helm is not part of the control plane: it has its own cache folder and key, so
-# adding or bumping it never rebuilds the control plane (and the reverse).
+# The tools the tests run (kubectl of the API server's version, helm) have their
+# own cache folder, built first: most tests need them, and only the real-stack
+# tests need the rest, which scripts/test.sh builds meanwhile. Bumping helm
+# never rebuilds the control plane (and the reverse).
 HELM = Part("helm", (("helm.sh/helm/v4/cmd/helm", "helm"),))
+TOOLS: tuple[Part, ...] = (
+    Part("kubernetes", (("k8s.io/kubernetes/cmd/kubectl", "kubectl"),)),
+    HELM,
+)
 
 
 class BuildError(RuntimeError):
@@ -120,62 +125,117 @@ def _hash_wrappers(digest: hashlib._Hash, names: tuple[str, ...]) -> None:
             digest.update(path.read_bytes())
 
 
-def helm_cache_root() -> Path:
-    """Where helm builds are kept: ``$HELM_BUILD_CACHE`` or ``~/.cache/vnpuportal/helm``."""
-    configured = os.environ.get("HELM_BUILD_CACHE")
+def tools_cache_root() -> Path:
+    """Where kubectl and helm are kept: ``$TOOLS_BUILD_CACHE`` or ``~/.cache/vnpuportal/tools``."""
+    configured = os.environ.get("TOOLS_BUILD_CACHE")
     if configured:
         return Path(configured).expanduser()
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "vnpuportal" / "helm"
+    return Path(base) / "vnpuportal" / "tools"
 
 
-def helm_cache_key(go: str) -> str:
-    """Hash of the helm wrapper module, the Go version and the build format."""
+def tools_cache_key(go: str) -> str:
+    """Hash of the tools' wrapper modules, the Go version and the build format."""
     digest = hashlib.sha256(BUILD_FORMAT.encode())
     digest.update(
         subprocess.run(
             [go, "version"], capture_output=True, text=True, check=True
         ).stdout.encode()
     )
-    _hash_wrappers(digest, (HELM.name,))
-    return f"helm-{versions.HELM}-{digest.hexdigest()[:12]}"
+    _hash_wrappers(digest, tuple(part.name for part in TOOLS))
+    return (
+        f"kubectl-{versions.KUBERNETES}-helm-{versions.HELM}-{digest.hexdigest()[:12]}"
+    )
 
 
-def helm_bin_dir(build: bool = False, quiet: bool = False) -> Path:
-    """The folder holding the cached ``helm``; builds it first when ``build``."""
+def tools_bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder holding the cached kubectl and helm; builds them first when ``build``."""
     go = go_binary()
-    target = helm_cache_root() / helm_cache_key(go)
-    if not (target / "bin" / "helm").is_file():
+    target = tools_cache_root() / tools_cache_key(go)
+    if not all((target / "bin" / binary).is_file() for binary in ("kubectl", "helm")):
         if not build:
             raise BuildError(
-                f"helm is not built for this version ({target.name}); "
-                "run: python -m kubestack build-helm (or build)"
+                f"kubectl and helm are not built for these versions ({target.name}); "
+                "run: python -m kubestack build-tools (or build)"
             )
         started = time.monotonic()
-        _say(quiet, f"==> building helm {versions.HELM} into {target}")
+        _say(
+            quiet,
+            f"==> building kubectl {versions.KUBERNETES} and helm {versions.HELM} into {target}",
+        )
         staging = target.with_name(target.name + f".partial-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "bin").mkdir(parents=True)
         try:
-            _build_part(go, HELM, staging / "bin", quiet)
+            for part in TOOLS:
+                _build_part(go, part, staging / "bin", quiet)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        _say(quiet, f"==> helm built in {time.monotonic() - started:.0f} s")
+        _say(quiet, f"==> kubectl and helm built in {time.monotonic() - started:.0f} s")
     return target / "bin"
 
 
-def path_dirs() -> list[Path]:
-    """The folders to put on PATH: the control plane's binaries, then helm."""
-    return [bin_dir(), helm_bin_dir()]
+def path_dirs(planned: bool = False) -> list[Path]:
+    """The folders to put on PATH: kubectl and helm, then the control plane.
+
+    ``planned``: the folders the builds will fill, whether they exist yet or
+    not (scripts/test.sh builds the control plane while the tests run).
+    """
+    if planned:
+        go = go_binary()
+        return [
+            tools_cache_root() / tools_cache_key(go) / "bin",
+            cache_root() / cache_key(go) / "bin",
+        ]
+    return [tools_bin_dir(), bin_dir()]
+
+
+def wait_for_background_build(timeout: float = 3600.0) -> None:
+    """Wait for the control plane's build that scripts/test.sh runs beside the tests.
+
+    ``$KUBESTACK_BUILD_RC`` names the file the build's exit status is written
+    to when it ends, ``$KUBESTACK_BUILD_LOG`` its output. Without them (a
+    build made beforehand) this returns at once.
+
+    Raises:
+        BuildError: The build failed (with the end of its log) or outlasted
+            ``timeout``.
+    """
+    rc_file = os.environ.get("KUBESTACK_BUILD_RC")
+    if not rc_file:
+        return
+    done, log = Path(rc_file), Path(os.environ.get("KUBESTACK_BUILD_LOG", ""))
+    started = time.monotonic()
+    announced = False
+    while not done.is_file() or not done.read_text().strip():
+        if not announced:
+            print(f"\n==> waiting for the control plane's build ({log})", flush=True)
+            announced = True
+        if time.monotonic() - started > timeout:
+            raise BuildError(
+                f"the control plane's build did not end in {timeout:.0f} s ({log})"
+            )
+        time.sleep(1)
+    if done.read_text().strip() != "0":
+        tail = log.read_text(errors="replace")[-4000:] if log.is_file() else ""
+        raise BuildError(f"the control plane's build failed ({log}):\n{tail}")
+    if announced:
+        print(
+            f"==> the control plane was built; waited {time.monotonic() - started:.0f} s",
+            flush=True,
+        )
 
 
 def bin_dir(build: bool = False, quiet: bool = False) -> Path:
     """The folder of the cached binaries; builds them first when ``build``."""
     go = go_binary()
     target = cache_root() / cache_key(go)
+    if not (target / "bin").is_dir() or not (target / "share").is_dir():
+        # scripts/test.sh may be building it beside the tests right now.
+        wait_for_background_build()
     if not (target / "bin").is_dir() or not (target / "share").is_dir():
         if not build:
             raise BuildError(
@@ -371,23 +431,22 @@ def _build_all(go: str, target: Path, quiet: bool) -> None:
 
 
 def main(force: bool = False, control_plane: bool = True) -> int:
-    """``python -m kubestack build`` (the control plane, then helm) or ``build-helm``.
+    """``python -m kubestack build`` (kubectl and helm, then the control plane)
+    or ``build-tools`` (kubectl and helm only).
 
     Each has its own cache folder, so a warm control plane costs nothing when
-    only helm is missing, and the reverse.
+    only the tools are missing, and the reverse.
     """
     try:
         go = go_binary()
         started = time.monotonic()
-        folders: list[Path] = []
-        if control_plane:
-            target = cache_root() / cache_key(go)
-            if force:
-                shutil.rmtree(target, ignore_errors=True)
-            folders.append(bin_dir(build=True))
         if force:
-            shutil.rmtree(helm_cache_root() / helm_cache_key(go), ignore_errors=True)
-        folders.append(helm_bin_dir(build=True))
+            shutil.rmtree(tools_cache_root() / tools_cache_key(go), ignore_errors=True)
+        folders = [tools_bin_dir(build=True)]
+        if control_plane:
+            if force:
+                shutil.rmtree(cache_root() / cache_key(go), ignore_errors=True)
+            folders.append(bin_dir(build=True))
     except BuildError as error:
         print(f"kubestack build: {error}", file=sys.stderr)
         return 1

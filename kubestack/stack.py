@@ -67,6 +67,7 @@ class KubeStack:
         self._progress = progress
         self.processes: dict[str, Process] = {}
         self.bin = build.bin_dir()
+        self.kubectl_path = build.tools_bin_dir() / "kubectl"
         self.share = build.share_dir()
         self.logs = self.workdir / "logs"
         self.pki: Pki | None = None
@@ -200,7 +201,7 @@ class KubeStack:
         """Run the built kubectl as admin."""
         done = subprocess.run(
             [
-                str(self.bin / "kubectl"),
+                str(self.kubectl_path),
                 "--kubeconfig",
                 str(self._admin_kubeconfig),
                 *args,

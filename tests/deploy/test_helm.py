@@ -3,7 +3,7 @@ against the plain manifests in deploy/ and the permission registry, and check th
 bad values are refused by values.schema.json.
 
 ``helm`` is the one kubestack builds from its Go module (``python -m kubestack
-build`` or ``build-helm``); without it these tests fail naming that command.
+build`` or ``build-tools``); without it these tests fail naming that command.
 """
 
 from __future__ import annotations
@@ -401,8 +401,9 @@ def test_the_schema_accepts_the_defaults_it_documents():
 # --- how helm is built -------------------------------------------------------------------
 
 
-def test_helm_has_its_own_cache_key(tmp_path, monkeypatch):
-    """Bumping helm never rebuilds the control plane, nor the reverse."""
+def test_kubectl_and_helm_have_their_own_cache_key(tmp_path, monkeypatch):
+    """Bumping helm never rebuilds the control plane, nor the reverse; kubectl
+    follows the API server's version (both keys read the kubernetes module)."""
     import shutil
 
     from kubestack import build
@@ -411,17 +412,25 @@ def test_helm_has_its_own_cache_key(tmp_path, monkeypatch):
     gomod = tmp_path / "gomod"
     shutil.copytree(build.GOMOD, gomod)
     monkeypatch.setattr(build, "GOMOD", gomod)
-    plane, helm_key = build.cache_key(go), build.helm_cache_key(go)
-    assert helm_key.startswith("helm-v4.")
+    plane, tools = build.cache_key(go), build.tools_cache_key(go)
+    assert tools.startswith("kubectl-v1.")
+    assert "-helm-v4." in tools
     with (gomod / "helm" / "go.mod").open("a") as handle:
         handle.write("\n// bumped\n")
     assert build.cache_key(go) == plane
-    assert build.helm_cache_key(go) != helm_key
+    assert build.tools_cache_key(go) != tools
+    tools = build.tools_cache_key(go)
     with (gomod / "kwok" / "go.mod").open("a") as handle:
         handle.write("\n// bumped\n")
     assert build.cache_key(go) != plane
-    assert build.helm_cache_root() != build.cache_root()
-    assert build.helm_cache_root().parent == build.cache_root().parent
+    assert build.tools_cache_key(go) == tools
+    plane = build.cache_key(go)
+    with (gomod / "kubernetes" / "go.mod").open("a") as handle:
+        handle.write("\n// bumped\n")
+    assert build.cache_key(go) != plane
+    assert build.tools_cache_key(go) != tools
+    assert build.tools_cache_root() != build.cache_root()
+    assert build.tools_cache_root().parent == build.cache_root().parent
 
 
 def test_kubestack_bin_puts_helm_on_the_path():
@@ -429,8 +438,10 @@ def test_kubestack_bin_puts_helm_on_the_path():
     import subprocess
     import sys
 
+    # --planned, as scripts/test.sh asks while the control plane is still being
+    # built beside the tests: kubectl and helm come first, and are there.
     done = subprocess.run(
-        [sys.executable, "-m", "kubestack", "bin"],
+        [sys.executable, "-m", "kubestack", "bin", "--planned"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -439,5 +450,6 @@ def test_kubestack_bin_puts_helm_on_the_path():
     )
     assert done.returncode == 0, done.stderr
     folders = done.stdout.strip().split(os.pathsep)
-    assert any((Path(folder) / "helm").is_file() for folder in folders)
-    assert any((Path(folder) / "kubectl").is_file() for folder in folders)
+    assert (Path(folders[0]) / "helm").is_file()
+    assert (Path(folders[0]) / "kubectl").is_file()
+    assert len(folders) == 2  # then the control plane's folder

@@ -69,7 +69,7 @@ def test_up_prints_ready_and_ctrl_c_leaves_nothing_running(tmp_path):
             started
         )  # etcd, apiserver, 2 controllers, 2 schedulers, kwok
 
-        kubectl = build.bin_dir() / "kubectl"
+        kubectl = build.tools_bin_dir() / "kubectl"
         pods = subprocess.run(
             [
                 str(kubectl),

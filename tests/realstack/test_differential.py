@@ -277,7 +277,7 @@ def simulated(tmp_path):
 def test_kubectl_sees_simcluster_as_it_sees_the_real_api_server(
     kube_stack, simulated, tmp_path
 ):
-    kubectl = kube_stack.bin / "kubectl"
+    kubectl = kube_stack.kubectl_path
     real = Kubectl(kubectl, kube_stack.write_kubeconfig(tmp_path / "real.kubeconfig"))
     sim = Kubectl(kubectl, simulated.write_kubeconfig(tmp_path / "sim.kubeconfig"))
     try:
