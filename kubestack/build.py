@@ -233,8 +233,9 @@ def bin_dir(build: bool = False, quiet: bool = False) -> Path:
     """The folder of the cached binaries; builds them first when ``build``."""
     go = go_binary()
     target = cache_root() / cache_key(go)
-    if not (target / "bin").is_dir() or not (target / "share").is_dir():
-        # scripts/test.sh may be building it beside the tests right now.
+    if not build and (not (target / "bin").is_dir() or not (target / "share").is_dir()):
+        # scripts/test.sh may be building it beside the tests right now (the
+        # build itself never waits: it is that build).
         wait_for_background_build()
     if not (target / "bin").is_dir() or not (target / "share").is_dir():
         if not build:

@@ -26,7 +26,7 @@ rm -f "$KUBESTACK_BUILD_RC"
 echo "==> the real control plane (Go builds, cached by version), in the background: $KUBESTACK_BUILD_LOG"
 (
   status=0
-  nice -n 19 python -m kubestack build >"$KUBESTACK_BUILD_LOG" 2>&1 || status=$?
+  nice -n 19 env -u KUBESTACK_BUILD_RC python -m kubestack build >"$KUBESTACK_BUILD_LOG" 2>&1 || status=$?
   echo "$status" >"$KUBESTACK_BUILD_RC"
 ) &
 build_pid=$!
