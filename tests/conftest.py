@@ -9,15 +9,6 @@ import pytest
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The real-stack tests run last, in their own order.
-
-    scripts/test.sh builds the real control plane while the other tests run,
-    and only these wait for it (kubestack.build.wait_for_background_build).
-    """
-    items.sort(key=lambda item: item.get_closest_marker("realstack") is not None)
-
-
 @pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
