@@ -18,7 +18,7 @@ bash frontend/build.sh --check
 echo "==> kubectl and helm (Go builds, cached by version; cold: a few minutes)"
 python -m kubestack build-tools
 # The rest of the real control plane is built beside the tests (niced: the tests
-# come first), and only the real-stack tests, which pytest runs last, wait for
+# come first), and only the real-stack tests wait for
 # it (kubestack.build.wait_for_background_build). Warm, it is there at once.
 mkdir -p var
 export KUBESTACK_BUILD_LOG="$PWD/var/kubestack-build.log" KUBESTACK_BUILD_RC="$PWD/var/kubestack-build.rc"
