@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from kubernetes import client
@@ -21,6 +22,7 @@ from kubernetes.config.config_exception import ConfigException
 from urllib3.exceptions import HTTPError
 
 from apps.common.exceptions import ValidationFailed
+from apps.inventory.hami.annotations import node_locks
 from apps.inventory.kube import api_client_for, kube_json
 from apps.inventory.models import Cluster
 
@@ -98,6 +100,14 @@ class ClusterOps(Protocol):
 
     def node_untaint(self, node: str, key: str) -> bool:
         """Remove the node's taints of ``key``; False when the node is gone."""
+        ...
+
+    def node_locks_release(
+        self, node: str, taken_before: datetime
+    ) -> dict[str, datetime]:
+        """Remove the node's scheduler locks taken before ``taken_before``
+        (``hami.node_locks``); returns those removed. A lock that changed
+        meanwhile (taken again) stays."""
         ...
 
     def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -265,6 +275,44 @@ class KubeClusterOps:
         return self._edit_taints(
             node, lambda taints: [t for t in taints if t.get("key") != key]
         )
+
+    def node_locks_release(
+        self, node: str, taken_before: datetime
+    ) -> dict[str, datetime]:
+        path = f"/api/v1/nodes/{node}"
+        try:
+            current = self._call("GET", path)
+        except KubeError as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        annotations = (current.get("metadata") or {}).get("annotations") or {}
+        stale = {
+            key: at for key, at in node_locks(annotations).items() if at < taken_before
+        }
+        if not stale:
+            return {}
+        # Each removal is preceded by a test of the value read: if a scheduler
+        # released and took the lock again meanwhile, the whole patch fails
+        # and the live lock stays.
+        patch: list[dict[str, Any]] = []
+        for key in stale:
+            pointer = "/metadata/annotations/" + key.replace("~", "~0").replace(
+                "/", "~1"
+            )
+            patch += [
+                {"op": "test", "path": pointer, "value": annotations[key]},
+                {"op": "remove", "path": pointer},
+            ]
+        try:
+            self._call(
+                "PATCH", path, body=patch, content_type="application/json-patch+json"
+            )
+        except KubeError as exc:
+            if exc.status in (404, 409, 422):
+                return {}
+            raise
+        return stale
 
     def _edit_taints(
         self,

@@ -9,6 +9,10 @@ terminal), so most of this reads the database:
   pod. The Slice cannot say which, so the pod is read from the API server:
   Succeeded, Failed (with the container's exit), or gone/terminating (Failed,
   "preempted by request N" when a proposal evicted it).
+- **Leaked node locks**: a scheduler's node lock older than
+  ``NODE_LOCK_STALE_SECONDS`` on a node where an Admitted pod waits is
+  released (Volcano leaves it behind when a device write fails, and binds
+  nothing there for five minutes).
 - **Bind timeout**: an Admitted request still unbound after
   ``REQUEST_BIND_TIMEOUT_SECONDS`` (checked on the pod itself, in case sync is
   behind) has its pod deleted and goes back to Pending for another attempt.
@@ -30,7 +34,7 @@ next run.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +42,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
+from apps.audit.services import audit_record
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling import notify, states
 from apps.scheduling.choices import (
@@ -63,6 +68,7 @@ class ReconcileReport:
     expired: list[int]
     cleaned: list[int]
     proposals_done: list[int]
+    locks_released: list[str] = field(default_factory=list)
 
     @property
     def freed(self) -> bool:
@@ -85,6 +91,7 @@ def requests_reconcile(
     _orphans(cluster)
     report.running = _confirm_running(cluster, now)
     report.ended = _ended(cluster, ops, now)
+    report.locks_released = _leaked_node_locks(cluster, ops, now)
     report.retried = _bind_timeouts(cluster, ops, now)
     report.expired = _expire(cluster, now)
     report.cleaned = _cleanup_pods(cluster, ops)
@@ -217,6 +224,56 @@ def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
         ):
             ended.append(request.pk)
     return ended
+
+
+def _leaked_node_locks(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[str]:
+    """Release the stale scheduler locks of nodes where our admitted pods wait.
+
+    Only nodes the portal has a pod waiting on are read, so a quiet cluster
+    costs nothing; the release tests each lock's value, so a lock a scheduler
+    took again meanwhile stays (see ``ClusterOps.node_locks_release``).
+    """
+    stale_seconds = settings.NODE_LOCK_STALE_SECONDS
+    if stale_seconds <= 0:
+        return []
+    taken_before = now - timedelta(seconds=stale_seconds)
+    nodes = set(
+        Request.objects.filter(
+            cluster=cluster,
+            state=RequestState.ADMITTED,
+            admitted_at__lt=taken_before,
+        )
+        .exclude(node="")
+        .values_list("node", flat=True)
+    )
+    released = []
+    for node in sorted(nodes):
+        try:
+            locks = ops.node_locks_release(node, taken_before)
+        except KubeError as exc:
+            log.info("node %s: stale lock not released yet: %s", node, exc)
+            continue
+        if not locks:
+            continue
+        taken = ", ".join(f"{key} at {at.isoformat()}" for key, at in locks.items())
+        log.warning("node %s: released a leaked scheduler node lock (%s)", node, taken)
+        audit_record(
+            actor=None,
+            actor_name="reconcile",
+            action="node.lock_release",
+            cluster=cluster,
+            after={
+                "node": node,
+                "locks": {k: at.isoformat() for k, at in locks.items()},
+            },
+            reason=(
+                f"node lock taken {taken}, older than NODE_LOCK_STALE_SECONDS "
+                f"({stale_seconds} s), while admitted pods waited on {node}: "
+                "left behind by a failed allocation"
+            ),
+        )
+        released.append(node)
+    return released
 
 
 def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:

@@ -35,6 +35,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from apps.audit.models import AuditEvent
 from apps.common.exceptions import Conflict, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource, SyncState
 from apps.inventory.hami.deviceconfig import parse_device_config
@@ -293,6 +294,16 @@ def _wait_watching(cluster) -> None:
     wait_for(watching, "every watcher to report", timeout=30)
 
 
+def _cursors(cluster) -> str:
+    """Each watcher's resume point and health, for a failure message."""
+    return "\n".join(
+        f"{c.resource}: rv={c.resource_version} relists={c.relists} "
+        f"restarts={c.restarts} success={c.last_success_at} "
+        f"error={c.last_error_at} {c.last_error[:200]!r}"
+        for c in SyncCursor.objects.filter(cluster=cluster).order_by("resource")
+    )
+
+
 def _cursor_sum(cluster, field: str) -> int:
     return sum(SyncCursor.objects.filter(cluster=cluster).values_list(field, flat=True))
 
@@ -310,6 +321,11 @@ def _finish(
 ) -> FaultFigures:
     """Wait for the requests, count, add the row, then check the aim."""
     ran_in = _converge(ids, core, converge_timeout) if ids else 0.0
+    # Volcano leaves its node lock behind when a pod vanishes under its
+    # device write (the churn deletes pods); the portal releases it.
+    locks = AuditEvent.objects.filter(
+        cluster=cluster, action="node.lock_release"
+    ).count()
     figures = FaultFigures(
         fault=fault,
         requests=len(ids),
@@ -321,6 +337,7 @@ def _finish(
             part
             for part in (
                 note,
+                f"{locks} leaked Volcano node lock(s) released" if locks else "",
                 f"all running {ran_in:.0f} s after fresh" if ids and ran_in else "",
             )
             if part
@@ -397,7 +414,12 @@ def test_etcd_compaction_gives_the_watches_a_real_410_and_sync_lists_again(
 
         # A watch reconnects every watch_timeout (5 s in Running): a quiet
         # stream then asks for a compacted revision and gets 410 Gone.
-        wait_for(past_the_compaction, timeout=30)
+        try:
+            wait_for(past_the_compaction, timeout=30)
+        except AssertionError as behind:
+            raise AssertionError(
+                f"{behind} ({revision}); the cursors:\n{_cursors(real_cluster)}"
+            ) from None
         fresh = _seconds_to_fresh(real_cluster, kube_core, since)
         relists = _cursor_sum(real_cluster, "relists") - relists_before
         figures = _finish(

@@ -90,6 +90,50 @@ def test_a_ci_request_runs_where_the_real_volcano_put_it(
     assert portal_usage(real_cluster) == usage_by_uuid(kube_core, ASCEND)
 
 
+def test_a_lock_volcano_leaked_is_released_and_the_request_runs(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    """Volcano locks a node under the chip type's name while it writes a pod's
+    devices and leaves the lock behind when that write fails (seen in
+    test_faults: a pod deleted between Volcano's cache and its patch); it then
+    binds nothing on the node for five minutes. The portal releases a lock
+    older than NODE_LOCK_STALE_SECONDS where its pod waits, and says so."""
+    from datetime import UTC, datetime, timedelta
+
+    from apps.audit.models import AuditEvent
+
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    settings.NODE_LOCK_STALE_SECONDS = 5
+    node = "npu-node-310p-01"
+    leaked = (datetime.now(UTC) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    kube_core.patch_node(node, {"metadata": {"annotations": {"Ascend310P": leaked}}})
+    ci = token_client("ci-bot", "operator")
+    with Running(real_cluster):
+        submitted = ci.post(
+            "/api/requests/",
+            ci_request(idempotency_key="leaked-lock"),
+            format="json",
+        )
+        assert submitted.status_code == 201, submitted.json()
+        request_id = submitted.json()["id"]
+        # the lock holds the pod while it is there: Volcano refuses the node
+        wait_for(
+            lambda: Request.objects.get(pk=request_id).state == RequestState.ADMITTED,
+            "the pod to be created",
+            timeout=30,
+        )
+        shown = _running_or_explain(kube_stack, ci, request_id, timeout=60)
+    assert shown["node"] == node
+    annotations = kube_core.read_node(node).metadata.annotations
+    assert "Ascend310P" not in annotations
+    release = AuditEvent.objects.get(action="node.lock_release", cluster=real_cluster)
+    assert release.after == {
+        "node": node,
+        "locks": {"Ascend310P": leaked.replace("Z", "+00:00")},
+    }
+    assert "left behind by a failed allocation" in release.reason
+
+
 def _running_or_explain(kube_stack, client, request_id: int, timeout: float) -> dict:
     """The request once it runs; on a timeout, fail with what the portal and the
     cluster say about it (its state and reason, its pod, the recent events)."""

@@ -32,6 +32,8 @@ class FakeOps:
         self.taints: dict[str, list[dict[str, str]]] = {}  # node -> its taints
         self.gone_nodes: set[str] = set()  # nodes that no longer exist
         self.queues: dict[str, dict[str, Any]] = {}  # Volcano Queues by name
+        # node -> {lock key: taken at}, as hami.node_locks reads them
+        self.locks: dict[str, dict[str, Any]] = {}
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -122,6 +124,14 @@ class FakeOps:
             return False
         self.taints[node] = [t for t in self.taints.get(node, []) if t["key"] != key]
         return True
+
+    def node_locks_release(self, node: str, taken_before: Any) -> dict[str, Any]:
+        self.calls.append(("node_locks_release", node, taken_before.isoformat()))
+        self._maybe_fail("node_locks_release")
+        held = self.locks.get(node, {})
+        stale = {key: at for key, at in held.items() if at < taken_before}
+        self.locks[node] = {k: at for k, at in held.items() if k not in stale}
+        return stale
 
     def create_queue(self, body: dict[str, Any]) -> dict[str, Any]:
         from apps.scheduling.kube import KubeError

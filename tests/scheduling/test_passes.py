@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from apps.audit.models import AuditEvent
 from apps.inventory.models import ChipType, Slice
 from apps.scheduling.choices import RequestState
 from apps.scheduling.kube import KubeError
@@ -245,6 +246,47 @@ def test_bind_timeout_deletes_the_pod_and_tries_again_with_a_new_name(
     assert request.pod_name == f"vnpu-req-{request.pk}-1"
     assert ("ci", request.pod_name) in fake_ops.pods
     assert Reservation.objects.filter(request=request).count() == 1
+
+
+def test_a_stale_node_lock_where_an_admitted_pod_waits_is_released_once(
+    world, operator, fake_ops, settings
+):
+    settings.NODE_LOCK_STALE_SECONDS = 20
+    settings.REQUEST_BIND_TIMEOUT_SECONDS = 120
+    world.chips("Ascend310P", 1, node="npu-node-310p-01")
+    request = world.request(operator)
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    admitted = request.admitted_at
+    # Volcano left a lock 1 s after the admission; another node has one too
+    fake_ops.locks = {
+        "npu-node-310p-01": {"Ascend310P": admitted + timedelta(seconds=1)},
+        "elsewhere": {"Ascend310P": admitted - timedelta(minutes=1)},
+    }
+
+    # while the lock is younger than 20 s, it is left to Volcano
+    soon = run_pass(world.cluster, now=admitted + timedelta(seconds=20))
+    assert soon.reconciled.locks_released == []
+    assert fake_ops.locks["npu-node-310p-01"]
+
+    # then it is released, on the waiting pod's node only, and audited
+    later = run_pass(world.cluster, now=admitted + timedelta(seconds=22))
+    assert later.reconciled.locks_released == ["npu-node-310p-01"]
+    assert fake_ops.locks == {
+        "npu-node-310p-01": {},
+        "elsewhere": {"Ascend310P": admitted - timedelta(minutes=1)},
+    }
+    (event,) = AuditEvent.objects.filter(action="node.lock_release")
+    assert event.after["node"] == "npu-node-310p-01"
+    assert "NODE_LOCK_STALE_SECONDS (20 s)" in event.reason
+    request.refresh_from_db()
+    assert request.state == RequestState.ADMITTED  # the pod keeps its chance
+
+    # with 0 the portal never touches a lock
+    settings.NODE_LOCK_STALE_SECONDS = 0
+    calls = len(fake_ops.calls)
+    run_pass(world.cluster, now=admitted + timedelta(seconds=60))
+    assert "node_locks_release" not in {c[0] for c in fake_ops.calls[calls:]}
 
 
 def test_bind_timeout_spares_a_pod_that_is_bound_but_not_yet_synced(

@@ -51,6 +51,7 @@ __all__ = [
     "encode_pod_devices",
     "handshake_key",
     "no_use_uuid_key",
+    "node_locks",
     "parse_handshake",
     "parse_node_register",
     "parse_pod_devices",
@@ -72,7 +73,9 @@ REGISTER_PREFIX = "hami.io/node-register-"
 HANDSHAKE_PREFIX = "hami.io/node-handshake-"
 #: Node-level soft-split capability, "true"/"false" (no prefix).
 HAMI_VNPU_CORE = "hami-vnpu-core"
-#: Node lock shared by HAMi ("<RFC3339>,<ns>,<pod>") and Volcano ("<RFC3339>").
+#: HAMi's node lock ("<RFC3339>,<ns>,<pod>"). Volcano's Ascend devices lock
+#: under the chip type's common word instead ("Ascend310P": "<RFC3339>"):
+#: ``nodelock.LockNode(node, ads.Type)`` in Volcano v1.15.1, see :func:`node_locks`.
 NODE_LOCK = "hami.io/mutex.lock"
 
 # --- pod annotations (scheduler / Volcano, then the device plugin) --------
@@ -354,6 +357,36 @@ def registrations(annotations: Mapping[str, str]) -> dict[str, list[DeviceInfo]]
             found[word] = parse_node_register(value)
         except AnnotationError as exc:
             raise AnnotationError(f"{key}: {exc}") from exc
+    return found
+
+
+def node_locks(annotations: Mapping[str, str]) -> dict[str, datetime]:
+    """The node locks a node carries: annotation key → when it was taken.
+
+    A scheduler locks a node while it writes a pod's devices, and unlocks it
+    a few milliseconds later. HAMi's lock is :data:`NODE_LOCK`
+    (``"<RFC3339>,<ns>,<pod>"``); Volcano's Ascend devices lock under each
+    registered chip type's common word (``"Ascend310P": "<RFC3339>"``). Both
+    count a lock older than five minutes as expired. Volcano leaves its lock
+    behind when writing the pod's annotations fails (the pod was deleted, the
+    API server went away), so an old lock is a leak, not work in progress.
+    Values that are not a time are not locks and are left out.
+    """
+    keys = [NODE_LOCK] + [
+        key[len(REGISTER_PREFIX) :]
+        for key in annotations
+        if key.startswith(REGISTER_PREFIX) and len(key) > len(REGISTER_PREFIX)
+    ]
+    found: dict[str, datetime] = {}
+    for key in keys:
+        value = annotations.get(key)
+        if not value:
+            continue
+        try:
+            at = datetime.fromisoformat(value.split(",", 1)[0].strip())
+        except ValueError:
+            continue
+        found[key] = at if at.tzinfo else at.replace(tzinfo=UTC)
     return found
 
 

@@ -397,3 +397,31 @@ def test_pod_devices_round_trip(containers):
 @given(items=st.lists(_RUNTIME, max_size=4))
 def test_runtime_info_round_trip(items):
     assert parse_runtime_info(render_runtime_info(items)) == items
+
+
+def test_node_locks_reads_hamis_lock_and_volcanos_per_registered_chip_type():
+    registered = render_node_register([DeviceInfo("a", type="Ascend310P")])
+    annotations = {
+        "hami.io/node-register-Ascend310P": registered,
+        # Volcano: the common word is the key, the value an RFC 3339 time
+        "Ascend310P": "2026-12-05T06:51:41Z",
+        # HAMi: time, namespace, pod
+        ann.NODE_LOCK: "2026-12-05T06:50:00+08:00,default,p",
+        # a chip type the node does not register is not Volcano's lock
+        "Ascend910B4": "2026-12-05T06:51:41Z",
+        "unrelated": "2026-12-05T06:51:41Z",
+    }
+    assert ann.node_locks(annotations) == {
+        "Ascend310P": datetime(2026, 12, 5, 6, 51, 41, tzinfo=UTC),
+        ann.NODE_LOCK: datetime(2026, 12, 4, 22, 50, tzinfo=UTC),
+    }
+
+
+@pytest.mark.parametrize("value", ["", "true", "locked,default,p", "06:51"])
+def test_node_locks_leaves_out_values_that_are_not_a_time(value):
+    annotations = {
+        "hami.io/node-register-Ascend310P": "[]",
+        "Ascend310P": value,
+        ann.NODE_LOCK: value,
+    }
+    assert ann.node_locks(annotations) == {}
