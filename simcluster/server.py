@@ -604,10 +604,16 @@ class SimCluster:
     ) -> dict[str, Any] | None:
         if method != "GET":
             return None
+        # Without its CRDs a real API server leaves Volcano out of discovery too.
+        hidden = set() if self.options.volcano_crds else {"scheduling.volcano.sh"}
+        if len(parts) >= 2 and parts[0] == "apis" and parts[1] in hidden:
+            return None
         if path == "/api":
             return discovery.api_versions(f"{self.options.host}:{self.port}")
         if path == "/apis":
-            return discovery.api_group_list()
+            listed = discovery.api_group_list()
+            listed["groups"] = [g for g in listed["groups"] if g["name"] not in hidden]
+            return listed
         if path == "/openapi/v3":
             return discovery.openapi_index()
         if path.startswith("/openapi/v3/"):

@@ -251,3 +251,14 @@ def test_without_a_synced_queue_list_nothing_waits_for_a_queue(
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED
     assert not [c for c in fake_ops.calls if c[0] == "create_queue"]
+
+
+def test_discovery_lists_the_queues_the_api_server_serves(sim, tmp_path):
+    """A 404 on a CRD's list counts as "not served" only when discovery agrees:
+    a restarting API server answers 404 for custom resources it has not loaded."""
+    from apps.inventory.sync.kubeapi import discovered
+
+    api = sim.kubernetes_client(tmp_path / "kc-discovery")
+    assert discovered(api, f"/apis/{GROUP}/{VERSION}/{PLURAL}")
+    assert discovered(api, "/api/v1/namespaces/kube-system/configmaps")
+    assert not discovered(api, f"/apis/{GROUP}/{VERSION}/no-such-things")

@@ -59,3 +59,11 @@ def test_sync_health_and_requests_go_on_without_volcano_queues(
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED, request.reason
     assert sim_core.read_namespaced_pod(request.pod_name, "ci") is not None
+
+
+def test_discovery_confirms_the_queues_are_not_served(sim, tmp_path):
+    from apps.inventory.sync.kubeapi import discovered
+
+    api = sim.kubernetes_client(tmp_path / "kc-discovery")
+    assert not discovered(api, "/apis/scheduling.volcano.sh/v1beta1/queues")
+    assert discovered(api, "/api/v1/nodes")

@@ -167,7 +167,7 @@ class TargetWatcher:
                 connection.close()
                 attempt += 1
             except (*NETWORK_ERRORS, DatabaseError) as exc:
-                if writer is not None and _not_served(self.target, exc):
+                if writer is not None and _not_served(api, self.target, exc):
                     self._record_not_served(writer)
                     continue
                 if self.progressed and not isinstance(exc, ApiException):
@@ -440,9 +440,16 @@ def apply_list(
     return [(item, None) for item in items]
 
 
-def _not_served(target: Target, exc: BaseException) -> bool:
-    """True when ``exc`` says the API server does not serve the optional ``target``."""
-    return target.optional and isinstance(exc, ApiException) and exc.status == 404
+def _not_served(api: Any, target: Target, exc: BaseException) -> bool:
+    """True when ``exc`` is a 404 on the optional ``target`` and API discovery
+    confirms the server does not serve it (a restarting API server answers 404
+    for a CRD it has not loaded yet: that is an error to retry, not absence)."""
+    if not (target.optional and isinstance(exc, ApiException) and exc.status == 404):
+        return False
+    try:
+        return not kubeapi.discovered(api, target.path)
+    except NETWORK_ERRORS:
+        return False
 
 
 def _describe(exc: BaseException) -> str:
@@ -529,7 +536,7 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                     api, target.path, field_selector=target.field_selector
                 )
             except ApiException as exc:
-                if not _not_served(target, exc):
+                if not _not_served(api, target, exc):
                     raise
                 target.apply_full(writer, [])
                 SyncCursor.objects.update_or_create(

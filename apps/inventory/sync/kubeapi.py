@@ -86,6 +86,31 @@ def list_all(
             return ListResult(items, resource_version)
 
 
+def discovered(api: client.ApiClient, path: str, *, timeout: float = 10) -> bool:
+    """Whether API discovery lists the resource of ``path`` (``/apis/<g>/<v>/...``).
+
+    A 404 on a list is not proof that a CRD is missing: right after the API
+    server starts, it answers 404 for custom resources until it has loaded
+    their definitions, while discovery is built from the same source. False
+    only when discovery answers and the resource is not in it; any other
+    failure raises, and the caller takes it as an error to retry.
+    """
+    parts = [p for p in path.split("/") if p]
+    # /apis/<group>/<version>[/namespaces/<ns>]/<resource>, or /api/v1/...
+    prefix = 3 if parts[0] == "apis" else 2
+    rest = parts[prefix:]
+    if rest[:1] == ["namespaces"] and len(rest) > 2:
+        rest = rest[2:]
+    try:
+        response = _get(api, "/" + "/".join(parts[:prefix]), {}, timeout=timeout)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    listed = json.loads(response.data).get("resources") or []
+    return any(r.get("name") == rest[0] for r in listed)
+
+
 class WatchStream:
     """An open watch: iterate ``events()``; ``close()`` from any thread ends it."""
 
