@@ -3,6 +3,10 @@
 With no environment at all the portal runs on SQLite, with Celery tasks run
 in-process and an in-memory channel layer: the "embedded default" the README's
 run command uses. Production sets DATABASE_URL and REDIS_URL.
+
+Each setting is assigned once, in this order: the process (debug, hosts),
+Django's apps and middleware, the database, Redis and Celery, the API, logging,
+security, then the portal's own: clusters and sync, the UI, scheduling.
 """
 
 from __future__ import annotations
@@ -17,9 +21,23 @@ SECRET_KEY = env(
     "DJANGO_SECRET_KEY",
     default="dev-insecure-key-change-me" if DEBUG else environ.Env.NOTSET,
 )
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+if not DEBUG and not str(SECRET_KEY).strip():
+    # environ already refuses a missing DJANGO_SECRET_KEY; an empty one would
+    # otherwise only fail at the first request that signs something.
+    raise environ.ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is empty: production refuses to start without a secret "
+        "key (set DJANGO_DEBUG=true for a local demo)"
+    )
+# Kubelet probes and Prometheus address the pod by its IP (the Deployment passes
+# it through the downward API as POD_IP).
+ALLOWED_HOSTS = env.list(
+    "ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"]
+) + ([env("POD_IP")] if env("POD_IP", default="") else [])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# =====================================================================================
+# Django: apps, middleware, templates, database
+# =====================================================================================
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -32,6 +50,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "channels",
+    # apps.common has no models; as an app it connects the Celery signals that
+    # time tasks (apps.common.task_metrics) in every process.
+    "apps.common",
     "apps.accounts",
     "apps.inventory",
     "apps.audit",
@@ -39,6 +60,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that it times every answer, the refused ones included.
+    "apps.common.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -70,53 +93,101 @@ TEMPLATES = [
     },
 ]
 
+
+def _database(url: str) -> dict[str, object]:
+    """DATABASE_URL with the options each engine needs here."""
+    database = env.db_url_config(url)
+    database["ATOMIC_REQUESTS"] = True
+    options = database.setdefault("OPTIONS", {})
+    if database["ENGINE"].endswith("postgresql"):
+        # An unreachable server (a partition, not a refusal) fails a request with
+        # 503 after this long instead of hanging it; ?connect_timeout=N overrides.
+        options.setdefault("connect_timeout", 5)
+    if database["ENGINE"].endswith("sqlite3"):
+        # Workers, the web process and the sync loop share one file: wait for the
+        # writer lock instead of failing with "database is locked".
+        # WAL lets the web process read while the worker writes.
+        options.update(
+            {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;",
+            }
+        )
+    return database
+
+
 DATABASES = {
-    "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
-}
-DATABASES["default"]["ATOMIC_REQUESTS"] = True
-if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    # An unreachable server (a partition, not a refusal) fails a request with
-    # 503 after this long instead of hanging it; ?connect_timeout=N overrides.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("connect_timeout", 5)
-if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Workers, the web process and the sync loop share one file: wait for the
-    # writer lock instead of failing with "database is locked".
-    # WAL lets the web process read while the worker writes.
-    DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {
-            "timeout": 30,
-            "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;",
-        }
+    "default": _database(
+        env("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
     )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# =====================================================================================
+# Redis, channels and Celery
+# =====================================================================================
 REDIS_URL = env("REDIS_URL", default="")  # empty: embedded mode, no Redis
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+CHANNEL_LAYERS = channel_layers(REDIS_URL)  # see vnpuportal/channel_layers.py
+# Without Redis the worker cannot reach the web process's in-memory channel
+# layer; deltas then go through a database outbox (apps.common.realtime).
+REALTIME_OUTBOX = env.bool("REALTIME_OUTBOX", default=not REDIS_URL)
 
 # The embedded run command uses "filesystem://" so that its worker is a real,
 # separate process without Redis; with no broker at all tasks run inline.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = CELERY_BROKER_URL == "memory://"
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue_dir = BASE_DIR / "var" / "celery"
-    for _sub in ("queue", "processed", "control"):
-        (_queue_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_queue_dir / "queue"),
-        "data_folder_out": str(_queue_dir / "queue"),
-        "processed_folder": str(_queue_dir / "processed"),
-        "control_folder": str(_queue_dir / "control"),
-        "store_processed": False,
-    }
+# How long a sync task keeps its watches before handing over (beat restarts it).
+SYNC_TASK_SECONDS = env.int("SYNC_TASK_SECONDS", default=600)
+
+
+def _broker_transport_options(broker_url: str) -> dict[str, object]:
+    if broker_url.startswith("filesystem://"):
+        queue_dir = BASE_DIR / "var" / "celery"
+        for sub in ("queue", "processed", "control"):
+            (queue_dir / sub).mkdir(parents=True, exist_ok=True)
+        return {
+            "data_folder_in": str(queue_dir / "queue"),
+            "data_folder_out": str(queue_dir / "queue"),
+            "processed_folder": str(queue_dir / "processed"),
+            "control_folder": str(queue_dir / "control"),
+            "store_processed": False,
+        }
+    if broker_url.startswith(("redis://", "rediss://")):
+        # Redis hands a task taken but never acknowledged (its worker died:
+        # acks_late) to another worker after this many seconds: longer than the
+        # longest task (a sync task keeps its watches for SYNC_TASK_SECONDS), or
+        # it would run twice.
+        return {
+            "visibility_timeout": env.int(
+                "CELERY_VISIBILITY_TIMEOUT", default=SYNC_TASK_SECONDS + 300
+            )
+        }
+    return {}
+
+
+CELERY_BROKER_TRANSPORT_OPTIONS = _broker_transport_options(CELERY_BROKER_URL)
 CELERY_TASK_ACKS_LATE = True  # a killed worker's task is delivered again
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
-# Every periodic job, in one place.
+# Celery keeps the handlers of LOGGING (and their filter) instead of installing its own.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Workers wait for the broker at start (and after it restarts) instead of dying,
+# however long it is away (Celery's default gives up after 100 tries, ~50 min).
+# A restart under a running worker: apps/common/broker.py.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 # How often the start of each cluster's scheduler is read (apps.inventory.in_effect).
 CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", default=10.0)
+# A scheduling pass (reconcile, reserve, admit) for every cluster with active
+# requests, and the evictions due, this often; passes also run at once when a
+# request is submitted or cancelled, a proposal approved, or sync sees a change.
+SCHEDULING_PASS_SECONDS = env.float("SCHEDULING_PASS_SECONDS", default=5.0)
+# Every periodic job, in one place.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Restart any cluster's watchers that stopped (their task ended or a worker
     # died); tasks that find the locks taken exit at once, so this is cheap.
@@ -135,9 +206,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "task": "apps.inventory.tasks.record_usage_samples_task",
         "schedule": 60.0,
     },
+    "scheduling-passes": {
+        "task": "apps.scheduling.tasks.schedule_clusters_task",
+        "schedule": SCHEDULING_PASS_SECONDS,
+    },
 }
-
-CHANNEL_LAYERS = channel_layers(REDIS_URL)  # see vnpuportal/channel_layers.py
 
 AUTH_PASSWORD_VALIDATORS = [
     {
@@ -166,6 +239,19 @@ WHITENOISE_USE_FINDERS = DEBUG or not STATIC_ROOT.is_dir()
 
 LOGIN_URL = "/admin/login/"
 
+# =====================================================================================
+# The REST API
+# =====================================================================================
+# Rate limits (DRF throttles on the Django cache: locmem embedded, CACHE_URL=redis://
+# in deployment so that every replica counts together). Values are "N/period".
+THROTTLE_RATES = {
+    # per client IP and username: guessing passwords
+    "login": env("THROTTLE_LOGIN", default="10/min"),
+    # per API token: a runaway CI job
+    "token": env("THROTTLE_TOKEN", default="1200/min"),
+    # per user: submissions of scheduling requests
+    "request_create": env("THROTTLE_REQUEST_CREATE", default="60/min"),
+}
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "apps.accounts.authentication.ApiTokenAuthentication",
@@ -182,6 +268,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.common.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    "DEFAULT_THROTTLE_CLASSES": ["apps.common.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
+    # How many proxies sit in front of the portal (X-Forwarded-For hops to trust
+    # for the client IP of the login throttle); 0 uses REMOTE_ADDR.
+    "NUM_PROXIES": env.int("NUM_PROXIES", default=0),
 }
 
 SPECTACULAR_SETTINGS = {
@@ -210,74 +301,39 @@ SPECTACULAR_SETTINGS = {
         "DeviceConfigSourceEnum": "apps.inventory.choices.DeviceConfigSource",
         "ConnectionKindEnum": "apps.inventory.choices.ConnectionKind",
         "SyncStateEnum": "apps.inventory.choices.SyncState",
+        "RequestStateEnum": "apps.scheduling.choices.RequestState",
+        "ProposalStateEnum": "apps.scheduling.choices.ProposalState",
     },
 }
 
-# Key for credentials stored in the database (cluster tokens). Defaults to one
-# derived from SECRET_KEY, so rotating SECRET_KEY needs this set to the old one.
-FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
+# Prometheus metrics at /metrics, for a scraper that sends
+# "Authorization: Bearer <METRICS_TOKEN>"; empty means /metrics answers 404.
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
-# Kubeconfigs (apps.inventory.kubeconfig): a cluster's kubeconfig_path, and any
-# file a kubeconfig names, must be inside KUBECONFIG_DIR (unset: no paths, only
-# content stored encrypted). Exec plugins and auth providers run a command in
-# the portal's processes: refused unless KUBECONFIG_ALLOW_EXEC is true.
-KUBECONFIG_DIR = env("KUBECONFIG_DIR", default="")
-KUBECONFIG_ALLOW_EXEC = env.bool("KUBECONFIG_ALLOW_EXEC", default=False)
-
-# Where `manage.py deviceconfig` and the demo look for the device-config.
-DEFAULT_DEVICE_CONFIG_NAMESPACE = "kube-system"
-DEFAULT_DEVICE_CONFIG_NAME = "hami-scheduler-device"
-
+# =====================================================================================
+# Logging
+# =====================================================================================
+# No secret in a log line: every handler scrubs tokens and Authorization headers.
+# The record factory that configure() installs covers handlers configured by
+# others (uvicorn's); the filter also cleans formatted tracebacks.
+LOGGING_CONFIG = "apps.common.logging.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"scrub": {"()": "apps.common.logging.ScrubSecretsFilter"}},
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["scrub"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"kubernetes": {"level": "WARNING"}, "urllib3": {"level": "WARNING"}},
 }
-
-
-# Without Redis the worker cannot reach the web process's in-memory channel
-# layer; deltas then go through a database outbox (apps.common.realtime).
-REALTIME_OUTBOX = env.bool("REALTIME_OUTBOX", default=not REDIS_URL)
-# Sync: a cluster is shown stale when no watch has succeeded for this long.
-SYNC_STALE_AFTER_SECONDS = env.int("SYNC_STALE_AFTER_SECONDS", default=90)
-# How long a sync task keeps its watches before handing over (beat restarts it).
-SYNC_TASK_SECONDS = env.int("SYNC_TASK_SECONDS", default=600)
-USAGE_SAMPLE_RETENTION_DAYS = env.int("USAGE_SAMPLE_RETENTION_DAYS", default=14)
-LOCK_DIR = env("LOCK_DIR", default=str(BASE_DIR / "var" / "locks"))
-# Control-plane objects sync watches whole (namespace/name), for health and restarts.
-VOLCANO_SCHEDULER_CONFIGMAP = env(
-    "VOLCANO_SCHEDULER_CONFIGMAP", default="volcano-system/volcano-scheduler-configmap"
-)
-DEVICE_PLUGIN_DAEMONSET = env(
-    "DEVICE_PLUGIN_DAEMONSET", default="kube-system/hami-ascend-device-plugin"
-)
-# HAMi's scheduler's name, for clusters that submit to it (apps.inventory.scheduler).
-HAMI_SCHEDULER_NAME = env("HAMI_SCHEDULER_NAME", default="hami-scheduler")
-WATCHED_DEPLOYMENTS = env.list(
-    "WATCHED_DEPLOYMENTS",
-    default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],
-)
-
-# The web UI: Vite builds frontend/ into frontend/dist, served by vnpuportal.spa
-# (index.html on client-side routes) and WhiteNoise (the files, at the site root;
-# the content-hashed ones under /assets/ are cached forever).
-FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
-WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
-WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
-# Whether the portal proposes preemptions (Volcano's own `preempt` action is
-# not needed for them; health warns where it would evict vNPU pods unasked).
-PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
-# Under Volcano the portal steers the node, not the chip: a placement is
-# guaranteed only where every chip Volcano could pick is healthy and keeps the
-# AICPU. Where no such room exists: true places anyway with the reason saying
-# what is not guaranteed; false waits (the reason names the chip Volcano might
-# pick). HAMi's scheduler honours the pin, so this never applies to it.
-PLACE_UNGUARANTEED = env.bool("PLACE_UNGUARANTEED", default=True)
 
 # =====================================================================================
 # Security and production (docker/, deploy/; README "Security and production").
@@ -288,13 +344,6 @@ PLACE_UNGUARANTEED = env.bool("PLACE_UNGUARANTEED", default=True)
 # them all off (or on) at once, e.g. to try production settings over plain http;
 # each one can still be set on its own.
 # =====================================================================================
-if not DEBUG and not str(SECRET_KEY).strip():
-    # environ already refuses a missing DJANGO_SECRET_KEY; an empty one would
-    # otherwise only fail at the first request that signs something.
-    raise environ.ImproperlyConfigured(
-        "DJANGO_SECRET_KEY is empty: production refuses to start without a secret "
-        "key (set DJANGO_DEBUG=true for a local demo)"
-    )
 DJANGO_SECURE = env.bool("DJANGO_SECURE", default=not DEBUG)
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=DJANGO_SECURE)
 # Kubelet probes and Prometheus talk plain http to the pod: never redirect them.
@@ -337,62 +386,52 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-# Kubelet probes and Prometheus address the pod by its IP (the Deployment passes
-# it through the downward API as POD_IP).
-if env("POD_IP", default=""):
-    ALLOWED_HOSTS = [*ALLOWED_HOSTS, env("POD_IP")]
 
-# Rate limits (DRF throttles on the Django cache: locmem embedded, CACHE_URL=redis://
-# in deployment so that every replica counts together). Values are "N/period".
-THROTTLE_RATES = {
-    # per client IP and username: guessing passwords
-    "login": env("THROTTLE_LOGIN", default="10/min"),
-    # per API token: a runaway CI job
-    "token": env("THROTTLE_TOKEN", default="1200/min"),
-    # per user: submissions of scheduling requests
-    "request_create": env("THROTTLE_REQUEST_CREATE", default="60/min"),
-}
-REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
-    "apps.common.throttling.TokenRateThrottle"
-]
-REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = THROTTLE_RATES
-# How many proxies sit in front of the portal (X-Forwarded-For hops to trust for
-# the client IP of the login throttle); 0 uses REMOTE_ADDR.
-REST_FRAMEWORK["NUM_PROXIES"] = env.int("NUM_PROXIES", default=0)
+# =====================================================================================
+# Clusters and sync (apps/inventory)
+# =====================================================================================
+# Key for credentials stored in the database (cluster tokens). Defaults to one
+# derived from SECRET_KEY, so rotating SECRET_KEY needs this set to the old one.
+FIELD_ENCRYPTION_KEY = env("FIELD_ENCRYPTION_KEY", default="")
 
-# Prometheus metrics at /metrics, for a scraper that sends
-# "Authorization: Bearer <METRICS_TOKEN>"; empty means /metrics answers 404.
-METRICS_TOKEN = env("METRICS_TOKEN", default="")
-MIDDLEWARE = ["apps.common.metrics.RequestMetricsMiddleware", *MIDDLEWARE]
+# Kubeconfigs (apps.inventory.kubeconfig): a cluster's kubeconfig_path, and any
+# file a kubeconfig names, must be inside KUBECONFIG_DIR (unset: no paths, only
+# content stored encrypted). Exec plugins and auth providers run a command in
+# the portal's processes: refused unless KUBECONFIG_ALLOW_EXEC is true.
+KUBECONFIG_DIR = env("KUBECONFIG_DIR", default="")
+KUBECONFIG_ALLOW_EXEC = env.bool("KUBECONFIG_ALLOW_EXEC", default=False)
 
-# No secret in a log line: every handler scrubs tokens and Authorization headers.
-# The record factory that configure() installs covers handlers configured by
-# others (uvicorn's); the filter also cleans formatted tracebacks.
-LOGGING_CONFIG = "apps.common.logging.configure"
-LOGGING["filters"] = {"scrub": {"()": "apps.common.logging.ScrubSecretsFilter"}}
-for _handler in LOGGING["handlers"].values():
-    _handler["filters"] = ["scrub"]
-# Celery keeps these handlers (and their filter) instead of installing its own.
-CELERY_WORKER_HIJACK_ROOT_LOGGER = False
-# apps.common has no models; as an app it connects the Celery signals that time
-# tasks (apps.common.task_metrics) in every process.
-INSTALLED_APPS = [*INSTALLED_APPS, "apps.common"]
-# Redis hands a task taken but never acknowledged (its worker died: acks_late)
-# to another worker after this many seconds: longer than the longest task (a
-# sync task keeps its watches for SYNC_TASK_SECONDS), or it would run twice.
-if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int(
-            "CELERY_VISIBILITY_TIMEOUT", default=SYNC_TASK_SECONDS + 300
-        )
-    }
-# Workers wait for the broker at start (and after it restarts) instead of dying,
-# however long it is away (Celery's default gives up after 100 tries, ~50 min).
-# A restart under a running worker: apps/common/broker.py.
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_RETRY = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+# Where `manage.py deviceconfig` and the demo look for the device-config.
+DEFAULT_DEVICE_CONFIG_NAMESPACE = "kube-system"
+DEFAULT_DEVICE_CONFIG_NAME = "hami-scheduler-device"
 
+# Sync: a cluster is shown stale when no watch has succeeded for this long.
+SYNC_STALE_AFTER_SECONDS = env.int("SYNC_STALE_AFTER_SECONDS", default=90)
+USAGE_SAMPLE_RETENTION_DAYS = env.int("USAGE_SAMPLE_RETENTION_DAYS", default=14)
+LOCK_DIR = env("LOCK_DIR", default=str(BASE_DIR / "var" / "locks"))
+# Control-plane objects sync watches whole (namespace/name), for health and restarts.
+VOLCANO_SCHEDULER_CONFIGMAP = env(
+    "VOLCANO_SCHEDULER_CONFIGMAP", default="volcano-system/volcano-scheduler-configmap"
+)
+DEVICE_PLUGIN_DAEMONSET = env(
+    "DEVICE_PLUGIN_DAEMONSET", default="kube-system/hami-ascend-device-plugin"
+)
+# HAMi's scheduler's name, for clusters that submit to it (apps.inventory.scheduler).
+HAMI_SCHEDULER_NAME = env("HAMI_SCHEDULER_NAME", default="hami-scheduler")
+WATCHED_DEPLOYMENTS = env.list(
+    "WATCHED_DEPLOYMENTS",
+    default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],
+)
+
+# =====================================================================================
+# The web UI
+# =====================================================================================
+# The web UI: Vite builds frontend/ into frontend/dist, served by vnpuportal.spa
+# (index.html on client-side routes) and WhiteNoise (the files, at the site root;
+# the content-hashed ones under /assets/ are cached forever).
+FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
+WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
+WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
 # =====================================================================================
 # Scheduling: requests for CI, admission and preemption (apps/scheduling; README
 # "Requests for CI").
@@ -425,17 +464,12 @@ PREEMPTION_EVICTION_RETRY_SECONDS = env.int(
 # How the allocator chooses among chips that fit: binpack (fullest first, as
 # HAMi's default node policy) or spread (empty first).
 ALLOCATOR_STRATEGY = env("ALLOCATOR_STRATEGY", default="binpack")
-# A scheduling pass (reconcile, reserve, admit) for every cluster with active
-# requests, and the evictions due, this often; passes also run at once when a
-# request is submitted or cancelled, a proposal approved, or sync sees a change.
-SCHEDULING_PASS_SECONDS = env.float("SCHEDULING_PASS_SECONDS", default=5.0)
-CELERY_BEAT_SCHEDULE["scheduling-passes"] = {
-    "task": "apps.scheduling.tasks.schedule_clusters_task",
-    "schedule": SCHEDULING_PASS_SECONDS,
-}
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
-    {
-        "RequestStateEnum": "apps.scheduling.choices.RequestState",
-        "ProposalStateEnum": "apps.scheduling.choices.ProposalState",
-    }
-)
+# Whether the portal proposes preemptions (Volcano's own `preempt` action is
+# not needed for them; health warns where it would evict vNPU pods unasked).
+PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
+# Under Volcano the portal steers the node, not the chip: a placement is
+# guaranteed only where every chip Volcano could pick is healthy and keeps the
+# AICPU. Where no such room exists: true places anyway with the reason saying
+# what is not guaranteed; false waits (the reason names the chip Volcano might
+# pick). HAMi's scheduler honours the pin, so this never applies to it.
+PLACE_UNGUARANTEED = env.bool("PLACE_UNGUARANTEED", default=True)
