@@ -3,12 +3,24 @@
 # control plane's build (Go), then pytest.
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
+#
+# --fast: the fast lane for a change in progress (lint, types, and the pure and
+# unit tests: the allocator, the HAMi formats, the settings), in well under a
+# minute, with no services, frontend or Go. Further arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
+FAST_TESTS=(tests/scheduling/allocator tests/inventory/hami tests/test_settings_module.py)
 
 echo "==> ruff check"
 ruff check .
+echo "==> mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
+mypy
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  echo "==> pytest, the fast lane"
+  exec python -m pytest "${FAST_TESTS[@]}" "$@"
+fi
 echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
 echo "==> OpenAPI schema"

@@ -12,7 +12,6 @@ download its own here. Without it these tests are skipped, except in CI
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from tests.e2e.stack import (
     StackError,
     ensure_frontend_built,
 )
+from tests.requires import missing
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 # Pods start and stop quickly, and watch bookmarks come often, so that the
@@ -39,13 +39,11 @@ SIM_OPTIONS = {
 
 
 def _chromium_or_skip() -> str:
-    if Path(CHROMIUM).exists() or shutil.which(CHROMIUM):
-        return CHROMIUM
-    message = f"headless Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
-    raise AssertionError  # unreachable
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        missing(
+            f"headless Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
+        )
+    return CHROMIUM
 
 
 @pytest.fixture(scope="session")

@@ -23,13 +23,13 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.stack import ROOT, Stack
+from tests.polling import wait_for
 
 README = ROOT / "README.md"
 SECTION = "## Requests for CI"
@@ -203,10 +203,4 @@ def test_the_readmes_pipeline_example_runs_verbatim_on_the_demo(demo, tmp_path):
 
 
 def _wait(predicate, what: str):
-    deadline = time.monotonic() + TIMEOUT
-    while time.monotonic() < deadline:
-        result = predicate()
-        if result:
-            return result
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
+    return wait_for(predicate, what, timeout=TIMEOUT, interval=0.5)

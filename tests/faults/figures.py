@@ -23,6 +23,19 @@ def record(test: str, **figures: Any) -> None:
         out.write(json.dumps({"test": test, **figures}, default=str) + "\n")
 
 
+def record_and_check(
+    test: str, *, lost: int, duplicated: int = 0, **figures: Any
+) -> None:
+    """Record the figures, then fail unless nothing was lost or done twice.
+
+    ``lost`` and ``duplicated`` are counted by the test from the database and
+    the cluster after the fault, never written as constants: the row says what
+    was measured even when the check fails.
+    """
+    record(test, lost=lost, duplicated=duplicated, **figures)
+    assert (lost, duplicated) == (0, 0), {"test": test, **figures}
+
+
 def main() -> int:
     if not FILE.is_file():
         print("no figures yet: run the fault tests")  # noqa: T201

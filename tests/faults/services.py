@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
+from tests.requires import missing
 
 
 def production_env(
@@ -72,7 +72,7 @@ class PrivatePostgres:
     def __init__(self) -> None:
         binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
         if not binaries or (shutil.which("runuser") is None and os.geteuid() == 0):
-            pytest.skip("no PostgreSQL server binaries here")
+            missing("no PostgreSQL server binaries here")
         self.bin = Path(binaries[-1]).parent
         self.root = Path(tempfile.mkdtemp(prefix="vnpu-pg-"))
         self.data = self.root / "data"
@@ -126,6 +126,10 @@ class PrivatePostgres:
         self._ctl("restart", "-m", "fast")
         _wait_port(self.port)
 
+    def server_pid(self) -> int:
+        """The postmaster's pid (postmaster.pid): a restart changes it."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
     def halt(self) -> None:
         """``pg_ctl stop -m fast``, keeping the data for ``start()``."""
         self._ctl("stop", "-m", "fast")
@@ -166,7 +170,7 @@ class PrivateRedis:
 
     def __init__(self, *, appendonly: bool = True) -> None:
         if shutil.which("redis-server") is None:
-            pytest.skip("no redis-server here")
+            missing("no redis-server here")
         self.dir = Path(tempfile.mkdtemp(prefix="vnpu-redis-"))
         self.port = free_port()
         self.appendonly = appendonly
@@ -216,3 +220,11 @@ class PrivateRedis:
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
+
+    def listening(self) -> bool:
+        """Whether a connection to its port is accepted now."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                return True
+        except OSError:
+            return False

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes import client
+
+from tests import polling
 
 # Without pytest-django nothing puts the repository root on sys.path.
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,22 +85,10 @@ def kubectl(kubeconfig: Path) -> Callable[..., subprocess.CompletedProcess[str]]
     return run
 
 
-def _wait_for(
-    predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.05
-) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    pytest.fail(f"timed out after {timeout}s waiting for {predicate}")
-
-
 @pytest.fixture
 def wait_for() -> Callable[..., Any]:
     """``wait_for(predicate, timeout=5)``: poll until truthy; return it or fail."""
-    return _wait_for
+    return functools.partial(polling.wait_for, timeout=5.0, interval=0.05)
 
 
 @pytest.fixture

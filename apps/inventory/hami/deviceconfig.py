@@ -554,8 +554,11 @@ def _canonical(text: str) -> Any:
             memories = [
                 t.get("memory") if isinstance(t, dict) else None for t in templates
             ]
-            if all(isinstance(m, int) and not isinstance(m, bool) for m in memories):
-                templates[:] = _rule_order(templates, memories)
+            whole = [
+                m for m in memories if isinstance(m, int) and not isinstance(m, bool)
+            ]
+            if len(whole) == len(memories):
+                templates[:] = _rule_order(templates, whole)
             else:
                 templates.sort(key=_template_sort_key)
     return data

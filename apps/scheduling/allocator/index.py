@@ -182,7 +182,7 @@ class Bucket:
                         taken = 0
                         if spares is None or not spares_per_option:
                             break
-                    else:
+                    elif spares is not None:  # taken >= 0 only when spares are wanted
                         spares.append(st)
                         taken += 1
                         if taken == spares_per_option:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from simcluster.server import SimCluster
+from tests import polling
 
 FAST = {"ready_delay": 0.1, "pod_shutdown_seconds": 0.3, "bookmark_interval": 0.5}
 CM = ("hami-scheduler-device", "kube-system")
@@ -162,15 +163,4 @@ def url(cluster: Any) -> Callable[[str], str]:
 @pytest.fixture
 def wait_until() -> Callable[..., Any]:
     """``wait_until(predicate, timeout=10)``: poll until truthy, else fail the test."""
-
-    def wait(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                pytest.fail(f"timed out waiting for {predicate}")
-            time.sleep(0.1)
-
-    return wait
+    return functools.partial(polling.wait_for, timeout=10.0, interval=0.1)

@@ -27,6 +27,8 @@ from apps.inventory.models import Cluster, Slice, SyncCursor
 from apps.inventory.services import cluster_create
 from apps.inventory.sync.engine import sync_run
 from simcluster.server import SimCluster
+from tests.polling import wait_for
+from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -415,14 +417,6 @@ def _set_device_config(core, cluster, text: str) -> str:
     return cm.metadata.resource_version
 
 
-def _wait(condition, what: str, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
-    return result
-
-
 def _device_config_cursor(cluster) -> SyncCursor | None:
     return SyncCursor.objects.filter(
         cluster=cluster, resource="configmap:device-config"
@@ -439,14 +433,14 @@ def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster,
 
     good, _ = _device_config(core, cluster)
     with Syncing(cluster, watch_timeout=2):
-        _wait(
+        wait_for(
             lambda: DeviceConfigVersion.objects.filter(cluster=cluster).exists(),
             "the device config was never adopted",
         )
         # given a hand edit nested 5,000 levels deep
         bad_rv = _set_device_config(core, cluster, DEEP)
         # then sync records it, with its reason, and goes on
-        cursor = _wait(
+        cursor = wait_for(
             lambda: (
                 (c := _device_config_cursor(cluster))
                 and any(e["resource_version"] == bad_rv for e in c.skipped_objects)
@@ -461,7 +455,7 @@ def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster,
             cluster.device_config_name,
         )
         assert "nested deeper than 64 levels" in entry["reason"]
-        shown = _wait(
+        shown = wait_for(
             lambda: (
                 "skipped ConfigMap"
                 in (c := Cluster.objects.get(pk=cluster.pk)).last_sync_error
@@ -480,13 +474,13 @@ def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster,
         restored = good + "# restored by hand\n"
         good_rv = _set_device_config(core, cluster, restored)
         # then it is synced, the skip is cleared, and the watcher is alive
-        _wait(
+        wait_for(
             lambda: DeviceConfigVersion.objects.filter(
                 cluster=cluster, text=restored, resource_version=good_rv
             ).exists(),
             "the restored good ConfigMap was never picked up",
         )
-        _wait(
+        wait_for(
             lambda: (
                 (c := _device_config_cursor(cluster))
                 and not c.skipped_objects
@@ -497,7 +491,7 @@ def test_a_bad_configmap_is_skipped_and_the_restored_good_one_is_synced(cluster,
         assert not DeviceConfigVersion.objects.filter(
             cluster=cluster, text=DEEP
         ).exists()
-        _wait(
+        wait_for(
             lambda: not Cluster.objects.get(pk=cluster.pk).last_sync_error,
             "last_sync_error still names the skipped object",
         )
@@ -558,11 +552,9 @@ def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
     freed them without the watchers noticing, and beat's next task started a
     second watcher for every stream (18 watches instead of 9)."""
     if connection.vendor != "postgresql":
-        if os.environ.get("CI"):
-            pytest.fail("CI runs on PostgreSQL: this test must run there")
-        pytest.skip(
-            "advisory locks are PostgreSQL's; on SQLite sync locks are file "
-            "locks, which a database blip cannot free"
+        missing(
+            "needs PostgreSQL: advisory locks are PostgreSQL's; on SQLite sync "
+            "locks are file locks, which a database blip cannot free"
         )
     from apps.inventory.sync import engine
     from apps.inventory.sync.targets import targets_for
@@ -598,14 +590,14 @@ def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
     first = second = task(stop_a, started)
     try:
         assert started.wait(30), "the first sync task never started"
-        _wait(lambda: watchers() == one_each, "the first task's watchers")
+        wait_for(lambda: watchers() == one_each, "the first task's watchers")
         holders = set(_advisory_lock_holders())
         assert len(holders) == len(names)  # a session per lock
 
         # given a blip that cuts every session, the locks' included
         assert _cut_every_other_session() >= len(names)
         # then the task notices and takes its locks back on new sessions
-        _wait(
+        wait_for(
             lambda: (
                 len(now := _advisory_lock_holders()) == len(names)
                 and not holders & set(now)
@@ -629,13 +621,13 @@ def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
         stop_b.clear()
         started_b = threading.Event()
         second = task(stop_b, started_b)
-        _wait(
+        wait_for(
             lambda: started_b.is_set() or not second.is_alive(),
             "the second task neither started nor left",
         )
         # then within a lock check (and a watcher's stop) only one task watches
         settle = engine.LOCK_CHECK_SECONDS + 8
-        _wait(lambda: watchers() == one_each, "two watchers per stream", settle)
+        wait_for(lambda: watchers() == one_each, "two watchers per stream", settle)
         # and it stays so: never two, never none
         seen = []
         deadline = time.monotonic() + 10
@@ -672,7 +664,7 @@ def test_any_object_whose_handler_fails_is_skipped_and_the_rest_applied(
         for name in ("good-1", "poison", "good-2", "good-3"):
             core.create_namespaced_pod("default", slice_pod(name, 3072))
         # then the good ones are in, and the bad one is recorded with its reason
-        _wait(
+        wait_for(
             lambda: (
                 set(
                     Slice.objects.filter(
@@ -683,7 +675,7 @@ def test_any_object_whose_handler_fails_is_skipped_and_the_rest_applied(
             ),
             "the good pods around the bad one were not applied",
         )
-        cursor = _wait(
+        cursor = wait_for(
             lambda: (
                 (
                     c := SyncCursor.objects.get(cluster=cluster, resource="pods")
@@ -701,7 +693,7 @@ def test_any_object_whose_handler_fails_is_skipped_and_the_rest_applied(
         )
         # and the stream goes on
         core.create_namespaced_pod("default", slice_pod("after", 3072))
-        _wait(
+        wait_for(
             lambda: Slice.objects.filter(cluster=cluster, pod_name="after").exists(),
             "the stream stopped after the bad pod",
         )
