@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import Throttled
 
-from apps.common.throttling import login_attempt_wait
+from apps.accounts.throttling import login_attempt_wait
 
 
 def admin_login(request: HttpRequest, extra_context: Any = None) -> HttpResponse:

@@ -105,24 +105,31 @@ class RequestMetricsMiddleware:
 
 
 def _database_families(now: datetime) -> tuple[bool, list[Metric]]:
-    """Inventory (must answer) and scheduling (may not exist yet) families."""
+    """The registered database families (``metrics_sources``): the required
+    ones must answer, the others may not (their tables not migrated yet)."""
     families: list[Metric] = []
+    names: dict[int, str] = {}
+    sources_ = sources.database_sources()
     try:
         # A savepoint each: a failed query must not poison the next one (PostgreSQL).
         with transaction.atomic():
             names = sources.cluster_names()
-            families.extend(sources.sync_families(now, names))
-            families.extend(sources.usage_families(names))
+            for source in sources_:
+                if source.required:
+                    families.extend(source.families(now, names))
     except DatabaseError as exc:
         log.warning("metrics: the database did not answer: %s", type(exc).__name__)
         if not connection.in_atomic_block:
             connection.close()  # the next scrape reconnects
         return False, []
-    try:
-        with transaction.atomic():
-            families.extend(sources.scheduling_families(now, names))
-    except DatabaseError as exc:  # e.g. its tables are not migrated yet
-        log.warning("metrics: no scheduling figures: %s", type(exc).__name__)
+    for source in sources_:
+        if source.required:
+            continue
+        try:
+            with transaction.atomic():
+                families.extend(source.families(now, names))
+        except DatabaseError as exc:
+            log.warning("metrics: no %s figures: %s", source.name, type(exc).__name__)
     try:
         families.extend(sources.task_families(names))
     except Exception as exc:  # the cache is down: the rest still counts

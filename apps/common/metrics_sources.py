@@ -1,200 +1,73 @@
-"""The metric families read at scrape time: database rows, task records, the broker.
+"""The metric families read at scrape time, and where apps register theirs.
 
-Each function yields prometheus-client metric families built from what is
-stored *now*, so every web replica reports the same values whichever process
-did the work (see ``apps.common.metrics``).
+Each source yields prometheus-client metric families built from what is stored
+*now*, so every web replica reports the same values whichever process did the
+work (see ``apps.common.metrics``). The apps register their database families
+in ``AppConfig.ready`` (inventory: sync and usage; scheduling: the request
+queue), so this module imports no app; the task records and the broker are
+common ground and live here.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Min, Sum
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from apps.common.ids import is_ascii_digits
 
 log = logging.getLogger(__name__)
 
-_USAGE = {
-    # Chip column -> (metric name, help)
-    "chips": ("vnpu_chips", "Physical chips."),
-    "memory": ("vnpu_memory_megabytes", "Device memory HAMi offers (devmem), MB."),
-    "memory_used": ("vnpu_memory_used_megabytes", "Device memory held by slices, MB."),
-    "slots": ("vnpu_slots", "vNPU slots (count)."),
-    "slots_used": ("vnpu_slots_used", "vNPU slots held."),
-    "aicore": ("vnpu_aicore", "AICores."),
-    "aicore_used": ("vnpu_aicore_used", "AICores held."),
-    "aicpu": ("vnpu_aicpu", "AICPUs."),
-    "aicpu_used": ("vnpu_aicpu_used", "AICPUs held."),
-}
+ClusterNames = Mapping[int, str]
+Families = Callable[[datetime, ClusterNames], Iterable[Metric]]
 
 
-def _age(now: datetime, then: datetime | None) -> float | None:
-    return (now - then).total_seconds() if then else None
+@dataclass(frozen=True)
+class DatabaseSource:
+    """Families read from the database; ``required`` ones decide vnpu_database_up."""
+
+    name: str
+    families: Families
+    required: bool
+
+
+_SOURCES: dict[str, DatabaseSource] = {}
+_cluster_names: Callable[[], dict[int, str]] = dict
+
+
+def register_cluster_names(names: Callable[[], dict[int, str]]) -> None:
+    """Set how cluster ids become the ``cluster`` label (inventory owns clusters)."""
+    global _cluster_names
+    _cluster_names = names
+
+
+def register_database_families(
+    name: str, families: Families, *, required: bool = False
+) -> None:
+    """Add (or replace, by ``name``) a database-backed source of families."""
+    _SOURCES[name] = DatabaseSource(name, families, required)
 
 
 def cluster_names() -> dict[int, str]:
     """Cluster id -> name (metrics are labelled by name)."""
-    from apps.inventory.models import Cluster
-
-    return dict(Cluster.objects.values_list("id", "name"))
+    return _cluster_names()
 
 
-def sync_families(now: datetime, names: dict[int, str]) -> Iterator[Metric]:
-    """Sync state and lag per cluster; age, failures, restarts, relists per stream."""
-    from apps.inventory.models import Cluster, SyncCursor
-
-    state = GaugeMetricFamily(
-        "vnpu_cluster_sync_state",
-        "1 for the cluster's current sync state (ok, stale, error, never).",
-        labels=["cluster", "state"],
-    )
-    for cluster_id, sync_state in Cluster.objects.values_list("id", "sync_state"):
-        state.add_metric([names[cluster_id], str(sync_state)], 1)
-    lag = GaugeMetricFamily(
-        "vnpu_cluster_sync_lag_seconds",
-        "Seconds since the least recently confirmed stream of the cluster was in "
-        "step with the API server (grows while a watch is down).",
-        labels=["cluster"],
-    )
-    per_stream: dict[str, Any] = {
-        "age": GaugeMetricFamily(
-            "vnpu_sync_stream_last_success_age_seconds",
-            "Seconds since one stream (list+watch of one resource) last succeeded.",
-            labels=["cluster", "resource"],
-        ),
-        "failing": GaugeMetricFamily(
-            "vnpu_sync_stream_failing",
-            "1 when the stream's last error is newer than its last success.",
-            labels=["cluster", "resource"],
-        ),
-        "restarts": CounterMetricFamily(
-            "vnpu_sync_watch_restarts",
-            "Watchers that resumed a stream from its stored resourceVersion (a "
-            "worker handed over, restarted or died).",
-            labels=["cluster", "resource"],
-        ),
-        "relists": CounterMetricFamily(
-            "vnpu_sync_relists",
-            "Full relists after the API server expired the resourceVersion (410).",
-            labels=["cluster", "resource"],
-        ),
-        "events": CounterMetricFamily(
-            "vnpu_sync_events",
-            "Watch events applied to the database.",
-            labels=["cluster", "resource"],
-        ),
-    }
-    oldest: dict[int, datetime | None] = {}
-    cursors = SyncCursor.objects.values_list(
-        "cluster_id",
-        "resource",
-        "last_success_at",
-        "last_error",
-        "last_error_at",
-        "restarts",
-        "relists",
-        "events",
-    )
-    for (
-        cluster_id,
-        resource,
-        success,
-        error,
-        error_at,
-        restarts,
-        relists,
-        events,
-    ) in cursors:
-        labels = [names.get(cluster_id, str(cluster_id)), resource]
-        age = _age(now, success)
-        if age is not None:
-            per_stream["age"].add_metric(labels, age)
-        failing = bool(error) and (
-            success is None or (error_at is not None and error_at > success)
-        )
-        per_stream["failing"].add_metric(labels, int(failing))
-        per_stream["restarts"].add_metric(labels, restarts)
-        per_stream["relists"].add_metric(labels, relists)
-        per_stream["events"].add_metric(labels, events)
-        # A stream that never succeeded leaves the cluster without a lag value.
-        previous = oldest.get(cluster_id, now)
-        oldest[cluster_id] = (
-            None if success is None or previous is None else min(previous, success)
-        )
-    for cluster_id, since in oldest.items():
-        if since is not None and cluster_id in names:
-            lag.add_metric([names[cluster_id]], _age(now, since) or 0.0)
-    yield state
-    yield lag
-    yield from per_stream.values()
+def database_sources() -> list[DatabaseSource]:
+    """The registered sources, the required ones first."""
+    return sorted(_SOURCES.values(), key=lambda s: not s.required)
 
 
-def usage_families(names: dict[int, str]) -> Iterator[Metric]:
-    """Capacity and use per cluster and chip type, summed from the Chip rows."""
-    from apps.inventory.models import Chip
-
-    sums = {key: Sum(key) for key in _USAGE if key != "chips"}
-    rows = (
-        Chip.objects.order_by()
-        .values("cluster_id", "common_word")
-        .annotate(chips=Count("id"), **sums)
-    )
-    families = {
-        key: GaugeMetricFamily(name, text, labels=["cluster", "chip_type"])
-        for key, (name, text) in _USAGE.items()
-    }
-    for row in rows:
-        labels = [
-            names.get(row["cluster_id"], str(row["cluster_id"])),
-            row["common_word"],
-        ]
-        for key, family in families.items():
-            family.add_metric(labels, float(row[key] or 0))
-    yield from families.values()
+def age_seconds(now: datetime, then: datetime | None) -> float | None:
+    """Seconds from ``then`` to ``now``; None when there is no ``then``."""
+    return (now - then).total_seconds() if then else None
 
 
-def scheduling_families(now: datetime, names: dict[int, str]) -> Iterator[Metric]:
-    """The request queue: requests per cluster and state, and the oldest pending one."""
-    from apps.scheduling.choices import RequestState
-    from apps.scheduling.models import Request
-
-    by_state = GaugeMetricFamily(
-        "vnpu_requests",
-        "Scheduling requests per cluster and state (state=pending is the queue).",
-        labels=["cluster", "state"],
-    )
-    rows = (
-        Request.objects.order_by()
-        .values_list("cluster_id", "state")
-        .annotate(n=Count("id"))
-    )
-    for cluster_id, state, count in rows:
-        by_state.add_metric([names.get(cluster_id, str(cluster_id)), state], count)
-    oldest = GaugeMetricFamily(
-        "vnpu_request_oldest_pending_age_seconds",
-        "Age of the oldest request still waiting for capacity, per cluster.",
-        labels=["cluster"],
-    )
-    pending = (
-        Request.objects.filter(state=RequestState.PENDING)
-        .order_by()
-        .values_list("cluster_id")
-        .annotate(first=Min("created_at"))
-    )
-    for cluster_id, first in pending:
-        oldest.add_metric(
-            [names.get(cluster_id, str(cluster_id))], _age(now, first) or 0.0
-        )
-    yield from (by_state, oldest)
-
-
-def task_families(names: dict[int, str]) -> Iterator[Metric]:
+def task_families(names: ClusterNames) -> Iterator[Metric]:
     """Task runs and durations from every worker (``apps.common.task_metrics``)."""
     from apps.common.task_metrics import snapshot
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from apps.accounts.selectors import user_role
 from apps.accounts.ws import AuthRecheckMixin
-from apps.common.realtime import cluster_group, ensure_outbox_relay
+from apps.live.consumers import LiveGroupConsumer
+from apps.live.realtime import cluster_group
 
 
 @database_sync_to_async
@@ -36,7 +36,7 @@ def _role(user: Any) -> Any:
     return user_role(user)
 
 
-class ClusterConsumer(AuthRecheckMixin, AsyncJsonWebsocketConsumer):
+class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     """``/ws/clusters/<id>/``: a snapshot on connect, then every delta of that cluster.
 
     Messages are ``{"type": "snapshot"|"delta", "event": ..., "payload": ...}``.
@@ -54,9 +54,7 @@ class ClusterConsumer(AuthRecheckMixin, AsyncJsonWebsocketConsumer):
         if snapshot is None:
             await self.close(code=4404)
             return
-        self.group = cluster_group(self.cluster_id)
-        await self.channel_layer.group_add(self.group, self.channel_name)
-        ensure_outbox_relay()
+        await self.join(cluster_group(self.cluster_id))
         await self.accept()
         self.start_auth_recheck()
         await self.send_json(
@@ -65,8 +63,7 @@ class ClusterConsumer(AuthRecheckMixin, AsyncJsonWebsocketConsumer):
 
     async def disconnect(self, code: int) -> None:
         await self.stop_auth_recheck()
-        if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        await self.leave()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # The only request a client makes: a fresh snapshot after it fell behind.
@@ -75,8 +72,3 @@ class ClusterConsumer(AuthRecheckMixin, AsyncJsonWebsocketConsumer):
             await self.send_json(
                 {"type": "snapshot", "event": "snapshot", "payload": snapshot}
             )
-
-    async def portal_event(self, message: dict[str, Any]) -> None:
-        await self.send_json(
-            {"type": "delta", "event": message["event"], "payload": message["payload"]}
-        )

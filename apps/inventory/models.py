@@ -507,26 +507,6 @@ class UsageSample(models.Model):
         return f"{self.cluster_id}:{self.common_word}@{self.at:%H:%M}"
 
 
-class LiveEvent(models.Model):
-    """Outbox of live deltas, used when there is no Redis channel layer.
-
-    In the embedded default the worker is another process, so an in-memory
-    channel layer cannot carry its deltas; the worker writes them here and the
-    web process relays them to its WebSocket clients (see apps.common.realtime).
-    """
-
-    group = models.CharField(max_length=100)
-    event = models.CharField(max_length=64)
-    payload = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"{self.id} {self.group} {self.event}"
-
-
 class ChipEvent(models.Model):
     """A slice placed on or released from a chip: the chip's history."""
 

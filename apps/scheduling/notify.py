@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from apps.common.realtime import broadcast_on_commit, cluster_group
+from apps.live.realtime import broadcast_on_commit, cluster_group
 from apps.scheduling.models import PreemptionProposal, Request
 
 

@@ -123,7 +123,7 @@ def test_a_database_outage_is_a_value_not_a_failed_scrape(metrics_on, monkeypatc
     def down():
         raise DatabaseError("connection refused")
 
-    monkeypatch.setattr(metrics_sources, "cluster_names", down)
+    monkeypatch.setattr(metrics_sources, "_cluster_names", down)
     samples = _scrape()
     assert samples["vnpu_database_up"][()] == 0
     assert "vnpu_chips" not in samples

@@ -9,7 +9,7 @@ from rest_framework.test import APIClient, APIRequestFactory
 from rest_framework.views import APIView
 
 from apps.accounts.services import token_create, user_ensure
-from apps.common.throttling import RequestCreateRateThrottle
+from apps.scheduling.throttling import RequestCreateRateThrottle
 
 pytestmark = pytest.mark.django_db
 

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     # apps.common has no models; as an app it connects the Celery signals that
     # time tasks (apps.common.task_metrics) in every process.
     "apps.common",
+    "apps.live",
     "apps.accounts",
     "apps.inventory",
     "apps.audit",
@@ -131,7 +132,7 @@ REDIS_URL = env("REDIS_URL", default="")  # empty: embedded mode, no Redis
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 CHANNEL_LAYERS = channel_layers(REDIS_URL)  # see vnpuportal/channel_layers.py
 # Without Redis the worker cannot reach the web process's in-memory channel
-# layer; deltas then go through a database outbox (apps.common.realtime).
+# layer; deltas then go through a database outbox (apps.live.realtime).
 REALTIME_OUTBOX = env.bool("REALTIME_OUTBOX", default=not REDIS_URL)
 
 # The embedded run command uses "filesystem://" so that its worker is a real,
@@ -268,7 +269,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.common.api.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
-    "DEFAULT_THROTTLE_CLASSES": ["apps.common.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_CLASSES": ["apps.accounts.throttling.TokenRateThrottle"],
     "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     # How many proxies sit in front of the portal (X-Forwarded-For hops to trust
     # for the client IP of the login throttle); 0 uses REMOTE_ADDR.

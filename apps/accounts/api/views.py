@@ -28,8 +28,8 @@ from apps.accounts.api.serializers import (
 )
 from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
+from apps.accounts.throttling import LoginRateThrottle
 from apps.common.exceptions import ValidationFailed
-from apps.common.throttling import LoginRateThrottle
 
 
 def _me(user) -> dict:

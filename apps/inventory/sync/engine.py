@@ -39,13 +39,13 @@ from urllib3.exceptions import HTTPError
 
 from apps.common import locks
 from apps.common.crashpoints import crash_point
-from apps.common.realtime import broadcast, cluster_group
 from apps.inventory.choices import SyncState
 from apps.inventory.kube import api_client_for
 from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync import kubeapi
 from apps.inventory.sync.targets import Target, targets_for
 from apps.inventory.sync.writer import ClusterWriter, UnreadableObject
+from apps.live.realtime import broadcast, cluster_group
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from django.db.models import OuterRef, Subquery
 from django.dispatch import Signal
 from django.utils import timezone
 
-from apps.common.realtime import broadcast_on_commit, cluster_group
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigError,
     DeviceConfigLimitError,
@@ -43,6 +42,7 @@ from apps.inventory.sync.derive import (
     pod_pending,
     pod_slices,
 )
+from apps.live.realtime import broadcast_on_commit, cluster_group
 
 log = logging.getLogger(__name__)
 Events = Sequence[tuple[str, Mapping[str, Any]]]

@@ -71,7 +71,7 @@ class RequestViewSet(
     def get_throttles(self) -> list[Any]:
         throttles = list(super().get_throttles())
         if self.action == "create":
-            from apps.common.throttling import RequestCreateRateThrottle
+            from apps.scheduling.throttling import RequestCreateRateThrottle
 
             throttles.append(RequestCreateRateThrottle())
         return throttles

@@ -36,7 +36,7 @@ def cluster_group(cluster_id: int) -> str:
 def broadcast(group: str, event: str, payload: dict[str, Any]) -> None:
     """Send ``{"event": event, "payload": payload}`` to everyone in ``group`` now."""
     if getattr(settings, "REALTIME_OUTBOX", False):
-        from apps.inventory.models import LiveEvent
+        from apps.live.models import LiveEvent
 
         row = LiveEvent.objects.create(group=group, event=event, payload=payload)
         # The writer prunes, now and then: the web process only reads, so on
@@ -78,7 +78,7 @@ def ensure_outbox_relay() -> None:
 # behind (or hold up) the requests that share Django's main sync thread.
 @sync_to_async(thread_sensitive=False)
 def _fetch(after: int | None) -> tuple[int, list[tuple[int, str, str, Any]]]:
-    from apps.inventory.models import LiveEvent
+    from apps.live.models import LiveEvent
 
     if after is None:  # start from now: clients take a snapshot on connect
         last = (

@@ -1,0 +1,74 @@
+"""Rate limits on accounts: sign-in attempts (API and Django admin) and API tokens.
+
+On the portal's base throttle (``apps.common.throttling``): rates from
+``settings.THROTTLE_RATES`` at each request, and no enforcement while the
+cache is down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import HttpRequest
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+
+from apps.accounts.models import ApiToken
+from apps.common.throttling import PortalThrottle
+
+
+class LoginRateThrottle(PortalThrottle):
+    """Sign-in attempts per client IP and username (guessing one account's password).
+
+    Counting per IP *and* username means one office behind a NAT does not lock
+    out its colleagues, while a guesser gets ``THROTTLE_LOGIN`` tries a period.
+    """
+
+    scope = "login"
+
+    def allow_request(self, request: Any, view: Any) -> bool:
+        # Only sign-in attempts count: the SPA's GET for the login CSRF token
+        # is not one (counted, every sign-in cost two of THROTTLE_LOGIN).
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return True
+        return super().allow_request(request, view)
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        data = request.data if isinstance(request.data, Mapping) else {}
+        username = str(data.get("username") or "")[:150].strip().lower()
+        # Hashed: cache keys must be short and printable whatever was typed.
+        digest = hashlib.sha256(username.encode()).hexdigest()[:24]
+        return self.key_for(f"{self.get_ident(request)}:{digest}")
+
+
+def login_attempt_wait(request: HttpRequest) -> float | None:
+    """Count a sign-in attempt made outside DRF (the Django admin's login form).
+
+    It shares ``LoginRateThrottle``'s counter (same scope, client IP and
+    username), so a guesser refused by ``/api/auth/login/`` is refused by
+    ``/admin/login/`` too, and the other way round.
+
+    Returns:
+        None when the attempt may go on, else the seconds to wait.
+    """
+    # A DRF view of the same request: the throttle reads ``data`` and ``META``
+    # from it. Form bodies are parsed from (and left in) Django's request.POST.
+    drf_request = Request(request, parsers=[FormParser(), MultiPartParser()])
+    throttle = LoginRateThrottle()
+    if throttle.allow_request(drf_request, None):
+        return None
+    return throttle.wait() or 1.0
+
+
+class TokenRateThrottle(PortalThrottle):
+    """Requests per API token (a runaway CI loop); session users are not counted here."""
+
+    scope = "token"
+
+    def get_cache_key(self, request: Any, view: Any) -> str | None:
+        token = getattr(request, "auth", None)
+        if not isinstance(token, ApiToken):
+            return None
+        return self.key_for(str(token.pk))

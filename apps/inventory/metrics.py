@@ -1,0 +1,148 @@
+"""The inventory's metric families: sync health per cluster and stream, and
+capacity and use per chip type (registered in ``InventoryConfig.ready``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Count, Sum
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+
+from apps.common.metrics_sources import ClusterNames
+from apps.common.metrics_sources import age_seconds as _age
+
+_USAGE = {
+    # Chip column -> (metric name, help)
+    "chips": ("vnpu_chips", "Physical chips."),
+    "memory": ("vnpu_memory_megabytes", "Device memory HAMi offers (devmem), MB."),
+    "memory_used": ("vnpu_memory_used_megabytes", "Device memory held by slices, MB."),
+    "slots": ("vnpu_slots", "vNPU slots (count)."),
+    "slots_used": ("vnpu_slots_used", "vNPU slots held."),
+    "aicore": ("vnpu_aicore", "AICores."),
+    "aicore_used": ("vnpu_aicore_used", "AICores held."),
+    "aicpu": ("vnpu_aicpu", "AICPUs."),
+    "aicpu_used": ("vnpu_aicpu_used", "AICPUs held."),
+}
+
+
+def cluster_names() -> dict[int, str]:
+    """Cluster id -> name (metrics are labelled by name)."""
+    from apps.inventory.models import Cluster
+
+    return dict(Cluster.objects.values_list("id", "name"))
+
+
+def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
+    """Sync state and lag per cluster; age, failures, restarts, relists per stream."""
+    from apps.inventory.models import Cluster, SyncCursor
+
+    state = GaugeMetricFamily(
+        "vnpu_cluster_sync_state",
+        "1 for the cluster's current sync state (ok, stale, error, never).",
+        labels=["cluster", "state"],
+    )
+    for cluster_id, sync_state in Cluster.objects.values_list("id", "sync_state"):
+        state.add_metric([names[cluster_id], str(sync_state)], 1)
+    lag = GaugeMetricFamily(
+        "vnpu_cluster_sync_lag_seconds",
+        "Seconds since the least recently confirmed stream of the cluster was in "
+        "step with the API server (grows while a watch is down).",
+        labels=["cluster"],
+    )
+    per_stream: dict[str, Any] = {
+        "age": GaugeMetricFamily(
+            "vnpu_sync_stream_last_success_age_seconds",
+            "Seconds since one stream (list+watch of one resource) last succeeded.",
+            labels=["cluster", "resource"],
+        ),
+        "failing": GaugeMetricFamily(
+            "vnpu_sync_stream_failing",
+            "1 when the stream's last error is newer than its last success.",
+            labels=["cluster", "resource"],
+        ),
+        "restarts": CounterMetricFamily(
+            "vnpu_sync_watch_restarts",
+            "Watchers that resumed a stream from its stored resourceVersion (a "
+            "worker handed over, restarted or died).",
+            labels=["cluster", "resource"],
+        ),
+        "relists": CounterMetricFamily(
+            "vnpu_sync_relists",
+            "Full relists after the API server expired the resourceVersion (410).",
+            labels=["cluster", "resource"],
+        ),
+        "events": CounterMetricFamily(
+            "vnpu_sync_events",
+            "Watch events applied to the database.",
+            labels=["cluster", "resource"],
+        ),
+    }
+    oldest: dict[int, datetime | None] = {}
+    cursors = SyncCursor.objects.values_list(
+        "cluster_id",
+        "resource",
+        "last_success_at",
+        "last_error",
+        "last_error_at",
+        "restarts",
+        "relists",
+        "events",
+    )
+    for (
+        cluster_id,
+        resource,
+        success,
+        error,
+        error_at,
+        restarts,
+        relists,
+        events,
+    ) in cursors:
+        labels = [names.get(cluster_id, str(cluster_id)), resource]
+        age = _age(now, success)
+        if age is not None:
+            per_stream["age"].add_metric(labels, age)
+        failing = bool(error) and (
+            success is None or (error_at is not None and error_at > success)
+        )
+        per_stream["failing"].add_metric(labels, int(failing))
+        per_stream["restarts"].add_metric(labels, restarts)
+        per_stream["relists"].add_metric(labels, relists)
+        per_stream["events"].add_metric(labels, events)
+        # A stream that never succeeded leaves the cluster without a lag value.
+        previous = oldest.get(cluster_id, now)
+        oldest[cluster_id] = (
+            None if success is None or previous is None else min(previous, success)
+        )
+    for cluster_id, since in oldest.items():
+        if since is not None and cluster_id in names:
+            lag.add_metric([names[cluster_id]], _age(now, since) or 0.0)
+    yield state
+    yield lag
+    yield from per_stream.values()
+
+
+def usage_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
+    """Capacity and use per cluster and chip type, summed from the Chip rows."""
+    from apps.inventory.models import Chip
+
+    sums = {key: Sum(key) for key in _USAGE if key != "chips"}
+    rows = (
+        Chip.objects.order_by()
+        .values("cluster_id", "common_word")
+        .annotate(chips=Count("id"), **sums)
+    )
+    families = {
+        key: GaugeMetricFamily(name, text, labels=["cluster", "chip_type"])
+        for key, (name, text) in _USAGE.items()
+    }
+    for row in rows:
+        labels = [
+            names.get(row["cluster_id"], str(row["cluster_id"])),
+            row["common_word"],
+        ]
+        for key, family in families.items():
+            family.add_metric(labels, float(row[key] or 0))
+    yield from families.values()

@@ -1,0 +1,1 @@
+"""The live layer: deltas from services and workers to WebSocket clients."""

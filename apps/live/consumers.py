@@ -1,0 +1,36 @@
+"""The plumbing every live WebSocket consumer shares: one group, its deltas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from apps.live.realtime import ensure_outbox_relay
+
+
+class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
+    """Joins one Channels group and forwards each of its deltas to the client.
+
+    A delta is sent as ``{"type": "delta", "event": ..., "payload": ...}``
+    (``broadcast`` puts it in the group as ``portal.event``). Joining starts
+    this process's outbox relay when the outbox carries the deltas.
+    """
+
+    group: str
+
+    async def join(self, group: str) -> None:
+        """Receive the deltas of ``group`` from now on."""
+        self.group = group
+        await self.channel_layer.group_add(group, self.channel_name)
+        ensure_outbox_relay()
+
+    async def leave(self) -> None:
+        """Stop receiving deltas (nothing to do when it never joined)."""
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    async def portal_event(self, message: dict[str, Any]) -> None:
+        await self.send_json(
+            {"type": "delta", "event": message["event"], "payload": message["payload"]}
+        )
