@@ -25,6 +25,8 @@ echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
 echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
+echo "==> error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
+python manage.py error_codes --check
 echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
 echo "==> kubectl and helm (Go builds, cached by version; cold: a few minutes)"

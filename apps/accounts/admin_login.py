@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import Throttled
 
 from apps.accounts.throttling import login_attempt_wait
+from apps.common.exceptions import ERRORS, ErrorCode
 
 
 def admin_login(request: HttpRequest, extra_context: Any = None) -> HttpResponse:
@@ -25,7 +26,8 @@ def admin_login(request: HttpRequest, extra_context: Any = None) -> HttpResponse
             # The API login's error body and message, word for word.
             message = str(Throttled(wait=seconds).detail)
             response = JsonResponse(
-                {"code": "throttled", "message": message}, status=429
+                {"code": ErrorCode.THROTTLED, "message": message},
+                status=ERRORS[ErrorCode.THROTTLED][0],
             )
             response["Retry-After"] = str(seconds)
             return response

@@ -14,9 +14,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.accounts.choices import Role
+from apps.accounts.errors import TokenNotLive
 from apps.accounts.models import ApiToken, Profile
 from apps.audit.services import audit_record
-from apps.common.exceptions import Conflict, NotFound, ValidationFailed
+from apps.common.exceptions import NotFound, ValidationFailed
 
 TOKEN_PREFIX = "vnp"  # noqa: S105 - a public marker, not a secret
 
@@ -162,9 +163,8 @@ def token_rotate(*, token_id: int, actor: AbstractBaseUser) -> IssuedToken:
         raise NotFound(f"token {token_id} does not exist")
     now = timezone.now()
     if old.revoked_at is not None or (old.expires_at and old.expires_at <= now):
-        raise Conflict(
-            f"token {old.prefix} is revoked or expired; issue a new one instead",
-            code="token_not_live",
+        raise TokenNotLive(
+            f"token {old.prefix} is revoked or expired; issue a new one instead"
         )
     prefix, secret = _new_secret()
     new = ApiToken.objects.create(

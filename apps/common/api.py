@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from apps.common.exceptions import DomainError, ValidationFailed
+from apps.common.exceptions import DomainError, ErrorCode, ValidationFailed
 from apps.common.http_errors import too_large_body
 
 
@@ -101,7 +101,7 @@ def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, exceptions.ValidationError):
         errors = _flatten(response.data)
         response.data = {
-            "code": "invalid",
+            "code": ErrorCode.INVALID,
             "message": _message(errors),
             "errors": errors,
         }
@@ -111,6 +111,8 @@ def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
             if isinstance(response.data, dict)
             else response.data
         )
-        code = getattr(detail, "code", None) or getattr(exc, "default_code", "error")
+        code = getattr(detail, "code", None) or getattr(
+            exc, "default_code", ErrorCode.ERROR
+        )
         response.data = {"code": str(code), "message": str(detail)}
     return response

@@ -21,6 +21,7 @@ from typing import Any
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 
+from apps.common.exceptions import ErrorCode
 from apps.common.http_errors import service_unavailable
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class DatabaseUnavailableMiddleware:
         # django.request logs the 503 itself; no traceback for an outage.
         return service_unavailable(
             request,
-            code="database_unavailable",
+            code=ErrorCode.DATABASE_UNAVAILABLE,
             message="The database cannot be reached; try again shortly.",
             retry_after=RETRY_AFTER_SECONDS,
         )

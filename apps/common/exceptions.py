@@ -1,55 +1,150 @@
 """Domain errors: raised by services and selectors, rendered as HTTP in one place.
 
-Each error carries a stable ``code`` (for clients and tests), the HTTP status it
-maps to, a message, and optional ``detail`` (field errors, a diff...). Views never
-catch them; ``apps.common.api.exception_handler`` turns them into responses.
+Every error answer carries a stable ``code``. :class:`ErrorCode` names each
+one and :data:`ERRORS` is the one table mapping a code to its HTTP status and
+meaning: ``apps.common.api`` renders from it, the OpenAPI schema lists it
+(``apps.common.schema``) and the frontend gets it as generated constants
+(``manage.py error_codes``, ``frontend/src/api/errorCodes.ts``).
+
+Services raise named errors (``Drift``, ``NoChange``... in each app's
+``errors`` module), never a code as a string. Views never catch them;
+``apps.common.api.exception_handler`` turns them into responses.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 
+class ErrorCode(StrEnum):
+    """Every ``code`` an error answer of the portal can carry."""
+
+    # generic domain errors
+    INVALID = "invalid"
+    NOT_FOUND = "not_found"
+    CONFLICT = "conflict"
+    PERMISSION_DENIED = "permission_denied"
+    CLUSTER_UNAVAILABLE = "cluster_unavailable"
+    # publishing (apps.inventory.errors)
+    NO_CHANGE = "no_change"
+    DRIFT = "drift"
+    UNREADABLE_SHAPE = "unreadable_shape"
+    BREAKS_RUNNING_SLICES = "breaks_running_slices"
+    NO_BASELINE = "no_baseline"
+    # scheduling (apps.scheduling.errors)
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    QUEUE_IN_USE = "queue_in_use"
+    REQUEST_NOT_PENDING = "request_not_pending"
+    CHIP_GONE = "chip_gone"
+    PROPOSAL_DECIDED = "proposal_decided"
+    # accounts (apps.accounts.errors)
+    TOKEN_NOT_LIVE = "token_not_live"  # noqa: S105 - an error code, no secret
+    INVALID_CREDENTIALS = "invalid_credentials"
+    # answers made outside the services: HTTP, authentication, the database
+    NOT_AUTHENTICATED = "not_authenticated"
+    AUTHENTICATION_FAILED = "authentication_failed"
+    CSRF_FAILED = "csrf_failed"
+    THROTTLED = "throttled"
+    TOO_LARGE = "too_large"
+    PARSE_ERROR = "parse_error"
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type"
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    NOT_ACCEPTABLE = "not_acceptable"
+    BAD_REQUEST = "bad_request"
+    DATABASE_UNAVAILABLE = "database_unavailable"
+    SERVER_ERROR = "server_error"
+    ERROR = "error"
+
+
+#: code -> (HTTP status, what it means): the one table.
+ERRORS: dict[ErrorCode, tuple[int, str]] = {
+    ErrorCode.INVALID: (400, "input breaks a rule; `errors` names each field"),
+    ErrorCode.NOT_FOUND: (404, "no such object (or endpoint)"),
+    ErrorCode.CONFLICT: (409, "the state changed under the caller"),
+    ErrorCode.PERMISSION_DENIED: (403, "your role, or a token's queues, forbid it"),
+    ErrorCode.CLUSTER_UNAVAILABLE: (503, "the cluster's API server failed or refused"),
+    ErrorCode.NO_CHANGE: (400, "nothing to publish or adopt: the cluster has it"),
+    ErrorCode.DRIFT: (409, "the live ConfigMap changed outside the portal"),
+    ErrorCode.UNREADABLE_SHAPE: (
+        400,
+        "a component would not read the config's shape (confirm_shape)",
+    ),
+    ErrorCode.BREAKS_RUNNING_SLICES: (
+        400,
+        "the publish breaks running slices (confirm_breaking)",
+    ),
+    ErrorCode.NO_BASELINE: (409, "no device config the portal owns yet: adopt first"),
+    ErrorCode.IDEMPOTENCY_CONFLICT: (
+        409,
+        "the idempotency_key was used with different content",
+    ),
+    ErrorCode.QUEUE_IN_USE: (409, "the queue still has requests"),
+    ErrorCode.REQUEST_NOT_PENDING: (409, "the request is no longer waiting"),
+    ErrorCode.CHIP_GONE: (409, "the proposal's chip no longer exists"),
+    ErrorCode.PROPOSAL_DECIDED: (409, "the proposal was already decided"),
+    ErrorCode.TOKEN_NOT_LIVE: (409, "the token is revoked or expired"),
+    ErrorCode.INVALID_CREDENTIALS: (401, "wrong username or password"),
+    ErrorCode.NOT_AUTHENTICATED: (401, "no session or token was sent"),
+    ErrorCode.AUTHENTICATION_FAILED: (401, "the token is wrong, revoked or expired"),
+    ErrorCode.CSRF_FAILED: (403, "a session write without its CSRF token"),
+    ErrorCode.THROTTLED: (429, "rate limited; retry after Retry-After"),
+    ErrorCode.TOO_LARGE: (413, "the body is over the limit (`detail.limit_bytes`)"),
+    ErrorCode.PARSE_ERROR: (400, "the body is not valid JSON"),
+    ErrorCode.UNSUPPORTED_MEDIA_TYPE: (415, "the body is not JSON"),
+    ErrorCode.METHOD_NOT_ALLOWED: (405, "the endpoint does not take this method"),
+    ErrorCode.NOT_ACCEPTABLE: (406, "no answer in the Accept header's formats"),
+    ErrorCode.BAD_REQUEST: (400, "the request could not be understood"),
+    ErrorCode.DATABASE_UNAVAILABLE: (503, "the database is away; retry shortly"),
+    ErrorCode.SERVER_ERROR: (500, "the server failed; the error has been logged"),
+    ErrorCode.ERROR: (500, "an error without a more precise code"),
+}
+
+
+def http_status(code: ErrorCode) -> int:
+    """The HTTP status of an error code (from :data:`ERRORS`)."""
+    return ERRORS[code][0]
+
+
 class DomainError(Exception):
-    """Base of every error the portal's services raise on purpose."""
+    """Base of every error the portal's services raise on purpose.
 
-    code = "error"
-    http_status = 400
+    Subclasses name their ``code``; the HTTP status comes from the table.
+    """
 
-    def __init__(self, message: str, *, detail: Any = None, code: str | None = None):
+    code: ErrorCode = ErrorCode.ERROR
+
+    def __init__(self, message: str, *, detail: Any = None):
         super().__init__(message)
         self.message = message
         self.detail = detail
-        if code:
-            self.code = code
+
+    @property
+    def http_status(self) -> int:
+        return http_status(self.code)
 
 
 class ValidationFailed(DomainError):
     """Input that breaks a domain rule; ``detail`` maps field paths to messages."""
 
-    code = "invalid"
-    http_status = 400
+    code = ErrorCode.INVALID
 
 
 class NotFound(DomainError):
-    code = "not_found"
-    http_status = 404
+    code = ErrorCode.NOT_FOUND
 
 
 class Conflict(DomainError):
     """The state changed under the caller (stale write, drift, double booking)."""
 
-    code = "conflict"
-    http_status = 409
+    code = ErrorCode.CONFLICT
 
 
 class PermissionDenied(DomainError):
-    code = "permission_denied"
-    http_status = 403
+    code = ErrorCode.PERMISSION_DENIED
 
 
 class ClusterUnavailable(DomainError):
     """The cluster's API server could not be reached or refused the call."""
 
-    code = "cluster_unavailable"
-    http_status = 503
+    code = ErrorCode.CLUSTER_UNAVAILABLE

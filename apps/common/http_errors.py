@@ -13,8 +13,11 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from apps.common.exceptions import ERRORS, ErrorCode
 
-def _answer(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse:
+
+def _answer(request: HttpRequest, code: ErrorCode, message: str) -> HttpResponse:
+    status = ERRORS[code][0]
     wants_json = request.path.startswith("/api/") or "json" in request.headers.get(
         "Accept", ""
     )
@@ -29,7 +32,7 @@ def too_large_body() -> dict[str, object]:
     """The 413 body for a request over ``DATA_UPLOAD_MAX_MEMORY_SIZE``: says why and the limit."""
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return {
-        "code": "too_large",
+        "code": ErrorCode.TOO_LARGE,
         "message": f"the request body is larger than the limit of {limit} bytes",
         "detail": {"limit_bytes": limit},
     }
@@ -39,38 +42,39 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if isinstance(exception, RequestDataTooBig):
         # Django files it as a suspicious 400; the caller needs to know it was
         # the size, and what size would do.
-        return JsonResponse(too_large_body(), status=413)
-    return _answer(request, 400, "bad_request", "The request could not be understood.")
+        return JsonResponse(too_large_body(), status=ERRORS[ErrorCode.TOO_LARGE][0])
+    return _answer(
+        request, ErrorCode.BAD_REQUEST, "The request could not be understood."
+    )
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _answer(request, 403, "permission_denied", "You may not do this.")
+    return _answer(request, ErrorCode.PERMISSION_DENIED, "You may not do this.")
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: the portal's error body instead of Django's HTML page."""
     return _answer(
-        request, 403, "csrf_failed", "CSRF check failed: reload the page and retry."
+        request, ErrorCode.CSRF_FAILED, "CSRF check failed: reload the page and retry."
     )
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _answer(request, 404, "not_found", "Nothing here.")
+    return _answer(request, ErrorCode.NOT_FOUND, "Nothing here.")
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     return _answer(
         request,
-        500,
-        "server_error",
+        ErrorCode.SERVER_ERROR,
         "The server failed to answer this request; the error has been logged.",
     )
 
 
 def service_unavailable(
-    request: HttpRequest, *, code: str, message: str, retry_after: int
+    request: HttpRequest, *, code: ErrorCode, message: str, retry_after: int
 ) -> HttpResponse:
     """503 for a dependency that is away (``apps.common.db_unavailable``)."""
-    response = _answer(request, 503, code, message)
+    response = _answer(request, code, message)
     response["Retry-After"] = str(retry_after)
     return response

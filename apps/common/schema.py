@@ -13,13 +13,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.common.exceptions import ERRORS
+
 ERROR_COMPONENT = "Error"
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
     "description": "The portal's error answer (apps/common/api.py).",
     "properties": {
-        "code": {"type": "string", "description": "stable, e.g. invalid, not_found"},
+        "code": {
+            "type": "string",
+            "description": "stable; one of (HTTP status: meaning): "
+            + "; ".join(
+                f"`{code}` ({status}: {meaning})"
+                for code, (status, meaning) in ERRORS.items()
+            ),
+        },
         "message": {"type": "string"},
         "errors": {
             "type": "object",

@@ -184,9 +184,7 @@ def kubeconfig_check(
     """
     problems = kubeconfig_problems(config, base_dir=base_dir)
     if problems:
-        raise ValidationFailed(
-            f"{field}: {problems[0]}", detail={field: problems}, code="invalid"
-        )
+        raise ValidationFailed(f"{field}: {problems[0]}", detail={field: problems})
     if context:
         names = {
             c.get("name")

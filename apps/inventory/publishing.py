@@ -58,13 +58,19 @@ from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
 from apps.common.crashpoints import crash_point
 from apps.common.exceptions import (
-    Conflict,
     NotFound,
     PermissionDenied,
     ValidationFailed,
 )
 from apps.inventory import services
 from apps.inventory.choices import DeviceConfigSource
+from apps.inventory.errors import (
+    BreaksRunningSlices,
+    Drift,
+    NoBaseline,
+    NoChange,
+    UnreadableShape,
+)
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigDocument,
     DeviceConfigError,
@@ -259,10 +265,9 @@ def deviceconfig_adopt(
     live = live_device_config_read(cluster)
     baseline = deviceconfig_baseline(cluster)
     if baseline is not None and baseline.text == live.text:
-        raise ValidationFailed(
+        raise NoChange(
             f"nothing to adopt: the live device config is already v{baseline.number}",
             detail={"non_field_errors": ["the live device config is the portal's"]},
-            code="no_change",
         )
     return services.deviceconfig_import(
         cluster_name=cluster.name,
@@ -346,11 +351,10 @@ def _drift_conflict(
     live: LiveConfigMap,
     proposed: str,
     message: str,
-) -> Conflict:
+) -> Drift:
     last_seen = f"v{baseline.number} (last seen)"
-    return Conflict(
+    return Drift(
         f"cluster {cluster.name!r}: {message}",
-        code="drift",
         detail={
             "baseline_version": baseline.number,
             "live_resource_version": live.resource_version,
@@ -400,14 +404,13 @@ def _shape_guard(
     crashing = [r for r in readers if r.effect == "crash"]
     if crashing and not confirmed:
         said = "; ".join(f"{r.message} ({r.fix})" for r in crashing)
-        raise ValidationFailed(
+        raise UnreadableShape(
             f"confirm_shape: {said}",
             detail={
                 "confirm_shape": [
                     f"{said}; send confirm_shape: true to write it anyway"
                 ]
             },
-            code="unreadable_shape",
         )
     return readers
 
@@ -440,9 +443,8 @@ def _breaking_guard(cluster: Cluster, confirmed: Collection[str]) -> None:
         return
     listed = "; ".join(f"{slice_name(r)} ({r['reason']})" for r in unconfirmed[:20])
     more = f" and {len(unconfirmed) - 20} more" if len(unconfirmed) > 20 else ""
-    raise ValidationFailed(
+    raise BreaksRunningSlices(
         f"this publish breaks {len(unconfirmed)} running slice(s): {listed}{more}",
-        code="breaks_running_slices",
         detail={
             "confirm_breaking": [
                 f"this publish breaks {len(unconfirmed)} running slice(s): "
@@ -482,10 +484,9 @@ def _publish(
         _require_admin_for_force(actor)
     baseline = deviceconfig_baseline(cluster)
     if baseline is None:
-        raise Conflict(
+        raise NoBaseline(
             f"cluster {cluster.name!r} has no device config the portal owns yet: "
-            "sync or adopt the live one first",
-            code="no_baseline",
+            "sync or adopt the live one first"
         )
     with cluster_api(cluster) as api:
         live = live_device_config_read(cluster, api)
@@ -520,10 +521,9 @@ def _publish(
             proposed = propose(live, baseline)
             document, warnings = _validated(proposed, live)
             if proposed == live.text:
-                raise ValidationFailed(
+                raise NoChange(
                     "nothing to publish: the cluster already has this device config",
                     detail={"non_field_errors": ["the live device config is the same"]},
-                    code="no_change",
                 )
             if guard is not None:
                 guard()

@@ -16,11 +16,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import audit_record
-from apps.common.exceptions import Conflict, NotFound, ValidationFailed
+from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.models import Cluster
 from apps.scheduling import notify, triggers
 from apps.scheduling.allocation import reserve
 from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.errors import ChipGone, ProposalDecided, RequestNotPending
 from apps.scheduling.models import PreemptionProposal, Request
 
 
@@ -50,9 +51,8 @@ def proposal_approve(
         current = _open_proposal(proposal.pk)
         request = Request.objects.select_for_update().get(pk=current.request_id)
         if request.state != RequestState.PENDING:
-            raise Conflict(
-                f"request {request.pk} is {request.state}, no longer waiting",
-                code="request_not_pending",
+            raise RequestNotPending(
+                f"request {request.pk} is {request.state}, no longer waiting"
             )
         approve_now(current, request, actor=actor, reason=reason, auto=False, now=now)
     return PreemptionProposal.objects.get(pk=proposal.pk)
@@ -70,9 +70,8 @@ def approve_now(
     """Inside a transaction holding the cluster lock: book and start the eviction."""
     now = now or timezone.now()
     if proposal.chip_id is None:
-        raise Conflict(
-            f"chip {proposal.chip_uuid} of proposal {proposal.pk} no longer exists",
-            code="chip_gone",
+        raise ChipGone(
+            f"chip {proposal.chip_uuid} of proposal {proposal.pk} no longer exists"
         )
     proposal.state = ProposalState.APPROVED
     proposal.decided_by = actor if getattr(actor, "pk", None) else None
@@ -182,9 +181,8 @@ def _open_proposal(proposal_id: int) -> PreemptionProposal:
     if current is None:
         raise NotFound(f"proposal {proposal_id} does not exist")
     if current.state != ProposalState.PENDING:
-        raise Conflict(
+        raise ProposalDecided(
             f"proposal {proposal_id} is {current.state}; only a pending one can be decided",
-            code="proposal_decided",
             detail={"state": current.state},
         )
     return current

@@ -27,7 +27,6 @@ from apps.accounts.choices import Role
 from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
-    Conflict,
     NotFound,
     PermissionDenied,
     ValidationFailed,
@@ -45,6 +44,7 @@ from apps.scheduling.choices import (
     RequestState,
 )
 from apps.scheduling.decisions import approve_now
+from apps.scheduling.errors import IdempotencyConflict, QueueInUse
 from apps.scheduling.models import (
     Queue,
     QueueQuota,
@@ -383,10 +383,9 @@ def _idempotent(actor: Any, key: str, fingerprint: str) -> Request | None:
     if earlier is None:
         return None
     if earlier.fingerprint != fingerprint:
-        raise Conflict(
+        raise IdempotencyConflict(
             f"idempotency_key: {key!r} was used for request {earlier.pk} with "
             "different content",
-            code="idempotency_conflict",
             detail={
                 "idempotency_key": [
                     f"already used for request {earlier.pk} with different content"
@@ -629,9 +628,8 @@ def queue_delete(*, actor: Any, queue: Queue) -> None:
         raise NotFound(f"queue {queue.name!r} no longer exists")
     used = Request.objects.filter(queue=queue).count()
     if used:
-        raise Conflict(
+        raise QueueInUse(
             f"queue {queue.name!r} has {used} request(s); it cannot be deleted",
-            code="queue_in_use",
             detail={"requests": used},
         )
     audit_record(

@@ -26,6 +26,7 @@ from apps.accounts.api.serializers import (
     LoginSerializer,
     MeSerializer,
 )
+from apps.accounts.errors import InvalidCredentials
 from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
 from apps.accounts.throttling import LoginRateThrottle
@@ -93,13 +94,7 @@ class LoginView(APIView):
         serializer.is_valid(raise_exception=True)
         user = authenticate(request, **serializer.validated_data)
         if user is None:
-            return Response(
-                {
-                    "code": "invalid_credentials",
-                    "message": "Wrong username or password.",
-                },
-                status=status.HTTP_401_UNAUTHORIZED,
-            )
+            raise InvalidCredentials("Wrong username or password.")
         login(request, user)
         get_token(request)  # rotate the CSRF cookie along with the session
         return Response(MeSerializer(_me(user)).data)

@@ -2,6 +2,7 @@
 // and out, the session cookie, and Django's CSRF token on unsafe methods.
 
 import type { ApiErrorBody } from "../lib/errors";
+import { ErrorCode } from "./errorCodes";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -74,7 +75,7 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
     const error = new ApiError(response.status, body);
     if (
       response.status === 401 ||
-      (response.status === 403 && (body.code === "not_authenticated" || body.code === "authentication_failed"))
+      (response.status === 403 && (body.code === ErrorCode.NOT_AUTHENTICATED || body.code === ErrorCode.AUTHENTICATION_FAILED))
     ) {
       unauthorizedListeners.forEach((l) => l(error));
     }

@@ -3,6 +3,7 @@
 
 import { useState } from "react";
 import { api, ApiError } from "../../api/client";
+import { ErrorCode } from "../../api/errorCodes";
 import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf, WhatIfSlice } from "../../api/types";
 import { Badge, Banner, DiffView, ErrorNote, Field, Modal } from "../../components/ui";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
@@ -74,7 +75,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       } else if (e instanceof ApiError && e.status === 400) {
         setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape", "confirm_breaking"]));
         // The pods running now may differ from the Impact panel's: fetch it again so the box names them.
-        if (e.code === "breaks_running_slices") onPublished();
+        if (e.code === ErrorCode.BREAKS_RUNNING_SLICES) onPublished();
       } else {
         setFailure(e);
       }
@@ -272,13 +273,13 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           {conflict && (
             <div style={{ marginTop: 12 }} data-testid="publish-conflict">
               <Banner kind="error">
-                <b>{conflict.code === "drift" ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
+                <b>{conflict.code === ErrorCode.DRIFT ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
                 {can("admin") ? (
                   <div style={{ display: "flex", gap: 8, marginTop: 8 }}>
                     <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
                       Adopt the live config
                     </button>
-                    {conflict.code === "drift" && (
+                    {conflict.code === ErrorCode.DRIFT && (
                       <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
                         onClick={() => void publish(true)}
                       >

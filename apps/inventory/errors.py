@@ -1,0 +1,36 @@
+"""The inventory's named errors (publishing a device config); codes and HTTP
+statuses are in ``apps.common.exceptions.ERRORS``."""
+
+from __future__ import annotations
+
+from apps.common.exceptions import Conflict, ErrorCode, ValidationFailed
+
+
+class NoChange(ValidationFailed):
+    """Nothing to publish or adopt: the cluster already has this device config."""
+
+    code = ErrorCode.NO_CHANGE
+
+
+class UnreadableShape(ValidationFailed):
+    """A component of the cluster would not read the config's shape."""
+
+    code = ErrorCode.UNREADABLE_SHAPE
+
+
+class BreaksRunningSlices(ValidationFailed):
+    """The publish would break slices that run now, and they were not confirmed."""
+
+    code = ErrorCode.BREAKS_RUNNING_SLICES
+
+
+class Drift(Conflict):
+    """The live ConfigMap changed outside the portal since it was last seen."""
+
+    code = ErrorCode.DRIFT
+
+
+class NoBaseline(Conflict):
+    """The portal owns no device config of the cluster yet (sync or adopt first)."""
+
+    code = ErrorCode.NO_BASELINE
