@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -67,13 +68,19 @@ class Process:
 
 
 def _child_setup() -> None:
-    """In the child, before exec: its own process group, and death with its parent.
-
-    The group lets stop() reach the process's children; PR_SET_PDEATHSIG makes
-    the kernel stop the process if the Python that started it dies, even by
-    SIGKILL, so an interrupted run leaves nothing behind.
-    """
+    """In the child, before exec: its own process group (stop() reaches its children)."""
     os.setsid()
+
+
+def _child_setup_dying_with_parent() -> None:
+    """As :func:`_child_setup`, and the kernel stops the process if the Python that
+    started it dies, even by SIGKILL, so an interrupted run leaves nothing behind.
+
+    PR_SET_PDEATHSIG fires when the *thread* that forked exits, not the process:
+    only a process started from the main thread gets it (one restarted from a
+    short-lived thread was killed as soon as that thread ended).
+    """
+    _child_setup()
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -95,7 +102,11 @@ def spawn(
             stdout=handle,
             stderr=subprocess.STDOUT,
             env={**os.environ, **(env or {})},
-            preexec_fn=_child_setup,
+            preexec_fn=(
+                _child_setup_dying_with_parent
+                if threading.current_thread() is threading.main_thread()
+                else _child_setup
+            ),
         )
     return Process(name, popen, log, offset)
 
