@@ -30,6 +30,7 @@ class Running:
         self.beat_interval = beat_interval
         self.stop = threading.Event()
         self.errors: list[BaseException] = []
+        self.passes = 0  # scheduling passes the beat loop has finished
 
     def _sync(self) -> None:
         try:
@@ -43,10 +44,17 @@ class Running:
         try:
             while not self.stop.wait(self.beat_interval):
                 schedule_clusters_task()
+                self.passes += 1
         except BaseException as exc:
             self.errors.append(exc)
         finally:
             connection.close()
+
+    def wait_passes(self, count: int, timeout: float = 30) -> None:
+        """Wait until ``count`` more scheduling passes have finished: the time for
+        whatever they would do, before asserting that nothing happened."""
+        target = self.passes + count
+        wait_for(lambda: self.passes >= target, f"{count} scheduling passes", timeout)
 
     def __enter__(self) -> Running:
         self.threads = [

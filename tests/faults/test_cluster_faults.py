@@ -109,7 +109,15 @@ def test_sync_under_every_fault_ends_equal_to_the_cluster(sim, sim_cluster, tmp_
                     f"fault-{i}", "default", grace_period_seconds=0
                 )
             )
-        time.sleep(2)
+
+        def hit() -> bool:
+            """the watch was dropped and calls failed while the pods changed"""
+            done = sim.faults.injected
+            return done.get("watch_drop", 0) > 0 and (
+                done.get("500", 0) + done.get("429", 0) > 0
+            )
+
+        wait_for(hit, timeout=30)
         injected = dict(sim.faults.injected)
         sim.reset_faults()
 

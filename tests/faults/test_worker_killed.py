@@ -29,6 +29,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 from kubernetes import client
+from kubernetes.client.rest import ApiException
 
 from apps.inventory.models import Chip, DeviceConfigVersion, Slice, Template
 from apps.inventory.sync.engine import sync_once, sync_run
@@ -391,7 +392,16 @@ def test_eviction_killed_mid_call_evicts_once_and_the_request_runs(
         RUN_TASK, "apps.scheduling.tasks.evict_victims_task", str(proposal.pk)
     )
     kill_when(worker, _in_flight(sim, "create", "pods", "eviction"))
-    time.sleep(1.8)  # the server carries the eviction out anyway
+
+    def victim_evicted() -> bool:
+        """the server carried the eviction out anyway"""
+        try:
+            pod = core.read_namespaced_pod("victim", "default")
+        except ApiException as exc:
+            return exc.status == 404
+        return pod.metadata.deletion_timestamp is not None
+
+    wait_for(victim_evicted, timeout=20)
     sim.reset_faults()
     # the re-enqueued task (beat finds the approved proposal) and the passes
     worker = spawn(RUN_TASK, "apps.scheduling.tasks.schedule_clusters_task")
@@ -430,7 +440,13 @@ def test_publish_killed_mid_put_is_recorded_and_nothing_is_lost(
     sim.set_faults(latency_ms=1500)
     worker = spawn(PUBLISH, str(sim_cluster.pk))
     kill_when(worker, _in_flight(sim, "update", "configmaps"))
-    time.sleep(1.8)  # the PUT lands after its client died
+
+    def landed() -> bool:
+        """the PUT landed after its client died"""
+        cm = core.read_namespaced_config_map("hami-scheduler-device", "kube-system")
+        return "memory: 9216" in cm.data["device-config.yaml"]
+
+    wait_for(landed, timeout=20)
     sim.reset_faults()
     live = core.read_namespaced_config_map("hami-scheduler-device", "kube-system").data[
         "device-config.yaml"

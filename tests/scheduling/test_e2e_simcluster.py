@@ -7,8 +7,6 @@ passes enqueued on commit (submission, approval, sync's hook) run inline.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from rest_framework.test import APIClient
 
@@ -242,7 +240,7 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
     operator = token_client("urgent-bot", "operator")
     admin = token_client("boss", "admin")
     apps = client.AppsV1Api(sim_core.api_client)
-    with Running(live.cluster):
+    with Running(live.cluster) as running:
         uuids = _fill_the_310p_node(live, sim_core, victim=False)
         template = _filler("victim", VIR["vir04"], uuids[3], "batch-low")
         apps.create_namespaced_deployment(
@@ -292,7 +290,7 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
             )
 
         recreated = wait_for(replacement, "the Deployment to recreate its pod")
-        time.sleep(1.5)  # several binder and portal passes
+        running.wait_passes(3)  # and the binder's, in the same time
         recreated = sim_core.read_namespaced_pod(recreated.metadata.name, "default")
         assert recreated.status.phase == "Pending"
         assert not recreated.spec.node_name
@@ -306,14 +304,14 @@ def test_a_victims_replacement_does_not_take_the_freed_room(live, sim, sim_core)
 def test_rejected_preemption_keeps_everyone_running(live, sim_core):
     operator = token_client("urgent-bot", "operator")
     admin = token_client("boss", "admin")
-    with Running(live.cluster):
+    with Running(live.cluster) as running:
         _fill_the_310p_node(live, sim_core)
         before = _running_pods(sim_core)
         request_id = submit_urgent_vir04(operator, "sim")
         proposal = _pending_proposal(admin)
 
         _decide(admin, proposal, "reject", "the victim is a demo")
-        time.sleep(2)  # several passes
+        running.wait_passes(4)
 
     assert _running_pods(sim_core) == before
     assert "vnpu-portal/preempted-by" not in (
