@@ -1,12 +1,52 @@
-"""Shared fixtures: users of each role, API clients, and the fixture files."""
+"""Shared fixtures: the simulator, users of each role, API clients, the fixture files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# Pods start and stop quickly and bookmarks come often, so tests do not wait
+# on the simulator's realistic delays.
+FAST_SIM: dict[str, Any] = {
+    "ready_delay": 0.1,
+    "pod_shutdown_seconds": 0.3,
+    "bookmark_interval": 0.5,
+}
+
+
+@pytest.fixture
+def sim_factory() -> Iterator[Callable[..., Any]]:
+    """Start simulated clusters (``FAST_SIM`` plus the options given); all are
+    stopped after the test."""
+    from simcluster.server import SimCluster
+
+    started: list[SimCluster] = []
+
+    def make(scenario: str = "guide", **options: Any) -> SimCluster:
+        cluster = SimCluster(scenario=scenario, port=0, **{**FAST_SIM, **options})
+        cluster.start()
+        started.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in started:
+        cluster.stop()
+
+
+@pytest.fixture
+def sim_options() -> dict[str, Any]:
+    """Options of ``sim`` (a module or test overrides this fixture)."""
+    return {}
+
+
+@pytest.fixture
+def sim(sim_factory: Callable[..., Any], sim_options: dict[str, Any]) -> Any:
+    """The ``guide`` scenario: a 310P node (4 chips) and a 910B4 node (8 chips)."""
+    return sim_factory(**sim_options)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,15 +13,6 @@ from simcluster.server import SimCluster
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 DOCKER = ROOT / "docker"
-
-
-@pytest.fixture
-def sim() -> Iterator[SimCluster]:
-    cluster = SimCluster(
-        scenario="guide", port=0, ready_delay=0.1, pod_shutdown_seconds=0.3
-    ).start()
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture

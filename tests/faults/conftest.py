@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from simcluster.server import SimCluster
-
-FAST = {
-    "ready_delay": 0.1,
-    "pod_shutdown_seconds": 0.3,
-    "bookmark_interval": 0.5,
-    "seed": 7,  # the same faults every run
-}
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +25,8 @@ def _control_plane_and_counters(settings):
 
 
 @pytest.fixture
-def sim() -> Iterator[SimCluster]:
-    cluster = SimCluster(scenario="guide", port=0, **FAST).start()
-    yield cluster
-    cluster.stop()
+def sim_options() -> dict:
+    return {"seed": 7}  # the same faults every run
 
 
 @pytest.fixture

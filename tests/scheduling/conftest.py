@@ -62,28 +62,6 @@ def no_auto_pass(monkeypatch):
 
 
 @pytest.fixture
-def sim_options() -> dict:
-    """SimCluster options (a test may override this fixture)."""
-    return {}
-
-
-@pytest.fixture
-def sim(sim_options):
-    """The guide scenario, fast: 310P node (4 chips) and 910B4 node (8 chips)."""
-    from simcluster.server import SimCluster
-
-    options = {
-        "ready_delay": 0.1,
-        "pod_shutdown_seconds": 0.3,
-        "bookmark_interval": 0.5,
-        **sim_options,
-    }
-    cluster = SimCluster(scenario="guide", port=0, **options).start()
-    yield cluster
-    cluster.stop()
-
-
-@pytest.fixture
 def sim_core(sim, tmp_path):
     """A CoreV1Api on the simulator (admin)."""
     from kubernetes import client

@@ -6,7 +6,7 @@ import functools
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +23,6 @@ if str(ROOT) not in sys.path:
 from simcluster.server import SimCluster  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-FAST = {"ready_delay": 0.1, "pod_shutdown_seconds": 0.3, "bookmark_interval": 0.5}
-
-
-@pytest.fixture
-def sim_factory() -> Iterator[Callable[..., SimCluster]]:
-    """Start clusters with custom options; all are stopped after the test."""
-    started: list[SimCluster] = []
-
-    def make(scenario: str = "guide", **options: Any) -> SimCluster:
-        sim = SimCluster(scenario=scenario, port=0, **{**FAST, **options})
-        sim.start()
-        started.append(sim)
-        return sim
-
-    yield make
-    for sim in started:
-        sim.stop()
-
-
-@pytest.fixture
-def sim(sim_factory: Callable[..., SimCluster]) -> SimCluster:
-    """The ``guide`` scenario with fast pod lifecycles."""
-    return sim_factory()
 
 
 @pytest.fixture

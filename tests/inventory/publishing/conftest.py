@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,6 @@ import pytest
 from simcluster.server import SimCluster
 from tests import polling
 
-FAST = {"ready_delay": 0.1, "pod_shutdown_seconds": 0.3, "bookmark_interval": 0.5}
 CM = ("hami-scheduler-device", "kube-system")
 
 
@@ -29,14 +28,6 @@ def _control_plane_settings(settings):
         "kube-system/hami-scheduler",
     ]
     settings.SYNC_STALE_AFTER_SECONDS = 90
-
-
-@pytest.fixture
-def sim() -> Iterator[SimCluster]:
-    """The guide scenario with fast pod lifecycles."""
-    cluster = SimCluster(scenario="guide", port=0, **FAST).start()
-    yield cluster
-    cluster.stop()
 
 
 @pytest.fixture

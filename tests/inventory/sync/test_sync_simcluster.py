@@ -26,14 +26,12 @@ from apps.inventory.choices import ConnectionKind, SyncState
 from apps.inventory.models import Cluster, Slice, SyncCursor
 from apps.inventory.services import cluster_create
 from apps.inventory.sync.engine import sync_run
-from simcluster.server import SimCluster
 from tests.polling import wait_for
 from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-FAST = {"ready_delay": 0.1, "pod_shutdown_seconds": 0.3, "bookmark_interval": 0.5}
 TEMPLATES = {  # the guide's (commonWord, template) -> (aiCore, aiCPU)
     ("Ascend310P", "vir01"): (1, 1),
     ("Ascend310P", "vir02"): (2, 2),
@@ -45,10 +43,8 @@ CHIP_AICPU = {"Ascend310P": 7, "Ascend910B4": 7}
 
 
 @pytest.fixture
-def sim():
-    cluster = SimCluster(scenario="guide", port=0, history=200, **FAST).start()
-    yield cluster
-    cluster.stop()
+def sim_options():
+    return {"history": 200}  # a small history window, for the 410 test
 
 
 @pytest.fixture
