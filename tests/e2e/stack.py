@@ -17,13 +17,11 @@ is stopped by ``Stack.stop()``:
 
 from __future__ import annotations
 
-import contextlib
 import http.cookiejar
 import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +32,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tests.processes import PortalProcesses, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
@@ -55,12 +55,6 @@ if str(ROOT) not in sys.path:
 
 class StackError(RuntimeError):
     """The stack could not be started; the message says why and where the logs are."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- the built frontend ------------------------------------------------------------
@@ -191,7 +185,8 @@ class Stack:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.sim: Any = None
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.processes = PortalProcesses(self.workdir, self.env)
+        self.procs = self.processes.procs
         self.cluster_id: int | None = None
         self.postgres_url = postgres_url
         self._pg_database: str | None = None
@@ -263,22 +258,10 @@ class Stack:
         return result.stdout
 
     def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        logfile = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115
-        proc = subprocess.Popen(
-            cmd,
-            cwd=ROOT,
-            env=self.env(),
-            stdout=logfile,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        logfile.close()
-        self.procs[name] = proc
-        return proc
+        return self.processes.launch(name, cmd)
 
     def logs(self, name: str, tail: int = 4000) -> str:
-        path = self.workdir / f"{name}.log"
-        return path.read_text(errors="replace")[-tail:] if path.exists() else ""
+        return self.processes.log(name, tail)
 
     # -- start and stop
 
@@ -344,13 +327,7 @@ class Stack:
 
     def stop_web(self) -> None:
         """Stop the web process (browsers lose their WebSocket); sync keeps running."""
-        proc = self.procs.pop("web")
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+        self.processes.kill("web", signal.SIGTERM, grace=10)
 
     def api(self) -> ApiClient:
         client = ApiClient(self.url)
@@ -403,19 +380,7 @@ class Stack:
         return result.stdout
 
     def stop(self) -> None:
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for proc in self.procs.values():
-            try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
-        self.procs.clear()
+        self.processes.stop_all(signal.SIGTERM, grace=10)
         if self.sim is not None:
             self.sim.stop()
             self.sim = None

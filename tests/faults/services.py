@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.processes import free_port
 from tests.requires import missing
 
 
@@ -40,12 +41,6 @@ def production_env(
         "DATABASE_URL": database_url,
         "REDIS_URL": redis_url,
     }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _as_postgres(args: list[str]) -> list[str]:

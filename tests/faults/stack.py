@@ -7,9 +7,7 @@ watch it recover. Logs are in the stack's temp directory.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -22,12 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from simcluster.server import SimCluster
-from tests.faults.services import (
-    PrivatePostgres,
-    PrivateRedis,
-    free_port,
-    production_env,
-)
+from tests.faults.services import PrivatePostgres, PrivateRedis, production_env
+from tests.processes import PortalProcesses, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVENESS_SECONDS = 15.0
@@ -71,7 +65,7 @@ class Stack:
         self.kubeconfig = self.sim.write_kubeconfig(self.dir / "kubeconfig")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.processes = PortalProcesses(self.dir, lambda: self.env)
         self.env = {
             **production_env(
                 "stack-", self.pg.create_database("portal"), self.redis.url(0)
@@ -156,15 +150,7 @@ class Stack:
 
     def launch(self, name: str) -> None:
         self.started_at[name] = time.time()
-        log = (self.dir / f"{name}.log").open("ab")
-        self.processes[name] = subprocess.Popen(
-            self.COMMANDS[name](self),
-            cwd=ROOT,
-            env=self.env,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
+        self.processes.launch(name, self.COMMANDS[name](self))
 
     def _worker_stale(self) -> bool:
         """The worker's liveness probe (deploy/40-worker.yaml), with a test-sized threshold."""
@@ -175,8 +161,8 @@ class Stack:
 
     def _supervise(self) -> None:
         while not self._supervising.wait(0.5):
-            for name, process in list(self.processes.items()):
-                if self.processes.get(name) is not process:
+            for name, process in list(self.processes.procs.items()):
+                if self.processes.procs.get(name) is not process:
                     continue
                 if process.poll() is None and name == "worker" and self._worker_stale():
                     self.kill(name)  # what kubelet does when the probe fails
@@ -186,16 +172,7 @@ class Stack:
                 self.launch(name)
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
-        process = self.processes.pop(name, None)
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
+        self.processes.kill(name, sig)
 
     def start(self) -> Stack:
         self.secrets = json.loads(
@@ -209,15 +186,13 @@ class Stack:
 
     def stop(self) -> None:
         self._supervising.set()
-        for name in list(self.processes):
-            self.kill(name, signal.SIGKILL)  # throw-away processes: no need to wait
+        self.processes.stop_all(signal.SIGKILL)  # throw-away processes
         self.sim.stop()
         self.redis.stop()
         self.pg.stop()
 
     def log(self, name: str) -> str:
-        path = self.dir / f"{name}.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+        return self.processes.log(name)
 
     # --- talking to it ------------------------------------------------------------------
     def http(
