@@ -27,6 +27,10 @@ echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
 echo "==> error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
+echo "==> the live contract shared with the frontend (frontend/src/live/contract.ts)"
+python manage.py live_contract --check
+echo "==> the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)"
+bash frontend/scripts/gen-api-types.sh --check
 echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
 echo "==> kubectl and helm (Go builds, cached by version; cold: a few minutes)"

@@ -2,8 +2,10 @@
 
 A list operation (GET without a path id) documented with a paginated
 component (``count``, ``next``, ``previous``, ``results``) must answer that
-object; one documented as an array must answer an array. The operations are
-taken from the generated schema, so a new list endpoint is checked at once.
+object; one documented as an array must answer an array; and every item has
+each field its component requires (the frontend's generated types rely on
+it). The operations are taken from the generated schema, so a new list
+endpoint is checked at once.
 """
 
 from __future__ import annotations
@@ -24,24 +26,38 @@ def _resolve(document: dict, schema: dict) -> dict:
     return schema
 
 
+DOCUMENT = SchemaGenerator().get_schema(request=None, public=True)
+
+
+def _body(path: str) -> dict | None:
+    """The documented body of a GET's 200, resolved (None: not JSON)."""
+    get = DOCUMENT["paths"][path].get("get") or {}
+    content = get.get("responses", {}).get("200", {}).get("content", {})
+    body = content.get("application/json", {}).get("schema")
+    return None if body is None else _resolve(DOCUMENT, body)
+
+
 def _list_operations() -> list[tuple[str, str]]:
     """(path, documented shape) of every GET whose 200 is a list or a page."""
-    document = SchemaGenerator().get_schema(request=None, public=True)
     found = []
-    for path, item in document["paths"].items():
-        get = item.get("get")
-        if not get:
-            continue
-        content = get.get("responses", {}).get("200", {}).get("content", {})
-        body = content.get("application/json", {}).get("schema")
+    for path in DOCUMENT["paths"]:
+        body = _body(path)
         if body is None:
             continue
-        body = _resolve(document, body)
         if body.get("type") == "array":
             found.append((path, "array"))
         elif {"count", "results"} <= set(body.get("properties", {})):
             found.append((path, "page"))
     return sorted(found)
+
+
+def _item_required(path: str, shape: str) -> set[str]:
+    """The fields the component of a list's items requires."""
+    body = _body(path) or {}
+    items = (
+        body["items"] if shape == "array" else body["properties"]["results"]["items"]
+    )
+    return set(_resolve(DOCUMENT, items).get("required", []))
 
 
 LIST_OPERATIONS = _list_operations()
@@ -86,3 +102,6 @@ def test_list_answers_in_the_documented_shape(path, shape, objects, admin_user):
             f"{path}: documented as a page, got {type(body).__name__}"
         )
         assert {"count", "next", "previous", "results"} <= set(body), path
+    required = _item_required(path, shape)
+    for item in body if shape == "array" else body["results"]:
+        assert required <= set(item), (path, sorted(required - set(item)))

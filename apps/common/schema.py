@@ -1,4 +1,5 @@
-"""OpenAPI: every operation documents the portal's error answers (a drf-spectacular
+"""OpenAPI: answers as the portal gives them (drf-spectacular's AutoSchema, one
+change), and every operation documents the portal's error answers (a
 postprocessing hook).
 
 Every endpoint can answer 400, 401, 403 and 404 in the one error shape of
@@ -12,6 +13,10 @@ description, a richer body such as the publishing conflicts) is kept.
 from __future__ import annotations
 
 from typing import Any
+
+from drf_spectacular import openapi
+from drf_spectacular.plumbing import force_instance
+from rest_framework import serializers
 
 from apps.common.exceptions import ERRORS
 
@@ -54,6 +59,26 @@ BODY_ERRORS = {
     "415": "the body is not JSON (the API takes application/json only)",
 }
 METHODS = {"get", "put", "post", "patch", "delete", "head", "options", "trace"}
+
+
+class AutoSchema(openapi.AutoSchema):
+    """drf-spectacular's, with every field of a model's answer marked required.
+
+    A response component lists as required only the fields that are required
+    on input, or read-only: a model field with a default or ``blank=True``
+    came out optional, and the frontend's generated types had to guard against
+    a key every answer carries. A ModelSerializer writes every field it
+    declares for every instance (null when empty), so its response component
+    requires them all. Serializers of plain data keep their optional fields:
+    DRF leaves out a key that a dict lacks when its field is not required.
+    """
+
+    def _map_basic_serializer(self, serializer: Any, direction: str) -> dict[str, Any]:
+        schema: dict[str, Any] = super()._map_basic_serializer(serializer, direction)
+        model = isinstance(force_instance(serializer), serializers.ModelSerializer)
+        if direction == "response" and model and schema.get("properties"):
+            schema["required"] = sorted(schema["properties"])
+        return schema
 
 
 def _error_response(description: str) -> dict[str, Any]:

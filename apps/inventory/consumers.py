@@ -9,26 +9,24 @@ from channels.db import database_sync_to_async
 from apps.accounts.selectors import user_role
 from apps.accounts.ws import AuthRecheckMixin
 from apps.live.consumers import LiveGroupConsumer
+from apps.live.events import SnapshotPayload, snapshot_message, snapshot_payload
 from apps.live.realtime import cluster_group
 
 
-@database_sync_to_async
-def _snapshot(cluster_id: int) -> dict[str, Any] | None:
+def cluster_snapshot(cluster_id: int) -> SnapshotPayload | None:
+    """What a client starts from: the summary and every chip (None: no such cluster)."""
     from apps.inventory.models import Cluster
     from apps.inventory.selectors import chip_usage, cluster_summary
 
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
-    summary = cluster_summary(cluster)
-    summary["last_sync_at"] = (
-        summary["last_sync_at"].isoformat() if summary["last_sync_at"] else None
+    return snapshot_payload(
+        cluster_summary(cluster), chip_usage(cluster), cluster.last_sync_error
     )
-    return {
-        "summary": summary,
-        "chips": chip_usage(cluster),
-        "last_sync_error": cluster.last_sync_error,
-    }
+
+
+_snapshot = database_sync_to_async(cluster_snapshot)
 
 
 @database_sync_to_async
@@ -39,7 +37,8 @@ def _role(user: Any) -> Any:
 class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     """``/ws/clusters/<id>/``: a snapshot on connect, then every delta of that cluster.
 
-    Messages are ``{"type": "snapshot"|"delta", "event": ..., "payload": ...}``.
+    Messages are ``{"type": "snapshot"|"delta", "event": ..., "payload": ...}``
+    (apps.live.events: the live contract).
     A client that reconnects asks for nothing: it gets a fresh snapshot. The
     socket is closed (4401) once its token is revoked or its user
     deactivated (``WS_AUTH_RECHECK_SECONDS``).
@@ -57,9 +56,7 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         await self.join(cluster_group(self.cluster_id))
         await self.accept()
         self.start_auth_recheck()
-        await self.send_json(
-            {"type": "snapshot", "event": "snapshot", "payload": snapshot}
-        )
+        await self.send_json(snapshot_message(snapshot))
 
     async def disconnect(self, code: int) -> None:
         await self.stop_auth_recheck()
@@ -69,6 +66,4 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         # The only request a client makes: a fresh snapshot after it fell behind.
         if isinstance(content, dict) and content.get("type") == "resync":
             snapshot = await _snapshot(self.cluster_id)
-            await self.send_json(
-                {"type": "snapshot", "event": "snapshot", "payload": snapshot}
-            )
+            await self.send_json(snapshot_message(snapshot))

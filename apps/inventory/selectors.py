@@ -31,6 +31,7 @@ from apps.inventory.models import (
 from apps.inventory.room import ChipLoad, TypeRoom, type_room
 from apps.inventory.specs import chip_type_to_spec
 from apps.inventory.versions import shape_warnings
+from apps.live.events import CHIP_COLUMNS, ChipRow, ChipUsage
 from apps.scheduling.allocator.template_rule import FitResult, Scheduler, fit_template
 
 #: The chip fields the room calculation reads.
@@ -296,26 +297,14 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
     }
 
 
-CHIP_USAGE_COLUMNS = (
-    "id",
-    "node__name",
-    "common_word",
-    "index",
-    "uuid",
-    "healthy",
-    "cordoned",
-    "slots_used",
-    "slots",
-    "memory_used",
-    "memory",
-    "aicore_used",
-    "aicore",
-    "aicpu_used",
-    "aicpu",
+#: The Chip fields of the live contract's chip columns (apps.live.events.ChipRow),
+#: for ``values_list``: a column is the field of its name, but for the node's.
+CHIP_USAGE_FIELDS = tuple(
+    {"node": "node__name"}.get(column, column) for column in CHIP_COLUMNS
 )
 
 
-def chip_usage(cluster: Cluster) -> dict[str, Any]:
+def chip_usage(cluster: Cluster) -> ChipUsage:
     """Per-chip usage as compact rows: one list of columns, one array per chip.
 
     At 8,000 chips a list of dicts costs several times the bytes of the same data
@@ -324,13 +313,12 @@ def chip_usage(cluster: Cluster) -> dict[str, Any]:
     rows = (
         Chip.objects.filter(cluster=cluster)
         .order_by("node__name", "common_word", "index")
-        .values_list(*CHIP_USAGE_COLUMNS)
+        .values_list(*CHIP_USAGE_FIELDS)
     )
-    columns = [c.replace("node__name", "node") for c in CHIP_USAGE_COLUMNS]
     return {
         "cluster": cluster.name,
-        "columns": columns,
-        "rows": [list(r) for r in rows],
+        "columns": list(CHIP_COLUMNS),
+        "rows": [ChipRow._make(r) for r in rows],
     }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from apps.live.events import delta_message
 from apps.live.realtime import ensure_outbox_relay
 
 
@@ -13,7 +14,8 @@ class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
     """Joins one Channels group and forwards each of its deltas to the client.
 
     A delta is sent as ``{"type": "delta", "event": ..., "payload": ...}``
-    (``broadcast`` puts it in the group as ``portal.event``). Joining starts
+    (``broadcast`` puts it in the group as ``portal.event``; apps.live.events
+    defines the events and their payloads). Joining starts
     this process's outbox relay when the outbox carries the deltas.
     """
 
@@ -31,6 +33,4 @@ class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def portal_event(self, message: dict[str, Any]) -> None:
-        await self.send_json(
-            {"type": "delta", "event": message["event"], "payload": message["payload"]}
-        )
+        await self.send_json(delta_message(message["event"], message["payload"]))

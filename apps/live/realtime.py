@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +24,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+
+from apps.live.events import Event
 
 log = logging.getLogger(__name__)
 EVENT_TYPE = "portal.event"
@@ -33,12 +36,16 @@ def cluster_group(cluster_id: int) -> str:
     return f"inventory.cluster.{cluster_id}"
 
 
-def broadcast(group: str, event: str, payload: dict[str, Any]) -> None:
-    """Send ``{"event": event, "payload": payload}`` to everyone in ``group`` now."""
+def broadcast(group: str, event: Event, payload: Mapping[str, Any]) -> None:
+    """Send ``{"event": event, "payload": payload}`` to everyone in ``group`` now.
+
+    The payload is built by ``apps.live.events``' builder for that event.
+    """
+    name = str(event)  # plain text, for the outbox and the channel layer
     if getattr(settings, "REALTIME_OUTBOX", False):
         from apps.live.models import LiveEvent
 
-        row = LiveEvent.objects.create(group=group, event=event, payload=payload)
+        row = LiveEvent.objects.create(group=group, event=name, payload=payload)
         # The writer prunes, now and then: the web process only reads, so on
         # SQLite it never waits for the write lock sync holds.
         if row.pk % 200 == 0:
@@ -51,13 +58,13 @@ def broadcast(group: str, event: str, payload: dict[str, Any]) -> None:
         return
     try:
         async_to_sync(layer.group_send)(
-            group, {"type": EVENT_TYPE, "event": event, "payload": payload}
+            group, {"type": EVENT_TYPE, "event": name, "payload": payload}
         )
     except Exception:  # a dead Redis must not fail the sync that produced the delta
         log.warning("broadcast to %s failed", group, exc_info=True)
 
 
-def broadcast_on_commit(group: str, event: str, payload: dict[str, Any]) -> None:
+def broadcast_on_commit(group: str, event: Event, payload: Mapping[str, Any]) -> None:
     """Broadcast once the surrounding transaction commits (never for a rollback)."""
     transaction.on_commit(lambda: broadcast(group, event, payload))
 

@@ -1,14 +1,15 @@
 """Live deltas of scheduling, on the cluster's WebSocket group (sent on commit).
 
-Events: ``request`` ``{id, state, reason, queue, position?}`` and ``proposal``
-``{id, state, request, chip_uuid}``. Clients refetch what they show; the
-payloads are small on purpose.
+Events (apps.live.events): ``requests`` ``{rows: [{id, state, reason}]}`` for
+one or more requests of a cluster, and ``proposal`` ``{id, state, request,
+chip_uuid}``. Clients refetch what they show; the payloads are small on purpose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from apps.live.events import Event, proposal_payload, requests_payload
 from apps.live.realtime import broadcast_on_commit, cluster_group
 from apps.scheduling.models import PreemptionProposal, Request
 
@@ -20,20 +21,17 @@ def request_changed(request: Request) -> None:
 
 def requests_changed(cluster_id: int, requests: Iterable[Request]) -> None:
     """One ``requests`` event for many requests of one cluster."""
-    rows = [{"id": r.pk, "state": r.state, "reason": r.reason[:500]} for r in requests]
-    if rows:
-        broadcast_on_commit(cluster_group(cluster_id), "requests", {"rows": rows[:500]})
+    payload = requests_payload((r.pk, r.state, r.reason) for r in requests)
+    if payload["rows"]:
+        broadcast_on_commit(cluster_group(cluster_id), Event.REQUESTS, payload)
 
 
 def proposal_changed(proposal: PreemptionProposal) -> None:
     """Tell the cluster's watchers that ``proposal`` changed."""
     broadcast_on_commit(
         cluster_group(proposal.cluster_id),
-        "proposal",
-        {
-            "id": proposal.pk,
-            "state": proposal.state,
-            "request": proposal.request_id,
-            "chip_uuid": proposal.chip_uuid,
-        },
+        Event.PROPOSAL,
+        proposal_payload(
+            proposal.pk, proposal.state, proposal.request_id, proposal.chip_uuid
+        ),
     )

@@ -25,8 +25,16 @@ class LoginSerializer(serializers.Serializer):
     )
 
 
+@extend_schema_field(serializers.ListField(child=serializers.CharField()))
+class QueueNamesField(serializers.JSONField):
+    """Names of queues (a JSON list on the model), typed for the schema."""
+
+
 class ApiTokenSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
+    queues = QueueNamesField(
+        read_only=True, help_text="queues it is limited to; empty: any queue"
+    )
     role = serializers.SerializerMethodField(
         help_text="the role of the token's user: what the token may do"
     )

@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.inventory import selectors
-from apps.inventory.choices import ConnectionKind, SchedulerSetting
+from apps.inventory.choices import ConnectionKind, SchedulerSetting, SyncState
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -287,7 +287,11 @@ class ChipSerializer(serializers.ModelSerializer):
 
 class SliceSerializer(serializers.ModelSerializer):
     chip_index = serializers.IntegerField(
-        source="chip.index", read_only=True, default=None
+        source="chip.index",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="null until the slice's chip is known",
     )
 
     class Meta:
@@ -317,7 +321,11 @@ class SliceSerializer(serializers.ModelSerializer):
 
 class DeviceConfigVersionSerializer(serializers.ModelSerializer):
     author = serializers.CharField(
-        source="author.username", read_only=True, default=None
+        source="author.username",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="null: no user (imported, observed by sync, or the user is gone)",
     )
 
     class Meta:
@@ -476,7 +484,7 @@ class ClusterSummarySerializer(serializers.Serializer):
     nodes = serializers.IntegerField()
     chips = serializers.IntegerField()
     slices = serializers.IntegerField()
-    sync_state = serializers.CharField()
+    sync_state = serializers.ChoiceField(choices=SyncState.choices)
     last_sync_at = serializers.DateTimeField(allow_null=True)
     chip_types = ChipTypeSummarySerializer(many=True)
 

@@ -45,6 +45,7 @@ from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync import kubeapi
 from apps.inventory.sync.targets import Target, targets_for
 from apps.inventory.sync.writer import ClusterWriter, UnreadableObject
+from apps.live.events import Event, cluster_payload
 from apps.live.realtime import broadcast, cluster_group
 
 log = logging.getLogger(__name__)
@@ -510,13 +511,8 @@ def refresh_cluster_state(cluster_id: int) -> None:
     if changed:
         broadcast(
             cluster_group(cluster_id),
-            "cluster",
-            {
-                "id": cluster_id,
-                "sync_state": state,
-                "last_sync_error": error_text,
-                "last_sync_at": last_success.isoformat() if last_success else None,
-            },
+            Event.CLUSTER,
+            cluster_payload(cluster_id, state, error_text, last_success),
         )
 
 

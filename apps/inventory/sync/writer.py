@@ -32,7 +32,7 @@ from apps.inventory.models import (
     PendingPod,
     Slice,
 )
-from apps.inventory.selectors import CHIP_USAGE_COLUMNS
+from apps.inventory.selectors import CHIP_USAGE_FIELDS
 from apps.inventory.sync.bulk import insert_rows
 from apps.inventory.sync.derive import (
     NodeState,
@@ -41,6 +41,18 @@ from apps.inventory.sync.derive import (
     node_state,
     pod_pending,
     pod_slices,
+)
+from apps.live.events import (
+    Event,
+    chips_payloads,
+    node_removed_payload,
+    nodes_payloads,
+    object_payload,
+    object_removed_payload,
+    pending_payload,
+    pending_reason_payload,
+    slices_payload,
+    slices_removed_payload,
 )
 from apps.live.realtime import broadcast_on_commit, cluster_group
 
@@ -213,15 +225,11 @@ class _PodsAndNodesWriter:
         touched = self._upsert_chips(states, node_ids)
         # One delta for many nodes: a full list of 1,000 nodes is one message, not 1,000.
         changed = [
-            *({"name": n["name"], "ready": n["ready"]} for n in new_nodes),
-            *({"name": n.name, "ready": n.ready} for n in changed_nodes),
+            *((n["name"], n["ready"]) for n in new_nodes),
+            *((n.name, n.ready) for n in changed_nodes),
         ]
-        for start in range(0, len(changed), 1000):
-            broadcast_on_commit(
-                cluster_group(self.cluster.pk),
-                "nodes",
-                {"nodes": changed[start : start + 1000]},
-            )
+        for payload in nodes_payloads(changed):
+            broadcast_on_commit(cluster_group(self.cluster.pk), Event.NODES, payload)
         return touched
 
     def _upsert_chips(
@@ -328,7 +336,9 @@ class _PodsAndNodesWriter:
         self.recompute_usage(touched, force_broadcast=True)
         for name in gone:
             broadcast_on_commit(
-                cluster_group(self.cluster.pk), "node_removed", {"name": name}
+                cluster_group(self.cluster.pk),
+                Event.NODE_REMOVED,
+                node_removed_payload(name),
             )
 
     # --- pods --------------------------------------------------------------------
@@ -449,19 +459,13 @@ class _PodsAndNodesWriter:
         group = cluster_group(self.cluster.pk)
         if new_rows or changed:
             broadcast_on_commit(
-                group,
-                "slices",
-                {"upserted": [_slice_payload(r) for r in [*new_rows, *changed]][:500]},
+                group, Event.SLICES, slices_payload([*new_rows, *changed])
             )
         if removed:
             broadcast_on_commit(
                 group,
-                "slices_removed",
-                {
-                    "pods": sorted({f"{r.namespace}/{r.pod_name}" for r in removed})[
-                        :500
-                    ]
-                },
+                Event.SLICES_REMOVED,
+                slices_removed_payload((r.namespace, r.pod_name) for r in removed),
             )
         # A full list recounts every chip: cheaper than naming 8,000 of them.
         self.recompute_usage(touched if scope is not None else None)
@@ -560,14 +564,9 @@ class _PodsAndNodesWriter:
                     row.reason = state.message
                 row.save()
         if gone or wanted_by_key:
+            count = PendingPod.objects.order_by().filter(cluster=self.cluster).count()
             broadcast_on_commit(
-                cluster_group(self.cluster.pk),
-                "pending",
-                {
-                    "count": PendingPod.objects.order_by()
-                    .filter(cluster=self.cluster)
-                    .count()
-                },
+                cluster_group(self.cluster.pk), Event.PENDING, pending_payload(count)
             )
 
     def set_pending_reason(self, namespace: str, name: str, reason: str) -> None:
@@ -580,8 +579,8 @@ class _PodsAndNodesWriter:
         if updated:
             broadcast_on_commit(
                 cluster_group(self.cluster.pk),
-                "pending_reason",
-                {"pod": f"{namespace}/{name}", "reason": reason},
+                Event.PENDING_REASON,
+                pending_reason_payload(namespace, name, reason),
             )
 
     def _serialize(self) -> None:
@@ -661,14 +660,11 @@ class _PodsAndNodesWriter:
                 Chip.objects.order_by()
                 .filter(id__in_array=changed)
                 .order_by("id")
-                .values_list(*CHIP_USAGE_COLUMNS)
+                .values_list(*CHIP_USAGE_FIELDS)
             )
-            payload_rows = [list(r) for r in rows]
-            for start in range(0, len(payload_rows), 1000):
+            for payload in chips_payloads(rows):
                 broadcast_on_commit(
-                    cluster_group(self.cluster.pk),
-                    "chips",
-                    {"rows": payload_rows[start : start + 1000]},
+                    cluster_group(self.cluster.pk), Event.CHIPS, payload
                 )
         return changed
 
@@ -714,30 +710,10 @@ def _recount(cluster_id: int, chip_uuids: list[str] | None) -> None:
         )
 
 
-SLICE_PAYLOAD_FIELDS = (
-    "namespace",
-    "pod_name",
-    "chip_uuid",
-    "template",
-    "memory",
-    "priority",
-    "phase",
-    "node_name",
-    "common_word",
-)
-
-
 def _pod_of(row: Any) -> tuple[str, str]:
     if isinstance(row, Mapping):
         return (row["namespace"], row["pod_name"])
     return (row.namespace, row.pod_name)
-
-
-def _slice_payload(row: Slice | Mapping[str, Any]) -> dict[str, Any]:
-    """The delta sent for a new (a dict of column values) or changed (a row) slice."""
-    if isinstance(row, Mapping):
-        return {key: row[key] for key in SLICE_PAYLOAD_FIELDS}
-    return {key: getattr(row, key) for key in SLICE_PAYLOAD_FIELDS}
 
 
 class ControlPlaneMixin:
@@ -758,8 +734,8 @@ class ControlPlaneMixin:
                 ).delete()
                 broadcast_on_commit(
                     cluster_group(self.cluster.pk),
-                    "object_removed",
-                    {"kind": kind, "name": name},
+                    Event.OBJECT_REMOVED,
+                    object_removed_payload(kind, name),
                 )
             for obj in items:
                 self._store_object(kind, obj)
@@ -845,13 +821,8 @@ class ControlPlaneMixin:
         if created or changed:
             broadcast_on_commit(
                 cluster_group(self.cluster.pk),
-                "object",
-                {
-                    "kind": kind,
-                    "namespace": namespace,
-                    "name": name,
-                    "resource_version": rv,
-                },
+                Event.OBJECT,
+                object_payload(kind, namespace, name, rv),
             )
         if is_device_config:
             from apps.inventory.services import deviceconfig_observe

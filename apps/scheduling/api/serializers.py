@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -46,6 +45,43 @@ class WorkloadSerializer(serializers.Serializer):
             '"secret"?: false}]; values are shown as "***" unless "secret": false'
         ),
     )
+
+
+_ENV_ENTRY_SHOWN: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "value": {"type": "string", "description": '"***" unless secret is false'},
+        "secret": {"type": "boolean", "enum": [False]},
+    },
+    "required": ["name", "value"],
+}
+
+
+@extend_schema_field(
+    {
+        "anyOf": [
+            {
+                "type": "object",
+                "description": "the workload as normalised at submission",
+                "properties": {
+                    "image": {"type": "string"},
+                    "command": {"type": "array", "items": {"type": "string"}},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "env": {"type": "array", "items": _ENV_ENTRY_SHOWN},
+                },
+                "required": ["image", "command", "args", "env"],
+            },
+            {
+                "type": "object",
+                "maxProperties": 0,
+                "description": "none: the request gave a pod template",
+            },
+        ]
+    }
+)
+class WorkloadShownField(serializers.JSONField):
+    """A request's workload as answers show it (secret env values are redacted)."""
 
 
 class RequestCreateSerializer(serializers.Serializer):
@@ -96,6 +132,7 @@ class RequestCreateSerializer(serializers.Serializer):
 
 
 class RequestSerializer(serializers.ModelSerializer):
+    workload = WorkloadShownField(read_only=True)
     cluster_name = serializers.CharField(source="cluster.name", read_only=True)
     chip_type = serializers.CharField(source="common_word", read_only=True)
     whole_card = serializers.BooleanField(read_only=True)
@@ -174,7 +211,7 @@ class RequestSerializer(serializers.ModelSerializer):
             ).honours_pins
         return known[instance.cluster_id]
 
-    @extend_schema_field(OpenApiTypes.STR)
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_submitted_by(self, obj: Request) -> str | None:
         return obj.submitted_by.get_username() if obj.submitted_by else None
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { CHIP_COLUMNS } from "../live/contract";
 import {
   ChipTable,
-  DEFAULT_COLUMNS,
   filterChips,
   fittingTemplates,
   groupByNode,
@@ -48,7 +48,7 @@ describe("rowDecoder", () => {
   });
 
   it("ignores columns it does not know", () => {
-    const chip = rowDecoder([...DEFAULT_COLUMNS, "future_column"])([...row(1, "n", "T", 0), "x"]);
+    const chip = rowDecoder([...CHIP_COLUMNS, "future_column"])([...row(1, "n", "T", 0), "x"]);
     expect(chip.id).toBe(1);
     expect((chip as unknown as Record<string, unknown>).future_column).toBeUndefined();
   });
@@ -57,14 +57,14 @@ describe("rowDecoder", () => {
 describe("ChipTable", () => {
   it("loads a snapshot and keeps the natural order", () => {
     const table = new ChipTable();
-    table.load(DEFAULT_COLUMNS, [...guideRows()].reverse());
+    table.load(CHIP_COLUMNS, [...guideRows()].reverse());
     expect(table.size).toBe(5);
     expect(table.sorted().map((c) => c.id)).toEqual([1, 2, 5, 10, 11]);
   });
 
   it("applies chips deltas by id: changed rows replace, unchanged are ignored", () => {
     const table = new ChipTable();
-    table.load(DEFAULT_COLUMNS, guideRows());
+    table.load(CHIP_COLUMNS, guideRows());
     const before = table.version;
     const sameRow = guideRows()[1];
     expect(table.applyRows([sameRow], 1000)).toEqual([]);
@@ -86,7 +86,7 @@ describe("ChipTable", () => {
 
   it("inserts a chip it did not know (a new node's chips)", () => {
     const table = new ChipTable();
-    table.load(DEFAULT_COLUMNS, guideRows());
+    table.load(CHIP_COLUMNS, guideRows());
     table.applyRows([row(99, "npu-node-new", "Ascend310P", 0)]);
     expect(table.size).toBe(6);
     expect(table.sorted().at(-1)?.id).toBe(99);
@@ -94,7 +94,7 @@ describe("ChipTable", () => {
 
   it("a new snapshot replaces everything (resync after a reconnect)", () => {
     const table = new ChipTable();
-    table.load(DEFAULT_COLUMNS, guideRows());
+    table.load(CHIP_COLUMNS, guideRows());
     table.applyRows([row(2, "npu-node-310p-01", "Ascend310P", 1, { slotsUsed: 3 })]);
     table.load(undefined, [row(1, "x", "Ascend310P", 0)]);
     expect(table.size).toBe(1);
@@ -103,7 +103,7 @@ describe("ChipTable", () => {
 
   it("drops the chips of a removed node", () => {
     const table = new ChipTable();
-    table.load(DEFAULT_COLUMNS, guideRows());
+    table.load(CHIP_COLUMNS, guideRows());
     expect(table.removeNode("npu-node-910b-01")).toBe(3);
     expect([...table.byId.keys()]).toEqual([1, 2]);
   });
@@ -111,7 +111,7 @@ describe("ChipTable", () => {
 
 describe("filters and aggregation", () => {
   const table = new ChipTable();
-  table.load(DEFAULT_COLUMNS, guideRows());
+  table.load(CHIP_COLUMNS, guideRows());
   const chips = table.sorted();
 
   it("filters by node substring (several terms match any), type and state", () => {
@@ -158,7 +158,7 @@ describe("filters and aggregation", () => {
     expect(totals.get("Ascend910B4")).toMatchObject({ memFree: 32768, slotsFree: 4 });
     expect(totals.get("Ascend310P")).toMatchObject({ memFree: 43054 - 3072, slotsFree: 13 });
     const cordoned = new ChipTable();
-    cordoned.load(DEFAULT_COLUMNS, [row(1, "n", "Ascend310P", 0, { cordoned: true }), row(2, "n", "Ascend310P", 1)]);
+    cordoned.load(CHIP_COLUMNS, [row(1, "n", "Ascend310P", 0, { cordoned: true }), row(2, "n", "Ascend310P", 1)]);
     expect(totalsByType(cordoned.sorted()).get("Ascend310P")).toMatchObject({ memFree: 21527, slotsFree: 7, mem: 43054 });
   });
 

@@ -3,6 +3,8 @@
 // the filters and aggregations the chips page and the overview need. Pure: no
 // React, no DOM; everything here runs in O(chips) and is unit-tested.
 
+import { CHIP_COLUMNS, type ChipColumn } from "../live/contract";
+
 export interface Chip {
   id: number;
   node: string;
@@ -29,11 +31,14 @@ export interface ChipPoint {
   healthy: boolean;
 }
 
-/** API column name -> Chip property. Columns are read by name, so their order may change. */
-const COLUMN_KEYS: Record<string, keyof Chip> = {
+/**
+ * Chip column (the live contract's CHIP_COLUMNS) -> Chip property. Columns are
+ * read by name from the snapshot, so their order may change; a column the
+ * contract adds fails type-checking here until it is mapped.
+ */
+const COLUMN_KEYS: Record<ChipColumn, keyof Chip> = {
   id: "id",
   node: "node",
-  node__name: "node",
   common_word: "type",
   index: "index",
   uuid: "uuid",
@@ -49,29 +54,12 @@ const COLUMN_KEYS: Record<string, keyof Chip> = {
   aicpu: "cpu",
 };
 
-/** The column order of the portal's chip_usage selector (deltas carry rows in it). */
-export const DEFAULT_COLUMNS = [
-  "id",
-  "node",
-  "common_word",
-  "index",
-  "uuid",
-  "healthy",
-  "cordoned",
-  "slots_used",
-  "slots",
-  "memory_used",
-  "memory",
-  "aicore_used",
-  "aicore",
-  "aicpu_used",
-  "aicpu",
-];
-
 export type RowDecoder = (row: readonly unknown[]) => Chip;
 
 export function rowDecoder(columns: readonly string[]): RowDecoder {
-  const slots = columns.map((c) => COLUMN_KEYS[c]);
+  // A column this build does not know is skipped.
+  const known: Partial<Record<string, keyof Chip>> = COLUMN_KEYS;
+  const slots = columns.map((c) => (Object.hasOwn(known, c) ? known[c] : undefined));
   return (row) => {
     const chip = {
       id: 0,
@@ -136,8 +124,8 @@ export class ChipTable {
   readonly changedAt = new Map<number, number>();
   /** per chip, its states since the snapshot (only chips that changed; at most 30 each) */
   readonly history = new Map<number, ChipPoint[]>();
-  private columns: string[] = DEFAULT_COLUMNS;
-  private decode: RowDecoder = rowDecoder(DEFAULT_COLUMNS);
+  private columns: readonly string[] = CHIP_COLUMNS;
+  private decode: RowDecoder = rowDecoder(CHIP_COLUMNS);
   private sortedCache: { version: number; list: Chip[] } | null = null;
 
   /** Replace everything with a snapshot (on connect and on every reconnect). */

@@ -80,7 +80,7 @@ export interface QuotaDraft {
 }
 
 export function quotaDrafts(queue: Pick<Queue, "quotas">): QuotaDraft[] {
-  const text = (n: number | null) => (n === null ? "" : String(n));
+  const text = (n: number | null | undefined) => (n === null || n === undefined ? "" : String(n));
   return queue.quotas.map((q) => ({ chip_type: q.chip_type, memory_limit: text(q.memory_limit), slots_limit: text(q.slots_limit) }));
 }
 

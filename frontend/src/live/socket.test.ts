@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { Backoff } from "../lib/backoff";
-import { DEFAULT_COLUMNS } from "../lib/chips";
+import { CHIP_COLUMNS } from "./contract";
 import { LiveSocket, type SocketLike } from "./socket";
 import { ClusterLive } from "./store";
 
@@ -33,7 +33,7 @@ const snapshot = (slotsUsed: number) => ({
   event: "snapshot",
   payload: {
     summary: { nodes: 1, sync_state: "ok", last_sync_at: null },
-    chips: { columns: DEFAULT_COLUMNS, rows: [[1, "n", "Ascend310P", 0, "U1", true, false, slotsUsed, 7, 0, 21527, 0, 8, 0, 7]] },
+    chips: { columns: CHIP_COLUMNS, rows: [[1, "n", "Ascend310P", 0, "U1", true, false, slotsUsed, 7, 0, 21527, 0, 8, 0, 7]] },
   },
 });
 

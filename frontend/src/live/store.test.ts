@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_COLUMNS } from "../lib/chips";
+import { CHIP_COLUMNS } from "./contract";
 import { ClusterLive } from "./store";
 
 const chipRow = (id: number, node: string, slotsUsed = 0, memUsed = 0) => [
@@ -12,7 +12,7 @@ function snapshot() {
     event: "snapshot",
     payload: {
       summary: { cluster: "demo", nodes: 2, sync_state: "ok", last_sync_at: "2026-01-01T00:00:00Z" },
-      chips: { cluster: "demo", columns: DEFAULT_COLUMNS, rows: [chipRow(1, "a", 1, 3072), chipRow(2, "a"), chipRow(3, "b")] },
+      chips: { cluster: "demo", columns: CHIP_COLUMNS, rows: [chipRow(1, "a", 1, 3072), chipRow(2, "a"), chipRow(3, "b")] },
       last_sync_error: "",
     },
   };
@@ -90,12 +90,12 @@ describe("ClusterLive: delta application", () => {
     expect(live.activity).toHaveLength(100);
   });
 
-  it("follows nodes joining and leaving (the one-node `node` event older servers send)", () => {
+  it("follows nodes joining and leaving", () => {
     const { live } = store();
     live.apply(snapshot());
-    live.apply({ type: "delta", event: "node", payload: { name: "c", ready: true } });
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "c", ready: true }] } });
     expect(live.nodeCount).toBe(3);
-    live.apply({ type: "delta", event: "node", payload: { name: "a", ready: true } });
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "a", ready: true }] } });
     expect(live.nodeCount).toBe(3);
     live.apply({ type: "delta", event: "node_removed", payload: { name: "b" } });
     expect(live.nodeCount).toBe(2);
@@ -170,7 +170,10 @@ describe("ClusterLive: delta application", () => {
     flush();
     const v = live.version;
     live.apply({ type: "delta", event: "from_the_future", payload: {} });
+    // nor the one-node `node` event: no server sends it (the contract has `nodes`)
+    live.apply({ type: "delta", event: "node", payload: { name: "c", ready: true } });
     expect(live.version).toBe(v);
+    expect(live.nodeCount).toBe(2);
   });
 
   it("coalesces a burst of deltas into one notification", () => {

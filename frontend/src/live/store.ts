@@ -1,8 +1,19 @@
 // The live state of one cluster, fed by /ws/clusters/<id>/: a snapshot on every
-// connect, then deltas (apps/inventory/sync/writer.py). Views subscribe and
-// re-render at most once per animation frame, however many deltas arrive.
+// connect, then deltas. What the server sends (event names, payloads, chip
+// columns) is the live contract, ./contract.ts, generated from
+// apps/live/events.py. Views subscribe and re-render at most once per
+// animation frame, however many deltas arrive.
 
 import { ChipTable } from "../lib/chips";
+import {
+  LiveEvent,
+  SNAPSHOT,
+  type DeltaMessage,
+  type DeltaPayloads,
+  type SliceDelta,
+  type SnapshotMessage,
+  type SnapshotPayload,
+} from "./contract";
 
 export type ConnectionState =
   | "connecting" // first connection in progress
@@ -18,21 +29,15 @@ export interface SyncInfo {
   lastSyncError: string;
 }
 
+/**
+ * A message as it comes off the socket: parsed JSON of the contract's
+ * SnapshotMessage or DeltaMessage. Payload fields are read defensively, and an
+ * event this build does not know is ignored.
+ */
 export interface LiveMessage {
-  type: "snapshot" | "delta";
+  type: SnapshotMessage["type"] | DeltaMessage["type"];
   event: string;
   payload: Record<string, unknown> | null;
-}
-
-export interface SnapshotPayload {
-  summary?: {
-    cluster?: string;
-    nodes?: number;
-    sync_state?: string;
-    last_sync_at?: string | null;
-  };
-  chips?: { columns?: string[]; rows?: unknown[][] };
-  last_sync_error?: string;
 }
 
 /** Counters that tell pages "something of this kind changed: refetch if you show it". */
@@ -49,16 +54,13 @@ export interface Ticks {
   proposal: number;
 }
 
-export interface SliceDelta {
-  namespace: string;
-  pod_name: string;
-  chip_uuid: string;
-  template: string;
-  memory: number;
-  priority: number;
-  phase: string;
-  node_name: string;
-  common_word: string;
+/** What the store does with each delta: every event of the contract has one. */
+type Handlers = { [E in LiveEvent]: (payload: Partial<DeltaPayloads[E]>, now: number) => void };
+
+const EVENTS: ReadonlySet<string> = new Set(Object.values(LiveEvent));
+
+function isLiveEvent(event: string): event is LiveEvent {
+  return EVENTS.has(event);
 }
 
 type Listener = () => void;
@@ -160,100 +162,90 @@ export class ClusterLive {
     if (this.samples.length > 2160) this.samples.splice(0, this.samples.length - 2160);
   }
 
-  /** Apply one message of the socket. Unknown events are ignored (newer servers may send more). */
+  /** Apply one message of the socket. Unknown events are ignored. */
   apply(message: LiveMessage, now: number = Date.now()): void {
     this.lastMessageAt = now;
-    const p = (message.payload ?? {}) as Record<string, unknown>;
-    if (message.type === "snapshot") {
-      this.applySnapshot(p as SnapshotPayload);
+    const payload = message.payload ?? {};
+    if (message.type === SNAPSHOT) {
+      this.applySnapshot(payload as Partial<SnapshotPayload>);
       this.changed();
       return;
     }
-    switch (message.event) {
-      case "chips": {
-        const rows = (p.rows as unknown[][] | undefined) ?? [];
-        this.chips.applyRows(rows, now);
-        break;
-      }
-      case "slices": {
-        const upserted = (p.upserted as SliceDelta[] | undefined) ?? [];
-        for (const s of upserted) this.touchedUuids.add(s.chip_uuid);
-        this.recentSlices = [...upserted, ...this.recentSlices].slice(0, 50);
-        this.log(
-          now,
-          upserted.slice(0, 20).map((s) => ({
-            kind: "slice" as const,
-            text: `${s.namespace}/${s.pod_name}`,
-            detail: `${s.template || "whole card"} · ${Math.round(s.memory / 102.4) / 10} GiB on ${s.node_name} · ${s.phase}`,
-          })),
-          upserted.length,
-        );
-        this.ticks = { ...this.ticks, slices: this.ticks.slices + 1 };
-        break;
-      }
-      case "slices_removed": {
-        const pods = (p.pods as string[] | undefined) ?? [];
-        this.log(
-          now,
-          pods.slice(0, 20).map((pod) => ({ kind: "released" as const, text: pod, detail: "slice released" })),
-          pods.length,
-        );
-        this.ticks = { ...this.ticks, slices: this.ticks.slices + 1 };
-        break;
-      }
-      case "pending":
-        if (typeof p.count === "number") this.pendingCount = p.count;
-        this.ticks = { ...this.ticks, pending: this.ticks.pending + 1 };
-        break;
-      case "pending_reason":
-        this.ticks = { ...this.ticks, pending: this.ticks.pending + 1 };
-        break;
-      case "nodes": {
-        // Batched (one message for many nodes): {nodes: [{name, ready}, ...]}.
-        const nodes = Array.isArray(p.nodes) ? (p.nodes as { name?: unknown; ready?: unknown }[]) : [];
-        this.applyNodes(nodes, now);
-        break;
-      }
-      case "node":
-        // The one-node form older servers send.
-        this.applyNodes([p], now);
-        break;
-      case "node_removed":
-        if (typeof p.name === "string") {
-          this.log(now, [{ kind: "node_removed", text: p.name, detail: "node left the cluster" }], 1);
-          const counted = this.nodeReady.delete(p.name) || this.snapshotNodes.delete(p.name);
-          if (counted && this.nodeCount !== null) this.nodeCount--;
-          else if (this.nodeCount !== null && this.chips.sorted().some((c) => c.node === p.name)) this.nodeCount--;
-          this.chips.removeNode(p.name);
-        }
-        this.ticks = { ...this.ticks, node: this.ticks.node + 1 };
-        break;
-      case "cluster":
-        if (typeof p.sync_state === "string" && p.sync_state !== this.sync.state) {
-          this.log(now, [{ kind: "sync", text: `sync ${p.sync_state}`, detail: String(p.last_sync_error || "") }], 1);
-        }
-        this.sync = {
-          state: typeof p.sync_state === "string" ? p.sync_state : this.sync.state,
-          lastSyncAt: (p.last_sync_at as string | null | undefined) ?? this.sync.lastSyncAt,
-          lastSyncError: typeof p.last_sync_error === "string" ? p.last_sync_error : this.sync.lastSyncError,
-        };
-        this.ticks = { ...this.ticks, cluster: this.ticks.cluster + 1 };
-        break;
-      case "object":
-      case "object_removed":
-        this.ticks = { ...this.ticks, object: this.ticks.object + 1 };
-        break;
-      case "requests":
-        this.ticks = { ...this.ticks, requests: this.ticks.requests + 1 };
-        break;
-      case "proposal":
-        this.ticks = { ...this.ticks, proposal: this.ticks.proposal + 1 };
-        break;
-      default:
-        return;
-    }
+    if (!isLiveEvent(message.event)) return;
+    this.dispatch(message.event, payload as Partial<DeltaPayloads[LiveEvent]>, now);
     this.changed();
   }
+
+  private dispatch<E extends LiveEvent>(event: E, payload: Partial<DeltaPayloads[E]>, now: number): void {
+    this.handlers[event](payload, now);
+  }
+
+  private tick(kind: keyof Ticks): void {
+    this.ticks = { ...this.ticks, [kind]: this.ticks[kind] + 1 };
+  }
+
+  private readonly handlers: Handlers = {
+    chips: (p, now) => {
+      this.chips.applyRows(p.rows ?? [], now);
+    },
+    slices: (p, now) => {
+      const upserted = p.upserted ?? [];
+      for (const s of upserted) this.touchedUuids.add(s.chip_uuid);
+      this.recentSlices = [...upserted, ...this.recentSlices].slice(0, 50);
+      this.log(
+        now,
+        upserted.slice(0, 20).map((s) => ({
+          kind: "slice" as const,
+          text: `${s.namespace}/${s.pod_name}`,
+          detail: `${s.template || "whole card"} · ${Math.round(s.memory / 102.4) / 10} GiB on ${s.node_name} · ${s.phase}`,
+        })),
+        upserted.length,
+      );
+      this.tick("slices");
+    },
+    slices_removed: (p, now) => {
+      const pods = p.pods ?? [];
+      this.log(
+        now,
+        pods.slice(0, 20).map((pod) => ({ kind: "released" as const, text: pod, detail: "slice released" })),
+        pods.length,
+      );
+      this.tick("slices");
+    },
+    pending: (p) => {
+      if (typeof p.count === "number") this.pendingCount = p.count;
+      this.tick("pending");
+    },
+    pending_reason: () => this.tick("pending"),
+    // Batched (one message for many nodes).
+    nodes: (p, now) => this.applyNodes(Array.isArray(p.nodes) ? p.nodes : [], now),
+    node_removed: (p, now) => {
+      if (typeof p.name === "string") {
+        const name = p.name;
+        this.log(now, [{ kind: "node_removed", text: name, detail: "node left the cluster" }], 1);
+        const counted = this.nodeReady.delete(name) || this.snapshotNodes.delete(name);
+        if (counted && this.nodeCount !== null) this.nodeCount--;
+        else if (this.nodeCount !== null && this.chips.sorted().some((c) => c.node === name)) this.nodeCount--;
+        this.chips.removeNode(name);
+      }
+      this.tick("node");
+    },
+    cluster: (p, now) => {
+      if (typeof p.sync_state === "string" && p.sync_state !== this.sync.state) {
+        this.log(now, [{ kind: "sync", text: `sync ${p.sync_state}`, detail: String(p.last_sync_error || "") }], 1);
+      }
+      this.sync = {
+        state: typeof p.sync_state === "string" ? p.sync_state : this.sync.state,
+        lastSyncAt: p.last_sync_at ?? this.sync.lastSyncAt,
+        lastSyncError: typeof p.last_sync_error === "string" ? p.last_sync_error : this.sync.lastSyncError,
+      };
+      this.tick("cluster");
+    },
+    object: () => this.tick("object"),
+    object_removed: () => this.tick("object"),
+    requests: () => this.tick("requests"),
+    proposal: () => this.tick("proposal"),
+  };
 
   /** Nodes that joined or changed: count the new ones, log joins and readiness changes. */
   private applyNodes(nodes: readonly { name?: unknown; ready?: unknown }[], now: number): void {
@@ -283,9 +275,9 @@ export class ClusterLive {
     this.activity = [...entries, ...this.activity].slice(0, 100);
   }
 
-  private applySnapshot(p: SnapshotPayload): void {
+  private applySnapshot(p: Partial<SnapshotPayload>): void {
     this.chips.load(p.chips?.columns, p.chips?.rows ?? []);
-    const s = p.summary ?? {};
+    const s: Partial<SnapshotPayload["summary"]> = p.summary ?? {};
     this.nodeCount = typeof s.nodes === "number" ? s.nodes : null;
     this.sync = {
       state: s.sync_state ?? this.sync.state,

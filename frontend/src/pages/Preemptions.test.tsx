@@ -1,20 +1,12 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { Cluster, Me, Page, PreemptionProposal, Role } from "../api/types";
+import type { Me, Page, PreemptionProposal, Role } from "../api/types";
 import { ClusterContext } from "../state/cluster";
 import { allows, SessionContext } from "../state/session";
 import { DecisionForm, PreemptionsPage } from "./Preemptions";
+import { testCluster } from "./testing";
 
-const cluster: Cluster = {
-  id: 1,
-  name: "demo",
-  description: "",
-  connection: "simcluster",
-  sync_state: "ok",
-  last_sync_at: null,
-  last_sync_error: "",
-  sync_lag_seconds: 0,
-};
+const cluster = testCluster;
 
 const proposal: PreemptionProposal = {
   id: 7,
@@ -30,6 +22,8 @@ const proposal: PreemptionProposal = {
   node: "node-a",
   template: "vir02",
   memory: 6144,
+  aicore: 2,
+  aicpu: 1,
   state: "pending",
   victims: [{ namespace: "batch", pod: "job-1", priority: 0, lost_seconds: 3720 }],
   lost_seconds: 3720,
@@ -41,7 +35,9 @@ const proposal: PreemptionProposal = {
   reason: "",
   decided_by: null,
   decided_at: null,
+  next_attempt_at: null,
   created_at: "2026-12-02T12:00:00Z",
+  updated_at: "2026-12-02T12:00:00Z",
 };
 
 afterEach(() => {

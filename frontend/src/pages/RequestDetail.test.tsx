@@ -7,6 +7,13 @@ import { page, renderAs, stubFetch } from "./testing";
 const request: CiRequest = {
   id: 9,
   cluster: 1,
+  cluster_name: "demo",
+  workload: {},
+  pod_template: null,
+  time_limit_seconds: null,
+  idempotency_key: "",
+  allow_preemption: false,
+  expires_at: null,
   state: "admitted",
   queue: "ci",
   position: null,

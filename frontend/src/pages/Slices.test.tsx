@@ -1,19 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { Cluster, Page, Slice } from "../api/types";
+import type { Page, Slice } from "../api/types";
 import { ClusterContext } from "../state/cluster";
 import { SlicesPage } from "./Slices";
+import { testCluster } from "./testing";
 
-const cluster: Cluster = {
-  id: 1,
-  name: "demo",
-  description: "",
-  connection: "simcluster",
-  sync_state: "ok",
-  last_sync_at: null,
-  last_sync_error: "",
-  sync_lag_seconds: 0,
-};
+const cluster = testCluster;
 
 const slice = (id: number, pod: string, memory: number): Slice => ({
   id,

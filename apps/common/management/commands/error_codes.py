@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
 
 from apps.common.exceptions import ERRORS, ErrorCode
+from apps.common.generated import GeneratedFileCommand
 
 TARGET = Path(settings.BASE_DIR) / "frontend" / "src" / "api" / "errorCodes.ts"
 
@@ -42,26 +41,12 @@ def typescript() -> str:
     return "\n".join(lines)
 
 
-class Command(BaseCommand):
+class Command(GeneratedFileCommand):
     help = "Print (or --write, or --check) frontend/src/api/errorCodes.ts."
+    command_name = "error_codes"
 
-    def add_arguments(self, parser: Any) -> None:
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--write", action="store_true", help=f"write {TARGET}")
-        mode.add_argument(
-            "--check", action="store_true", help=f"fail when {TARGET} is stale"
-        )
+    def target(self) -> Path:
+        return TARGET
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        text = typescript()
-        if options["write"]:
-            TARGET.write_text(text)
-            self.stdout.write(f"wrote {TARGET}")
-        elif options["check"]:
-            current = TARGET.read_text() if TARGET.exists() else ""
-            if current != text:
-                raise CommandError(
-                    f"{TARGET} is stale: run python manage.py error_codes --write"
-                )
-        else:
-            self.stdout.write(text, ending="")
+    def generate(self) -> str:
+        return typescript()

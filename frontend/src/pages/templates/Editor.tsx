@@ -382,7 +382,7 @@ function TemplateRow({
   canEdit: boolean;
   /** names to suggest for this template (allowed and not used by another) */
   nameOptions: string[];
-  allowedNames: string[];
+  allowedNames: readonly string[];
   commonWord: string;
   onChange: (field: string, value: string) => void;
   actions: React.ReactNode;

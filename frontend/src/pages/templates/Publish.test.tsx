@@ -31,7 +31,15 @@ const whatIf: WhatIf = {
   overbooked_chips: [],
 };
 
-const config: DeviceConfigState = { yaml: "", base_version: 2, diff_from_base: "-    memory: 3072\n+    memory: 4096\n", errors: [], warnings: [], shape_warnings: [] };
+const config: DeviceConfigState = {
+  yaml: "",
+  base_version: 2,
+  diff_from_base: "-    memory: 3072\n+    memory: 4096\n",
+  errors: [],
+  warnings: [],
+  shape_warnings: [],
+  in_effect: { version: 2, published: 2, pending_restart: false, loaded_by: "", loaded_at: null, why: "" },
+};
 
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });

@@ -1,0 +1,46 @@
+"""Files generated from the code for the frontend, and the command shape that
+prints, writes or checks one (``manage.py error_codes``, ``live_contract``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+
+class GeneratedFileCommand(BaseCommand):
+    """Print the file; ``--write`` updates it; ``--check`` fails when it is stale.
+
+    Subclasses say which file (``target``, read at each call so that a test can
+    point it elsewhere) and how to generate it.
+    """
+
+    command_name = ""
+
+    def target(self) -> Path:
+        raise NotImplementedError
+
+    def generate(self) -> str:
+        raise NotImplementedError
+
+    def add_arguments(self, parser: Any) -> None:
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--write", action="store_true", help="write the file")
+        mode.add_argument(
+            "--check", action="store_true", help="fail when the file is stale"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        text, target = self.generate(), self.target()
+        if options["write"]:
+            target.write_text(text)
+            self.stdout.write(f"wrote {target}")
+        elif options["check"]:
+            current = target.read_text() if target.exists() else ""
+            if current != text:
+                raise CommandError(
+                    f"{target} is stale: run python manage.py {self.command_name} --write"
+                )
+        else:
+            self.stdout.write(text, ending="")
