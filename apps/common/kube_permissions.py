@@ -107,7 +107,7 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "restart the schedulers",
         *RESTARTED_DEPLOYMENTS,
     ),
-    # scheduling (apps.scheduling.kube.KubeClusterOps): admission and preemption
+    # scheduling (apps.inventory.kube.Gateway, as ClusterOps): admission and preemption
     *_calls(
         "get patch",
         "",

@@ -1,21 +1,28 @@
-"""Talking to a cluster's API server: a ``kubernetes`` client and raw JSON calls.
+"""The one gateway to a cluster's API server.
 
-Credentials stay on the server: the kubeconfig (stored encrypted, or a file in
-``KUBECONFIG_DIR``, checked by ``apps.inventory.kubeconfig``) and the token are
-decrypted here, and neither is ever logged or returned.
-
-Inside :func:`cluster_api`, every failure to talk to the cluster becomes
-``ClusterUnavailable`` (503) naming the cluster, so callers never see a 500
-for a cluster being down.
+- one client factory (:func:`api_client_for`): credentials stay on the server
+  (the kubeconfig, stored encrypted or a file in ``KUBECONFIG_DIR`` checked by
+  ``apps.inventory.kubeconfig``, and the token are decrypted here, never
+  logged or returned);
+- one error type (:class:`KubeError`: the HTTP status, the server's message,
+  and whether trying again later can help), made by one translation
+  (:func:`kube_error`) from whatever the transport raised;
+- one interface (:class:`Gateway`, from :func:`gateway_for`) that sync,
+  publishing, restarts, admission and eviction use; inside
+  :func:`cluster_gateway` a ``KubeError`` becomes ``ClusterUnavailable`` (503)
+  naming the cluster, so a web request never sees a 500 for a cluster being
+  down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
@@ -25,11 +32,84 @@ from urllib3.exceptions import HTTPError
 from apps.common.crypto import decrypt
 from apps.common.exceptions import ClusterUnavailable, ValidationFailed
 from apps.inventory.choices import ConnectionKind
+from apps.inventory.hami.annotations import node_locks
 from apps.inventory.kubeconfig import loaded_kubeconfig
 from apps.inventory.models import Cluster
 
 # A web request waits for the API server at most this long (connect, read).
 REQUEST_TIMEOUT = (5.0, 15.0)
+#: What a call to the API server raises, and :func:`kube_error` translates.
+TRANSPORT_ERRORS = (ApiException, HTTPError, OSError, ValueError)
+VOLCANO_QUEUES_PATH = "/apis/scheduling.volcano.sh/v1beta1/queues"
+Eviction = Literal["evicted", "gone", "blocked"]
+
+
+class KubeError(Exception):
+    """A call failed; ``transient`` says whether the same call may succeed later.
+
+    Attributes:
+        status: The HTTP status, or None when the server was not reached.
+        reason: The server's reason (``NotFound``, ``Conflict``...), or the
+            transport error's type when there was no answer.
+        message: The server's message (or the transport error).
+        transient: True for 429, 5xx, timeouts and unreachable servers.
+    """
+
+    def __init__(
+        self,
+        status: int | None,
+        message: str,
+        *,
+        transient: bool,
+        reason: str = "",
+    ) -> None:
+        super().__init__(f"{status or 'no answer'}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.transient = transient
+
+    def described(self, cluster: str) -> str:
+        """What a person is told: no server message or address when unreachable."""
+        if self.status is None:
+            return f"cluster {cluster!r} is unreachable: {self.reason or 'no answer'}"
+        return (
+            f"cluster {cluster!r}: the API server answered {self.status} {self.reason}"
+        )
+
+
+class NoConnection(KubeError):
+    """The cluster has no connection configured (``validation`` says which field)."""
+
+    def __init__(self, validation: ValidationFailed) -> None:
+        super().__init__(
+            None, validation.message, transient=True, reason="no connection"
+        )
+        self.validation = validation
+
+
+class PodExists(Exception):
+    """Creating a pod answered 409 AlreadyExists; ``pod`` is the existing one (or None)."""
+
+    def __init__(self, pod: dict[str, Any] | None) -> None:
+        super().__init__("pod already exists")
+        self.pod = pod
+
+
+def kube_error(exc: BaseException) -> KubeError:
+    """The one translation of a failed call (``TRANSPORT_ERRORS``) to a KubeError."""
+    if isinstance(exc, ApiException):
+        status = exc.status or None
+        message = exc.reason or ""
+        if exc.body:
+            # The API server's Status says what went wrong better than the reason.
+            with contextlib.suppress(ValueError, AttributeError):
+                message = json.loads(exc.body).get("message") or message
+        transient = status is None or status == 429 or status >= 500
+        return KubeError(status, message, transient=transient, reason=exc.reason or "")
+    return KubeError(
+        None, f"{type(exc).__name__}: {exc}", transient=True, reason=type(exc).__name__
+    )
 
 
 def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiClient:
@@ -75,42 +155,6 @@ def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiC
     return client.ApiClient(configuration)
 
 
-@contextmanager
-def cluster_api(cluster: Cluster) -> Iterator[client.ApiClient]:
-    """An ApiClient for ``cluster``; transport and server errors become ClusterUnavailable.
-
-    Callers handle the statuses they expect (404, 409) inside the block; any
-    other ApiException, a refused connection, a timeout or a broken kubeconfig
-    leaves it as a 503 that names the cluster.
-
-    Raises:
-        ClusterUnavailable: The cluster could not be reached or refused the call.
-        ValidationFailed: The cluster has no connection configured.
-    """
-    try:
-        api = api_client_for(cluster)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
-        raise ClusterUnavailable(
-            f"cluster {cluster.name!r}: cannot load its connection: {exc}",
-            detail={"cluster": cluster.name},
-        ) from exc
-    try:
-        yield api
-    except ApiException as exc:
-        raise ClusterUnavailable(
-            f"cluster {cluster.name!r}: the API server answered "
-            f"{exc.status} {exc.reason or ''}".strip(),
-            detail={"cluster": cluster.name, "status": exc.status},
-        ) from exc
-    except (HTTPError, OSError) as exc:
-        raise ClusterUnavailable(
-            f"cluster {cluster.name!r} is unreachable: {type(exc).__name__}",
-            detail={"cluster": cluster.name},
-        ) from exc
-    finally:
-        api.close()
-
-
 def kube_json(
     api: client.ApiClient,
     method: str,
@@ -137,3 +181,294 @@ def kube_json(
         _request_timeout=REQUEST_TIMEOUT,
     )
     return json.loads(response.data)
+
+
+class Gateway:
+    """The portal's one way to a cluster's API server (one connection per instance).
+
+    Sync (through ``api()``: its streaming lists and watches), publishing,
+    restarts, admission, eviction and the queue mirror all call through it.
+    Every failure is a :class:`KubeError`; :func:`cluster_gateway` turns it
+    into ``ClusterUnavailable`` (503) for the web's requests.
+    """
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._api: client.ApiClient | None = None
+
+    def api(self) -> client.ApiClient:
+        """The open ``kubernetes`` client (made at first use)."""
+        if self._api is None:
+            try:
+                self._api = api_client_for(self.cluster)
+            except ValidationFailed as exc:  # no connection configured
+                raise NoConnection(exc) from exc
+            except (ConfigException, OSError, ValueError, TypeError) as exc:
+                raise KubeError(
+                    None,
+                    f"cannot load the connection: {exc}",
+                    transient=True,
+                    reason=f"cannot load its connection: {exc}",
+                ) from exc
+        return self._api
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        content_type: str = "application/json",
+        query: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """One raw JSON call; any failure is a :class:`KubeError`."""
+        try:
+            return kube_json(
+                self.api(),
+                method,
+                path,
+                body=body,
+                content_type=content_type,
+                query=query,
+            )
+        except TRANSPORT_ERRORS as exc:
+            raise kube_error(exc) from exc
+
+    def get(
+        self, path: str, *, query: Mapping[str, str] | None = None
+    ) -> dict[str, Any] | None:
+        """GET ``path``; None when it does not exist (404)."""
+        try:
+            return self.call("GET", path, query=query)
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def namespace_exists(self, name: str) -> bool:
+        try:
+            self.call("GET", f"/api/v1/namespaces/{name}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def namespaces(self) -> set[str]:
+        # Names only: the metadata-only table would do, but a namespace list is small.
+        answer = self.call("GET", "/api/v1/namespaces")
+        return {
+            str((item.get("metadata") or {}).get("name", ""))
+            for item in answer.get("items") or []
+        }
+
+    @staticmethod
+    def _pods(namespace: str) -> str:
+        return f"/api/v1/namespaces/{namespace}/pods"
+
+    def create_pod(self, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            return self.call("POST", self._pods(namespace), body=dict(body))
+        except KubeError as exc:
+            if exc.status != 409:
+                raise
+        name = str((body.get("metadata") or {}).get("name", ""))
+        raise PodExists(self.get_pod(namespace, name))
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            return self.call("GET", f"{self._pods(namespace)}/{name}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def delete_pod(
+        self, namespace: str, name: str, *, grace_seconds: int | None = None
+    ) -> bool:
+        query = (
+            {} if grace_seconds is None else {"gracePeriodSeconds": str(grace_seconds)}
+        )
+        try:
+            self.call("DELETE", f"{self._pods(namespace)}/{name}", query=query)
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def patch_pod_annotations(
+        self, namespace: str, name: str, annotations: Mapping[str, str]
+    ) -> bool:
+        try:
+            self.call(
+                "PATCH",
+                f"{self._pods(namespace)}/{name}",
+                body={"metadata": {"annotations": dict(annotations)}},
+                content_type="application/merge-patch+json",
+            )
+        except KubeError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    def evict_pod(self, namespace: str, name: str) -> tuple[Eviction, str]:
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": name, "namespace": namespace},
+        }
+        try:
+            self.call("POST", f"{self._pods(namespace)}/{name}/eviction", body=body)
+        except KubeError as exc:
+            if exc.status == 404:
+                return "gone", ""
+            if exc.status == 429:  # a PodDisruptionBudget says not now: never force
+                return "blocked", exc.message
+            raise
+        return "evicted", ""
+
+    def create_event(self, namespace: str, body: Mapping[str, Any]) -> None:
+        self.call("POST", f"/api/v1/namespaces/{namespace}/events", body=dict(body))
+
+    def node_taint(self, node: str, taint: Mapping[str, str]) -> bool:
+        return self._edit_taints(
+            node,
+            lambda taints: (
+                [t for t in taints if t.get("key") != taint["key"]] + [dict(taint)]
+            ),
+        )
+
+    def node_untaint(self, node: str, key: str) -> bool:
+        return self._edit_taints(
+            node, lambda taints: [t for t in taints if t.get("key") != key]
+        )
+
+    def node_locks_release(
+        self, node: str, taken_before: datetime
+    ) -> dict[str, datetime]:
+        path = f"/api/v1/nodes/{node}"
+        try:
+            current = self.call("GET", path)
+        except KubeError as exc:
+            if exc.status == 404:
+                return {}
+            raise
+        annotations = (current.get("metadata") or {}).get("annotations") or {}
+        stale = {
+            key: at for key, at in node_locks(annotations).items() if at < taken_before
+        }
+        if not stale:
+            return {}
+        # Each removal is preceded by a test of the value read: if a scheduler
+        # released and took the lock again meanwhile, the whole patch fails
+        # and the live lock stays.
+        patch: list[dict[str, Any]] = []
+        for key in stale:
+            pointer = "/metadata/annotations/" + key.replace("~", "~0").replace(
+                "/", "~1"
+            )
+            patch += [
+                {"op": "test", "path": pointer, "value": annotations[key]},
+                {"op": "remove", "path": pointer},
+            ]
+        try:
+            self.call(
+                "PATCH", path, body=patch, content_type="application/json-patch+json"
+            )
+        except KubeError as exc:
+            if exc.status in (404, 409, 422):
+                return {}
+            raise
+        return stale
+
+    def _edit_taints(
+        self,
+        node: str,
+        edit: Callable[[list[dict[str, Any]]], list[dict[str, Any]]],
+    ) -> bool:
+        # A merge patch replaces the whole list, so it carries the
+        # resourceVersion it was made from: a concurrent change (the node
+        # lifecycle controller taints nodes too) answers 409, and we redo it.
+        path = f"/api/v1/nodes/{node}"
+        for _ in range(5):
+            try:
+                current = self.call("GET", path)
+            except KubeError as exc:
+                if exc.status == 404:
+                    return False
+                raise
+            taints = list((current.get("spec") or {}).get("taints") or [])
+            wanted = edit(taints)
+            if wanted == taints:
+                return True
+            try:
+                self.call(
+                    "PATCH",
+                    path,
+                    body={
+                        "metadata": {
+                            "resourceVersion": current["metadata"]["resourceVersion"]
+                        },
+                        "spec": {"taints": wanted or None},
+                    },
+                    content_type="application/merge-patch+json",
+                )
+            except KubeError as exc:
+                if exc.status == 409:
+                    continue
+                if exc.status == 404:
+                    return False
+                raise
+            return True
+        raise KubeError(
+            409, f"node {node} kept changing under its taint edit", transient=True
+        )
+
+    def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.call("POST", VOLCANO_QUEUES_PATH, body=dict(body))
+
+    def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return self.call("PUT", f"{VOLCANO_QUEUES_PATH}/{name}", body=dict(body))
+
+    def close(self) -> None:
+        if self._api is not None:
+            self._api.close()
+            self._api = None
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def gateway_for(cluster: Cluster) -> Gateway:
+    """The gateway to ``cluster`` (tests of scheduling replace it with a fake)."""
+    return Gateway(cluster)
+
+
+@contextmanager
+def cluster_gateway(cluster: Cluster) -> Iterator[Gateway]:
+    """A gateway for a web request: a failure becomes ClusterUnavailable.
+
+    Callers handle the statuses they expect (404, 409) inside the block, from
+    the ``KubeError``; anything else leaves it as a 503 that names the cluster.
+
+    Raises:
+        ClusterUnavailable: The cluster could not be reached or refused the call.
+        ValidationFailed: The cluster has no connection configured.
+    """
+    gateway = gateway_for(cluster)
+    try:
+        yield gateway
+    except NoConnection as exc:
+        raise exc.validation from exc
+    except KubeError as exc:
+        detail: dict[str, Any] = {"cluster": cluster.name}
+        if exc.status is not None:
+            detail["status"] = exc.status
+        raise ClusterUnavailable(exc.described(cluster.name), detail=detail) from exc
+    finally:
+        gateway.close()

@@ -13,11 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kubernetes import client
-from kubernetes.client.rest import ApiException
-
 from apps.common.exceptions import NotFound
-from apps.inventory.kube import cluster_api, kube_json
+from apps.inventory.kube import Gateway, cluster_gateway
 from apps.inventory.models import Cluster
 from apps.inventory.selectors import (
     deviceconfig_baseline,
@@ -52,30 +49,28 @@ def configmap_path(cluster: Cluster) -> str:
 
 
 def live_device_config_read(
-    cluster: Cluster, api: client.ApiClient | None = None
+    cluster: Cluster, gateway: Gateway | None = None
 ) -> LiveConfigMap:
     """GET the device-config ConfigMap from the cluster (never from the database).
 
     Args:
         cluster: The cluster.
-        api: An open client from :func:`cluster_api`; one is opened when None.
+        gateway: An open gateway from :func:`cluster_gateway`; one is opened
+            when None.
 
     Raises:
         NotFound: The ConfigMap does not exist.
         ClusterUnavailable: The cluster could not be reached.
     """
-    if api is None:
-        with cluster_api(cluster) as opened:
+    if gateway is None:
+        with cluster_gateway(cluster) as opened:
             return live_device_config_read(cluster, opened)
-    try:
-        obj = kube_json(api, "GET", configmap_path(cluster))
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+    obj = gateway.get(configmap_path(cluster))
+    if obj is None:
         raise NotFound(
             f"ConfigMap {cluster.device_config_namespace}/{cluster.device_config_name}"
             f" does not exist in cluster {cluster.name!r}"
-        ) from exc
+        )
     return LiveConfigMap(
         text=(obj.get("data") or {}).get(DEVICE_CONFIG_KEY, ""),
         resource_version=(obj.get("metadata") or {}).get("resourceVersion", ""),

@@ -50,8 +50,6 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
-from kubernetes import client
-from kubernetes.client.rest import ApiException
 
 from apps.accounts.choices import Role
 from apps.accounts.selectors import user_role
@@ -79,7 +77,7 @@ from apps.inventory.hami.deviceconfig import (
 )
 from apps.inventory.hami.validation import Issue, validate_configs
 from apps.inventory.in_effect import config_loaded_refresh_soon
-from apps.inventory.kube import cluster_api, kube_json
+from apps.inventory.kube import Gateway, KubeError, cluster_gateway
 from apps.inventory.liveconfig import (
     DEVICE_CONFIG_KEY,
     LiveConfigMap,
@@ -301,16 +299,15 @@ def workload_restart(
     target = restart_component_get(component)
     stamp = timezone.now().strftime("%Y-%m-%dT%H:%M:%SZ")
     body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}}
-    with cluster_api(cluster) as api:
+    with cluster_gateway(cluster) as gateway:
         try:
-            kube_json(
-                api,
+            gateway.call(
                 "PATCH",
                 target.path,
                 body=body,
                 content_type="application/strategic-merge-patch+json",
             )
-        except ApiException as exc:
+        except KubeError as exc:
             if exc.status != 404:
                 raise
             raise NotFound(
@@ -415,9 +412,7 @@ def _shape_guard(
     return readers
 
 
-def _put(
-    api: client.ApiClient, cluster: Cluster, live: LiveConfigMap, text: str
-) -> str:
+def _put(gateway: Gateway, cluster: Cluster, live: LiveConfigMap, text: str) -> str:
     """PUT the object just read with only the text changed; returns the new resourceVersion."""
     obj = dict(live.obj)
     obj["data"] = {**(live.obj.get("data") or {}), DEVICE_CONFIG_KEY: text}
@@ -426,7 +421,7 @@ def _put(
         **(live.obj.get("metadata") or {}),
         "resourceVersion": live.resource_version,
     }
-    answer = kube_json(api, "PUT", configmap_path(cluster), body=obj)
+    answer = gateway.call("PUT", configmap_path(cluster), body=obj)
     return str((answer.get("metadata") or {}).get("resourceVersion", ""))
 
 
@@ -488,8 +483,8 @@ def _publish(
             f"cluster {cluster.name!r} has no device config the portal owns yet: "
             "sync or adopt the live one first"
         )
-    with cluster_api(cluster) as api:
-        live = live_device_config_read(cluster, api)
+    with cluster_gateway(cluster) as gateway:
+        live = live_device_config_read(cluster, gateway)
         if live.text != baseline.text:
             # A publish killed after its PUT: the live text is the portal's own.
             # Settled here, or by a sync that claimed the pending write first
@@ -540,16 +535,16 @@ def _publish(
                 previous_resource_version=live.resource_version,
             )
             try:
-                new_rv = _put(api, cluster, live, proposed)
+                new_rv = _put(gateway, cluster, live, proposed)
                 break
-            except ApiException as exc:
+            except KubeError as exc:
                 if exc.status is not None and 400 <= exc.status < 500:
                     # Refused: nothing was written. (After a 5xx or a lost
                     # connection the write may have landed; the row stays.)
                     services.deviceconfig_pending_write_claim(pending)
                 if exc.status != 409:
                     raise
-            fresh = live_device_config_read(cluster, api)
+            fresh = live_device_config_read(cluster, gateway)
             if fresh.text != accepted or attempt == MAX_ATTEMPTS:
                 raise _drift_conflict(
                     cluster,

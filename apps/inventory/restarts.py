@@ -15,11 +15,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.conf import settings
-from kubernetes import client
-from kubernetes.client.rest import ApiException
 
 from apps.common.exceptions import NotFound
-from apps.inventory.kube import cluster_api, kube_json
+from apps.inventory.kube import Gateway, cluster_gateway
 from apps.inventory.models import Cluster
 from apps.inventory.selectors import deviceconfig_changed_at
 
@@ -128,7 +126,7 @@ def _state(
 
 
 def _component_state(
-    api: client.ApiClient, component: Component, changed: datetime | None
+    gateway: Gateway, component: Component, changed: datetime | None
 ) -> dict[str, Any]:
     row: dict[str, Any] = {
         "component": component.name,
@@ -137,11 +135,8 @@ def _component_state(
         "restarted_at": None,
         "pods": [],
     }
-    try:
-        workload = kube_json(api, "GET", component.path)
-    except ApiException as exc:
-        if exc.status != 404:
-            raise
+    workload = gateway.get(component.path)
+    if workload is None:
         return {
             **row,
             "restart_state": "missing",
@@ -160,8 +155,7 @@ def _component_state(
             "message": "the workload has no matchLabels selector",
         }
     selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-    listed = kube_json(
-        api,
+    listed = gateway.call(
         "GET",
         f"/api/v1/namespaces/{component.namespace}/pods",
         query={"labelSelector": selector},
@@ -209,8 +203,8 @@ def restart_states(
     version = deviceconfig_changed_at(cluster)
     changed = version.created_at if version else None
     components = [only] if only else restart_components()
-    with cluster_api(cluster) as api:
-        rows = [_component_state(api, c, changed) for c in components]
+    with cluster_gateway(cluster) as gateway:
+        rows = [_component_state(gateway, c, changed) for c in components]
     for row in rows:
         row["loaded_version"] = _loaded_number(cluster, row["pods"])
     from apps.inventory.in_effect import config_in_effect

@@ -12,12 +12,12 @@ import threading
 from typing import Any
 
 from apps.inventory import publishing, services
+from apps.inventory.kube import Gateway
 from apps.inventory.models import Template
 from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
 from apps.inventory.whatif import slice_name, slices_broken_by_draft
 from apps.scheduling import volcano
-from apps.scheduling.kube import KubeClusterOps
 from apps.scheduling.models import Queue, QueueQuota
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
@@ -34,7 +34,7 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
     # watch has seen what Volcano's queue controller wrote on it)
     queue = Queue.objects.create(cluster=cluster, name=QUEUE_NAME)
     QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=2)
-    ops = KubeClusterOps(cluster)
+    ops = Gateway(cluster)
     try:
         report = volcano.volcano_queues_ensure(cluster, ops=ops)
         assert (report.created, report.errors) == ([QUEUE_NAME], []), report
@@ -62,7 +62,7 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
         )
     assert len(restart_states(cluster)["components"]) == len(RESTARTED)
     # scheduling: namespaces; create, read, annotate, evict, delete pods; an event
-    ops = KubeClusterOps(cluster)
+    ops = Gateway(cluster)
     first, second = POD_NAMES
     try:
         # a submission's namespace check and each pass's namespace list
@@ -125,16 +125,13 @@ BEYOND_THE_GRANT = (
 
 def refusals_beyond_the_grant(cluster: Any) -> list[tuple[str, str, int | None]]:
     """(method, path, status) of each call in :data:`BEYOND_THE_GRANT` (None: allowed)."""
-    from kubernetes.client.rest import ApiException
-
-    from apps.inventory.kube import cluster_api, kube_json
+    from apps.inventory.kube import KubeError
 
     answers: list[tuple[str, str, int | None]] = []
-    with cluster_api(cluster) as api:
+    with Gateway(cluster) as gateway:
         for method, path in BEYOND_THE_GRANT:
             try:
-                kube_json(
-                    api,
+                gateway.call(
                     method,
                     path,
                     body={} if method in ("PUT", "PATCH") else None,
@@ -143,6 +140,6 @@ def refusals_beyond_the_grant(cluster: Any) -> list[tuple[str, str, int | None]]
                     else "application/json",
                 )
                 answers.append((method, path, None))
-            except ApiException as refused:
+            except KubeError as refused:
                 answers.append((method, path, refused.status))
     return answers

@@ -252,7 +252,7 @@ def _concrete(template: str, ids: dict) -> str:
 @pytest.mark.parametrize("caller", list(CALLERS))
 def test_every_endpoint_answers_each_caller_as_intended(caller, world, monkeypatch):
     # No cluster behind the guide: calls that would reach one fail fast instead.
-    # (cluster_api, which every live read and write goes through, calls this.)
+    # (the gateway, which every live read and write goes through, calls this.)
     from apps.inventory import kube
 
     def unreachable(cluster):

@@ -35,12 +35,11 @@ from django.db.models import F
 from django.db.utils import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
 from kubernetes.client.rest import ApiException
-from urllib3.exceptions import HTTPError
 
 from apps.common import locks
 from apps.common.crashpoints import crash_point
 from apps.inventory.choices import SyncState
-from apps.inventory.kube import api_client_for
+from apps.inventory.kube import TRANSPORT_ERRORS, api_client_for, kube_error
 from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync import kubeapi
 from apps.inventory.sync.targets import Target, targets_for
@@ -58,7 +57,9 @@ SKIPPED_MAX = 20
 # holder; beat's next task then took them and the cluster had two watchers
 # per stream (18 watches instead of 9) until the first task ended.
 LOCK_CHECK_SECONDS = 2.0
-NETWORK_ERRORS = (ApiException, HTTPError, OSError, ValueError)
+# What a call to the API server raises (the gateway's one list, translated by
+# kube_error into a status and a reason).
+NETWORK_ERRORS = TRANSPORT_ERRORS
 DB_ERRORS = (OperationalError, InterfaceError)
 # How often a watcher asks again for a resource the cluster did not serve
 # (Volcano installed later starts being mirrored within this time).
@@ -171,7 +172,8 @@ class TargetWatcher:
                 if writer is not None and _not_served(api, self.target, exc):
                     self._record_not_served(writer)
                     continue
-                if self.progressed and not isinstance(exc, ApiException):
+                status = _status(exc)
+                if self.progressed and status is None:
                     # A stream cut after it delivered events: resume at once from
                     # where it got to (a proxy or the server dropped the watch).
                     self.stats.errors += 1
@@ -179,7 +181,7 @@ class TargetWatcher:
                     continue
                 self._failed(exc, attempt)
                 attempt += 1
-                if isinstance(exc, ApiException) and exc.status in (401, 403):
+                if status in (401, 403):
                     api = None  # credentials may have been rotated: rebuild the client
         if api is not None:
             api.close()
@@ -445,7 +447,7 @@ def _not_served(api: Any, target: Target, exc: BaseException) -> bool:
     """True when ``exc`` is a 404 on the optional ``target`` and API discovery
     confirms the server does not serve it (a restarting API server answers 404
     for a CRD it has not loaded yet: that is an error to retry, not absence)."""
-    if not (target.optional and isinstance(exc, ApiException) and exc.status == 404):
+    if not (target.optional and _status(exc) == 404):
         return False
     try:
         return not kubeapi.discovered(api, target.path)
@@ -453,9 +455,16 @@ def _not_served(api: Any, target: Target, exc: BaseException) -> bool:
         return False
 
 
+def _status(exc: BaseException) -> int | None:
+    """The API server's answer to a failed call; None when it gave none."""
+    return kube_error(exc).status if isinstance(exc, TRANSPORT_ERRORS) else None
+
+
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, ApiException):
-        return f"API server answered {exc.status} {exc.reason or ''}".strip()
+    if isinstance(exc, TRANSPORT_ERRORS):
+        error = kube_error(exc)
+        if error.status is not None:
+            return f"API server answered {error.status} {error.reason}".strip()
     return f"{type(exc).__name__}: {exc}"[:500]
 
 

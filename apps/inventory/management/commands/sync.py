@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from kubernetes.client.rest import ApiException
-from urllib3.exceptions import HTTPError
 
 from apps.common.exceptions import DomainError
+from apps.inventory.kube import TRANSPORT_ERRORS, kube_error
 from apps.inventory.selectors import cluster_get
 from apps.inventory.sync.engine import sync_once, sync_run
 
@@ -43,8 +42,8 @@ class Command(BaseCommand):
             stats = sync_run(cluster.pk, seconds=options["seconds"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
-        except (ApiException, HTTPError, OSError) as exc:
-            raise CommandError(f"cluster {options['cluster']}: {exc}") from exc
+        except TRANSPORT_ERRORS as exc:
+            raise CommandError(kube_error(exc).described(options["cluster"])) from exc
         except KeyboardInterrupt:
             return
         if not stats:
