@@ -32,7 +32,7 @@ app_name = "api"
 urlpatterns = [
     path("", include("apps.accounts.api.urls")),
     path("", include("apps.inventory.api.urls")),
-    path("", include("apps.inventory.api.publishing_urls")),
+    path("", include("apps.inventory.deviceconfig.api.urls")),
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
     path("schema/", schema_view, name="schema"),

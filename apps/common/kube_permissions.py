@@ -88,8 +88,8 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "sync: scheduler health",
         *RESTARTED_DEPLOYMENTS,
     ),
-    # publishing, the live device config and restarts (apps.inventory.publishing,
-    # apps.inventory.liveconfig, apps.inventory.restarts)
+    # publishing, the live device config and restarts (apps.inventory.deviceconfig.publishing,
+    # apps.inventory.deviceconfig.liveconfig, apps.inventory.deviceconfig.restarts)
     *_calls(
         "get update",
         "",

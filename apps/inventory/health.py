@@ -2,12 +2,12 @@
 
 Volcano's scheduler configuration (deviceshare arguments, the predicates
 plugin, the actions), read as the running Volcano reads it: its version comes
-from the volcano-scheduler image (``apps.inventory.versions``), and an unknown
+from the volcano-scheduler image (``apps.inventory.deviceconfig.versions``), and an unknown
 version is said, not guessed. Then the device config's ``vnpus`` shape against
 every running component's version, the device-plugin DaemonSet, node
 registrations and a recorded hand edit of the device config. The live reads
-are elsewhere: the ConfigMap and its drift in ``apps.inventory.liveconfig``,
-restart state in ``apps.inventory.restarts``. The facts behind each check are
+are elsewhere: the ConfigMap and its drift in ``apps.inventory.deviceconfig.liveconfig``,
+restart state in ``apps.inventory.deviceconfig.restarts``. The facts behind each check are
 in scheduler-behaviour.md ("Volcano scheduler configuration, by version",
 "Device config shape, by component version", "Volcano's own preemption",
 "Choosing the chip").
@@ -23,18 +23,18 @@ from typing import Any, Literal
 import yaml
 from django.conf import settings
 
-from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
-from apps.inventory.hami.validation import slots_per_chip
-from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
-from apps.inventory.selectors import chip_type_specs, deviceconfig_drift_recorded
-from apps.inventory.sync.targets import VOLCANO_QUEUES
-from apps.inventory.versions import (
+from apps.inventory.deviceconfig.versions import (
     Component,
     cluster_components,
     first_of,
     format_version,
     shape_readers,
 )
+from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
+from apps.inventory.hami.validation import slots_per_chip
+from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
+from apps.inventory.selectors import chip_type_specs, deviceconfig_drift_recorded
+from apps.inventory.sync.targets import VOLCANO_QUEUES
 
 VOLCANO_CONFIG_KEY = "volcano-scheduler.conf"
 

@@ -73,7 +73,7 @@ class Cluster(models.Model):
         max_length=16, choices=SchedulerSetting.choices, default=SchedulerSetting.AUTO
     )
     # When the scheduler's oldest pod started, i.e. which device-config
-    # version it loaded (apps.inventory.in_effect); null: not read yet.
+    # version it loaded (apps.inventory.deviceconfig.in_effect); null: not read yet.
     config_loaded_at = models.DateTimeField(null=True, blank=True)
     config_loaded_by = models.CharField(max_length=253, blank=True)
     config_loaded_checked_at = models.DateTimeField(null=True, blank=True)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from apps.inventory.choices import SchedulerSetting
+from apps.inventory.deviceconfig.versions import cluster_components
 from apps.inventory.models import Cluster
-from apps.inventory.versions import cluster_components
 
 VOLCANO_SCHEDULER_NAME = "volcano"
 

@@ -12,6 +12,9 @@ from django.db.models import Count, Prefetch, QuerySet
 
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.common.ids import parse_id
+from apps.inventory.deviceconfig.in_effect import config_in_effect, version_chip_types
+from apps.inventory.deviceconfig.specs import chip_type_to_spec
+from apps.inventory.deviceconfig.versions import shape_warnings
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
     DeviceConfigError,
@@ -19,7 +22,6 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
     render_device_config,
 )
-from apps.inventory.in_effect import config_in_effect, version_chip_types
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -29,8 +31,6 @@ from apps.inventory.models import (
     Template,
 )
 from apps.inventory.room import ChipLoad, TypeRoom, type_room
-from apps.inventory.specs import chip_type_to_spec
-from apps.inventory.versions import shape_warnings
 from apps.live.events import CHIP_COLUMNS, ChipRow, ChipUsage
 from apps.scheduling.allocator.template_rule import FitResult, Scheduler, fit_template
 
@@ -422,8 +422,8 @@ def templates_by_type(
 
 
 # --- publishing: the portal's baseline and drift recorded by sync -----------------
-# (DB only, no cluster API call; the live reads are in apps.inventory.liveconfig
-# and apps.inventory.restarts)
+# (DB only, no cluster API call; the live reads are in apps.inventory.deviceconfig.liveconfig
+# and apps.inventory.deviceconfig.restarts)
 
 
 def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
@@ -457,11 +457,11 @@ def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
 def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
     """The newest version that changed what the cluster's components should load.
 
-    See :func:`apps.inventory.in_effect.changing_versions`. Its
+    See :func:`apps.inventory.deviceconfig.in_effect.changing_versions`. Its
     ``created_at`` is the "published at" time that restart state compares pod
     start times with.
     """
-    from apps.inventory.in_effect import changing_versions
+    from apps.inventory.deviceconfig.in_effect import changing_versions
 
     return changing_versions(cluster).first()
 

@@ -45,6 +45,6 @@ def config_loaded_refresh_task(cluster_id: int | None = None) -> int:
 
     A cluster that cannot be reached keeps what was last read; the others go on.
     """
-    from apps.inventory.in_effect import config_loaded_refresh_all
+    from apps.inventory.deviceconfig.in_effect import config_loaded_refresh_all
 
     return config_loaded_refresh_all(cluster_id)

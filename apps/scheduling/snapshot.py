@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from apps.inventory.in_effect import chip_types_in_effect
+from apps.inventory.deviceconfig.in_effect import chip_types_in_effect
 from apps.inventory.models import (
     Chip,
     Cluster,

@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from apps.inventory import publishing, services
+from apps.inventory import services
+from apps.inventory.deviceconfig import publishing
+from apps.inventory.deviceconfig.restarts import restart_states
+from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.kube import Gateway
 from apps.inventory.models import Template
-from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once, sync_run
-from apps.inventory.whatif import slice_name, slices_broken_by_draft
 from apps.scheduling import volcano
 from apps.scheduling.models import Queue, QueueQuota
 

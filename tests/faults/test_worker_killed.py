@@ -56,7 +56,7 @@ import sys
 import django
 django.setup()
 from apps.inventory.models import Cluster
-from apps.inventory.publishing import deviceconfig_publish
+from apps.inventory.deviceconfig.publishing import deviceconfig_publish
 deviceconfig_publish(cluster=Cluster.objects.get(pk=int(sys.argv[1])), actor=None, reason="killed mid-PUT")
 """
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.inventory.hami.deviceconfig import Shape
-from apps.inventory.versions import (
+from apps.inventory.deviceconfig.versions import (
     Component,
     image_kind,
     image_version,
@@ -17,6 +16,7 @@ from apps.inventory.versions import (
     shape_effect,
     split_image,
 )
+from apps.inventory.hami.deviceconfig import Shape
 
 FORK = "swr.cn-east-3.myhuaweicloud.com/lomtom-common/vc-scheduler:v1.13.0-11-07"
 

@@ -117,7 +117,8 @@ def _conforms(value: Any, tp: Any, path: str = "payload") -> list[str]:
 @pytest.fixture
 def sent(monkeypatch) -> list[tuple[str, dict]]:
     """The deltas the writer, the sync engine and scheduling send, as JSON has them."""
-    from apps.inventory.sync import engine, writer
+    from apps.inventory.sync import engine
+    from apps.inventory.sync.writer import base, control_plane, nodes, pods
     from apps.scheduling import notify
 
     deltas: list[tuple[str, dict]] = []
@@ -126,7 +127,9 @@ def sent(monkeypatch) -> list[tuple[str, dict]]:
         assert isinstance(event, Event)
         deltas.append((event.value, json.loads(json.dumps(payload))))
 
-    monkeypatch.setattr(writer, "broadcast_on_commit", record)
+    for part in (base, control_plane, nodes, pods):  # the writer's modules
+        if hasattr(part, "broadcast_on_commit"):
+            monkeypatch.setattr(part, "broadcast_on_commit", record)
     monkeypatch.setattr(engine, "broadcast", record)
     monkeypatch.setattr(notify, "broadcast_on_commit", record)
     return deltas

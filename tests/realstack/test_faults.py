@@ -38,9 +38,9 @@ from django.db import connection
 from apps.audit.models import AuditEvent
 from apps.common.exceptions import Conflict, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource, SyncState
+from apps.inventory.deviceconfig.publishing import deviceconfig_publish
 from apps.inventory.hami.deviceconfig import parse_device_config
 from apps.inventory.models import Cluster, DeviceConfigVersion, SyncCursor
-from apps.inventory.publishing import deviceconfig_publish
 from apps.inventory.selectors import deviceconfig_latest
 from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import Request, Reservation
@@ -72,7 +72,7 @@ PUBLISH_KILLED_AFTER_PUT = """
 import os, signal, sys
 import django
 django.setup()
-from apps.inventory import publishing
+from apps.inventory.deviceconfig import publishing
 from apps.inventory.models import Cluster
 put = publishing._put
 def put_then_die(*args, **kwargs):
@@ -665,7 +665,7 @@ def test_apiserver_killed_mid_publish(
     watch_cache_restored,
     monkeypatch,
 ):
-    from apps.inventory import publishing
+    from apps.inventory.deviceconfig import publishing
 
     test_templates._vir02(real_cluster, 5120, admin_user)
     writes_before = kube_stack.etcd_object_writes("configmaps", CM_NS, CM_NAME)

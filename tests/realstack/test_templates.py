@@ -16,14 +16,18 @@ from pathlib import Path
 import pytest
 
 from apps.common.exceptions import Conflict, ValidationFailed
-from apps.inventory import liveconfig, publishing, selectors, services
+from apps.inventory import selectors, services
+from apps.inventory.deviceconfig import liveconfig, publishing
+from apps.inventory.deviceconfig.in_effect import (
+    config_in_effect,
+    config_loaded_refresh,
+)
+from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.restarts import restart_states
+from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.hami.deviceconfig import parse_device_config
-from apps.inventory.in_effect import config_in_effect, config_loaded_refresh
-from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.models import Template
-from apps.inventory.restarts import restart_states
 from apps.inventory.sync.engine import sync_once
-from apps.inventory.whatif import slice_name, slices_broken_by_draft
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.passes import scheduling_pass
 from kubestack.scenarios import slice_pod, wait_running

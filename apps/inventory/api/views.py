@@ -22,6 +22,7 @@ from rest_framework.response import Response
 
 from apps.inventory import selectors, services
 from apps.inventory.api import serializers as s
+from apps.inventory.deviceconfig.selectors import deviceconfig_state
 from apps.inventory.filters import (
     ChipFilterSet,
     ChipTypeFilterSet,
@@ -30,9 +31,6 @@ from apps.inventory.filters import (
     SliceFilterSet,
     TemplateFilterSet,
 )
-from apps.inventory.hami.deviceconfig import config_to_raw
-from apps.inventory.hami.validation import validate_configs
-from apps.inventory.in_effect import config_in_effect
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -147,24 +145,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["get"], url_path="device-config")
     def device_config(self, request: Request, pk: str | None = None) -> Response:
         """The config the portal would publish, its validation, and its diff from the last stored version."""
-        cluster = self.get_object()
-        rendered = selectors.deviceconfig_render(cluster)
-        base = selectors.deviceconfig_latest(cluster)
-        report = validate_configs(config_to_raw(selectors.chip_type_specs(cluster)))
-        data = {
-            "yaml": rendered,
-            "base_version": base.number if base else None,
-            "diff_from_base": selectors.text_diff(
-                base.text if base else "",
-                rendered,
-                before_label=f"v{base.number if base else 0}",
-                after_label="portal",
-            ),
-            "errors": _issues(report.errors),
-            "warnings": _issues(report.warnings),
-            "shape_warnings": selectors.deviceconfig_shape_warnings(cluster, rendered),
-            "in_effect": config_in_effect(cluster),
-        }
+        data = deviceconfig_state(self.get_object())
         return Response(s.DeviceConfigStateSerializer(data).data)
 
     @extend_schema(responses={(200, "application/yaml"): YAML_RESPONSE, **ERRORS})

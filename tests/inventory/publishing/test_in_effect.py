@@ -15,7 +15,10 @@ import time
 import pytest
 from django.core.management import call_command
 
-from apps.inventory.in_effect import config_in_effect, config_loaded_refresh
+from apps.inventory.deviceconfig.in_effect import (
+    config_in_effect,
+    config_loaded_refresh,
+)
 from apps.inventory.models import Template
 from apps.scheduling.snapshot import rules_for
 from tests.guide import POD_310P

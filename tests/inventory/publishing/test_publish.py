@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from apps.audit.models import AuditEvent
-from apps.inventory import publishing
 from apps.inventory.choices import DeviceConfigSource
+from apps.inventory.deviceconfig import publishing
 from apps.inventory.models import DeviceConfigVersion, Template
 from tests.guide import POD_310P
 

@@ -143,7 +143,7 @@ def test_sync_after_a_killed_publish_records_it_as_published(
 
     # then it is the portal's publish, not a hand edit (no observed version, no drift)
     assert _history(cluster)[1:] == [(2, DeviceConfigSource.PUBLISHED, "killed")]
-    from apps.inventory.liveconfig import deviceconfig_drift
+    from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 
     assert deviceconfig_drift(cluster)["in_sync"]
     assert deviceconfig_drift(cluster, live=False)["in_sync"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from apps.inventory.choices import DeviceConfigSource
-from apps.inventory.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 from apps.inventory.models import DeviceConfigVersion
 from tests.inventory.publishing.manage_subprocess import ROOT, run_shell
 

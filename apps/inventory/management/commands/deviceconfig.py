@@ -26,11 +26,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.common.exceptions import Conflict, DomainError
-from apps.inventory import publishing, selectors, services
+from apps.inventory import selectors, services
+from apps.inventory.deviceconfig import publishing
+from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.publishing import PublishResult
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.validation import validate_configs
-from apps.inventory.liveconfig import deviceconfig_drift
-from apps.inventory.publishing import PublishResult
 from apps.scheduling.allocator.template_rule import FitKind, Scheduler
 
 

@@ -2,7 +2,7 @@
 
 from rest_framework.routers import SimpleRouter
 
-from apps.inventory.api.publishing_views import ClusterPublishingViewSet
+from apps.inventory.deviceconfig.api.views import ClusterPublishingViewSet
 
 router = SimpleRouter()
 router.register("clusters", ClusterPublishingViewSet, basename="cluster-publishing")

@@ -24,7 +24,7 @@ This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
 - **Never write a shape a running component cannot read unasked.** The
   ``vnpus`` shape of the proposal is checked against the versions of the
   running Volcano, HAMi scheduler and device plugin (from their images,
-  ``apps.inventory.versions``). A shape that one of them cannot parse (it
+  ``apps.inventory.deviceconfig.versions``). A shape that one of them cannot parse (it
   would crash at its next start) is refused with a 400 naming
   ``confirm_shape`` unless the caller sends ``confirm_shape: true``; one it
   silently replaces by its default, or whose reader's version is unknown,
@@ -62,6 +62,20 @@ from apps.common.exceptions import (
 )
 from apps.inventory import services
 from apps.inventory.choices import DeviceConfigSource
+from apps.inventory.deviceconfig.in_effect import config_loaded_refresh_soon
+from apps.inventory.deviceconfig.liveconfig import (
+    DEVICE_CONFIG_KEY,
+    LiveConfigMap,
+    configmap_path,
+    live_device_config_read,
+)
+from apps.inventory.deviceconfig.restarts import (
+    RESTARTED_AT,
+    restart_component_get,
+    restart_states,
+)
+from apps.inventory.deviceconfig.versions import ShapeReader, shape_warnings
+from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.errors import (
     BreaksRunningSlices,
     Drift,
@@ -76,27 +90,13 @@ from apps.inventory.hami.deviceconfig import (
     render_device_config,
 )
 from apps.inventory.hami.validation import Issue, validate_configs
-from apps.inventory.in_effect import config_loaded_refresh_soon
 from apps.inventory.kube import Gateway, KubeError, cluster_gateway
-from apps.inventory.liveconfig import (
-    DEVICE_CONFIG_KEY,
-    LiveConfigMap,
-    configmap_path,
-    live_device_config_read,
-)
 from apps.inventory.models import Cluster, DeviceConfigVersion
-from apps.inventory.restarts import (
-    RESTARTED_AT,
-    restart_component_get,
-    restart_states,
-)
 from apps.inventory.selectors import (
     chip_type_specs,
     deviceconfig_baseline,
     text_diff,
 )
-from apps.inventory.versions import ShapeReader, shape_warnings
-from apps.inventory.whatif import slice_name, slices_broken_by_draft
 
 # A metadata-only write between our GET and PUT is retried this many times.
 MAX_ATTEMPTS = 3
@@ -557,7 +557,7 @@ def _publish(
             live = fresh  # only metadata changed: retry on the new resourceVersion
     crash_point("after_configmap_put")
     # The scheduler's start must be known before a request is placed by the
-    # config in effect (apps.inventory.in_effect), whoever records the version.
+    # config in effect (apps.inventory.deviceconfig.in_effect), whoever records the version.
     config_loaded_refresh_soon(cluster.pk)
     diff = text_diff(
         live.text,

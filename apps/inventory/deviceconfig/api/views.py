@@ -19,13 +19,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.inventory import publishing, selectors
-from apps.inventory.api import publishing_serializers as s
+from apps.inventory import selectors
+from apps.inventory.deviceconfig import publishing
+from apps.inventory.deviceconfig.api import serializers as s
+from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.restarts import restart_states
+from apps.inventory.deviceconfig.whatif import template_what_if
 from apps.inventory.health import cluster_health
-from apps.inventory.liveconfig import deviceconfig_drift
 from apps.inventory.models import Cluster
-from apps.inventory.restarts import restart_states
-from apps.inventory.whatif import template_what_if
 
 TAGS = ["publishing"]
 NON_ATOMIC_ACTIONS = {"publish", "rollback"}
@@ -94,7 +95,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
         if actions and set(actions.values()) & NON_ATOMIC_ACTIONS:
             # A publish commits its pending-write row before the PUT and its
             # version after it; one request-wide transaction would lose the
-            # row with a process killed in between (see apps.inventory.publishing).
+            # row with a process killed in between (see apps.inventory.deviceconfig.publishing).
             return transaction.non_atomic_requests(view)
         return view
 

@@ -174,7 +174,10 @@ def _component_state(
 
 def _loaded_number(cluster: Cluster, pods: list[dict[str, Any]]) -> int | None:
     """The device-config version the component's oldest running pod read when it started."""
-    from apps.inventory.in_effect import loaded_version, oldest_running_start
+    from apps.inventory.deviceconfig.in_effect import (
+        loaded_version,
+        oldest_running_start,
+    )
 
     started = oldest_running_start(pods)
     version = loaded_version(cluster, started) if started else None
@@ -207,7 +210,7 @@ def restart_states(
         rows = [_component_state(gateway, c, changed) for c in components]
     for row in rows:
         row["loaded_version"] = _loaded_number(cluster, row["pods"])
-    from apps.inventory.in_effect import config_in_effect
+    from apps.inventory.deviceconfig.in_effect import config_in_effect
 
     return {
         "cluster": cluster.name,

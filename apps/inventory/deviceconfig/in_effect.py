@@ -221,7 +221,10 @@ def config_loaded_refresh(cluster: Cluster) -> datetime | None:
         ClusterUnavailable: The cluster could not be reached.
     """
     from apps.common.exceptions import NotFound
-    from apps.inventory.restarts import restart_component_get, restart_states
+    from apps.inventory.deviceconfig.restarts import (
+        restart_component_get,
+        restart_states,
+    )
     from apps.inventory.scheduler import scheduler_in_effect
 
     kind = scheduler_in_effect(cluster).kind
@@ -246,7 +249,11 @@ def _scheduler_workload(cluster: Cluster, kind: str) -> str:
     the one sync saw by its image, else the one named as the guide names it."""
     from django.conf import settings
 
-    from apps.inventory.versions import cluster_components, first_of, kind_by_name
+    from apps.inventory.deviceconfig.versions import (
+        cluster_components,
+        first_of,
+        kind_by_name,
+    )
 
     seen = first_of(cluster_components(cluster), kind)  # type: ignore[arg-type]
     if seen is not None and seen.workload.startswith("Deployment "):

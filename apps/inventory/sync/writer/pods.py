@@ -1,0 +1,293 @@
+"""Pods as slices (what HAMi allocated on which chip), their history, and the
+pending vNPU pods."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.inventory.models import (
+    Chip,
+    ChipEvent,
+    PendingPod,
+    Slice,
+)
+from apps.inventory.sync.bulk import insert_rows
+from apps.inventory.sync.derive import (
+    PendingState,
+    SliceState,
+    pod_pending,
+    pod_slices,
+)
+from apps.inventory.sync.writer.base import WriterBase, pod_of, slices_changed
+from apps.live.events import (
+    Event,
+    pending_payload,
+    pending_reason_payload,
+    slices_payload,
+    slices_removed_payload,
+)
+from apps.live.realtime import broadcast_on_commit, cluster_group
+
+SLICE_FIELDS = (
+    "pod_uid",
+    "node_name",
+    "common_word",
+    "template",
+    "memory",
+    "aicore",
+    "aicpu",
+    "priority",
+    "priority_class",
+    "preemptable",
+    "volcano_queue",
+    "phase",
+    "started_at",
+)
+
+
+class PodsMixin(WriterBase):
+    """Slices, chip history and pending pods of one cluster."""
+
+    def _slice_row(self, state: SliceState) -> dict[str, Any]:
+        shapes = self._shapes.get(state.common_word, {})
+        if state.template:
+            aicore, aicpu = shapes.get(state.template, (0, 0))
+        else:  # a whole card holds all of the chip's cores
+            aicore, aicpu = -1, self._chip_aicpu.get(state.common_word, 0)
+        return {
+            "pod_uid": state.pod_uid,
+            "node_name": state.node_name,
+            "common_word": state.common_word,
+            "template": state.template,
+            "memory": state.memory,
+            "aicore": aicore,
+            "aicpu": aicpu,
+            "priority": state.priority,
+            "priority_class": state.priority_class,
+            "preemptable": state.preemptable,
+            "volcano_queue": state.volcano_queue,
+            "phase": state.phase,
+            "started_at": state.started_at,
+        }
+
+    def replace_pods(self, pods: Sequence[Mapping[str, Any]]) -> None:
+        """Make stored slices and pending pods equal to a full list of pods."""
+        slices = [s for pod in pods for s in pod_slices(pod, self._shapes.keys())]
+        pending = [p for p in (pod_pending(pod) for pod in pods) if p is not None]
+        self.refresh_chip_types()
+        with transaction.atomic():
+            self._serialize()
+            self._sync_slices(slices, scope=None)
+            self._sync_pending(pending, scope=None)
+
+    def apply_pod_events(self, events: Iterable[tuple[str, Mapping[str, Any]]]) -> None:
+        """Apply a batch of pod events (the last event per pod wins)."""
+        latest: dict[tuple[str, str], tuple[str, Mapping[str, Any]]] = {}
+        for kind, obj in events:
+            meta = obj.get("metadata") or {}
+            latest[(meta.get("namespace", ""), meta.get("name", ""))] = (kind, obj)
+        slices: list[SliceState] = []
+        pending: list[PendingState] = []
+        self.refresh_chip_types()
+        for kind, obj in latest.values():
+            if kind == "DELETED":
+                continue
+            slices.extend(pod_slices(obj, self._shapes.keys()))
+            state = pod_pending(obj)
+            if state is not None:
+                pending.append(state)
+        with transaction.atomic():
+            self._serialize()
+            self._sync_slices(slices, scope=set(latest))
+            self._sync_pending(pending, scope=set(latest))
+
+    def _sync_slices(
+        self, wanted: Sequence[SliceState], scope: set[tuple[str, str]] | None
+    ) -> None:
+        """Diff ``wanted`` against stored slices (all of them, or only the pods in ``scope``)."""
+        stored_qs = Slice.objects.order_by().filter(cluster=self.cluster)
+        if scope is not None:
+            stored_qs = stored_qs.filter(pod_name__in_array={name for _, name in scope})
+        stored = {
+            (s.namespace, s.pod_name, s.chip_uuid, s.container_index): s
+            for s in stored_qs
+            if scope is None or (s.namespace, s.pod_name) in scope
+        }
+        chip_ids = dict(
+            Chip.objects.order_by()
+            .filter(cluster=self.cluster, uuid__in_array={s.chip_uuid for s in wanted})
+            .values_list("uuid", "id")
+        )
+        chip_aicore = dict(
+            Chip.objects.order_by()
+            .filter(id__in_array=chip_ids.values())
+            .values_list("uuid", "aicore")
+        )
+        touched: set[str] = set()
+        new_rows, changed, wanted_keys = [], [], set()
+        for state in wanted:
+            wanted_keys.add(state.key)
+            values = self._slice_row(state)
+            if values["aicore"] == -1:
+                values["aicore"] = chip_aicore.get(state.chip_uuid, 0)
+            row = stored.get(state.key)
+            if row is None:
+                new_rows.append(
+                    {
+                        "cluster_id": self.cluster.pk,
+                        "chip_id": chip_ids.get(state.chip_uuid),
+                        "chip_uuid": state.chip_uuid,
+                        "namespace": state.namespace,
+                        "pod_name": state.pod_name,
+                        "container_index": state.container_index,
+                        **values,
+                    }
+                )
+                touched.add(state.chip_uuid)
+            elif any(
+                getattr(row, k) != v for k, v in values.items()
+            ) or row.chip_id != chip_ids.get(state.chip_uuid):
+                for key, value in values.items():
+                    setattr(row, key, value)
+                row.chip_id = chip_ids.get(state.chip_uuid)
+                changed.append(row)
+                touched.add(state.chip_uuid)
+        removed = [row for key, row in stored.items() if key not in wanted_keys]
+        self._record_history(new_rows, removed, first_list=scope is None and not stored)
+        insert_rows(Slice, new_rows)
+        Slice.objects.bulk_update(changed, [*SLICE_FIELDS, "chip"], batch_size=2000)
+        if removed:
+            Slice.objects.order_by().filter(
+                id__in_array=[r.id for r in removed]
+            ).delete()
+            touched.update(r.chip_uuid for r in removed)
+        group = cluster_group(self.cluster.pk)
+        if new_rows or changed:
+            broadcast_on_commit(
+                group, Event.SLICES, slices_payload([*new_rows, *changed])
+            )
+        if removed:
+            broadcast_on_commit(
+                group,
+                Event.SLICES_REMOVED,
+                slices_removed_payload((r.namespace, r.pod_name) for r in removed),
+            )
+        # A full list recounts every chip: cheaper than naming 8,000 of them.
+        self.recompute_usage(touched if scope is not None else None)
+        if new_rows or removed:
+            cluster_id = self.cluster.pk
+            added = {pod_of(r) for r in new_rows}
+            gone = {pod_of(r) for r in removed}
+            transaction.on_commit(
+                lambda: slices_changed.send(
+                    sender=type(self),
+                    cluster_id=cluster_id,
+                    added=added,
+                    removed=gone,
+                )
+            )
+
+    def _record_history(
+        self,
+        placed: Sequence[Mapping[str, Any]],
+        released: Sequence[Slice],
+        *,
+        first_list: bool,
+    ) -> None:
+        """Write placed/released events for the chips' history.
+
+        The very first list of a cluster is not history (those slices were
+        placed before the portal looked), so it records nothing.
+        """
+        if first_list:
+            return
+        now = timezone.now()
+        events = [
+            {
+                "cluster_id": self.cluster.pk,
+                "chip_uuid": row["chip_uuid"],
+                "kind": ChipEvent.Kind.PLACED,
+                "namespace": row["namespace"],
+                "pod_name": row["pod_name"],
+                "template": row["template"],
+                "memory": row["memory"],
+                "priority": row["priority"],
+                "at": row["started_at"] or now,
+            }
+            for row in placed
+        ] + [
+            {
+                "cluster_id": self.cluster.pk,
+                "chip_uuid": row.chip_uuid,
+                "kind": ChipEvent.Kind.RELEASED,
+                "namespace": row.namespace,
+                "pod_name": row.pod_name,
+                "template": row.template,
+                "memory": row.memory,
+                "priority": row.priority,
+                "at": now,
+            }
+            for row in released
+        ]
+        insert_rows(ChipEvent, events)
+
+    def _sync_pending(
+        self, wanted: Sequence[PendingState], scope: set[tuple[str, str]] | None
+    ) -> None:
+        stored_qs = PendingPod.objects.order_by().filter(cluster=self.cluster)
+        stored = {
+            (p.namespace, p.name): p
+            for p in stored_qs
+            if scope is None or (p.namespace, p.name) in scope
+        }
+        wanted_by_key = {(p.namespace, p.name): p for p in wanted}
+        gone = [p.id for key, p in stored.items() if key not in wanted_by_key]
+        if gone:
+            PendingPod.objects.order_by().filter(id__in_array=gone).delete()
+        for key, state in wanted_by_key.items():
+            values = {
+                "uid": state.uid,
+                "common_word": state.common_word,
+                "memory": state.memory,
+                "priority": state.priority,
+                "priority_class": state.priority_class,
+                "created_at": state.created_at,
+            }
+            row = stored.get(key)
+            if row is None:
+                PendingPod.objects.create(
+                    cluster=self.cluster,
+                    namespace=state.namespace,
+                    name=state.name,
+                    reason=state.message,
+                    **values,
+                )
+            else:
+                for field, value in values.items():
+                    setattr(row, field, value)
+                if state.message:
+                    row.reason = state.message
+                row.save()
+        if gone or wanted_by_key:
+            count = PendingPod.objects.order_by().filter(cluster=self.cluster).count()
+            broadcast_on_commit(
+                cluster_group(self.cluster.pk), Event.PENDING, pending_payload(count)
+            )
+
+    def set_pending_reason(self, namespace: str, name: str, reason: str) -> None:
+        """Record the scheduler's reason (from an Event) on a pending pod."""
+        updated = (
+            PendingPod.objects.order_by()
+            .filter(cluster=self.cluster, namespace=namespace, name=name)
+            .update(reason=reason)
+        )
+        if updated:
+            broadcast_on_commit(
+                cluster_group(self.cluster.pk),
+                Event.PENDING_REASON,
+                pending_reason_payload(namespace, name, reason),
+            )
