@@ -437,6 +437,50 @@ class Gateway:
             self._api.close()
             self._api = None
 
+    # --- sync's streams: raw JSON pages and watches (apps.inventory.sync.kubeapi) ---
+
+    def list_all(self, path: str, *, field_selector: str | None = None) -> Any:
+        """Every object at ``path`` and the list's resourceVersion (``ListResult``);
+        a 410 is ``kubeapi.Gone``, any other failure a KubeError."""
+        from apps.inventory.sync import kubeapi
+
+        try:
+            return kubeapi.list_all(self.api(), path, field_selector=field_selector)
+        except TRANSPORT_ERRORS as exc:
+            raise kube_error(exc) from exc
+
+    def watch(
+        self,
+        path: str,
+        *,
+        resource_version: str,
+        field_selector: str | None,
+        timeout_seconds: int,
+    ) -> Any:
+        """An open watch (``WatchStream``) from ``resource_version``. Errors met
+        while reading it are the transport's: pass them through :func:`kube_error`."""
+        from apps.inventory.sync import kubeapi
+
+        try:
+            return kubeapi.watch(
+                self.api(),
+                path,
+                resource_version=resource_version,
+                field_selector=field_selector,
+                timeout_seconds=timeout_seconds,
+            )
+        except TRANSPORT_ERRORS as exc:
+            raise kube_error(exc) from exc
+
+    def discovered(self, path: str) -> bool:
+        """Whether API discovery lists the resource of ``path`` (``kubeapi.discovered``)."""
+        from apps.inventory.sync import kubeapi
+
+        try:
+            return kubeapi.discovered(self.api(), path)
+        except TRANSPORT_ERRORS as exc:
+            raise kube_error(exc) from exc
+
     def __enter__(self) -> Gateway:
         return self
 

@@ -129,6 +129,7 @@ class DevicePlugin(Controller):
         self._next = 0.0
         self._generation: int | None = None
         self._hardware_version = -1
+        self.reports = 0  # rounds of registrations written
 
     def _load_config(self) -> None:
         self.chip_types = read_chip_types(self.store)
@@ -194,6 +195,7 @@ class DevicePlugin(Controller):
             return
         self._next = now + self.interval
         self._hardware_version = self.hardware.version
+        self.reports += 1  # for tests that wait for the next reports
         moment = datetime.now(UTC)
         version = self._version()
         for name in self._served_nodes():

@@ -164,7 +164,13 @@ def test_the_page_reconnects_and_resynchronises_after_the_server_restarts(
             "-",
             stdin=pinned_pod("e2e-offline", CHIP_UUID),
         )
-        time.sleep(2)
+        wait_for(  # the cluster changed (the pod is bound) while the page is cut off
+            lambda: portal.kubectl(
+                "get", "pod", "e2e-offline", "-o", "jsonpath={.spec.nodeName}"
+            ).strip(),
+            "the offline pod to be bound",
+            timeout=20,
+        )
     finally:
         portal.start_web()
     try:
@@ -226,16 +232,14 @@ def test_a_valid_edit_publishes_to_the_configmap(page, portal, shot):
     expect(page.get_by_test_id("publish-result")).to_contain_text("Published v")
     shot(page, "template-published", full_page=True)
 
-    deadline = time.monotonic() + 10
-    text = ""
-    while time.monotonic() < deadline:
+    def published() -> str:
+        """the published template in the live ConfigMap"""
         text = portal.kubectl(
             "get", "cm", "hami-scheduler-device", "-n", "kube-system", "-o", "yaml"
         )
-        if re.search(r"name: vir02\n\s+memory: 6000", text):
-            break
-        time.sleep(0.3)
-    assert re.search(r"name: vir02\n\s+memory: 6000", text), text
+        return text if re.search(r"name: vir02\n\s+memory: 6000", text) else ""
+
+    wait_for(published, timeout=10)
 
     # the components that read the config at start are now behind: restart one
     restarts = page.get_by_test_id("restarts")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 from kubernetes import client
 
 from apps.inventory.hami.annotations import parse_node_register
+from simcluster.controllers.device_plugin import DevicePlugin
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
@@ -110,7 +110,10 @@ def test_config_is_reread_when_the_daemonset_is_restarted(
     core.patch_namespaced_config_map(
         "hami-scheduler-device", "kube-system", {"data": {"device-config.yaml": text}}
     )
-    time.sleep(0.6)  # several report intervals: the running plugin keeps its config
+    # several reports later, the running plugin still has the config it started with
+    plugin = next(c for c in sim.manager.controllers if isinstance(c, DevicePlugin))
+    after = plugin.reports + 3
+    wait_for(lambda: plugin.reports >= after, timeout=5)
     node = core.read_node("npu-node-310p-01")
     assert _registered(node, "Ascend310P")[0][FIELDS.index("count")] == 7
     apps.patch_namespaced_daemon_set(

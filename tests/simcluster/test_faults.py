@@ -101,7 +101,7 @@ def test_outage_refuses_connections_then_recovers(
     wait_for(lambda: _refused(sim.port), timeout=2)
     with pytest.raises(urllib3.exceptions.MaxRetryError):
         core.list_node(_request_timeout=1)
-    time.sleep(1.2)
+    wait_for(lambda: not sim.faults.in_outage(), timeout=3)
     assert len(wait_for(lambda: _list_nodes(core), timeout=3)) == 2
 
 
@@ -112,12 +112,12 @@ def _list_nodes(core: client.CoreV1Api) -> list[client.V1Node]:
         return []
 
 
-def test_outage_with_503(core: client.CoreV1Api, sim) -> None:
+def test_outage_with_503(core: client.CoreV1Api, sim, wait_for) -> None:
     sim.outage(0.5, mode="503")
     with pytest.raises(ApiException) as err:
         core.list_node()
     assert err.value.status == 503
-    time.sleep(0.6)
+    wait_for(lambda: not sim.faults.in_outage(), timeout=3)
     assert len(core.list_node().items) == 2
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -200,7 +199,13 @@ def test_kubectl_delete_then_not_found(kubectl) -> None:
     assert "NotFound" in kubectl("get", "pod", "npu-pod-310p").stderr
 
 
-def test_kubectl_get_watch_sees_change(kubectl, kubeconfig: Path) -> None:
+def _watching_configmaps(sim) -> bool:
+    return any(e.verb == "watch" and e.resource == "configmaps" for e in sim.audit)
+
+
+def test_kubectl_get_watch_sees_change(
+    kubectl, kubeconfig: Path, sim, wait_for
+) -> None:
     watcher = subprocess.Popen(
         [
             "kubectl",
@@ -217,7 +222,7 @@ def test_kubectl_get_watch_sees_change(kubectl, kubeconfig: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.0)
+    wait_for(lambda: _watching_configmaps(sim), timeout=10)  # kubectl's watch is open
     _ok(kubectl("create", "-f", "-", stdin=LATE))
     try:
         out, _ = watcher.communicate(timeout=10)

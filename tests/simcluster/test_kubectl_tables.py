@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -581,7 +580,9 @@ def test_get_one_object_sorting_and_labels(kubectl, settled) -> None:
     assert [r["NAME"] for r in rows] == [p["metadata"]["name"] for p in pods]
 
 
-def test_kubectl_get_watch_prints_table_rows(kubectl, kubeconfig: Path) -> None:
+def test_kubectl_get_watch_prints_table_rows(
+    kubectl, kubeconfig: Path, sim, wait_for
+) -> None:
     watcher = subprocess.Popen(
         [
             "kubectl",
@@ -596,7 +597,12 @@ def test_kubectl_get_watch_prints_table_rows(kubectl, kubeconfig: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(0.8)
+    wait_for(  # kubectl's watch is open
+        lambda: any(
+            e.verb == "watch" and e.resource == "configmaps" for e in sim.audit
+        ),
+        timeout=10,
+    )
     _ok(
         kubectl(
             "create", "configmap", "seen", "--from-literal=a=1", "--from-literal=b=2"

@@ -34,12 +34,17 @@ from django.db import close_old_connections, connection
 from django.db.models import F
 from django.db.utils import DatabaseError, InterfaceError, OperationalError
 from django.utils import timezone
-from kubernetes.client.rest import ApiException
 
 from apps.common import locks
 from apps.common.crashpoints import crash_point
 from apps.inventory.choices import SyncState
-from apps.inventory.kube import TRANSPORT_ERRORS, api_client_for, kube_error
+from apps.inventory.kube import (
+    TRANSPORT_ERRORS,
+    Gateway,
+    KubeError,
+    gateway_for,
+    kube_error,
+)
 from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync import kubeapi
 from apps.inventory.sync.targets import Target, targets_for
@@ -121,7 +126,7 @@ class TargetWatcher:
     def run(self) -> None:
         """List and watch until stopped; never raises (errors are recorded and retried)."""
         attempt = 0
-        api = None
+        gateway: Gateway | None = None
         writer: ClusterWriter | None = None
         cursor = self._cursor()
         self.resource_version = cursor.resource_version or None
@@ -137,17 +142,17 @@ class TargetWatcher:
         while not self.stop.is_set():
             self.progressed = False
             try:
-                if api is None or writer is None:
+                if gateway is None or writer is None:
                     # Both at once: a writer that failed to build (the database
                     # was cut while it read the chip types) left a client and no
                     # writer, and the next round crashed the watcher.
                     cluster = Cluster.objects.get(pk=self.cluster_id)
                     writer = ClusterWriter(cluster)
-                    if api is None:
-                        api = api_client_for(cluster)
+                    if gateway is None:
+                        gateway = gateway_for(cluster)
                 if not self.resource_version:
-                    self.resource_version = self.relist(api, writer)
-                self.watch_once(api, writer, self.resource_version)
+                    self.resource_version = self.relist(gateway, writer)
+                self.watch_once(gateway, writer, self.resource_version)
                 attempt = 0
             except kubeapi.Gone:
                 self.stats.gone += 1
@@ -168,8 +173,12 @@ class TargetWatcher:
                 close_old_connections()
                 connection.close()
                 attempt += 1
-            except (*NETWORK_ERRORS, DatabaseError) as exc:
-                if writer is not None and _not_served(api, self.target, exc):
+            except (KubeError, *NETWORK_ERRORS, DatabaseError) as exc:
+                if (
+                    writer is not None
+                    and gateway is not None
+                    and _not_served(gateway, self.target, exc)
+                ):
                     self._record_not_served(writer)
                     continue
                 status = _status(exc)
@@ -181,10 +190,10 @@ class TargetWatcher:
                     continue
                 self._failed(exc, attempt)
                 attempt += 1
-                if status in (401, 403):
-                    api = None  # credentials may have been rotated: rebuild the client
-        if api is not None:
-            api.close()
+                if status in (401, 403) and gateway is not None:
+                    gateway.close()  # credentials may have been rotated: rebuild the client
+        if gateway is not None:
+            gateway.close()
 
     def _record_not_served(self, writer: ClusterWriter) -> None:
         """The cluster does not serve this optional resource: say so, ask again later."""
@@ -219,10 +228,10 @@ class TargetWatcher:
                 close_old_connections()
         self.stop.wait(_backoff(attempt))
 
-    def relist(self, api: Any, writer: ClusterWriter) -> str:
+    def relist(self, gateway: Gateway, writer: ClusterWriter) -> str:
         """Replace the stored state of this target with a full list."""
-        result = kubeapi.list_all(
-            api, self.target.path, field_selector=self.target.field_selector
+        result = gateway.list_all(
+            self.target.path, field_selector=self.target.field_selector
         )
         outcomes = apply_list(self.target, writer, result.items)
         # A full list says everything about this stream: skipped now is
@@ -242,11 +251,12 @@ class TargetWatcher:
         refresh_cluster_state(self.cluster_id)
         return result.resource_version
 
-    def watch_once(self, api: Any, writer: ClusterWriter, resource_version: str) -> str:
+    def watch_once(
+        self, gateway: Gateway, writer: ClusterWriter, resource_version: str
+    ) -> str:
         """Follow one watch stream to its end; returns the last resourceVersion seen."""
         events: queue.Queue[Any] = queue.Queue(maxsize=50_000)
-        stream = kubeapi.watch(
-            api,
+        stream = gateway.watch(
             self.target.path,
             resource_version=resource_version,
             field_selector=self.target.field_selector,
@@ -320,6 +330,8 @@ class TargetWatcher:
             if end is not None:
                 if isinstance(end, StopIteration):
                     return resource_version
+                if isinstance(end, TRANSPORT_ERRORS):
+                    raise kube_error(end) from end
                 raise end
         return resource_version
 
@@ -443,28 +455,37 @@ def apply_list(
     return [(item, None) for item in items]
 
 
-def _not_served(api: Any, target: Target, exc: BaseException) -> bool:
+def _not_served(gateway: Gateway, target: Target, exc: BaseException) -> bool:
     """True when ``exc`` is a 404 on the optional ``target`` and API discovery
     confirms the server does not serve it (a restarting API server answers 404
     for a CRD it has not loaded yet: that is an error to retry, not absence)."""
     if not (target.optional and _status(exc) == 404):
         return False
     try:
-        return not kubeapi.discovered(api, target.path)
-    except NETWORK_ERRORS:
+        return not gateway.discovered(target.path)
+    except KubeError:
         return False
+
+
+def _kube(exc: BaseException) -> KubeError | None:
+    """The gateway's error for a failed call (None for a database error)."""
+    if isinstance(exc, KubeError):
+        return exc
+    return kube_error(exc) if isinstance(exc, TRANSPORT_ERRORS) else None
 
 
 def _status(exc: BaseException) -> int | None:
     """The API server's answer to a failed call; None when it gave none."""
-    return kube_error(exc).status if isinstance(exc, TRANSPORT_ERRORS) else None
+    error = _kube(exc)
+    return error.status if error is not None else None
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TRANSPORT_ERRORS):
-        error = kube_error(exc)
-        if error.status is not None:
-            return f"API server answered {error.status} {error.reason}".strip()
+    error = _kube(exc)
+    if error is not None and error.status is not None:
+        return f"API server answered {error.status} {error.reason}".strip()
+    if error is not None:
+        return f"{error.reason}: {error.message}"[:500]
     return f"{type(exc).__name__}: {exc}"[:500]
 
 
@@ -526,8 +547,12 @@ def refresh_cluster_state(cluster_id: int) -> None:
 
 
 def sync_once(cluster: Cluster) -> dict[str, int]:
-    """List every target once into the database (no watch). Returns objects per target."""
-    api = api_client_for(cluster)
+    """List every target once into the database (no watch). Returns objects per target.
+
+    Raises:
+        KubeError: A list failed (``kubeapi.Gone`` for a 410).
+    """
+    gateway = gateway_for(cluster)
     counts: dict[str, int] = {}
     try:
         writer = ClusterWriter(cluster)
@@ -537,11 +562,11 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
         )
         for target in ordered:
             try:
-                result = kubeapi.list_all(
-                    api, target.path, field_selector=target.field_selector
+                result = gateway.list_all(
+                    target.path, field_selector=target.field_selector
                 )
-            except ApiException as exc:
-                if not _not_served(api, target, exc):
+            except KubeError as exc:
+                if not _not_served(gateway, target, exc):
                     raise
                 target.apply_full(writer, [])
                 SyncCursor.objects.update_or_create(
@@ -576,7 +601,7 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
             )
             counts[target.key] = len(result.items)
     finally:
-        api.close()
+        gateway.close()
     refresh_cluster_state(cluster.pk)
     return counts
 
@@ -683,17 +708,17 @@ def _prime_device_config(watchers: list[TargetWatcher]) -> None:
         ):
             return
         cluster = Cluster.objects.get(pk=watcher.cluster_id)
-        api = api_client_for(cluster)
+        gateway = gateway_for(cluster)
         try:
             watcher._cursor()
-            watcher.relist(api, ClusterWriter(cluster))
-        except (*NETWORK_ERRORS, kubeapi.Gone, DatabaseError):
+            watcher.relist(gateway, ClusterWriter(cluster))
+        except (KubeError, *NETWORK_ERRORS, kubeapi.Gone, DatabaseError):
             log.warning(
                 "cluster %s: first list of the device config failed; its watcher retries",
                 cluster.pk,
             )
         finally:
-            api.close()
+            gateway.close()
 
 
 def _run_in_thread(watcher: TargetWatcher) -> None:

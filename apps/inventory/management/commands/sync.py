@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.common.exceptions import DomainError
-from apps.inventory.kube import TRANSPORT_ERRORS, kube_error
+from apps.inventory.kube import TRANSPORT_ERRORS, KubeError, kube_error
 from apps.inventory.selectors import cluster_get
 from apps.inventory.sync.engine import sync_once, sync_run
 
@@ -42,6 +42,8 @@ class Command(BaseCommand):
             stats = sync_run(cluster.pk, seconds=options["seconds"])
         except DomainError as exc:
             raise CommandError(exc.message) from exc
+        except KubeError as exc:
+            raise CommandError(exc.described(options["cluster"])) from exc
         except TRANSPORT_ERRORS as exc:
             raise CommandError(kube_error(exc).described(options["cluster"])) from exc
         except KeyboardInterrupt:
