@@ -346,8 +346,11 @@ class Gateway:
         )
 
     def node_locks_release(
-        self, node: str, taken_before: datetime
+        self, node: str, stale: Callable[[str, str], bool]
     ) -> dict[str, datetime]:
+        """Remove the node's scheduler locks (``hami.node_locks``) for which
+        ``stale(key, value)`` is true; returns those removed (key -> when taken).
+        A lock that changed meanwhile (taken again) stays."""
         path = f"/api/v1/nodes/{node}"
         try:
             current = self.call("GET", path)
@@ -356,16 +359,18 @@ class Gateway:
                 return {}
             raise
         annotations = (current.get("metadata") or {}).get("annotations") or {}
-        stale = {
-            key: at for key, at in node_locks(annotations).items() if at < taken_before
+        found = {
+            key: at
+            for key, at in node_locks(annotations).items()
+            if stale(key, annotations[key])
         }
-        if not stale:
+        if not found:
             return {}
         # Each removal is preceded by a test of the value read: if a scheduler
         # released and took the lock again meanwhile, the whole patch fails
         # and the live lock stays.
         patch: list[dict[str, Any]] = []
-        for key in stale:
+        for key in found:
             pointer = "/metadata/annotations/" + key.replace("~", "~0").replace(
                 "/", "~1"
             )
@@ -381,7 +386,7 @@ class Gateway:
             if exc.status in (404, 409, 422):
                 return {}
             raise
-        return stale
+        return found
 
     def _edit_taints(
         self,

@@ -10,7 +10,7 @@ request failed" without parsing HTTP statuses themselves.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -69,11 +69,11 @@ class ClusterOps(Protocol):
         ...
 
     def node_locks_release(
-        self, node: str, taken_before: datetime
+        self, node: str, stale: Callable[[str, str], bool]
     ) -> dict[str, datetime]:
-        """Remove the node's scheduler locks taken before ``taken_before``
-        (``hami.node_locks``); returns those removed. A lock that changed
-        meanwhile (taken again) stays."""
+        """Remove the node's scheduler locks (``hami.node_locks``) for which
+        ``stale(key, value)`` is true; returns those removed. A lock that
+        changed meanwhile (taken again) stays."""
         ...
 
     def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,8 @@ terminal), so most of this reads the database:
   pod. The Slice cannot say which, so the pod is read from the API server:
   Succeeded, Failed (with the container's exit), or gone/terminating (Failed,
   "preempted by request N" when a proposal evicted it).
-- **Leaked node locks**: a scheduler's node lock older than
-  ``NODE_LOCK_STALE_SECONDS`` on a node where an Admitted pod waits is
+- **Leaked node locks**: Volcano's node lock, seen unchanged for
+  ``NODE_LOCK_STALE_SECONDS`` on a node where an Admitted pod waits, is
   released (Volcano leaves it behind when a device write fails, and binds
   nothing there for five minutes).
 - **Bind timeout**: an Admitted request still unbound after
@@ -33,16 +33,20 @@ next run.
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db.models import F
 from django.utils import timezone
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.annotations import NODE_LOCK
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling import notify, states
 from apps.scheduling.choices import (
@@ -226,30 +230,63 @@ def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
     return ended
 
 
+#: A pod normally binds within this long; only nodes where one waits longer are read.
+LOCK_CHECK_AFTER_SECONDS = 5
+
+
+def _lock_seen_long_enough(
+    cluster: Cluster, node: str, now: datetime, stale_seconds: int
+) -> Callable[[str, str], bool]:
+    """Whether the portal has seen this exact lock for ``stale_seconds``.
+
+    Aged by the portal's own clock from when it first saw the value (in the
+    shared cache), never by the time written in it: the scheduler's clock may
+    be off. HAMi's own lock is left to its five-minute expiry: HAMi holds it
+    until the device plugin allocates, which may legitimately take a while.
+    """
+
+    def stale(key: str, value: str) -> bool:
+        if key == NODE_LOCK:
+            return False
+        digest = hashlib.sha256(value.encode()).hexdigest()[:16]
+        seen_key = f"vnpu:node-lock:{cluster.pk}:{node}:{key}:{digest}"
+        try:
+            cache.add(seen_key, now.timestamp(), timeout=3600)
+            first = float(cache.get(seen_key, now.timestamp()))
+        except Exception:  # the cache is down: release nothing rather than guess
+            log.warning("node %s: lock age unknown (cache failed)", node, exc_info=True)
+            return False
+        return now.timestamp() - first >= stale_seconds
+
+    return stale
+
+
 def _leaked_node_locks(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[str]:
     """Release the stale scheduler locks of nodes where our admitted pods wait.
 
-    Only nodes the portal has a pod waiting on are read, so a quiet cluster
-    costs nothing; the release tests each lock's value, so a lock a scheduler
-    took again meanwhile stays (see ``ClusterOps.node_locks_release``).
+    Only nodes where one of the portal's pods has waited to be bound for more
+    than a few seconds are read, so a quiet cluster costs nothing. A lock is
+    released once the portal has seen it unchanged for
+    ``NODE_LOCK_STALE_SECONDS``; the release tests each lock's value, so a
+    lock a scheduler took again meanwhile stays (``ClusterOps.node_locks_release``).
     """
     stale_seconds = settings.NODE_LOCK_STALE_SECONDS
     if stale_seconds <= 0:
         return []
-    taken_before = now - timedelta(seconds=stale_seconds)
     nodes = set(
         Request.objects.filter(
             cluster=cluster,
             state=RequestState.ADMITTED,
-            admitted_at__lt=taken_before,
+            admitted_at__lt=now - timedelta(seconds=LOCK_CHECK_AFTER_SECONDS),
         )
         .exclude(node="")
         .values_list("node", flat=True)
     )
     released = []
     for node in sorted(nodes):
+        stale = _lock_seen_long_enough(cluster, node, now, stale_seconds)
         try:
-            locks = ops.node_locks_release(node, taken_before)
+            locks = ops.node_locks_release(node, stale)
         except KubeError as exc:
             log.info("node %s: stale lock not released yet: %s", node, exc)
             continue
@@ -267,8 +304,8 @@ def _leaked_node_locks(cluster: Cluster, ops: ClusterOps, now: datetime) -> list
                 "locks": {k: at.isoformat() for k, at in locks.items()},
             },
             reason=(
-                f"node lock taken {taken}, older than NODE_LOCK_STALE_SECONDS "
-                f"({stale_seconds} s), while admitted pods waited on {node}: "
+                f"node lock taken {taken}, seen unchanged for NODE_LOCK_STALE_SECONDS "
+                f"({stale_seconds} s) while admitted pods waited on {node}: "
                 "left behind by a failed allocation"
             ),
         )

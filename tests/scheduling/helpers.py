@@ -32,8 +32,8 @@ class FakeOps:
         self.taints: dict[str, list[dict[str, str]]] = {}  # node -> its taints
         self.gone_nodes: set[str] = set()  # nodes that no longer exist
         self.queues: dict[str, dict[str, Any]] = {}  # Volcano Queues by name
-        # node -> {lock key: taken at}, as hami.node_locks reads them
-        self.locks: dict[str, dict[str, Any]] = {}
+        # node -> {lock annotation: its value}, as a scheduler writes them
+        self.locks: dict[str, dict[str, str]] = {}
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -125,13 +125,19 @@ class FakeOps:
         self.taints[node] = [t for t in self.taints.get(node, []) if t["key"] != key]
         return True
 
-    def node_locks_release(self, node: str, taken_before: Any) -> dict[str, Any]:
-        self.calls.append(("node_locks_release", node, taken_before.isoformat()))
+    def node_locks_release(self, node: str, stale: Any) -> dict[str, Any]:
+        from datetime import datetime
+
+        self.calls.append(("node_locks_release", node, ""))
         self._maybe_fail("node_locks_release")
         held = self.locks.get(node, {})
-        stale = {key: at for key, at in held.items() if at < taken_before}
-        self.locks[node] = {k: at for k, at in held.items() if k not in stale}
-        return stale
+        gone = {
+            key: datetime.fromisoformat(value.split(",")[0])
+            for key, value in held.items()
+            if stale(key, value)
+        }
+        self.locks[node] = {k: v for k, v in held.items() if k not in gone}
+        return gone
 
     def create_queue(self, body: dict[str, Any]) -> dict[str, Any]:
         from apps.scheduling.kube import KubeError

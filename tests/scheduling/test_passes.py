@@ -248,9 +248,12 @@ def test_bind_timeout_deletes_the_pod_and_tries_again_with_a_new_name(
     assert Reservation.objects.filter(request=request).count() == 1
 
 
-def test_a_stale_node_lock_where_an_admitted_pod_waits_is_released_once(
+def test_volcanos_node_lock_seen_unchanged_is_released_once(
     world, operator, fake_ops, settings
 ):
+    from django.core.cache import cache
+
+    cache.clear()
     settings.NODE_LOCK_STALE_SECONDS = 20
     settings.REQUEST_BIND_TIMEOUT_SECONDS = 120
     world.chips("Ascend310P", 1, node="npu-node-310p-01")
@@ -258,23 +261,33 @@ def test_a_stale_node_lock_where_an_admitted_pod_waits_is_released_once(
     run_pass(world.cluster)
     request.refresh_from_db()
     admitted = request.admitted_at
-    # Volcano left a lock 1 s after the admission; another node has one too
+    # Volcano left its lock; HAMi's is there too (never touched); the time
+    # written in a lock does not count (the scheduler's clock may be off)
+    volcano = "2020-01-01T00:00:00Z"
     fake_ops.locks = {
-        "npu-node-310p-01": {"Ascend310P": admitted + timedelta(seconds=1)},
-        "elsewhere": {"Ascend310P": admitted - timedelta(minutes=1)},
+        "npu-node-310p-01": {
+            "Ascend310P": volcano,
+            "hami.io/mutex.lock": "2020-01-01T00:00:00Z,ci,other",
+        },
+        "elsewhere": {"Ascend310P": volcano},
     }
 
-    # while the lock is younger than 20 s, it is left to Volcano
-    soon = run_pass(world.cluster, now=admitted + timedelta(seconds=20))
-    assert soon.reconciled.locks_released == []
-    assert fake_ops.locks["npu-node-310p-01"]
+    def at(seconds: int):
+        return run_pass(world.cluster, now=admitted + timedelta(seconds=seconds))
 
-    # then it is released, on the waiting pod's node only, and audited
-    later = run_pass(world.cluster, now=admitted + timedelta(seconds=22))
-    assert later.reconciled.locks_released == ["npu-node-310p-01"]
+    # a pod that has waited only briefly: its node is not even read
+    calls = len(fake_ops.calls)
+    at(3)
+    assert "node_locks_release" not in {c[0] for c in fake_ops.calls[calls:]}
+    # first seen at 6 s; still there 20 s later but not longer: left to Volcano
+    assert at(6).reconciled.locks_released == []
+    assert at(25).reconciled.locks_released == []
+    assert "Ascend310P" in fake_ops.locks["npu-node-310p-01"]
+    # seen unchanged for 20 s: released, on the waiting pod's node only, audited
+    assert at(26).reconciled.locks_released == ["npu-node-310p-01"]
     assert fake_ops.locks == {
-        "npu-node-310p-01": {},
-        "elsewhere": {"Ascend310P": admitted - timedelta(minutes=1)},
+        "npu-node-310p-01": {"hami.io/mutex.lock": "2020-01-01T00:00:00Z,ci,other"},
+        "elsewhere": {"Ascend310P": volcano},
     }
     (event,) = AuditEvent.objects.filter(action="node.lock_release")
     assert event.after["node"] == "npu-node-310p-01"
@@ -282,10 +295,16 @@ def test_a_stale_node_lock_where_an_admitted_pod_waits_is_released_once(
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED  # the pod keeps its chance
 
+    # a new lock (another value) is aged from when it is first seen
+    fake_ops.locks["npu-node-310p-01"]["Ascend310P"] = "2020-01-01T00:00:07Z"
+    assert at(30).reconciled.locks_released == []
+    assert at(49).reconciled.locks_released == []
+    assert at(50).reconciled.locks_released == ["npu-node-310p-01"]
+
     # with 0 the portal never touches a lock
     settings.NODE_LOCK_STALE_SECONDS = 0
     calls = len(fake_ops.calls)
-    run_pass(world.cluster, now=admitted + timedelta(seconds=60))
+    at(90)
     assert "node_locks_release" not in {c[0] for c in fake_ops.calls[calls:]}
 
 

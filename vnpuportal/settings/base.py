@@ -444,11 +444,12 @@ WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
 # tests/realstack/test_faults.py), while a new pod is. One resync period (30 s),
 # not minutes, so such a request runs again within one.
 REQUEST_BIND_TIMEOUT_SECONDS = env.int("REQUEST_BIND_TIMEOUT_SECONDS", default=30)
-# A scheduler's node lock older than this, on a node where an admitted pod waits,
-# is released by the portal. Volcano holds it for milliseconds, but leaves it
-# behind when writing a pod's devices fails (the pod was deleted meanwhile, the
-# API server went away), and then binds nothing on that node for five minutes.
-# 0 leaves locks to the scheduler's own five-minute expiry.
+# Volcano's node lock, seen unchanged by the portal for this long on a node where
+# an admitted pod waits, is released. Volcano holds it for milliseconds, but
+# leaves it behind when writing a pod's devices fails (the pod was deleted
+# meanwhile, the API server went away), and then binds nothing on that node for
+# five minutes. Aged by the portal's clock, not the time written in the lock;
+# HAMi's own lock is never touched. 0 leaves locks to their five-minute expiry.
 NODE_LOCK_STALE_SECONDS = env.int("NODE_LOCK_STALE_SECONDS", default=20)
 # Pending requests older than this many seconds expire; 0 keeps them forever.
 REQUEST_PENDING_TTL = env.int("REQUEST_PENDING_TTL", default=0)

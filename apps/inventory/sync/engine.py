@@ -166,6 +166,8 @@ class TargetWatcher:
                 ).update(relists=F("relists") + 1)
                 self.resource_version = None
             except Cluster.DoesNotExist:
+                if gateway is not None:
+                    gateway.close()
                 return
             except DB_ERRORS as exc:
                 # The database went away (restart, failover): drop the connection and retry.
@@ -191,7 +193,10 @@ class TargetWatcher:
                 self._failed(exc, attempt)
                 attempt += 1
                 if status in (401, 403) and gateway is not None:
-                    gateway.close()  # credentials may have been rotated: rebuild the client
+                    # Credentials may have been rotated in the portal: the next
+                    # round reads the cluster again and builds a new gateway.
+                    gateway.close()
+                    gateway = None
         if gateway is not None:
             gateway.close()
 
@@ -485,7 +490,7 @@ def _describe(exc: BaseException) -> str:
     if error is not None and error.status is not None:
         return f"API server answered {error.status} {error.reason}".strip()
     if error is not None:
-        return f"{error.reason}: {error.message}"[:500]
+        return error.message[:500]  # already "<type>: <what>"
     return f"{type(exc).__name__}: {exc}"[:500]
 
 

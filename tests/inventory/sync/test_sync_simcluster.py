@@ -312,6 +312,53 @@ def test_outage_shows_stale_then_recovers_without_duplicates(
         )
 
 
+def test_a_token_rotated_in_the_portal_is_used_after_a_401(sim):
+    """A 401 makes the watcher read the cluster again: a token an admin
+    rotated in the portal is picked up without restarting the worker."""
+    from apps.common.crypto import encrypt
+
+    cluster = cluster_create(
+        actor=None,
+        name="rotated",
+        connection=ConnectionKind.TOKEN,
+        api_url=sim.url,
+        ca_cert=sim.certificate.cert_pem.decode() if sim.certificate else "",
+        token="not-the-token",
+    )
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=lambda: (
+            sync_run(cluster.pk, seconds=60, watch_timeout=2, stop=stop),
+            connection.close(),
+        ),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        wait_for(
+            lambda: SyncCursor.objects.filter(
+                cluster=cluster, last_error__contains="401"
+            ).exists(),
+            "the old token to be refused",
+            timeout=20,
+        )
+        Cluster.objects.filter(pk=cluster.pk).update(
+            token_encrypted=encrypt(sim.tokens.admin)
+        )
+        wait_for(
+            lambda: (
+                SyncCursor.objects.filter(cluster=cluster, relists__gte=0)
+                .exclude(last_list_at=None)
+                .exists()
+            ),
+            "a list with the rotated token",
+            timeout=30,
+        )
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
 def test_two_workers_never_watch_the_same_stream(cluster):
     url = _database_url()
     env = {

@@ -43,7 +43,10 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         except KubeError as exc:
-            raise CommandError(exc.described(options["cluster"])) from exc
+            # The server's message too: it names the permission an RBAC refusal lacks.
+            raise CommandError(
+                f"{exc.described(options['cluster'])}: {exc.message}"
+            ) from exc
         except TRANSPORT_ERRORS as exc:
             raise CommandError(kube_error(exc).described(options["cluster"])) from exc
         except KeyboardInterrupt:
