@@ -187,13 +187,25 @@ def test_the_readmes_pipeline_example_runs_verbatim_on_the_demo(demo, tmp_path):
             expected = shown_fields(comments, request_id)
             assert expected.get("state") == "running", comments
 
-            def running(command: str = command) -> dict | None:
+            last: list[dict] = []
+
+            def running(command: str = command, last: list = last) -> dict | None:
                 status, body = curl_answer(shell.run(command))
                 assert status == 200, body
                 assert body["state"] not in ("failed", "cancelled", "expired"), body
+                last[:] = [body]
                 return body if body["state"] == "running" else None
 
-            body = _wait(running, f"request {request_id} running")
+            try:
+                body = _wait(running, f"request {request_id} running")
+            except AssertionError as late:
+                # What the portal and the cluster said, for a failure seen in CI
+                # only: the request's state and reason, the pods, the logs.
+                raise AssertionError(
+                    f"{late}\nrequest: {last[-1] if last else None}\npods:\n"
+                    f"{demo.kubectl('get', 'pods', '-A', '-o', 'wide')}\n"
+                    f"--- sync\n{demo.logs('sync')}\n--- web\n{demo.logs('web')}"
+                ) from None
             assert {key: body[key] for key in expected} == expected
             pods = json.loads(demo.kubectl("get", "pods", "-n", "ci", "-o", "json"))
             names = [p["metadata"]["name"] for p in pods["items"]]
