@@ -35,6 +35,7 @@ urlpatterns = [
     path("", include("apps.inventory.deviceconfig.api.urls")),
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
+    path("", include("apps.metering.api.urls")),
     path("schema/", schema_view, name="schema"),
     path("docs/", docs_view, name="docs"),
 ]

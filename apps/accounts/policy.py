@@ -53,6 +53,14 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},
     "QueueViewSet": {READ: _V, WRITE: _A},
     "PreemptionProposalViewSet": {READ: _V, WRITE: _A},
+    # usage and cost: everyone reads; prices are an admin's
+    "ChipUsageView": {READ: _V},
+    "SliceUsageView": {READ: _V},
+    "ChipHistoryView": {READ: _V},
+    "SliceHistoryView": {READ: _V},
+    "UsageReportView": {READ: _V},
+    "ChipPriceListView": {READ: _V},
+    "ChipPriceView": {READ: _V, WRITE: _A},
 }
 
 

@@ -96,6 +96,13 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/preemptions/{proposal}/": R,
     "/api/preemptions/{proposal}/approve/": {"POST": A},
     "/api/preemptions/{proposal}/reject/": {"POST": A},
+    "/api/usage/chips/": R,
+    "/api/usage/chips/{chip}/history/": R,
+    "/api/usage/slices/": R,
+    "/api/usage/slices/{slice}/history/": R,
+    "/api/usage/report/": R,
+    "/api/chip-prices/": R,
+    "/api/chip-prices/{price}/": {"PUT": A, "DELETE": A},
 }
 # Where the URLconf's walk puts "1", the table names the object.
 _PLACEHOLDER = {
@@ -114,6 +121,7 @@ _PLACEHOLDER = {
     "queues": "{queue}",
     "requests": "{request}",
     "preemptions": "{proposal}",
+    "chip-prices": "{price}",
 }
 WEBSOCKETS = {"/ws/clusters/{cluster}/": V}
 

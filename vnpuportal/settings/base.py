@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "apps.inventory",
     "apps.audit",
     "apps.scheduling",
+    "apps.metering",
 ]
 
 MIDDLEWARE = [
@@ -188,6 +189,8 @@ CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", defau
 # requests, and the evictions due, this often; passes also run at once when a
 # request is submitted or cancelled, a proposal approved, or sync sees a change.
 SCHEDULING_PASS_SECONDS = env.float("SCHEDULING_PASS_SECONDS", default=5.0)
+# Bookings and the usage gauges are refreshed this often (apps.metering).
+METERING_REFRESH_SECONDS = env.float("METERING_REFRESH_SECONDS", default=30.0)
 # Every periodic job, in one place.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Restart any cluster's watchers that stopped (their task ended or a worker
@@ -210,6 +213,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "scheduling-passes": {
         "task": "apps.scheduling.tasks.schedule_clusters_task",
         "schedule": SCHEDULING_PASS_SECONDS,
+    },
+    # Bookings opened and closed from the synced slices, and the derived gauges
+    # (idle slices, cost per queue) refreshed from Prometheus (apps.metering).
+    "metering-refresh": {
+        "task": "apps.metering.tasks.metering_refresh_task",
+        "schedule": METERING_REFRESH_SECONDS,
     },
 }
 
@@ -423,6 +432,28 @@ WATCHED_DEPLOYMENTS = env.list(
     "WATCHED_DEPLOYMENTS",
     default=["volcano-system/volcano-scheduler", "kube-system/hami-scheduler"],
 )
+
+# =====================================================================================
+# Usage and cost (apps/metering; README "Usage and cost")
+# =====================================================================================
+# The site's Prometheus, which scrapes Ascend's npu-exporter on every node; empty:
+# the usage pages show booked figures only and say why.
+PROMETHEUS_URL = env("PROMETHEUS_URL", default="")
+PROMETHEUS_TOKEN = env("PROMETHEUS_TOKEN", default="")  # sent as a bearer token
+# A slow Prometheus fails one answer's "used" columns after this long, never a page.
+PROMETHEUS_TIMEOUT_SECONDS = env.float("PROMETHEUS_TIMEOUT_SECONDS", default=5.0)
+# The resolution of slice-hours used and idle over a report's period.
+PROMETHEUS_STEP_SECONDS = env.int("PROMETHEUS_STEP_SECONDS", default=60)
+# Where a site's relabelling renamed the exporter's labels: "ours=theirs,..."
+# (ours: node, id, namespace, pod_name, container_name, model_name).
+PROMETHEUS_LABELS = env.dict("PROMETHEUS_LABELS", default={})
+# Extra matchers put into every query, e.g. job="npu-exporter",cluster="bj-1".
+PROMETHEUS_SELECTOR = env("PROMETHEUS_SELECTOR", default="")
+# A slice is idle when its AICore use stayed at or under IDLE_SLICE_PERCENT for
+# IDLE_SLICE_AFTER_SECONDS; idle slice-hours count every step at or under it.
+IDLE_SLICE_PERCENT = env.float("IDLE_SLICE_PERCENT", default=1.0)
+IDLE_SLICE_AFTER_SECONDS = env.int("IDLE_SLICE_AFTER_SECONDS", default=3600)
+COST_CURRENCY = env("COST_CURRENCY", default="CNY")
 
 # =====================================================================================
 # The web UI

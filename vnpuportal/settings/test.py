@@ -27,7 +27,7 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'test.sqlite3'}")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = True
-if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+if not str(DATABASES["default"]["ENGINE"]).endswith("sqlite3"):
     # A database per test run, so that concurrent runs on one server do not collide.
     DATABASES["default"]["TEST"] = {"NAME": f"test_vnpu_{os.getpid()}"}
 else:
@@ -63,5 +63,5 @@ WHITENOISE_AUTOREFRESH = True  # no collectstatic in tests
 # folder or exec plugins sets these itself.
 KUBECONFIG_DIR = ""
 KUBECONFIG_ALLOW_EXEC = False
-WS_ALLOWED_ORIGINS: list[str] = []
+WS_ALLOWED_ORIGINS = []
 WS_AUTH_RECHECK_SECONDS = 30.0

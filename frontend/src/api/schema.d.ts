@@ -40,6 +40,16 @@ export interface paths {
   "/api/auth/logout/": {
     post: operations["auth_logout_create"];
   };
+  "/api/chip-prices/": {
+    /** @description Each chip type's price per card-hour (admins set them). */
+    get: operations["chip_prices_list"];
+  };
+  "/api/chip-prices/{common_word}/": {
+    /** @description One chip type's price per card-hour. */
+    put: operations["chip_prices_update"];
+    /** @description One chip type's price per card-hour. */
+    delete: operations["chip_prices_destroy"];
+  };
   "/api/chip-types/": {
     /** @description Chip types (entries of `vnpus`). Every write is validated as a whole device config. */
     get: operations["chip_types_list"];
@@ -275,6 +285,26 @@ export interface paths {
     /** @description Replace a token: a new one (same user, name, queues, expiry) shown once; the old one stops working. */
     post: operations["tokens_rotate_create"];
   };
+  "/api/usage/chips/": {
+    /** @description Every chip of a cluster: AICore and HBM booked (portal) vs used (Prometheus). */
+    get: operations["usage_chips_retrieve"];
+  };
+  "/api/usage/chips/{id}/history/": {
+    /** @description One chip over time: AICore % and HBM used (Prometheus) and booked (ledger). */
+    get: operations["usage_chips_history_retrieve"];
+  };
+  "/api/usage/report/": {
+    /** @description Slice-hours booked, used and idle, and their cost, per namespace, queue or chip type. */
+    get: operations["usage_report_retrieve"];
+  };
+  "/api/usage/slices/": {
+    /** @description Every slice of a cluster: what it booked, what it uses now, how long idle. */
+    get: operations["usage_slices_retrieve"];
+  };
+  "/api/usage/slices/{id}/history/": {
+    /** @description One slice over time: AICore % of its own cores, HBM used vs booked. */
+    get: operations["usage_slices_history_retrieve"];
+  };
 }
 
 export type webhooks = Record<string, never>;
@@ -445,6 +475,49 @@ export interface components {
      * @enum {string}
      */
     ChipEventKindEnum: "placed" | "released";
+    ChipMeasured: {
+      chip: number;
+      node: string;
+      index: number;
+      common_word: string;
+      /** @description as the device plugin registered it */
+      healthy: boolean;
+      /** @description as npu-exporter reports it; null: not measured */
+      hardware_healthy: boolean | null;
+      aicore: number;
+      aicore_booked: number;
+      /** Format: double */
+      aicore_used_percent: number | null;
+      memory_mb: number;
+      memory_booked_mb: number;
+      /** Format: double */
+      memory_used_mb: number | null;
+      slices: number;
+      flags: components["schemas"]["ChipMeasuredFlagsEnum"][];
+    };
+    /**
+     * @description * `health_mismatch` - health_mismatch
+     * * `idle_slices` - idle_slices
+     * * `over_memory` - over_memory
+     * @enum {string}
+     */
+    ChipMeasuredFlagsEnum: "health_mismatch" | "idle_slices" | "over_memory";
+    ChipMeasuredList: {
+      metrics: components["schemas"]["MetricsStatus"];
+      results: components["schemas"]["ChipMeasured"][];
+    };
+    ChipPrice: {
+      common_word: string;
+      /** Format: decimal */
+      price_per_hour: string;
+      currency: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ChipPriceWriteRequest: {
+      /** Format: decimal */
+      price_per_hour: string;
+    };
     ChipType: {
       id: number;
       cluster: number;
@@ -802,11 +875,27 @@ export interface components {
       stranded_chips: number;
       smallest_template_memory: number | null;
     };
+    /**
+     * @description * `namespace` - namespace
+     * * `queue` - queue
+     * * `chip_type` - chip_type
+     * @enum {string}
+     */
+    GroupByEnum: "namespace" | "queue" | "chip_type";
     HealthCheck: {
       id: string;
       check_status: components["schemas"]["CheckStatusEnum"];
       message: string;
       fix: string;
+    };
+    History: {
+      metrics: components["schemas"]["MetricsStatus"];
+      /** Format: date-time */
+      start: string;
+      /** Format: date-time */
+      end: string;
+      step: number;
+      series: components["schemas"]["Series"][];
     };
     LoginCsrf: {
       /** @description send it as the X-CSRFToken header of the login POST */
@@ -821,6 +910,24 @@ export interface components {
       role: components["schemas"]["RoleEnum"];
       is_service_account: boolean;
     };
+    MetricsStatus: {
+      /** @description PROMETHEUS_URL is set */
+      configured: boolean;
+      /** @description the used figures are in this answer */
+      available: boolean;
+      /** @description why not, for an admin; empty when available */
+      reason: string;
+      /** Format: date-time */
+      queried_at: string;
+    };
+    /**
+     * @description * `aicore_used_percent` - aicore_used_percent
+     * * `memory_used_mb` - memory_used_mb
+     * * `aicore_booked_percent` - aicore_booked_percent
+     * * `memory_booked_mb` - memory_booked_mb
+     * @enum {string}
+     */
+    NameEnum: "aicore_used_percent" | "memory_used_mb" | "aicore_booked_percent" | "memory_booked_mb";
     NestedTemplate: {
       name: string;
       /** @description MB */
@@ -1369,6 +1476,53 @@ export interface components {
       pending: number;
       running: number;
     };
+    Report: {
+      metrics: components["schemas"]["MetricsStatus"];
+      /** Format: date-time */
+      start: string;
+      /** Format: date-time */
+      end: string;
+      /**
+       * Format: double
+       * @description the period measured (until now at most)
+       */
+      hours: number;
+      group_by: components["schemas"]["GroupByEnum"];
+      currency: string;
+      rows: components["schemas"]["ReportRow"][];
+      totals: components["schemas"]["ReportRow"];
+      /** @description chip types booked without a price */
+      unpriced: string[];
+    };
+    ReportRow: {
+      group: string;
+      slices: number;
+      /**
+       * Format: double
+       * @description hours the slices were booked
+       */
+      slice_hours: number;
+      /**
+       * Format: double
+       * @description slice-hours times the part of the card each slice booked
+       */
+      card_hours: number;
+      /**
+       * Format: double
+       * @description slice-hours times their AICore use
+       */
+      used_slice_hours: number | null;
+      /**
+       * Format: double
+       * @description slice-hours at or under IDLE_SLICE_PERCENT
+       */
+      idle_slice_hours: number | null;
+      /**
+       * Format: decimal
+       * @description card-hours times the chip type's price; null: no price set
+       */
+      cost: string | null;
+    };
     Request: {
       id: number;
       cluster: number;
@@ -1537,6 +1691,12 @@ export interface components {
      * @enum {string}
      */
     SchedulerInEffectKindEnum: "volcano" | "hami";
+    Series: {
+      name: components["schemas"]["NameEnum"];
+      unit: components["schemas"]["UnitEnum"];
+      /** @description [epoch seconds, value] pairs */
+      points: number[][];
+    };
     ShapeWarning: {
       component: components["schemas"]["ComponentEnum"];
       /** @description e.g. DaemonSet kube-system/hami-ascend-device-plugin */
@@ -1605,6 +1765,40 @@ export interface components {
       phase: string;
       /** Format: date-time */
       started_at: string | null;
+    };
+    SliceMeasured: {
+      slice: number;
+      namespace: string;
+      pod_name: string;
+      container_index: number;
+      queue: string;
+      node: string;
+      chip: number | null;
+      chip_index: number | null;
+      common_word: string;
+      template: string;
+      aicore: number;
+      memory_mb: number;
+      /** Format: double */
+      aicore_used_percent: number | null;
+      /** Format: double */
+      memory_used_mb: number | null;
+      /**
+       * Format: double
+       * @description since its AICore use last went over IDLE_SLICE_PERCENT
+       */
+      idle_seconds: number | null;
+      flags: components["schemas"]["SliceMeasuredFlagsEnum"][];
+    };
+    /**
+     * @description * `idle` - idle
+     * * `over_memory` - over_memory
+     * @enum {string}
+     */
+    SliceMeasuredFlagsEnum: "idle" | "over_memory";
+    SliceMeasuredList: {
+      metrics: components["schemas"]["MetricsStatus"];
+      results: components["schemas"]["SliceMeasured"][];
     };
     SyncCursor: {
       resource: string;
@@ -1689,6 +1883,12 @@ export interface components {
         [key: string]: unknown;
       };
     };
+    /**
+     * @description * `%` - %
+     * * `MB` - MB
+     * @enum {string}
+     */
+    UnitEnum: "%" | "MB";
     UsageSample: {
       /** Format: date-time */
       at: string;
@@ -2070,6 +2270,152 @@ export interface operations {
     };
   };
   auth_logout_create: {
+    responses: {
+      /** @description No response body */
+      204: {
+        content: never;
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Each chip type's price per card-hour (admins set them). */
+  chip_prices_list: {
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ChipPrice"][];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description One chip type's price per card-hour. */
+  chip_prices_update: {
+    parameters: {
+      path: {
+        common_word: string;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ChipPriceWriteRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ChipPrice"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description One chip type's price per card-hour. */
+  chip_prices_destroy: {
+    parameters: {
+      path: {
+        common_word: string;
+      };
+    };
     responses: {
       /** @description No response body */
       204: {
@@ -5853,6 +6199,274 @@ export interface operations {
       /** @description the token is revoked or expired */
       409: {
         content: never;
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Every chip of a cluster: AICore and HBM booked (portal) vs used (Prometheus). */
+  usage_chips_retrieve: {
+    parameters: {
+      query?: {
+        /** @description the cluster's id; may be left out when there is one */
+        cluster?: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ChipMeasuredList"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description One chip over time: AICore % and HBM used (Prometheus) and booked (ledger). */
+  usage_chips_history_retrieve: {
+    parameters: {
+      query?: {
+        /** @description default: now */
+        end?: string;
+        /** @description default: an hour before end */
+        start?: string;
+        /** @description seconds; default: about 300 points */
+        step?: number;
+      };
+      path: {
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["History"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Slice-hours booked, used and idle, and their cost, per namespace, queue or chip type. */
+  usage_report_retrieve: {
+    parameters: {
+      query?: {
+        /** @description the cluster's id; may be left out when there is one */
+        cluster?: number;
+        end?: string;
+        /**
+         * @description csv: text/csv, one row per group
+         *
+         * * `json` - json
+         * * `csv` - csv
+         */
+        format?: "json" | "csv";
+        /**
+         * @description * `namespace` - namespace
+         * * `queue` - queue
+         * * `chip_type` - chip_type
+         */
+        group_by?: "namespace" | "queue" | "chip_type";
+        /** @description YYYY-MM (UTC) */
+        month?: string;
+        start?: string;
+      };
+    };
+    responses: {
+      /** @description JSON, or CSV with format=csv */
+      200: {
+        content: {
+          "application/json": components["schemas"]["Report"];
+          "text/csv": components["schemas"]["Report"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Every slice of a cluster: what it booked, what it uses now, how long idle. */
+  usage_slices_retrieve: {
+    parameters: {
+      query?: {
+        /** @description the cluster's id; may be left out when there is one */
+        cluster?: number;
+        /**
+         * @description * `idle` - idle
+         * * `over_memory` - over_memory
+         */
+        flag?: "idle" | "over_memory";
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["SliceMeasuredList"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description One slice over time: AICore % of its own cores, HBM used vs booked. */
+  usage_slices_history_retrieve: {
+    parameters: {
+      query?: {
+        /** @description default: now */
+        end?: string;
+        /** @description default: an hour before end */
+        start?: string;
+        /** @description seconds; default: about 300 points */
+        step?: number;
+      };
+      path: {
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["History"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
       };
       /** @description rate limited; retry after the Retry-After header */
       429: {

@@ -1,0 +1,154 @@
+"""The site's Prometheus over its HTTP API: instant and range queries.
+
+Every failure (not configured, refused, slow, an error answer) becomes one
+``MetricsUnavailable`` with a reason an admin can act on; callers show booked
+figures and that reason, so a missing Prometheus never fails a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import requests
+from django.conf import settings
+from django.utils import timezone
+
+Labels = Mapping[str, str]
+
+
+class MetricsUnavailable(Exception):
+    """Prometheus is not configured, did not answer in time, or refused."""
+
+    def __init__(self, reason: str, *, configured: bool = True) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.configured = configured
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One series of an instant vector: its labels and value."""
+
+    labels: Labels
+    value: float
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series of a range query: its labels and (epoch seconds, value) points."""
+
+    labels: Labels
+    points: list[tuple[float, float]]
+
+
+@dataclass
+class MetricsStatus:
+    """What a usage answer says about its ``used`` figures."""
+
+    configured: bool
+    available: bool
+    reason: str = ""
+    queried_at: datetime = field(default_factory=timezone.now)
+
+    @classmethod
+    def ok(cls) -> MetricsStatus:
+        return cls(configured=True, available=True)
+
+    @classmethod
+    def failed(cls, error: MetricsUnavailable) -> MetricsStatus:
+        return cls(configured=error.configured, available=False, reason=error.reason)
+
+
+class Prometheus:
+    """A client for one Prometheus (``PROMETHEUS_URL``), one HTTP session."""
+
+    def __init__(self, url: str, *, token: str = "", timeout: float = 5.0) -> None:
+        if not url:
+            raise MetricsUnavailable(
+                "Prometheus is not configured: set PROMETHEUS_URL to see what the "
+                "slices use.",
+                configured=False,
+            )
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.session = requests.Session()
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]:
+        """An instant query; the vector's samples."""
+        params = {"query": promql}
+        if at is not None:
+            params["time"] = f"{at.timestamp():.3f}"
+        data = self._call("query", params)
+        if data.get("resultType") == "scalar":
+            return [Sample({}, _number(data["result"][1]))]
+        return [
+            Sample(row.get("metric", {}), _number(row["value"][1]))
+            for row in data.get("result", [])
+        ]
+
+    def query_range(
+        self, promql: str, *, start: datetime, end: datetime, step: int
+    ) -> list[Series]:
+        """A range query; every series with its points."""
+        data = self._call(
+            "query_range",
+            {
+                "query": promql,
+                "start": f"{start.timestamp():.3f}",
+                "end": f"{end.timestamp():.3f}",
+                "step": str(step),
+            },
+        )
+        return [
+            Series(
+                row.get("metric", {}),
+                [(float(t), _number(v)) for t, v in row.get("values", [])],
+            )
+            for row in data.get("result", [])
+        ]
+
+    def _call(self, endpoint: str, params: dict[str, str]) -> dict[str, Any]:
+        # POST: queries naming many pods are longer than a URL may be.
+        try:
+            answer = self.session.post(
+                f"{self.url}/api/v1/{endpoint}", data=params, timeout=self.timeout
+            )
+        except requests.Timeout:
+            raise MetricsUnavailable(
+                f"Prometheus at {self.url} did not answer within "
+                f"{self.timeout:g} s (PROMETHEUS_TIMEOUT_SECONDS)."
+            ) from None
+        except requests.RequestException as error:
+            raise MetricsUnavailable(
+                f"Prometheus at {self.url} could not be reached: "
+                f"{type(error).__name__}."
+            ) from None
+        try:
+            body = answer.json()
+        except ValueError:
+            body = {}
+        if answer.status_code != 200 or body.get("status") != "success":
+            detail = body.get("error") or answer.reason or "no reason given"
+            raise MetricsUnavailable(
+                f"Prometheus at {self.url} answered {answer.status_code}: {detail}"
+            )
+        return body.get("data", {})
+
+
+def _number(text: str) -> float:
+    # Prometheus writes NaN and ±Inf as strings; float() reads all three.
+    return float(text)
+
+
+def prometheus() -> Prometheus:
+    """The configured Prometheus (raises MetricsUnavailable when there is none)."""
+    return Prometheus(
+        settings.PROMETHEUS_URL,
+        token=settings.PROMETHEUS_TOKEN,
+        timeout=settings.PROMETHEUS_TIMEOUT_SECONDS,
+    )

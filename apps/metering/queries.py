@@ -1,0 +1,161 @@
+"""PromQL for the npu-exporter series, written once, with the site's label names.
+
+Ascend's npu-exporter labels a chip by ``id`` (its index on the node) and a
+vNPU by ``namespace``/``pod_name``/``container_name`` too; the node comes from
+the site's scrape config (``node`` by default). ``PROMETHEUS_LABELS`` maps our
+names to a site's where it relabelled them, and ``PROMETHEUS_SELECTOR`` adds
+matchers to every query (``{cluster}`` in it becomes the cluster's name).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from apps.metering.prometheus import Labels
+
+# Our names for the labels the queries rely on.
+LOGICAL_LABELS = ("node", "id", "namespace", "pod_name", "container_name", "model_name")
+
+CHIP_FAMILIES = {
+    "npu_chip_info_utilization": "aicore_used_percent",
+    "npu_chip_info_hbm_used_memory": "memory_used_mb",
+    "npu_chip_info_hbm_total_memory": "memory_total_mb",
+    "npu_chip_info_health_status": "hardware_healthy",
+}
+SLICE_UTILIZATION = "vnpu_pod_aicore_utilization"
+SLICE_USED_MEMORY = "vnpu_pod_used_memory"  # KB
+SLICE_TOTAL_MEMORY = "vnpu_pod_total_memory"  # KB
+
+
+def quote(value: str) -> str:
+    """A PromQL string literal (its escapes are Go's, which JSON's agree with)."""
+    return json.dumps(value)
+
+
+def duration(seconds: float) -> str:
+    """A PromQL duration, whole seconds, at least one."""
+    return f"{max(1, int(seconds))}s"
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The site's label names and the matchers every query carries."""
+
+    names: Mapping[str, str]
+    selector: str = ""
+
+    @classmethod
+    def for_site(
+        cls, labels: Mapping[str, str], selector: str, cluster: str
+    ) -> Vocabulary:
+        unknown = sorted(set(labels) - set(LOGICAL_LABELS))
+        if unknown:
+            # Settings are read at start-up; a typo must not silently match nothing.
+            raise ValueError(
+                f"PROMETHEUS_LABELS names unknown labels {unknown}; "
+                f"known: {', '.join(LOGICAL_LABELS)}"
+            )
+        return cls(
+            names={name: labels.get(name, name) for name in LOGICAL_LABELS},
+            selector=selector.replace("{cluster}", cluster).strip().strip(","),
+        )
+
+    def label(self, name: str) -> str:
+        return self.names[name]
+
+    def read(self, labels: Labels, name: str) -> str:
+        """Our label ``name`` from a series' labels."""
+        return labels.get(self.names[name], "")
+
+    def select(self, metric: str, **equal: str) -> str:
+        """``metric{<selector>, label="value"...}`` with our names mapped."""
+        matchers = [self.selector] if self.selector else []
+        matchers += [f"{self.names[k]}={quote(v)}" for k, v in equal.items()]
+        return f"{metric}{{{','.join(matchers)}}}"
+
+    def select_families(self, metrics: list[str]) -> str:
+        """Several metrics in one query (each sample keeps its ``__name__``)."""
+        names = "|".join(metrics)
+        matchers = [f'__name__=~"{names}"'] + ([self.selector] if self.selector else [])
+        return "{" + ",".join(matchers) + "}"
+
+    def by(self, *names: str) -> str:
+        return ", ".join(self.names[n] for n in names)
+
+    # -- the queries ---------------------------------------------------------------
+
+    def chips_now(self) -> str:
+        return self.select_families(list(CHIP_FAMILIES))
+
+    def slices_now(self) -> str:
+        return self.select_families([SLICE_UTILIZATION, SLICE_USED_MEMORY])
+
+    def slices_peak(self, window_seconds: float) -> str:
+        """Each slice's highest AICore use over the window (idle: at most the threshold)."""
+        return f"max_over_time({self.select(SLICE_UTILIZATION)}[{duration(window_seconds)}])"
+
+    def slices_last_busy(
+        self, idle_percent: float, window_seconds: float, step: int
+    ) -> str:
+        """Seconds since each slice last used more than ``idle_percent``, within the window."""
+        busy = f"timestamp({self.select(SLICE_UTILIZATION)} > {idle_percent:g})"
+        return f"time() - max_over_time(({busy})[{duration(window_seconds)}:{duration(step)}])"
+
+    def period_sums(self, expression: str, period_seconds: float, step: int) -> str:
+        """Per slice key, the sum over the period of ``expression`` sampled every step."""
+        return (
+            f"sum by ({self.by('node', 'id', 'namespace', 'pod_name')}) "
+            f"(sum_over_time(({expression})[{duration(period_seconds)}:{duration(step)}]))"
+        )
+
+    def used_fraction(self) -> str:
+        return f"{self.select(SLICE_UTILIZATION)} / 100"
+
+    def idle_indicator(self, idle_percent: float) -> str:
+        return f"{self.select(SLICE_UTILIZATION)} <= bool {idle_percent:g}"
+
+    def chip_history(self, node: str, index: int) -> dict[str, str]:
+        where = {"node": node, "id": str(index)}
+        return {
+            "aicore_used_percent": f"max({self.select('npu_chip_info_utilization', **where)})",
+            "memory_used_mb": f"max({self.select('npu_chip_info_hbm_used_memory', **where)})",
+        }
+
+    def slice_history(
+        self, node: str, index: int, namespace: str, pod: str
+    ) -> dict[str, str]:
+        where = {
+            "node": node,
+            "id": str(index),
+            "namespace": namespace,
+            "pod_name": pod,
+        }
+        return {
+            "aicore_used_percent": f"avg({self.select(SLICE_UTILIZATION, **where)})",
+            "memory_used_mb": f"sum({self.select(SLICE_USED_MEMORY, **where)}) / 1024",
+        }
+
+
+SliceKey = tuple[str, int, str, str]  # node, chip index, namespace, pod name
+ChipKey = tuple[str, int]  # node, chip index
+
+
+def chip_key(vocabulary: Vocabulary, labels: Labels) -> ChipKey | None:
+    """The chip a series is about, or None when its ``id`` is not an index."""
+    index = vocabulary.read(labels, "id")
+    if not index.isdigit():
+        return None
+    return vocabulary.read(labels, "node"), int(index)
+
+
+def slice_key(vocabulary: Vocabulary, labels: Labels) -> SliceKey | None:
+    chip = chip_key(vocabulary, labels)
+    if chip is None:
+        return None
+    return (
+        *chip,
+        vocabulary.read(labels, "namespace"),
+        vocabulary.read(labels, "pod_name"),
+    )

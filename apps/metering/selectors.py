@@ -1,0 +1,531 @@
+"""What the slices use and what they cost: bookings joined with Prometheus.
+
+Every reader returns a ``MetricsStatus`` beside its rows: when Prometheus is
+not configured, slow or refusing, the booked figures are still answered and
+the used ones are None, with the reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.inventory.models import Chip, Cluster, Slice
+from apps.metering.models import Booking, ChipPrice
+from apps.metering.prometheus import (
+    MetricsStatus,
+    MetricsUnavailable,
+    Prometheus,
+    prometheus,
+)
+from apps.metering.queries import (
+    CHIP_FAMILIES,
+    SLICE_USED_MEMORY,
+    SLICE_UTILIZATION,
+    ChipKey,
+    SliceKey,
+    Vocabulary,
+    chip_key,
+    slice_key,
+)
+from apps.metering.report import Report, build_report
+
+#: Prometheus refuses a range query of more points than this.
+MAX_POINTS = 11_000
+#: A history chart's default number of points.
+CHART_POINTS = 300
+
+
+def vocabulary_for(cluster: Cluster) -> Vocabulary:
+    try:
+        return Vocabulary.for_site(
+            settings.PROMETHEUS_LABELS, settings.PROMETHEUS_SELECTOR, cluster.name
+        )
+    except ValueError as error:
+        raise MetricsUnavailable(str(error)) from None
+
+
+def _connect(cluster: Cluster) -> tuple[Prometheus, Vocabulary]:
+    return prometheus(), vocabulary_for(cluster)
+
+
+# -- now: per slice and per chip ------------------------------------------------------
+
+
+@dataclass
+class SliceSignal:
+    """What Prometheus says of one slice key now."""
+
+    aicore_used_percent: float | None = None
+    memory_used_mb: float | None = None
+    peak_percent: float | None = None  # highest over the idle window
+    idle_seconds: float | None = None
+
+
+def _slice_signals(
+    prom: Prometheus, vocabulary: Vocabulary, *, with_idle_seconds: bool
+) -> dict[SliceKey, SliceSignal]:
+    signals: dict[SliceKey, SliceSignal] = defaultdict(SliceSignal)
+    utilization: dict[SliceKey, list[float]] = defaultdict(list)
+    for sample in prom.query(vocabulary.slices_now()):
+        key = slice_key(vocabulary, sample.labels)
+        if key is None or math.isnan(sample.value):
+            continue
+        name = sample.labels.get("__name__")
+        if name == SLICE_UTILIZATION:
+            utilization[key].append(sample.value)
+        elif name == SLICE_USED_MEMORY:
+            signal = signals[key]
+            signal.memory_used_mb = (signal.memory_used_mb or 0.0) + sample.value / 1024
+    for key, values in utilization.items():
+        # A pod's containers on one chip: their mean, as one slice key.
+        signals[key].aicore_used_percent = sum(values) / len(values)
+    for sample in prom.query(vocabulary.slices_peak(settings.IDLE_SLICE_AFTER_SECONDS)):
+        key = slice_key(vocabulary, sample.labels)
+        if key is not None:
+            signal = signals[key]
+            signal.peak_percent = max(signal.peak_percent or 0.0, sample.value)
+    if with_idle_seconds:
+        window = max(24 * 3600, settings.IDLE_SLICE_AFTER_SECONDS * 2)
+        step = max(settings.PROMETHEUS_STEP_SECONDS, window // 1440)
+        query = vocabulary.slices_last_busy(settings.IDLE_SLICE_PERCENT, window, step)
+        for sample in prom.query(query):
+            key = slice_key(vocabulary, sample.labels)
+            if key is not None:
+                signals[key].idle_seconds = sample.value
+    return signals
+
+
+def _slice_flags(
+    signal: SliceSignal | None,
+    *,
+    memory_booked_mb: float,
+    started_at: datetime | None,
+    now: datetime,
+) -> list[str]:
+    if signal is None:
+        return []
+    flags = []
+    old_enough = (
+        started_at is None
+        or (now - started_at).total_seconds() >= settings.IDLE_SLICE_AFTER_SECONDS
+    )
+    if (
+        signal.peak_percent is not None
+        and signal.peak_percent <= settings.IDLE_SLICE_PERCENT
+        and old_enough
+    ):
+        flags.append("idle")
+    if signal.memory_used_mb is not None and signal.memory_used_mb > memory_booked_mb:
+        flags.append("over_memory")
+    return flags
+
+
+def _slice_rows(cluster: Cluster) -> list[dict[str, Any]]:
+    return list(
+        Slice.objects.filter(cluster=cluster)
+        .order_by("namespace", "pod_name", "container_index")
+        .values(
+            "id",
+            "namespace",
+            "pod_name",
+            "container_index",
+            "volcano_queue",
+            "node_name",
+            "chip_id",
+            "chip__index",
+            "common_word",
+            "template",
+            "aicore",
+            "memory",
+            "started_at",
+        )
+    )
+
+
+def _row_key(row: dict[str, Any]) -> SliceKey:
+    return row["node_name"], row["chip__index"] or 0, row["namespace"], row["pod_name"]
+
+
+def _status_and_signals(
+    cluster: Cluster, *, with_idle_seconds: bool
+) -> tuple[
+    MetricsStatus,
+    dict[SliceKey, SliceSignal] | None,
+    Prometheus | None,
+    Vocabulary | None,
+]:
+    try:
+        prom, vocabulary = _connect(cluster)
+        return (
+            MetricsStatus.ok(),
+            _slice_signals(prom, vocabulary, with_idle_seconds=with_idle_seconds),
+            prom,
+            vocabulary,
+        )
+    except MetricsUnavailable as error:
+        return MetricsStatus.failed(error), None, None, None
+
+
+def slices_usage(
+    cluster: Cluster, *, flag: str | None = None
+) -> tuple[MetricsStatus, list[dict[str, Any]]]:
+    """Every slice of the cluster: booked, used now, idle for, flags."""
+    now = timezone.now()
+    status, signals, _, _ = _status_and_signals(cluster, with_idle_seconds=True)
+    results = []
+    rows = _slice_rows(cluster)
+    booked_per_key = _booked_per_key(rows)
+    for row in rows:
+        key = _row_key(row)
+        signal = signals.get(key) if signals is not None else None
+        flags = _slice_flags(
+            signal,
+            memory_booked_mb=booked_per_key[key],
+            started_at=row["started_at"],
+            now=now,
+        )
+        if flag and flag not in flags:
+            continue
+        idle_seconds = None
+        if signal is not None and signal.idle_seconds is not None:
+            idle_seconds = signal.idle_seconds
+        elif (
+            signal is not None
+            and signal.peak_percent is not None
+            and "idle" in flags
+            and row["started_at"]
+        ):
+            idle_seconds = (
+                now - row["started_at"]
+            ).total_seconds()  # never busy in the window
+        results.append(
+            {
+                "slice": row["id"],
+                "namespace": row["namespace"],
+                "pod_name": row["pod_name"],
+                "container_index": row["container_index"],
+                "queue": row["volcano_queue"],
+                "node": row["node_name"],
+                "chip": row["chip_id"],
+                "chip_index": row["chip__index"],
+                "common_word": row["common_word"],
+                "template": row["template"],
+                "aicore": row["aicore"],
+                "memory_mb": row["memory"],
+                "aicore_used_percent": signal.aicore_used_percent if signal else None,
+                "memory_used_mb": signal.memory_used_mb if signal else None,
+                "idle_seconds": idle_seconds,
+                "flags": flags,
+            }
+        )
+    return status, results
+
+
+def _booked_per_key(rows: list[dict[str, Any]]) -> dict[SliceKey, float]:
+    """Booked MB per slice key: a pod's containers on one chip are one key."""
+    booked: dict[SliceKey, float] = defaultdict(float)
+    for row in rows:
+        booked[_row_key(row)] += row["memory"]
+    return booked
+
+
+def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
+    """Every chip of the cluster: booked and used AICore and HBM, health, flags."""
+    now = timezone.now()
+    status, signals, prom, vocabulary = _status_and_signals(
+        cluster, with_idle_seconds=False
+    )
+    chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
+    if prom is not None and vocabulary is not None:
+        try:
+            for sample in prom.query(vocabulary.chips_now()):
+                key = chip_key(vocabulary, sample.labels)
+                field = CHIP_FAMILIES.get(sample.labels.get("__name__", ""))
+                if key is not None and field and not math.isnan(sample.value):
+                    chip_now[key][field] = sample.value
+        except MetricsUnavailable as error:
+            status = MetricsStatus.failed(error)
+            signals = None
+            chip_now.clear()
+
+    # Slice flags rolled up per chip.
+    slices_per_chip: dict[int, int] = defaultdict(int)
+    flags_per_chip: dict[int, set[str]] = defaultdict(set)
+    rows = _slice_rows(cluster)
+    booked_per_key = _booked_per_key(rows)
+    for row in rows:
+        if row["chip_id"] is None:
+            continue
+        slices_per_chip[row["chip_id"]] += 1
+        if signals is None:
+            continue
+        key = _row_key(row)
+        for flag in _slice_flags(
+            signals.get(key),
+            memory_booked_mb=booked_per_key[key],
+            started_at=row["started_at"],
+            now=now,
+        ):
+            flags_per_chip[row["chip_id"]].add(
+                "idle_slices" if flag == "idle" else flag
+            )
+
+    results = []
+    chips = (
+        Chip.objects.filter(cluster=cluster)
+        .order_by("node__name", "index")
+        .values_list(
+            "id",
+            "node__name",
+            "index",
+            "common_word",
+            "healthy",
+            "aicore",
+            "aicore_used",
+            "memory",
+            "memory_used",
+        )
+    )
+    for (
+        chip_id,
+        node,
+        index,
+        word,
+        healthy,
+        aicore,
+        aicore_used,
+        memory,
+        memory_used,
+    ) in chips:
+        measured = chip_now.get((node, index), {})
+        hardware = measured.get("hardware_healthy")
+        hardware_healthy = None if hardware is None else hardware >= 1
+        flags = sorted(flags_per_chip.get(chip_id, ()))
+        if hardware_healthy is not None and hardware_healthy != healthy:
+            flags.insert(0, "health_mismatch")
+        results.append(
+            {
+                "chip": chip_id,
+                "node": node,
+                "index": index,
+                "common_word": word,
+                "healthy": healthy,
+                "hardware_healthy": hardware_healthy,
+                "aicore": aicore,
+                "aicore_booked": aicore_used,
+                "aicore_used_percent": measured.get("aicore_used_percent"),
+                "memory_mb": memory,
+                "memory_booked_mb": memory_used,
+                "memory_used_mb": measured.get("memory_used_mb"),
+                "slices": slices_per_chip.get(chip_id, 0),
+                "flags": flags,
+            }
+        )
+    return status, results
+
+
+# -- over time ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Window:
+    start: datetime
+    end: datetime
+    step: int
+
+
+def window_for(
+    start: datetime | None, end: datetime | None, step: int | None
+) -> Window:
+    """The chart's window: the last hour by default, about CHART_POINTS points."""
+    end = end or timezone.now()
+    start = start or end - timedelta(hours=1)
+    seconds = (end - start).total_seconds()
+    return Window(start, end, step or max(1, math.ceil(seconds / CHART_POINTS)))
+
+
+def _series_points(prom: Prometheus, query: str, window: Window) -> list[list[float]]:
+    series = prom.query_range(
+        query, start=window.start, end=window.end, step=window.step
+    )
+    points = series[0].points if series else []
+    return [[t, round(v, 3)] for t, v in points if not math.isnan(v)]
+
+
+def _booked_steps(
+    bookings: list[Booking], window: Window, value: Any
+) -> list[list[float]]:
+    """A series from the ledger: ``value(bookings held at t)`` at every step."""
+    points = []
+    t = math.ceil(window.start.timestamp() / window.step) * window.step
+    end = window.end.timestamp()
+    spans = [
+        (
+            b.started_at.timestamp(),
+            b.ended_at.timestamp() if b.ended_at else math.inf,
+            b,
+        )
+        for b in bookings
+    ]
+    while t <= end:
+        held = [b for since, until, b in spans if since <= t < until]
+        points.append([float(t), value(held)])
+        t += window.step
+    return points
+
+
+def _overlapping(bookings: Any, window: Window) -> list[Booking]:
+    return list(
+        bookings.filter(started_at__lt=window.end).filter(
+            Q(ended_at__isnull=True) | Q(ended_at__gt=window.start)
+        )
+    )
+
+
+def chip_history(
+    chip: Chip, window: Window
+) -> tuple[MetricsStatus, list[dict[str, Any]]]:
+    """Used (Prometheus) and booked (ledger) AICore % and HBM of one chip."""
+    bookings = _overlapping(
+        Booking.objects.filter(
+            cluster=chip.cluster, node_name=chip.node.name, chip_index=chip.index
+        ),
+        window,
+    )
+    aicore = chip.aicore or 1
+    series = [
+        {
+            "name": "aicore_booked_percent",
+            "unit": "%",
+            "points": _booked_steps(
+                bookings,
+                window,
+                lambda held: round(100 * sum(b.aicore for b in held) / aicore, 3),
+            ),
+        },
+        {
+            "name": "memory_booked_mb",
+            "unit": "MB",
+            "points": _booked_steps(
+                bookings, window, lambda held: float(sum(b.memory for b in held))
+            ),
+        },
+    ]
+    status = MetricsStatus.ok()
+    try:
+        prom, vocabulary = _connect(chip.cluster)
+        for name, query in vocabulary.chip_history(chip.node.name, chip.index).items():
+            series.insert(
+                0,
+                {
+                    "name": name,
+                    "unit": "%" if name.endswith("percent") else "MB",
+                    "points": _series_points(prom, query, window),
+                },
+            )
+    except MetricsUnavailable as error:
+        status = MetricsStatus.failed(error)
+    return status, series
+
+
+def slice_history(
+    slice_: Slice, window: Window
+) -> tuple[MetricsStatus, list[dict[str, Any]]]:
+    """Used AICore % of its own AICores, and HBM used vs booked, of one slice."""
+    booked = [
+        {
+            "name": "memory_booked_mb",
+            "unit": "MB",
+            "points": _booked_steps([], window, lambda _: float(slice_.memory)),
+        },
+    ]
+    series: list[dict[str, Any]] = []
+    status = MetricsStatus.ok()
+    try:
+        prom, vocabulary = _connect(slice_.cluster)
+        chip_index = slice_.chip.index if slice_.chip else 0
+        queries = vocabulary.slice_history(
+            slice_.node_name, chip_index, slice_.namespace, slice_.pod_name
+        )
+        for name, query in queries.items():
+            series.append(
+                {
+                    "name": name,
+                    "unit": "%" if name.endswith("percent") else "MB",
+                    "points": _series_points(prom, query, window),
+                }
+            )
+    except MetricsUnavailable as error:
+        status = MetricsStatus.failed(error)
+    return status, series + booked
+
+
+# -- over a period: the report ---------------------------------------------------------
+
+
+def prices() -> dict[str, Decimal]:
+    return dict(ChipPrice.objects.values_list("common_word", "price_per_hour"))
+
+
+def _period_hours(
+    prom: Prometheus,
+    vocabulary: Vocabulary,
+    expression: str,
+    start: datetime,
+    end: datetime,
+) -> dict[SliceKey, float]:
+    step = settings.PROMETHEUS_STEP_SECONDS
+    period = (end - start).total_seconds()
+    if period < step:
+        return {}
+    found: dict[SliceKey, float] = {}
+    for sample in prom.query(vocabulary.period_sums(expression, period, step), at=end):
+        key = slice_key(vocabulary, sample.labels)
+        if key is not None and not math.isnan(sample.value):
+            found[key] = sample.value * step / 3600
+    return found
+
+
+def usage_report(
+    cluster: Cluster, *, start: datetime, end: datetime, group_by: str
+) -> tuple[MetricsStatus, Report]:
+    """Slice-hours booked, used and idle and their cost over [start, end), grouped."""
+    measured_until = min(end, timezone.now())
+    bookings = Booking.objects.filter(cluster=cluster, started_at__lt=end).filter(
+        Q(ended_at__isnull=True) | Q(ended_at__gt=start)
+    )
+    used = idle = None
+    status = MetricsStatus.ok()
+    try:
+        prom, vocabulary = _connect(cluster)
+        used = _period_hours(
+            prom, vocabulary, vocabulary.used_fraction(), start, measured_until
+        )
+        idle = _period_hours(
+            prom,
+            vocabulary,
+            vocabulary.idle_indicator(settings.IDLE_SLICE_PERCENT),
+            start,
+            measured_until,
+        )
+    except MetricsUnavailable as error:
+        status = MetricsStatus.failed(error)
+    report = build_report(
+        bookings.iterator(),
+        start=start,
+        end=measured_until,
+        group_by=group_by,
+        prices=prices(),
+        used=used,
+        idle=idle,
+    )
+    return status, report
