@@ -4,7 +4,9 @@
 #     with a workload generator that keeps pods coming and going);
 #   - a Celery worker and beat doing real list+watch syncs of it, on a
 #     filesystem broker (no Redis needed);
-#   - the portal (ASGI: HTTP + WebSockets) on SQLite.
+#   - the portal (ASGI: HTTP + WebSockets) on SQLite;
+#   - when `prometheus` is installed, a Prometheus scraping the simulated
+#     npu-exporters every 5 s (the usage and cost pages read it).
 # All are started and stopped together (Ctrl-C stops everything).
 # Open http://127.0.0.1:8000/ and log in as admin / admin.
 set -euo pipefail
@@ -48,6 +50,36 @@ python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenar
 pids+=($!)
 for _ in $(seq 50); do [ -s "$KUBECONFIG_PATH" ] && break; sleep 0.2; done
 [ -s "$KUBECONFIG_PATH" ] || { echo "simcluster did not start; see var/simcluster.log" >&2; exit 1; }
+
+# Prometheus for the usage pages, before the worker and the web process that
+# read PROMETHEUS_URL. Without it those pages show booked figures only.
+if command -v prometheus >/dev/null 2>&1; then
+  PROM_PORT="${PROM_PORT:-9090}"
+  mkdir -p var/prometheus
+  python -m simcluster.promconfig --kubeconfig "$KUBECONFIG_PATH" \
+    --out var/prometheus.yml --scrape-interval 5s
+  prometheus --config.file=var/prometheus.yml --storage.tsdb.path=var/prometheus \
+    --web.listen-address="127.0.0.1:$PROM_PORT" >var/prometheus.log 2>&1 &
+  prom_pid=$!
+  pids+=("$prom_pid")
+  prom_url="http://127.0.0.1:$PROM_PORT"
+  for _ in $(seq 50); do
+    kill -0 "$prom_pid" 2>/dev/null || break
+    if python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+      "$prom_url/-/ready" 2>/dev/null; then
+      export PROMETHEUS_URL="$prom_url"
+      break
+    fi
+    sleep 0.2
+  done
+  # A demo lives minutes, not hours: its idle slices are flagged after two.
+  export IDLE_SLICE_AFTER_SECONDS="${IDLE_SLICE_AFTER_SECONDS:-120}"
+  if [ -z "${PROMETHEUS_URL:-}" ]; then
+    echo "Prometheus did not start (is port $PROM_PORT taken? set PROM_PORT); see var/prometheus.log" >&2
+  fi
+else
+  echo "==> the usage pages need Prometheus: apt-get install prometheus (Debian/Ubuntu), then re-run"
+fi
 python manage.py demo --kubeconfig "$KUBECONFIG_PATH"
 python manage.py sync --cluster demo --once
 celery -A vnpuportal worker --beat --pool threads --concurrency 4 --loglevel INFO \
@@ -57,7 +89,8 @@ pids+=($!)
 celery -A vnpuportal call apps.inventory.tasks.sync_all_clusters_task >/dev/null
 echo "==> portal on http://127.0.0.1:${PORT}/  (login: admin / admin; API docs: /api/docs/)"
 echo "    simulated cluster: $(grep -m1 server: "$KUBECONFIG_PATH" | awk '{print $2}')  (kubectl --kubeconfig $KUBECONFIG_PATH get pods -A)"
-echo "    logs: var/worker.log var/simcluster.log"
+[ -z "${PROMETHEUS_URL:-}" ] || echo "    Prometheus: $PROMETHEUS_URL"
+echo "    logs: var/worker.log var/simcluster.log${PROMETHEUS_URL:+ var/prometheus.log}"
 uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" &
 pids+=($!)
 wait -n "${pids[@]}"

@@ -3,7 +3,9 @@
 # machine or one where they stopped:
 #   - PostgreSQL on 127.0.0.1:5432, trust auth for user postgres, database `test`;
 #   - Redis on 127.0.0.1:6379 (no persistence);
-#   - Chromium for the browser tests, shellcheck for the entrypoint scripts' test.
+#   - Chromium for the browser tests, shellcheck for the entrypoint scripts' test;
+#   - Prometheus for the usage tests and the demo (installed, not started: each
+#     runs its own on a port of its own).
 # Idempotent: what is installed and running is left alone. Needs root (apt, pg_ctl).
 set -euo pipefail
 
@@ -12,10 +14,27 @@ command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v shellcheck >/dev/null 2>&1 || need="$need shellcheck"
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need="$need postgresql"
+updated=""
 if [ -n "$need" ]; then
   echo "==> apt-get install$need"
   apt-get update -qq
+  updated=1
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
+fi
+
+# Prometheus without its recommends (they add the node exporter, one more
+# service). Debian's package starts its own Prometheus on :9090, now and at
+# boot; the suite and the demo start theirs, so that one is switched off.
+if [ ! -x /usr/bin/prometheus ] && ! command -v prometheus >/dev/null 2>&1; then
+  echo "==> apt-get install prometheus"
+  [ -n "$updated" ] || apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+  else
+    service prometheus stop >/dev/null 2>&1 || true
+    update-rc.d prometheus disable >/dev/null 2>&1 || true
+  fi
 fi
 
 # PostgreSQL: Debian's cluster, with loopback connections trusted so the suite

@@ -14,6 +14,7 @@ from simcluster import (
     auth,
     discovery,
     errors,
+    exporter,
     protobuf,
     rbac,
     resources,
@@ -42,6 +43,13 @@ class DispatchMixin:
                 return ApiResponse(body=dumps(discovery.VERSION)), None
             return ApiResponse(body=b"ok"), None
         lowered = {k.lower(): v for k, v in headers.items()}
+        if path.startswith(exporter.PREFIX):
+            # The node exporters: no token, no faults, no request log (they
+            # are other processes in a real cluster, not the API server).
+            scheme, reached = urlsplit(self.url)[:2]
+            return self.exporter.answer(
+                method, path, lowered.get("host") or reached, scheme
+            ), None
         user = self._user(lowered.get("authorization"))
         if path.startswith("/simcluster/"):
             return self._control(method, path, user, body)
@@ -226,6 +234,14 @@ class DispatchMixin:
                 str(data.get("node")),
                 int(data.get("index", 0)),
                 bool(data.get("healthy", True)),
+            )
+            return ApiResponse(body=dumps({"ok": True})), None
+        if name == "exporter-chips" and method == "POST":
+            healthy = data.get("healthy")
+            self.set_exporter_chip_health(
+                str(data.get("node")),
+                int(data.get("index", 0)),
+                None if healthy is None else bool(healthy),
             )
             return ApiResponse(body=dumps({"ok": True})), None
         if name == "tokens" and method == "POST":

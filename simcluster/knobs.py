@@ -74,6 +74,19 @@ class KnobsMixin:
             ) from None
         self.store.touch()
 
+    def set_exporter_chip_health(
+        self, node: str, index: int, healthy: bool | None
+    ) -> None:
+        """What the node's npu-exporter says of a chip's health, while HAMi's
+        registration keeps what the device plugin reports (None: the
+        exporter follows the simulated hardware again)."""
+        try:
+            self.exporter.set_health(node, index, healthy)
+        except (KeyError, IndexError):
+            raise errors.not_found(
+                "chips", "simcluster.io", f"{node}/{index}"
+            ) from None
+
     def wait_idle(self, timeout: float = 5.0) -> bool:
         """Wait until the controllers have handled every change (best effort)."""
         deadline = time.monotonic() + timeout

@@ -42,6 +42,7 @@ from simcluster.controllers.queues import VolcanoQueues
 from simcluster.controllers.rootca import RootCaPublisher
 from simcluster.controllers.workloads import Workloads
 from simcluster.dispatch import DispatchMixin
+from simcluster.exporter import Exporter
 from simcluster.faults import Faults, FaultSettings
 from simcluster.knobs import KnobsMixin
 from simcluster.kubeconfig import write_kubeconfig
@@ -91,6 +92,7 @@ class SimCluster(KnobsMixin, DispatchMixin):
         )
         built.load(self.store)
         self.hardware = built.hardware
+        self.exporter = Exporter(self.store, self.hardware)
         hosts = [opts.host, *([opts.advertise_host] if opts.advertise_host else [])]
         self.certificate = tls.self_signed(hosts) if opts.tls else None
         self.manager = Manager(self.store, self._controllers())

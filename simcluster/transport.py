@@ -104,9 +104,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, response: ApiResponse) -> None:
         self.send_response(response.status)
-        self.send_header("Content-Type", "application/json")
+        headers = dict(response.headers)
+        # JSON unless the answer says otherwise (the exporter's text format).
+        self.send_header(
+            "Content-Type", headers.pop("Content-Type", "application/json")
+        )
         self.send_header("Cache-Control", "no-cache, private")
-        for key, value in response.headers.items():
+        for key, value in headers.items():
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()

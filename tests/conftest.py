@@ -124,3 +124,45 @@ def guide_cluster(db):
     from apps.inventory.models import Cluster
 
     return Cluster.objects.get(name="guide")
+
+
+@pytest.fixture
+def prometheus_options() -> dict[str, Any]:
+    """Options of ``prometheus`` (``scrape_interval`` in s; a module or test
+    overrides this fixture)."""
+    return {}
+
+
+@pytest.fixture
+def prometheus(
+    sim: Any,
+    prometheus_options: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
+    """A real Prometheus scraping ``sim``'s npu-exporters (every second unless
+    ``prometheus_options`` says otherwise), started and scraped once (``.url``,
+    ``.query(expr)``, ``.wait_until(expr)``; see tests/prometheus.py). Its log is
+    added to a failed test's report."""
+    from tests.prometheus import Prometheus, binary
+    from tests.requires import missing
+
+    if binary() is None:
+        missing("prometheus is not installed (apt-get install prometheus)")
+    server = Prometheus(
+        sim, tmp_path_factory.mktemp("prometheus"), **prometheus_options
+    )
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed test that ran a Prometheus shows the end of its log."""
+    report = yield
+    server = getattr(item, "funcargs", {}).get("prometheus")
+    if report.failed and server is not None and hasattr(server, "log"):
+        report.sections.append(("prometheus log", server.log(4000)))
+    return report

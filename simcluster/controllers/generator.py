@@ -1,4 +1,10 @@
-"""A workload generator for demos: creates and deletes slice pods every few seconds."""
+"""A workload generator for demos: creates and deletes slice pods every few seconds.
+
+Besides the churn it keeps two resident pods that never end, so that a demo
+has slices to flag: one idle for ever and one using more HBM than it booked
+(their workload profiles, ``simcluster.profiles``; the churn's pods get the
+default mix).
+"""
 
 from __future__ import annotations
 
@@ -9,11 +15,15 @@ from simcluster import errors, hami, podutil, resources
 from simcluster.controllers.base import Controller
 from simcluster.controllers.binder import read_chip_types
 from simcluster.controllers.kubelet import RUN_SECONDS
+from simcluster.profiles import WORKLOAD_ANNOTATION
 from simcluster.store import Obj, Store
 
 NAMESPACE = "demo"
 IMAGE = "swr.cn-south-1.myhuaweicloud.com/ascendhub/ascend-pytorch:24.0.RC1"
 LABEL = "simcluster.io/generated"
+# Resident pods (name, workload profile): not the churn's, never deleted by it.
+RESIDENTS = (("demo-idle", "idle"), ("demo-hog", "hog:140"))
+RESIDENT_LABEL = "simcluster.io/resident"
 
 
 def slice_pod(
@@ -113,6 +123,7 @@ class Generator(Controller):
         chip_types = read_chip_types(self.store)
         if not chip_types:
             return
+        self._keep_residents(chip_types)
         chip_type = self.random.choice(chip_types)
         choices: list[int | None] = [t.memory for t in chip_type.templates] or [None]
         memory = self.random.choice(choices)
@@ -128,3 +139,26 @@ class Generator(Controller):
             self.store.create(resources.POD, pod)
         except errors.ApiError:
             pass
+
+    def _keep_residents(self, chip_types: list[hami.ChipTypeSpec]) -> None:
+        """(Re)create the resident pods, each on the smallest template of a type."""
+        for n, (name, workload) in enumerate(RESIDENTS):
+            found = self.store.get(resources.POD, NAMESPACE, name)
+            if found is not None and not podutil.is_terminal(found.obj):
+                continue
+            if found is not None:
+                self.delete_pod(NAMESPACE, name)
+                continue  # created again once it is gone
+            chip_type = chip_types[n % len(chip_types)]
+            memories = sorted(t.memory for t in chip_type.templates)
+            pod = slice_pod(
+                name, NAMESPACE, chip_type, memories[0] if memories else None
+            )
+            # Not the churn's label: its victims are chosen by that label.
+            pod["metadata"]["labels"] = {"app": name, RESIDENT_LABEL: "true"}
+            pod["metadata"]["annotations"] = {WORKLOAD_ANNOTATION: workload}
+            try:
+                self.admit_pod(pod)
+                self.store.create(resources.POD, pod)
+            except errors.ApiError:
+                pass

@@ -190,6 +190,8 @@ class Stack:
         self.cluster_id: int | None = None
         self.postgres_url = postgres_url
         self._pg_database: str | None = None
+        # Settings added to the portal's processes (read when one is started).
+        self.extra_env: dict[str, str] = {}
 
     # -- environment of the portal's processes
 
@@ -218,6 +220,7 @@ class Stack:
                 "THROTTLE_LOGIN": "600/min",
             }
         )
+        env.update(self.extra_env)
         return env
 
     def database_url(self) -> str:
