@@ -27,6 +27,9 @@ import { SubmitRequestPage } from "./pages/SubmitRequest";
 import { RequestDetailPage } from "./pages/RequestDetail";
 import { QueuesPage } from "./pages/Queues";
 import { PriorityClassesPage } from "./pages/PriorityClasses";
+import { UsagePage } from "./pages/Usage";
+import { CostPage } from "./pages/Cost";
+import { CostMonthlyPage } from "./pages/CostMonthly";
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -145,6 +148,8 @@ const NAV: { to: string; label: string; icon: string; role?: Role }[] = [
   { to: "/preemptions", label: "Preemptions", icon: "preemptions" },
   { to: "/queues", label: "Queues", icon: "queues" },
   { to: "/priority-classes", label: "PriorityClasses", icon: "priorities" },
+  { to: "/usage", label: "Usage", icon: "usage" },
+  { to: "/cost", label: "Cost", icon: "cost" },
   { to: "/health", label: "Health", icon: "health" },
   { to: "/audit", label: "Audit log", icon: "audit" },
   { to: "/tokens", label: "API tokens", icon: "tokens", role: "admin" },
@@ -156,7 +161,7 @@ function Shell() {
   const { can } = useSession();
   const page = route(path);
   useEffect(() => {
-    const item = NAV.find((n) => n.to === path);
+    const item = NAV.find((n) => n.to === path) ?? (path.startsWith("/cost/monthly") ? { label: "Monthly report" } : undefined);
     document.title = `${item ? item.label + " · " : ""}${cluster ? cluster.name + " · " : ""}vNPU Portal`;
   }, [path, cluster]);
   return (
@@ -221,6 +226,12 @@ function route(path: string): ReactNode {
       return <QueuesPage />;
     case "/priority-classes":
       return <PriorityClassesPage />;
+    case "/usage":
+      return <UsagePage />;
+    case "/cost":
+      return <CostPage />;
+    case "/cost/monthly":
+      return <CostMonthlyPage />;
     case "/health":
       return <HealthPage />;
     case "/audit":

@@ -90,6 +90,7 @@ export const api = {
   text: (path: string, signal?: AbortSignal) => request<string>(path, { signal, text: true }),
   post: <T>(path: string, body?: unknown) => request<T>(path, { method: "POST", body: body ?? {} }),
   patch: <T>(path: string, body: unknown) => request<T>(path, { method: "PATCH", body }),
+  put: <T>(path: string, body: unknown) => request<T>(path, { method: "PUT", body }),
   del: (path: string) => request<void>(path, { method: "DELETE" }),
 };
 

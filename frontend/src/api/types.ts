@@ -98,3 +98,21 @@ export type PreemptionProposal = Schemas["PreemptionProposal"];
 export type ApiToken = Schemas["ApiToken"];
 /** The answer of a create or a rotate: the token with its plaintext, shown once. */
 export type ApiTokenIssued = Schemas["ApiTokenIssued"];
+
+// --- usage and cost (apps/metering: /api/usage/..., /api/chip-prices/) -------------
+
+/** On every usage answer: can the portal see what slices use (Prometheus), and why not. */
+export type MetricsStatus = Schemas["MetricsStatus"];
+export type ChipUsage = Schemas["ChipMeasured"];
+export type SliceUsage = Schemas["SliceMeasured"];
+export type ChipFlag = Schemas["ChipMeasuredFlagsEnum"];
+export type SliceFlag = Schemas["SliceMeasuredFlagsEnum"];
+/** The usage lists: every row of the cluster at once (not pages), with the metrics status. */
+export type UsageList<T> = Omit<Schemas["ChipMeasuredList"], "results"> & { results: T[] };
+export type UsageHistory = Schemas["History"];
+export type HistorySeries = Schemas["Series"];
+export type HistorySeriesName = Schemas["Series"]["name"];
+export type ReportGroupBy = Schemas["Report"]["group_by"];
+export type ReportRow = Schemas["ReportRow"];
+export type UsageReport = Schemas["Report"];
+export type ChipPrice = Schemas["ChipPrice"];

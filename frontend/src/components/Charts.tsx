@@ -10,6 +10,8 @@ export interface Series {
   name: string;
   color: string;
   points: { t: number; v: number }[];
+  /** a dashed line (e.g. what was booked, next to what is used) */
+  dash?: number[];
 }
 
 const PALETTE = ["#2f6fde", "#2aa198", "#8a63d2", "#d07a2b", "#c2477f", "#5c8a3a"];
@@ -27,6 +29,22 @@ function timeLabel(t: number): string {
 }
 
 /**
+ * Draw a series' points when it has few values in view: uPlot's own rule
+ * (points no closer than `points.space`), counting this series' values rather
+ * than the x axis' (which other series fill), so that a series with a few
+ * samples among many of another's still shows.
+ */
+function sparse(u: uPlot, seriesIdx: number, idx0: number, idx1: number): boolean {
+  const ys = u.data[seriesIdx];
+  let n = 0;
+  for (let i = idx0; i <= idx1; i++) if (ys[i] != null) n++;
+  const xs = u.data[0];
+  const dim = Math.abs(u.valToPos(xs[idx1], "x", true) - u.valToPos(xs[idx0], "x", true));
+  const space = u.series[seriesIdx].points?.space ?? 8;
+  return n > 0 && n <= Math.max(1, dim / (space * uPlot.pxRatio));
+}
+
+/**
  * A time series with zoom: drag across the chart to zoom into a period,
  * double-click or "Reset zoom" to see the whole period again; the legend shows
  * each series' value under the cursor. Drawn by uPlot (canvas; see
@@ -41,6 +59,9 @@ export function LineChart({
   minSpan = 10 * 60_000,
   until,
   gapMs = Infinity,
+  onZoom,
+  onResetZoom,
+  ySize = 44,
 }: {
   series: Series[];
   height?: number;
@@ -53,6 +74,12 @@ export function LineChart({
   until?: number;
   /** points further apart than this are not joined (a break in the line) */
   gapMs?: number;
+  /** called with the period (ms) the user dragged across, to fetch finer data for it */
+  onZoom?: (fromMs: number, toMs: number) => void;
+  /** called when the user resets the zoom (button or double-click) */
+  onResetZoom?: () => void;
+  /** width of the y axis, px (wider for labels like "21.0 GiB") */
+  ySize?: number;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
@@ -61,9 +88,9 @@ export function LineChart({
   const data = useMemo(() => alignSeries(series, gapMs), [series, gapMs]);
   const has = series.some((s) => s.points.length > 0);
   // The latest props for uPlot's callbacks, which are made once per chart.
-  const props = useRef({ yFormat, minSpan, until });
-  props.current = { yFormat, minSpan, until };
-  const shape = series.map((s) => `${s.name}:${s.color}`).join("|");
+  const props = useRef({ yFormat, minSpan, until, onZoom, onResetZoom });
+  props.current = { yFormat, minSpan, until, onZoom, onResetZoom };
+  const shape = series.map((s) => `${s.name}:${s.color}:${s.dash ?? ""}`).join("|");
 
   useEffect(() => {
     const target = box.current;
@@ -95,7 +122,7 @@ export function LineChart({
           // 24-hour times as the legend has them, with the day past a day's span
           values: (u, splits) => splits.map((t) => axisTime(t * 1000, (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0) > 86_400)),
         },
-        { stroke: "#7b8694", grid: { stroke: "#eef1f5" }, ticks: { show: false }, size: 44, values: (_u, vals) => vals.map((v) => props.current.yFormat(v)) },
+        { stroke: "#7b8694", grid: { stroke: "#eef1f5" }, ticks: { show: false }, size: ySize, values: (_u, vals) => vals.map((v) => props.current.yFormat(v)) },
       ],
       series: [
         { value: (_u, t) => (t == null ? "" : timeLabel(t * 1000)) },
@@ -103,8 +130,11 @@ export function LineChart({
           label: s.name,
           stroke: s.color,
           width: 2,
+          ...(s.dash ? { dash: s.dash } : {}),
           spanGaps: false,
-          points: { size: 4 },
+          // Dots where a series has few samples in view (uPlot's default hides
+          // them on a busy x axis: a series just started would not show).
+          points: { size: 4, show: sparse },
           value: (_u: uPlot, v: number | null) => (v == null ? "–" : props.current.yFormat(v)),
         })),
       ],
@@ -123,6 +153,9 @@ export function LineChart({
             if (u.select.width > 0) {
               zoomed.current = true;
               setZoomed(true);
+              const from = u.posToVal(u.select.left, "x");
+              const to = u.posToVal(u.select.left + u.select.width, "x");
+              if (Number.isFinite(from) && Number.isFinite(to) && to > from) props.current.onZoom?.(from * 1000, to * 1000);
             }
           },
         ],
@@ -134,6 +167,7 @@ export function LineChart({
     const unzoom = () => {
       zoomed.current = false;
       setZoomed(false);
+      props.current.onResetZoom?.();
     };
     chart.over.addEventListener("dblclick", unzoom);
     const resize = new ResizeObserver(() => chart.setSize({ width: target.clientWidth || 640, height }));
@@ -145,7 +179,7 @@ export function LineChart({
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [shape, height, yMax, has]);
+  }, [shape, height, yMax, has, ySize]);
 
   useEffect(() => {
     plot.current?.setData(data, !zoomed.current);
@@ -155,6 +189,7 @@ export function LineChart({
     zoomed.current = false;
     setZoomed(false);
     plot.current?.setData(data, true);
+    onResetZoom?.();
   };
 
   if (!has) return <div className="empty">{empty}</div>;

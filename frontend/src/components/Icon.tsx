@@ -11,6 +11,8 @@ const PATHS: Record<string, string> = {
   tokens: "M15 7a4 4 0 1 1-3.9 4.9L3 20v-3h2v-2h2l2.1-2.1A4 4 0 0 1 15 7zm1 3h.01",
   queues: "M3 5h18v4H3zM3 11h18v4H3zM3 17h11v4H3z",
   priorities: "M12 20V4M6 10l6-6 6 6M4 20h16",
+  usage: "M3 3v18h18M7 15l4-4 3 3 6-7",
+  cost: "M12 2v20M17 5H9.5a3.5 3.5 0 0 0 0 7h5a3.5 3.5 0 0 1 0 7H6",
   audit: "M12 8v4l3 3M3.05 11a9 9 0 1 1 .5 4M3 4v5h5",
   info: "M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM12 16v-4M12 8h.01",
   warn: "M10.3 3.9 1.8 18a2 2 0 0 0 1.7 3h17a2 2 0 0 0 1.7-3L13.7 3.9a2 2 0 0 0-3.4 0zM12 9v4M12 17h.01",

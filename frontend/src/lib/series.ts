@@ -20,26 +20,34 @@ export function splitAtGaps(points: Point[], gapMs: number): Point[][] {
   return runs;
 }
 
-/** Columns for a chart library: x in seconds, then one column per series (null: no value). */
-export type Aligned = [number[], ...(number | null)[][]];
+/**
+ * Columns for a chart library: x in seconds, then one column per series.
+ * null: a break in that series' line; undefined: the series has no sample at
+ * that time (another series has), and its line goes on across it (uPlot joins
+ * over undefined and breaks at null).
+ */
+export type Aligned = [number[], ...(number | null | undefined)[][]];
 
 /**
  * Put series sampled at their own times on one x axis (the union of their
  * times), and mark a break wherever a series' consecutive points are more than
- * `gapMs` apart: a null just after the earlier point, so the line stops there
- * (as `splitAtGaps` does for one series).
+ * `gapMs` apart: a null just after the earlier point, so that series' line
+ * stops there (as `splitAtGaps` does for one series). Series sampled at
+ * different times (a ledger's steps next to Prometheus' samples) do not break
+ * each other's lines.
  */
 export function alignSeries(series: { points: Point[] }[], gapMs: number): Aligned {
-  const breaks = new Set<number>();
-  for (const s of series) {
+  const breaks = series.map((s) => {
+    const own = new Set<number>();
     for (const [i, run] of splitAtGaps(s.points, gapMs).entries()) {
-      if (i > 0) breaks.add(run[0].t - 1);
+      if (i > 0) own.add(run[0].t - 1);
     }
-  }
-  const times = [...new Set([...series.flatMap((s) => s.points.map((p) => p.t)), ...breaks])].sort((a, b) => a - b);
-  const columns = series.map((s) => {
+    return own;
+  });
+  const times = [...new Set([...series.flatMap((s) => s.points.map((p) => p.t)), ...breaks.flatMap((b) => [...b])])].sort((a, b) => a - b);
+  const columns = series.map((s, i) => {
     const at = new Map(s.points.map((p) => [p.t, p.v]));
-    return times.map((t) => (breaks.has(t) ? null : (at.get(t) ?? null)));
+    return times.map((t) => (breaks[i].has(t) ? null : at.get(t)));
   });
   return [times.map((t) => t / 1000), ...columns];
 }

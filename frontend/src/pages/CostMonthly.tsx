@@ -1,0 +1,79 @@
+// The printable monthly report (/cost/monthly?month=YYYY-MM): the month's
+// usage and cost grouped by namespace, by queue and by chip type on one page.
+// Printing hides the navigation and the controls (@media print in styles.css).
+
+import { api, qs } from "../api/client";
+import type { ReportGroupBy, UsageReport } from "../api/types";
+import { ErrorNote, Loading } from "../components/ui";
+import { dateTime } from "../lib/format";
+import { Link, useQueryParam } from "../lib/router";
+import { useApi } from "../lib/useApi";
+import { GROUPS, isMonth, monthLabel, monthOf, reportUrl } from "../lib/usage";
+import { useClusters } from "../state/cluster";
+import { useSession } from "../state/session";
+import { PeriodLine, ReportNotes, ReportTable } from "./Cost";
+
+export function CostMonthlyPage() {
+  const { cluster } = useClusters();
+  const { can } = useSession();
+  const [monthParam, setMonth] = useQueryParam("month", monthOf(new Date()));
+  const month = isMonth(monthParam) ? monthParam : monthOf(new Date());
+  const first = useReport(cluster!.id, "namespace", month);
+  const second = useReport(cluster!.id, "queue", month);
+  const third = useReport(cluster!.id, "chip_type", month);
+  const answers = [first, second, third];
+  const any = answers.find((a) => a.data)?.data;
+
+  return (
+    <div className="monthly-report" data-testid="monthly-report">
+      <div className="page-head">
+        <h1>
+          Usage and cost · {monthLabel(month)}
+        </h1>
+        <span className="sub">{cluster!.name}</span>
+        <div className="actions no-print">
+          <input
+            className="input"
+            type="month"
+            value={month}
+            onChange={(e) => e.target.value && setMonth(e.target.value)}
+            aria-label="month"
+            data-testid="monthly-month"
+          />
+          <Link to={`/cost${qs({ month })}`}>Back to Cost</Link>
+          <button className="btn small primary" onClick={() => window.print()}>
+            Print
+          </button>
+        </div>
+      </div>
+      {any && (
+        <>
+          <PeriodLine report={any} />
+          <div className="report-notes">
+            <ReportNotes report={any} fix={can("admin") ? "Set prices on the Cost page." : "An admin sets prices on the Cost page."} />
+          </div>
+        </>
+      )}
+      {GROUPS.map((g, i) => {
+        const answer = answers[i];
+        return (
+          <section key={g.key} className="panel report-section" data-testid={`monthly-${g.key}`}>
+            <div className="panel-head">
+              <h2>By {g.label.toLowerCase()}</h2>
+            </div>
+            <ErrorNote error={answer.error} onRetry={answer.reload} />
+            {answer.data ? <ReportTable report={answer.data} /> : answer.loading && <Loading />}
+          </section>
+        );
+      })}
+      <div className="muted" style={{ marginTop: 12, fontSize: 11 }}>
+        Printed from the vNPU Portal{any ? `, figures as of ${dateTime(any.metrics.queried_at)}` : ""}. Card-hours are slice-hours × the slice's
+        share of its chip's AICores; cost is card-hours × the price per hour of the chip type.
+      </div>
+    </div>
+  );
+}
+
+function useReport(clusterId: number, groupBy: ReportGroupBy, month: string) {
+  return useApi((signal) => api.get<UsageReport>(reportUrl(clusterId, groupBy, { kind: "month", month }), signal), [clusterId, groupBy, month]);
+}
