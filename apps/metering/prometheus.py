@@ -7,7 +7,9 @@ figures and that reason, so a missing Prometheus never fails a page.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -74,9 +76,35 @@ class Prometheus:
             )
         self.url = url.rstrip("/")
         self.timeout = timeout
-        self.session = requests.Session()
-        if token:
-            self.session.headers["Authorization"] = f"Bearer {token}"
+        self.token = token
+        self._local = threading.local()
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def session(self) -> requests.Session:
+        """This thread's session: its kept-alive connection is reused by the
+        next query (a Session is not meant to be shared between threads)."""
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+            if self.token:
+                session.headers["Authorization"] = f"Bearer {self.token}"
+        return session
+
+    def query_many(self, queries: Mapping[str, str]) -> dict[str, list[Sample]]:
+        """Several instant queries at once (Prometheus evaluates them in
+        parallel); the first failure is raised."""
+        if len(queries) == 1:
+            return {name: self.query(q) for name, q in queries.items()}
+        if self._pool is None:
+            # Kept with the client, so its threads' sessions (connections) are too.
+            self._pool = ThreadPoolExecutor(
+                max_workers=8, thread_name_prefix="prometheus"
+            )
+        futures = {
+            name: self._pool.submit(self.query, q) for name, q in queries.items()
+        }
+        return {name: future.result() for name, future in futures.items()}
 
     def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]:
         """An instant query; the vector's samples."""
@@ -145,10 +173,21 @@ def _number(text: str) -> float:
     return float(text)
 
 
+_clients: dict[tuple[str, str, float], Prometheus] = {}
+
+
 def prometheus() -> Prometheus:
-    """The configured Prometheus (raises MetricsUnavailable when there is none)."""
-    return Prometheus(
+    """The configured Prometheus (raises MetricsUnavailable when there is none).
+
+    One client per configuration, kept: its threads' connections stay open
+    between page loads instead of a new TCP (and TLS) handshake per query.
+    """
+    key = (
         settings.PROMETHEUS_URL,
-        token=settings.PROMETHEUS_TOKEN,
-        timeout=settings.PROMETHEUS_TIMEOUT_SECONDS,
+        settings.PROMETHEUS_TOKEN,
+        settings.PROMETHEUS_TIMEOUT_SECONDS,
     )
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = Prometheus(key[0], token=key[1], timeout=key[2])
+    return client

@@ -18,15 +18,14 @@ from apps.metering.prometheus import Labels
 # Our names for the labels the queries rely on.
 LOGICAL_LABELS = ("node", "id", "namespace", "pod_name", "container_name", "model_name")
 
-CHIP_FAMILIES = {
-    "npu_chip_info_utilization": "aicore_used_percent",
-    "npu_chip_info_hbm_used_memory": "memory_used_mb",
-    "npu_chip_info_hbm_total_memory": "memory_total_mb",
-    "npu_chip_info_health_status": "hardware_healthy",
-}
-SLICE_UTILIZATION = "vnpu_pod_aicore_utilization"
+CHIP_UTILIZATION = "npu_chip_info_utilization"  # %
+CHIP_USED_MEMORY = "npu_chip_info_hbm_used_memory"  # MB
+CHIP_HEALTH = "npu_chip_info_health_status"  # 1 healthy
+SLICE_UTILIZATION = "vnpu_pod_aicore_utilization"  # % of the slice's AICores
 SLICE_USED_MEMORY = "vnpu_pod_used_memory"  # KB
 SLICE_TOTAL_MEMORY = "vnpu_pod_total_memory"  # KB
+CHIP_LABELS = ("node", "id")
+SLICE_LABELS = ("node", "id", "namespace", "pod_name")
 
 
 def quote(value: str) -> str:
@@ -75,39 +74,57 @@ class Vocabulary:
         matchers += [f"{self.names[k]}={quote(v)}" for k, v in equal.items()]
         return f"{metric}{{{','.join(matchers)}}}"
 
-    def select_families(self, metrics: list[str]) -> str:
-        """Several metrics in one query (each sample keeps its ``__name__``)."""
-        names = "|".join(metrics)
-        matchers = [f'__name__=~"{names}"'] + ([self.selector] if self.selector else [])
-        return "{" + ",".join(matchers) + "}"
-
     def by(self, *names: str) -> str:
         return ", ".join(self.names[n] for n in names)
 
+    def per_chip(self, aggregation: str, expression: str) -> str:
+        """``expression`` aggregated to one series per chip, labelled by chip only.
+
+        Aggregating in Prometheus keeps each answer to the labels the portal
+        reads: an exporter series carries a dozen.
+        """
+        return f"{aggregation} by ({self.by(*CHIP_LABELS)}) ({expression})"
+
+    def per_slice(self, aggregation: str, expression: str) -> str:
+        """One series per slice key (a pod's containers on one chip are one key)."""
+        return f"{aggregation} by ({self.by(*SLICE_LABELS)}) ({expression})"
+
     # -- the queries ---------------------------------------------------------------
 
-    def chips_now(self) -> str:
-        return self.select_families(list(CHIP_FAMILIES))
+    def chips_now(self) -> dict[str, str]:
+        """Per chip now: AICore %, HBM used MB, hardware health."""
+        return {
+            "aicore_used_percent": self.per_chip("max", self.select(CHIP_UTILIZATION)),
+            "memory_used_mb": self.per_chip("max", self.select(CHIP_USED_MEMORY)),
+            "hardware_healthy": self.per_chip("min", self.select(CHIP_HEALTH)),
+        }
 
-    def slices_now(self) -> str:
-        return self.select_families([SLICE_UTILIZATION, SLICE_USED_MEMORY])
-
-    def slices_peak(self, window_seconds: float) -> str:
-        """Each slice's highest AICore use over the window (idle: at most the threshold)."""
-        return f"max_over_time({self.select(SLICE_UTILIZATION)}[{duration(window_seconds)}])"
+    def slices_now(self, idle_window_seconds: float) -> dict[str, str]:
+        """Per slice now: AICore % (a pod's containers averaged), HBM used MB,
+        and its highest AICore % over the idle window."""
+        peak = f"max_over_time({self.select(SLICE_UTILIZATION)}[{duration(idle_window_seconds)}])"
+        return {
+            "aicore_used_percent": self.per_slice(
+                "avg", self.select(SLICE_UTILIZATION)
+            ),
+            "memory_used_mb": self.per_slice("sum", self.select(SLICE_USED_MEMORY))
+            + " / 1024",
+            "peak_percent": self.per_slice("max", peak),
+        }
 
     def slices_last_busy(
         self, idle_percent: float, window_seconds: float, step: int
     ) -> str:
         """Seconds since each slice last used more than ``idle_percent``, within the window."""
         busy = f"timestamp({self.select(SLICE_UTILIZATION)} > {idle_percent:g})"
-        return f"time() - max_over_time(({busy})[{duration(window_seconds)}:{duration(step)}])"
+        last = f"max_over_time(({busy})[{duration(window_seconds)}:{duration(step)}])"
+        return f"time() - {self.per_slice('max', last)}"
 
     def period_sums(self, expression: str, period_seconds: float, step: int) -> str:
         """Per slice key, the sum over the period of ``expression`` sampled every step."""
-        return (
-            f"sum by ({self.by('node', 'id', 'namespace', 'pod_name')}) "
-            f"(sum_over_time(({expression})[{duration(period_seconds)}:{duration(step)}]))"
+        return self.per_slice(
+            "sum",
+            f"sum_over_time(({expression})[{duration(period_seconds)}:{duration(step)}])",
         )
 
     def used_fraction(self) -> str:

@@ -27,9 +27,6 @@ from apps.metering.prometheus import (
     prometheus,
 )
 from apps.metering.queries import (
-    CHIP_FAMILIES,
-    SLICE_USED_MEMORY,
-    SLICE_UTILIZATION,
     ChipKey,
     SliceKey,
     Vocabulary,
@@ -73,34 +70,19 @@ class SliceSignal:
 def _slice_signals(
     prom: Prometheus, vocabulary: Vocabulary, *, with_idle_seconds: bool
 ) -> dict[SliceKey, SliceSignal]:
-    signals: dict[SliceKey, SliceSignal] = defaultdict(SliceSignal)
-    utilization: dict[SliceKey, list[float]] = defaultdict(list)
-    for sample in prom.query(vocabulary.slices_now()):
-        key = slice_key(vocabulary, sample.labels)
-        if key is None or math.isnan(sample.value):
-            continue
-        name = sample.labels.get("__name__")
-        if name == SLICE_UTILIZATION:
-            utilization[key].append(sample.value)
-        elif name == SLICE_USED_MEMORY:
-            signal = signals[key]
-            signal.memory_used_mb = (signal.memory_used_mb or 0.0) + sample.value / 1024
-    for key, values in utilization.items():
-        # A pod's containers on one chip: their mean, as one slice key.
-        signals[key].aicore_used_percent = sum(values) / len(values)
-    for sample in prom.query(vocabulary.slices_peak(settings.IDLE_SLICE_AFTER_SECONDS)):
-        key = slice_key(vocabulary, sample.labels)
-        if key is not None:
-            signal = signals[key]
-            signal.peak_percent = max(signal.peak_percent or 0.0, sample.value)
+    queries = vocabulary.slices_now(settings.IDLE_SLICE_AFTER_SECONDS)
     if with_idle_seconds:
         window = max(24 * 3600, settings.IDLE_SLICE_AFTER_SECONDS * 2)
         step = max(settings.PROMETHEUS_STEP_SECONDS, window // 1440)
-        query = vocabulary.slices_last_busy(settings.IDLE_SLICE_PERCENT, window, step)
-        for sample in prom.query(query):
+        queries["idle_seconds"] = vocabulary.slices_last_busy(
+            settings.IDLE_SLICE_PERCENT, window, step
+        )
+    signals: dict[SliceKey, SliceSignal] = defaultdict(SliceSignal)
+    for field, samples in prom.query_many(queries).items():
+        for sample in samples:
             key = slice_key(vocabulary, sample.labels)
-            if key is not None:
-                signals[key].idle_seconds = sample.value
+            if key is not None and not math.isnan(sample.value):
+                setattr(signals[key], field, sample.value)
     return signals
 
 
@@ -195,18 +177,7 @@ def slices_usage(
         )
         if flag and flag not in flags:
             continue
-        idle_seconds = None
-        if signal is not None and signal.idle_seconds is not None:
-            idle_seconds = signal.idle_seconds
-        elif (
-            signal is not None
-            and signal.peak_percent is not None
-            and "idle" in flags
-            and row["started_at"]
-        ):
-            idle_seconds = (
-                now - row["started_at"]
-            ).total_seconds()  # never busy in the window
+        idle_seconds = _idle_seconds(signal, row["started_at"], now)
         results.append(
             {
                 "slice": row["id"],
@@ -230,6 +201,21 @@ def slices_usage(
     return status, results
 
 
+def _idle_seconds(
+    signal: SliceSignal | None, started_at: datetime | None, now: datetime
+) -> float | None:
+    """How long a slice has been idle: 0 while it is busy now; since its last
+    busy moment (to the query's step) when it is idle; its whole life when it
+    never was busy within the window Prometheus was asked about."""
+    if signal is None or signal.aicore_used_percent is None:
+        return None
+    if signal.aicore_used_percent > settings.IDLE_SLICE_PERCENT:
+        return 0.0
+    if signal.idle_seconds is not None:
+        return signal.idle_seconds
+    return (now - started_at).total_seconds() if started_at else None
+
+
 def _booked_per_key(rows: list[dict[str, Any]]) -> dict[SliceKey, float]:
     """Booked MB per slice key: a pod's containers on one chip are one key."""
     booked: dict[SliceKey, float] = defaultdict(float)
@@ -247,11 +233,11 @@ def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
     chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
     if prom is not None and vocabulary is not None:
         try:
-            for sample in prom.query(vocabulary.chips_now()):
-                key = chip_key(vocabulary, sample.labels)
-                field = CHIP_FAMILIES.get(sample.labels.get("__name__", ""))
-                if key is not None and field and not math.isnan(sample.value):
-                    chip_now[key][field] = sample.value
+            for field, samples in prom.query_many(vocabulary.chips_now()).items():
+                for sample in samples:
+                    key = chip_key(vocabulary, sample.labels)
+                    if key is not None and not math.isnan(sample.value):
+                        chip_now[key][field] = sample.value
         except MetricsUnavailable as error:
             status = MetricsStatus.failed(error)
             signals = None
