@@ -28,18 +28,18 @@ def month_start(now: datetime) -> datetime:
 def gauges_refresh(*, now: datetime) -> dict[str, Any]:
     """Compute the gauges of every cluster and store them for the scrapes."""
     from apps.inventory.models import Cluster
-    from apps.metering.selectors import slices_usage, usage_report
+    from apps.metering.selectors import slice_counts, usage_report
 
     clusters: dict[str, Any] = {}
     for cluster in Cluster.objects.all():
-        status, slices = slices_usage(cluster)
+        status, counts = slice_counts(cluster)
         _, report = usage_report(
             cluster, start=month_start(now), end=now, group_by="queue"
         )
         clusters[str(cluster.id)] = {
             "available": status.available,
-            "idle": sum("idle" in s["flags"] for s in slices),
-            "over_memory": sum("over_memory" in s["flags"] for s in slices),
+            "idle": counts.get("idle", 0),
+            "over_memory": counts.get("over_memory", 0),
             "cost": {r.group: float(r.cost) for r in report.rows if r.cost is not None},
         }
     # Kept for three refreshes: a stopped worker's figures go away, not stay.

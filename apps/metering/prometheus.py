@@ -91,11 +91,13 @@ class Prometheus:
                 session.headers["Authorization"] = f"Bearer {self.token}"
         return session
 
-    def query_many(self, queries: Mapping[str, str]) -> dict[str, list[Sample]]:
+    def query_many(
+        self, queries: Mapping[str, str], *, at: datetime | None = None
+    ) -> dict[str, list[Sample]]:
         """Several instant queries at once (Prometheus evaluates them in
         parallel); the first failure is raised."""
         if len(queries) == 1:
-            return {name: self.query(q) for name, q in queries.items()}
+            return {name: self.query(q, at=at) for name, q in queries.items()}
         if self._pool is None:
             # Kept with the client, so its threads' sessions (connections) are too.
             self._pool = ThreadPoolExecutor(

@@ -91,25 +91,49 @@ class Vocabulary:
 
     # -- the queries ---------------------------------------------------------------
 
-    def chips_now(self) -> dict[str, str]:
-        """Per chip now: AICore %, HBM used MB, hardware health."""
+    def idle_slices(self, idle_percent: float, window_seconds: float) -> str:
+        """The slices idle for the whole window: their AICore use never went
+        over ``idle_percent`` in it, and the same series was there a window
+        ago (so a slice Prometheus has seen for a minute is not idle for an
+        hour)."""
+        use = self.select(SLICE_UTILIZATION)
+        window = duration(window_seconds)
+        return f"(max_over_time({use}[{window}]) <= {idle_percent:g}) and ({use} offset {window})"
+
+    def over_memory_slices(self) -> str:
+        """The vNPUs using more memory than their own total (what they booked)."""
+        return f"{self.select(SLICE_USED_MEMORY)} > {self.select(SLICE_TOTAL_MEMORY)}"
+
+    def chips_now(
+        self, idle_percent: float, idle_window_seconds: float
+    ) -> dict[str, str]:
+        """Per chip now: AICore %, HBM used MB, hardware health, and how many of
+        its slices are idle or over their memory (only chips that have some:
+        the page needs no per-slice answer)."""
         return {
             "aicore_used_percent": self.per_chip("max", self.select(CHIP_UTILIZATION)),
             "memory_used_mb": self.per_chip("max", self.select(CHIP_USED_MEMORY)),
             "hardware_healthy": self.per_chip("min", self.select(CHIP_HEALTH)),
+            "idle_slices": self.per_chip(
+                "count", self.idle_slices(idle_percent, idle_window_seconds)
+            ),
+            "over_memory_slices": self.per_chip("count", self.over_memory_slices()),
         }
 
-    def slices_now(self, idle_window_seconds: float) -> dict[str, str]:
+    def slices_now(
+        self, idle_percent: float, idle_window_seconds: float
+    ) -> dict[str, str]:
         """Per slice now: AICore % (a pod's containers averaged), HBM used MB,
-        and its highest AICore % over the idle window."""
-        peak = f"max_over_time({self.select(SLICE_UTILIZATION)}[{duration(idle_window_seconds)}])"
+        and whether it is idle (present only when it is)."""
         return {
             "aicore_used_percent": self.per_slice(
                 "avg", self.select(SLICE_UTILIZATION)
             ),
             "memory_used_mb": self.per_slice("sum", self.select(SLICE_USED_MEMORY))
             + " / 1024",
-            "peak_percent": self.per_slice("max", peak),
+            "idle": self.per_slice(
+                "count", self.idle_slices(idle_percent, idle_window_seconds)
+            ),
         }
 
     def slices_last_busy(
@@ -126,6 +150,10 @@ class Vocabulary:
             "sum",
             f"sum_over_time(({expression})[{duration(period_seconds)}:{duration(step)}])",
         )
+
+    def present(self) -> str:
+        """1 wherever a slice has a sample (its hours seen by Prometheus)."""
+        return f"{self.select(SLICE_UTILIZATION)} * 0 + 1"
 
     def used_fraction(self) -> str:
         return f"{self.select(SLICE_UTILIZATION)} / 100"

@@ -38,6 +38,19 @@ class Booked(Protocol):
     def card_share(self) -> float: ...
 
 
+@dataclass(frozen=True)
+class Measured:
+    """Slice-hours Prometheus saw (samples present), used (times AICore use)
+    and idle (at or under the idle threshold); None: not measured."""
+
+    seen: float | None = None
+    used: float | None = None
+    idle: float | None = None
+
+
+NOTHING_SEEN = Measured(0.0, 0.0, 0.0)
+
+
 @dataclass
 class Row:
     """One group's totals."""
@@ -46,15 +59,21 @@ class Row:
     slices: int = 0
     slice_hours: float = 0.0
     card_hours: float = 0.0
+    measured_slice_hours: float | None = None
     used_slice_hours: float | None = None
     idle_slice_hours: float | None = None
     cost: Decimal | None = None
 
-    def add_used(self, used: float | None, idle: float | None) -> None:
-        if used is not None:
-            self.used_slice_hours = (self.used_slice_hours or 0.0) + used
-        if idle is not None:
-            self.idle_slice_hours = (self.idle_slice_hours or 0.0) + idle
+    def add_measured(self, measured: Measured) -> None:
+        """Add slice-hours Prometheus measured; None (not asked) adds nothing."""
+        if measured.seen is not None:
+            self.measured_slice_hours = (
+                self.measured_slice_hours or 0.0
+            ) + measured.seen
+        if measured.used is not None:
+            self.used_slice_hours = (self.used_slice_hours or 0.0) + measured.used
+        if measured.idle is not None:
+            self.idle_slice_hours = (self.idle_slice_hours or 0.0) + measured.idle
 
 
 @dataclass
@@ -94,15 +113,14 @@ def build_report(
     end: datetime,
     group_by: str,
     prices: Mapping[str, Decimal],
-    used: Mapping[SliceKey, float] | None,
-    idle: Mapping[SliceKey, float] | None,
+    measured: Mapping[SliceKey, Measured] | None,
 ) -> Report:
     """Group the bookings that overlap [start, end).
 
-    ``used``/``idle`` are slice-hours per slice key from Prometheus, or None
-    when it could not be asked (the columns are then None, never 0). A key's
-    hours are shared among its bookings by their booked hours, so the figures
-    of a pod's containers on one chip add up to what Prometheus measured.
+    ``measured`` is slice-hours per slice key from Prometheus, or None when
+    it could not be asked (the columns are then None, never 0). A key's hours
+    are shared among its bookings by their booked hours, so the figures of a
+    pod's containers on one chip add up to what Prometheus measured.
     """
     held: list[tuple[Booked, float]] = []
     booked_per_key: dict[SliceKey, float] = defaultdict(float)
@@ -124,11 +142,16 @@ def build_report(
         card_hours = hours * booking.card_share
         row.card_hours += card_hours
         key = booking_key(booking)
-        share = hours / booked_per_key[key]
-        row.add_used(
-            used.get(key, 0.0) * share if used is not None else None,
-            idle.get(key, 0.0) * share if idle is not None else None,
-        )
+        if measured is not None:
+            found = measured.get(key, NOTHING_SEEN)
+            share = hours / booked_per_key[key]
+            row.add_measured(
+                Measured(
+                    seen=(found.seen or 0.0) * share,
+                    used=(found.used or 0.0) * share,
+                    idle=(found.idle or 0.0) * share,
+                )
+            )
         price = prices.get(booking.common_word)
         if price is not None:
             row.cost = (row.cost or Decimal(0)) + price * Decimal(repr(card_hours))
@@ -140,7 +163,11 @@ def build_report(
         totals.slices += row.slices
         totals.slice_hours += row.slice_hours
         totals.card_hours += row.card_hours
-        totals.add_used(row.used_slice_hours, row.idle_slice_hours)
+        totals.add_measured(
+            Measured(
+                row.measured_slice_hours, row.used_slice_hours, row.idle_slice_hours
+            )
+        )
         if row.cost is not None:
             totals.cost = (totals.cost or Decimal(0)) + row.cost
         # Round each row for display; the total sums unrounded costs.
@@ -149,9 +176,8 @@ def build_report(
         )
     if totals.cost is not None:
         totals.cost = totals.cost.quantize(CENTS, ROUND_HALF_UP)
-    if used is None:
-        totals.used_slice_hours = None
-    if idle is None:
-        totals.idle_slice_hours = None
+    if measured is not None and totals.used_slice_hours is None:
+        # Measured, and nothing was seen: zero, not unknown.
+        totals.add_measured(Measured(0.0, 0.0, 0.0))
     unpriced = sorted(t for t in card_hours_by_type if t not in prices)
     return Report(rows=ordered, totals=totals, unpriced=unpriced)

@@ -15,7 +15,8 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.core.cache import cache
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.inventory.models import Chip, Cluster, Slice
@@ -33,7 +34,7 @@ from apps.metering.queries import (
     chip_key,
     slice_key,
 )
-from apps.metering.report import Report, build_report
+from apps.metering.report import Measured, Report, build_report
 
 #: Prometheus refuses a range query of more points than this.
 MAX_POINTS = 11_000
@@ -63,20 +64,21 @@ class SliceSignal:
 
     aicore_used_percent: float | None = None
     memory_used_mb: float | None = None
-    peak_percent: float | None = None  # highest over the idle window
+    idle: float | None = None  # idle containers: present only when some are
     idle_seconds: float | None = None
 
 
 def _slice_signals(
-    prom: Prometheus, vocabulary: Vocabulary, *, with_idle_seconds: bool
+    prom: Prometheus, vocabulary: Vocabulary
 ) -> dict[SliceKey, SliceSignal]:
-    queries = vocabulary.slices_now(settings.IDLE_SLICE_AFTER_SECONDS)
-    if with_idle_seconds:
-        window = max(24 * 3600, settings.IDLE_SLICE_AFTER_SECONDS * 2)
-        step = max(settings.PROMETHEUS_STEP_SECONDS, window // 1440)
-        queries["idle_seconds"] = vocabulary.slices_last_busy(
-            settings.IDLE_SLICE_PERCENT, window, step
-        )
+    queries = vocabulary.slices_now(
+        settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS
+    )
+    window = max(24 * 3600, settings.IDLE_SLICE_AFTER_SECONDS * 2)
+    step = max(settings.PROMETHEUS_STEP_SECONDS, window // 1440)
+    queries["idle_seconds"] = vocabulary.slices_last_busy(
+        settings.IDLE_SLICE_PERCENT, window, step
+    )
     signals: dict[SliceKey, SliceSignal] = defaultdict(SliceSignal)
     for field, samples in prom.query_many(queries).items():
         for sample in samples:
@@ -86,25 +88,11 @@ def _slice_signals(
     return signals
 
 
-def _slice_flags(
-    signal: SliceSignal | None,
-    *,
-    memory_booked_mb: float,
-    started_at: datetime | None,
-    now: datetime,
-) -> list[str]:
+def _slice_flags(signal: SliceSignal | None, *, memory_booked_mb: float) -> list[str]:
     if signal is None:
         return []
     flags = []
-    old_enough = (
-        started_at is None
-        or (now - started_at).total_seconds() >= settings.IDLE_SLICE_AFTER_SECONDS
-    )
-    if (
-        signal.peak_percent is not None
-        and signal.peak_percent <= settings.IDLE_SLICE_PERCENT
-        and old_enough
-    ):
+    if signal.idle:
         flags.append("idle")
     if signal.memory_used_mb is not None and signal.memory_used_mb > memory_booked_mb:
         flags.append("over_memory")
@@ -137,24 +125,14 @@ def _row_key(row: dict[str, Any]) -> SliceKey:
     return row["node_name"], row["chip__index"] or 0, row["namespace"], row["pod_name"]
 
 
-def _status_and_signals(
-    cluster: Cluster, *, with_idle_seconds: bool
-) -> tuple[
-    MetricsStatus,
-    dict[SliceKey, SliceSignal] | None,
-    Prometheus | None,
-    Vocabulary | None,
-]:
+def _measured_slices(
+    cluster: Cluster,
+) -> tuple[MetricsStatus, dict[SliceKey, SliceSignal] | None]:
     try:
         prom, vocabulary = _connect(cluster)
-        return (
-            MetricsStatus.ok(),
-            _slice_signals(prom, vocabulary, with_idle_seconds=with_idle_seconds),
-            prom,
-            vocabulary,
-        )
+        return MetricsStatus.ok(), _slice_signals(prom, vocabulary)
     except MetricsUnavailable as error:
-        return MetricsStatus.failed(error), None, None, None
+        return MetricsStatus.failed(error), None
 
 
 def slices_usage(
@@ -162,19 +140,14 @@ def slices_usage(
 ) -> tuple[MetricsStatus, list[dict[str, Any]]]:
     """Every slice of the cluster: booked, used now, idle for, flags."""
     now = timezone.now()
-    status, signals, _, _ = _status_and_signals(cluster, with_idle_seconds=True)
+    status, signals = _measured_slices(cluster)
     results = []
     rows = _slice_rows(cluster)
     booked_per_key = _booked_per_key(rows)
     for row in rows:
         key = _row_key(row)
         signal = signals.get(key) if signals is not None else None
-        flags = _slice_flags(
-            signal,
-            memory_booked_mb=booked_per_key[key],
-            started_at=row["started_at"],
-            now=now,
-        )
+        flags = _slice_flags(signal, memory_booked_mb=booked_per_key[key])
         if flag and flag not in flags:
             continue
         idle_seconds = _idle_seconds(signal, row["started_at"], now)
@@ -224,46 +197,69 @@ def _booked_per_key(rows: list[dict[str, Any]]) -> dict[SliceKey, float]:
     return booked
 
 
+def slice_counts(cluster: Cluster) -> tuple[MetricsStatus, dict[str, int]]:
+    """How many slices are idle and over their memory now (two numbers from
+    Prometheus, for the /metrics gauges: no per-slice answer)."""
+    try:
+        prom, vocabulary = _connect(cluster)
+        answers = prom.query_many(
+            {
+                "idle": f"count({vocabulary.idle_slices(settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS)})",
+                "over_memory": f"count({vocabulary.over_memory_slices()})",
+            }
+        )
+    except MetricsUnavailable as error:
+        return MetricsStatus.failed(error), {}
+    # count() of nothing is an empty vector, not 0.
+    return MetricsStatus.ok(), {
+        name: int(samples[0].value) if samples else 0
+        for name, samples in answers.items()
+    }
+
+
+def _measured_chips(
+    cluster: Cluster,
+) -> tuple[MetricsStatus, dict[ChipKey, dict[str, float]]]:
+    """Prometheus' figures per chip, kept for USAGE_CACHE_SECONDS.
+
+    They cannot change faster than Prometheus scrapes (15 s or more at most
+    sites), while asking for 8,000 chips costs Prometheus most of a second:
+    page loads and refreshes within the window share one answer (in the
+    shared cache, so every web replica does). Failures are not kept.
+    """
+    key = f"vnpu:usage:chips:{cluster.pk}"
+    if settings.USAGE_CACHE_SECONDS > 0:
+        kept = cache.get(key)
+        if kept is not None:
+            return kept
+    chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
+    try:
+        prom, vocabulary = _connect(cluster)
+        queries = vocabulary.chips_now(
+            settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS
+        )
+        for field, samples in prom.query_many(queries).items():
+            for sample in samples:
+                chip = chip_key(vocabulary, sample.labels)
+                if chip is not None and not math.isnan(sample.value):
+                    chip_now[chip][field] = sample.value
+    except MetricsUnavailable as error:
+        return MetricsStatus.failed(error), {}
+    answer = (MetricsStatus.ok(), dict(chip_now))
+    if settings.USAGE_CACHE_SECONDS > 0:
+        cache.set(key, answer, timeout=settings.USAGE_CACHE_SECONDS)
+    return answer
+
+
 def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
     """Every chip of the cluster: booked and used AICore and HBM, health, flags."""
-    now = timezone.now()
-    status, signals, prom, vocabulary = _status_and_signals(
-        cluster, with_idle_seconds=False
+    status, chip_now = _measured_chips(cluster)
+    slices_per_chip = dict(
+        Slice.objects.filter(cluster=cluster, chip__isnull=False)
+        .values("chip_id")
+        .annotate(n=Count("id"))
+        .values_list("chip_id", "n")
     )
-    chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
-    if prom is not None and vocabulary is not None:
-        try:
-            for field, samples in prom.query_many(vocabulary.chips_now()).items():
-                for sample in samples:
-                    key = chip_key(vocabulary, sample.labels)
-                    if key is not None and not math.isnan(sample.value):
-                        chip_now[key][field] = sample.value
-        except MetricsUnavailable as error:
-            status = MetricsStatus.failed(error)
-            signals = None
-            chip_now.clear()
-
-    # Slice flags rolled up per chip.
-    slices_per_chip: dict[int, int] = defaultdict(int)
-    flags_per_chip: dict[int, set[str]] = defaultdict(set)
-    rows = _slice_rows(cluster)
-    booked_per_key = _booked_per_key(rows)
-    for row in rows:
-        if row["chip_id"] is None:
-            continue
-        slices_per_chip[row["chip_id"]] += 1
-        if signals is None:
-            continue
-        key = _row_key(row)
-        for flag in _slice_flags(
-            signals.get(key),
-            memory_booked_mb=booked_per_key[key],
-            started_at=row["started_at"],
-            now=now,
-        ):
-            flags_per_chip[row["chip_id"]].add(
-                "idle_slices" if flag == "idle" else flag
-            )
 
     results = []
     chips = (
@@ -295,9 +291,13 @@ def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
         measured = chip_now.get((node, index), {})
         hardware = measured.get("hardware_healthy")
         hardware_healthy = None if hardware is None else hardware >= 1
-        flags = sorted(flags_per_chip.get(chip_id, ()))
+        flags = []
         if hardware_healthy is not None and hardware_healthy != healthy:
-            flags.insert(0, "health_mismatch")
+            flags.append("health_mismatch")
+        if measured.get("idle_slices"):
+            flags.append("idle_slices")
+        if measured.get("over_memory_slices"):
+            flags.append("over_memory")
         results.append(
             {
                 "chip": chip_id,
@@ -462,23 +462,31 @@ def prices() -> dict[str, Decimal]:
     return dict(ChipPrice.objects.values_list("common_word", "price_per_hour"))
 
 
-def _period_hours(
-    prom: Prometheus,
-    vocabulary: Vocabulary,
-    expression: str,
-    start: datetime,
-    end: datetime,
-) -> dict[SliceKey, float]:
+def _period_measured(
+    prom: Prometheus, vocabulary: Vocabulary, start: datetime, end: datetime
+) -> dict[SliceKey, Measured]:
+    """Slice-hours seen, used and idle per slice key over [start, end): each
+    sampled every PROMETHEUS_STEP_SECONDS, asked of Prometheus at once."""
     step = settings.PROMETHEUS_STEP_SECONDS
     period = (end - start).total_seconds()
     if period < step:
         return {}
-    found: dict[SliceKey, float] = {}
-    for sample in prom.query(vocabulary.period_sums(expression, period, step), at=end):
-        key = slice_key(vocabulary, sample.labels)
-        if key is not None and not math.isnan(sample.value):
-            found[key] = sample.value * step / 3600
-    return found
+    queries = {
+        "seen": vocabulary.period_sums(
+            f"{vocabulary.used_fraction()} * 0 + 1", period, step
+        ),
+        "used": vocabulary.period_sums(vocabulary.used_fraction(), period, step),
+        "idle": vocabulary.period_sums(
+            vocabulary.idle_indicator(settings.IDLE_SLICE_PERCENT), period, step
+        ),
+    }
+    found: dict[SliceKey, dict[str, float]] = defaultdict(dict)
+    for field, samples in prom.query_many(queries, at=end).items():
+        for sample in samples:
+            key = slice_key(vocabulary, sample.labels)
+            if key is not None and not math.isnan(sample.value):
+                found[key][field] = sample.value * step / 3600
+    return {key: Measured(**figures) for key, figures in found.items()}
 
 
 def usage_report(
@@ -489,20 +497,11 @@ def usage_report(
     bookings = Booking.objects.filter(cluster=cluster, started_at__lt=end).filter(
         Q(ended_at__isnull=True) | Q(ended_at__gt=start)
     )
-    used = idle = None
+    measured = None
     status = MetricsStatus.ok()
     try:
         prom, vocabulary = _connect(cluster)
-        used = _period_hours(
-            prom, vocabulary, vocabulary.used_fraction(), start, measured_until
-        )
-        idle = _period_hours(
-            prom,
-            vocabulary,
-            vocabulary.idle_indicator(settings.IDLE_SLICE_PERCENT),
-            start,
-            measured_until,
-        )
+        measured = _period_measured(prom, vocabulary, start, measured_until)
     except MetricsUnavailable as error:
         status = MetricsStatus.failed(error)
     report = build_report(
@@ -511,7 +510,6 @@ def usage_report(
         end=measured_until,
         group_by=group_by,
         prices=prices(),
-        used=used,
-        idle=idle,
+        measured=measured,
     )
     return status, report

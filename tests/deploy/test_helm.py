@@ -175,6 +175,8 @@ def test_settings_reach_the_pods():
     assert config["PREEMPTION_ENABLED"] == "false"
     assert config["SCHEDULING_PASS_SECONDS"] == "10"
     assert config["DJANGO_DEBUG"] == "false"
+    assert config["PROMETHEUS_URL"] == "http://prometheus-operated.monitoring:9090"
+    assert "PROMETHEUS_URL" not in _one(render(), "ConfigMap")["data"]
     for component in ("web", "worker", "beat"):
         env_from = _container(_one(objects, "Deployment", f"-{component}"))["envFrom"]
         assert {"configMapRef": {"name": "vnpu-vnpu-portal"}} in env_from
@@ -271,6 +273,19 @@ def test_network_policies():
     tos = [r.get("to") for r in scaled["spec"]["egress"]]
     assert [{"ipBlock": {"cidr": "10.20.0.0/16"}}] in tos
     assert [{"ipBlock": {"cidr": "10.96.0.1/32"}}] in tos
+    # with a Prometheus set, the portal may reach it (the usage pages), and only there
+    (to_prometheus,) = [
+        r
+        for r in scaled["spec"]["egress"]
+        if r["ports"] == [{"protocol": "TCP", "port": 9090}]
+    ]
+    assert to_prometheus["to"] == [
+        {
+            "namespaceSelector": {
+                "matchLabels": {"kubernetes.io/metadata.name": "monitoring"}
+            }
+        }
+    ]
     assert not _find(render(CHART / "ci" / "minimal-values.yaml"), "NetworkPolicy")
 
 
@@ -368,6 +383,7 @@ BAD_VALUES = [
     ({"image.pullPolicy": "Sometimes"}, "/image/pullPolicy"),
     ({"webReplicas": "3"}, "webReplicas"),
     ({"web.replica": "3"}, "replica"),
+    ({"prometheus.url": "prometheus:9090"}, "/prometheus/url"),
 ]
 
 

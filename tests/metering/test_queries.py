@@ -47,3 +47,13 @@ def test_a_series_without_a_chip_index_is_not_a_chip():
 def test_an_unknown_label_in_the_map_is_refused():
     with pytest.raises(ValueError, match="unknown labels"):
         Vocabulary.for_site({"pod": "p"}, "", "c")
+
+
+def test_idle_means_quiet_for_the_whole_window_and_seen_a_window_ago():
+    v = Vocabulary.for_site({}, "", "c")
+    assert v.idle_slices(1, 3600) == (
+        "(max_over_time(vnpu_pod_aicore_utilization{}[3600s]) <= 1) "
+        "and (vnpu_pod_aicore_utilization{} offset 3600s)"
+    )
+    # The chips page asks per chip, so its answers name only chips with some.
+    assert v.chips_now(1, 3600)["idle_slices"].startswith("count by (node, id) (")

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from apps.metering.report import build_report, overlap_hours
+from apps.metering.report import Measured, build_report, overlap_hours
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -66,8 +66,7 @@ def test_a_fully_booked_card_costs_exactly_the_card():
         end=T0 + 10 * HOUR,
         group_by="namespace",
         prices={"310P3": Decimal("12.00")},
-        used=None,
-        idle=None,
+        measured=None,
     )
     by = {r.group: r for r in report.rows}
     assert by["team-a"].cost == Decimal("60.00")  # half the card
@@ -86,8 +85,7 @@ def test_a_vir01_pays_an_eighth_of_the_card_never_the_whole():
         end=T0 + 8 * HOUR,
         group_by="chip_type",
         prices={"310P3": Decimal("8")},
-        used=None,
-        idle=None,
+        measured=None,
     )
     assert report.rows[0].card_hours == pytest.approx(1)
     assert report.rows[0].cost == Decimal("8.00")
@@ -104,13 +102,13 @@ def test_used_and_idle_hours_are_shared_by_booked_hours_within_a_key():
         end=T0 + 4 * HOUR,
         group_by="queue",
         prices={},
-        used={key: 2.0},
-        idle={key: 1.0},
+        measured={key: Measured(seen=3.0, used=2.0, idle=1.0)},
     )
     by = {r.group: r for r in report.rows}
     assert by["q1"].used_slice_hours == pytest.approx(1.5)
     assert by["q2"].used_slice_hours == pytest.approx(0.5)
     assert report.totals.idle_slice_hours == pytest.approx(1.0)
+    assert by["q1"].measured_slice_hours == pytest.approx(2.25)
     assert report.totals.cost is None
     assert report.unpriced == ["310P3"]
 
@@ -122,8 +120,7 @@ def test_bookings_outside_the_period_are_left_out():
         end=T0 + HOUR,
         group_by="namespace",
         prices={"310P3": Decimal("1")},
-        used={},
-        idle={},
+        measured={},
     )
     assert report.totals.slices == 1
     # Measured, and none used: 0, not None.
@@ -138,6 +135,5 @@ def test_an_unknown_grouping_is_refused():
             end=T0 + HOUR,
             group_by="pod",
             prices={},
-            used=None,
-            idle=None,
+            measured=None,
         )

@@ -183,6 +183,8 @@ def test_the_portal_reports_what_the_profile_did(
     step_hours = 2 / 3600
     assert busy["used_slice_hours"] == pytest.approx(1.6 * hours, abs=1.6 * step_hours)
     assert busy["idle_slice_hours"] == pytest.approx(0, abs=1e-9)
+    # Prometheus saw the whole window (within a step): used is of all of it.
+    assert busy["measured_slice_hours"] == pytest.approx(2 * hours, abs=2 * step_hours)
     assert other["used_slice_hours"] == pytest.approx(0.5 * hours, abs=0.5 * step_hours)
     assert other["idle_slice_hours"] == pytest.approx(2 * hours, abs=2 * step_hours)
     # The 910B4 was full: its two slices' costs add up to exactly the card's.
@@ -201,9 +203,10 @@ def test_use_now_the_flags_and_the_history(profile, prometheus, viewer_client, s
     def flagged() -> dict | None:
         body = viewer_client.get("/api/usage/slices/", {"cluster": synced.id}).json()
         mine = {s["pod_name"]: s for s in body["results"] if s["pod_name"] in PROFILE}
-        return mine if "idle" in mine["idle"]["flags"] else None
+        idle = all("idle" in mine[pod]["flags"] for pod in ("idle", "park"))
+        return mine if idle else None
 
-    slices = wait_for(flagged, "the idle slice flagged", timeout=30)
+    slices = wait_for(flagged, "the two idle slices flagged", timeout=30)
     assert slices["busy"]["aicore_used_percent"] == pytest.approx(80)
     assert slices["busy"]["flags"] == []
     assert slices["busy"]["idle_seconds"] == 0  # busy now: not idle at all
@@ -283,3 +286,27 @@ def test_the_derived_gauges_reach_metrics(
     assert (
         'vnpu_cost_month_to_date{cluster="sim",currency="CNY",queue="default"}' in text
     )
+
+
+def test_the_chip_figures_are_kept_for_a_scrape_and_a_failure_is_not(
+    synced, prometheus, viewer_client, settings
+):
+    from django.core.cache import cache
+
+    settings.PROMETHEUS_URL = prometheus.url
+    settings.USAGE_CACHE_SECONDS = 60
+    cache.clear()
+    first = viewer_client.get("/api/usage/chips/", {"cluster": synced.id}).json()
+    assert first["metrics"]["available"] is True
+    prometheus.stop()
+    # Within the window: the same answer, without asking the stopped server.
+    kept = viewer_client.get("/api/usage/chips/", {"cluster": synced.id}).json()
+    assert kept["metrics"] == first["metrics"]
+    assert [c["aicore_used_percent"] for c in kept["results"]] == [
+        c["aicore_used_percent"] for c in first["results"]
+    ]
+    cache.clear()
+    down = viewer_client.get("/api/usage/chips/", {"cluster": synced.id}).json()
+    assert down["metrics"]["available"] is False
+    # A failure is asked again next time, not kept for the window.
+    assert cache.get(f"vnpu:usage:chips:{synced.pk}") is None

@@ -65,3 +65,5 @@ KUBECONFIG_DIR = ""
 KUBECONFIG_ALLOW_EXEC = False
 WS_ALLOWED_ORIGINS = []
 WS_AUTH_RECHECK_SECONDS = 30.0
+# Tests read what they just made Prometheus see.
+USAGE_CACHE_SECONDS = 0

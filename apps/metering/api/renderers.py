@@ -17,6 +17,7 @@ REPORT_COLUMNS = [
     "slices",
     "slice_hours",
     "card_hours",
+    "measured_slice_hours",
     "used_slice_hours",
     "idle_slice_hours",
     "cost",

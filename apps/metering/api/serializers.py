@@ -204,6 +204,10 @@ class ReportRowSerializer(serializers.Serializer):
     card_hours = serializers.FloatField(
         help_text="slice-hours times the part of the card each slice booked"
     )
+    measured_slice_hours = serializers.FloatField(
+        allow_null=True,
+        help_text="slice-hours Prometheus has samples for (used and idle are of these)",
+    )
     used_slice_hours = serializers.FloatField(
         allow_null=True, help_text="slice-hours times their AICore use"
     )

@@ -1509,6 +1509,11 @@ export interface components {
       card_hours: number;
       /**
        * Format: double
+       * @description slice-hours Prometheus has samples for (used and idle are of these)
+       */
+      measured_slice_hours: number | null;
+      /**
+       * Format: double
        * @description slice-hours times their AICore use
        */
       used_slice_hours: number | null;

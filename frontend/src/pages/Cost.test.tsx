@@ -23,10 +23,10 @@ function report(groupBy: ReportGroupBy, over: Partial<UsageReport> = {}): UsageR
     group_by: groupBy,
     currency: "CNY",
     rows: [
-      { group: a, slices: 3, slice_hours: 120, card_hours: 30, used_slice_hours: 80, idle_slice_hours: 40, cost: "375.00" },
-      { group: b, slices: 1, slice_hours: 10.25, card_hours: 10.25, used_slice_hours: 10, idle_slice_hours: 0.25, cost: null },
+      { group: a, slices: 3, slice_hours: 120, card_hours: 30, measured_slice_hours: 120, used_slice_hours: 80, idle_slice_hours: 40, cost: "375.00" },
+      { group: b, slices: 1, slice_hours: 10.25, card_hours: 10.25, measured_slice_hours: 10.25, used_slice_hours: 10, idle_slice_hours: 0.25, cost: null },
     ],
-    totals: { group: "total", slices: 4, slice_hours: 130.25, card_hours: 40.25, used_slice_hours: 90, idle_slice_hours: 40.25, cost: "1375.00" },
+    totals: { group: "total", slices: 4, slice_hours: 130.25, card_hours: 40.25, measured_slice_hours: 130.25, used_slice_hours: 90, idle_slice_hours: 40.25, cost: "1375.00" },
     unpriced: ["910B"],
     ...over,
   };
@@ -65,11 +65,11 @@ describe("CostPage", () => {
     expect(urls(fetch)).toContain(`/api/usage/report/?cluster=1&group_by=namespace&month=${month}`);
     const rows = within(table).getAllByTestId("report-row");
     expect(rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent))).toEqual([
-      ["ci", "3", "120.0", "30.0", "80.0", "40.0", "375.00 CNY"],
-      ["prod", "1", "10.3", "10.3", "10.0", "0.25", "—"],
+      ["ci", "3", "120.0", "30.0", "120.0", "80.0", "40.0", "375.00 CNY"],
+      ["prod", "1", "10.3", "10.3", "10.3", "10.0", "0.25", "—"],
     ]);
     const totals = within(table).getByTestId("report-totals");
-    expect([...totals.querySelectorAll("td")].map((td) => td.textContent)).toEqual(["Total", "4", "130.3", "40.3", "90.0", "40.3", "1,375.00 CNY"]);
+    expect([...totals.querySelectorAll("td")].map((td) => td.textContent)).toEqual(["Total", "4", "130.3", "40.3", "130.3", "90.0", "40.3", "1,375.00 CNY"]);
     expect(table.querySelector("thead")!.textContent).toContain("Cost (CNY)");
   });
 

@@ -168,7 +168,7 @@ export function CostPage() {
 export function PeriodLine({ report }: { report: UsageReport }) {
   return (
     <div className="muted" style={{ padding: "0 14px 8px", fontSize: 12 }} data-testid="report-period">
-      {utcText(report.start)} – {utcText(report.end)} · {hours(report.hours)} h measured · prices in {report.currency}
+      {utcText(report.start)} – {utcText(report.end)} · {hours(report.hours)} h so far · prices in {report.currency}
     </div>
   );
 }
@@ -202,6 +202,7 @@ function Cells({ row, currency }: { row: ReportRow; currency: string }) {
       <td className="num">{row.slices.toLocaleString("en-US")}</td>
       <td className="num">{hours(row.slice_hours)}</td>
       <td className="num">{hours(row.card_hours)}</td>
+      <td className="num">{hours(row.measured_slice_hours)}</td>
       <td className="num">{hours(row.used_slice_hours)}</td>
       <td className="num">{hours(row.idle_slice_hours)}</td>
       <td className="num">{money(row.cost, currency)}</td>
@@ -225,6 +226,9 @@ export function ReportTable({ report, testId }: { report: UsageReport; testId?: 
             <th className="num" title="slice-hours × the slice's share of the chip's AICores">
               Card-hours
             </th>
+            <th className="num" title="slice-hours Prometheus has samples for: used and idle are of these">
+              Measured slice-hours
+            </th>
             <th className="num" title="slice-hours with AICore in use (Prometheus)">
               Used slice-hours
             </th>
@@ -237,7 +241,7 @@ export function ReportTable({ report, testId }: { report: UsageReport; testId?: 
         <tbody>
           {report.rows.length === 0 ? (
             <tr>
-              <td colSpan={7} className="muted">
+              <td colSpan={8} className="muted">
                 Nothing was booked in this period.
               </td>
             </tr>
