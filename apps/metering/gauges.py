@@ -33,8 +33,9 @@ def gauges_refresh(*, now: datetime) -> dict[str, Any]:
     clusters: dict[str, Any] = {}
     for cluster in Cluster.objects.all():
         status, counts = slice_counts(cluster)
+        # Cost needs bookings and prices only: Prometheus is not asked for it.
         _, report = usage_report(
-            cluster, start=month_start(now), end=now, group_by="queue"
+            cluster, start=month_start(now), end=now, group_by="queue", measure=False
         )
         clusters[str(cluster.id)] = {
             "available": status.available,

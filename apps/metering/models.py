@@ -75,3 +75,64 @@ class ChipPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.common_word}: {self.price_per_hour}/h"
+
+
+class UsageDay(models.Model):
+    """What Prometheus measured of one slice key over one whole UTC day.
+
+    Days are rolled up once they are over (``apps.metering.rollup``): a month's
+    report then sums at most a day of live queries and the rest from here,
+    and outlives Prometheus' retention (15 days by default).
+    """
+
+    cluster = models.ForeignKey(
+        "inventory.Cluster", on_delete=models.CASCADE, related_name="usage_days"
+    )
+    day = models.DateField()
+    node_name = models.CharField(max_length=253)
+    chip_index = models.PositiveIntegerField()
+    namespace = models.CharField(max_length=63)
+    pod_name = models.CharField(max_length=253)
+    seen_hours = models.FloatField(help_text="slice-hours with samples")
+    used_hours = models.FloatField(help_text="seen hours times AICore use")
+    idle_hours = models.FloatField(
+        help_text="seen hours at or under the idle threshold"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "cluster",
+                    "day",
+                    "node_name",
+                    "chip_index",
+                    "namespace",
+                    "pod_name",
+                ],
+                name="metering_one_usage_day_per_slice_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} {self.namespace}/{self.pod_name} on {self.node_name}/{self.chip_index}"
+
+
+class RolledDay(models.Model):
+    """A day whose usage is rolled up (also when nothing ran that day)."""
+
+    cluster = models.ForeignKey(
+        "inventory.Cluster", on_delete=models.CASCADE, related_name="rolled_days"
+    )
+    day = models.DateField()
+    rolled_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "day"], name="metering_one_roll_per_day"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.day} rolled at {self.rolled_at}"

@@ -7,9 +7,11 @@ figures and that reason, so a missing Prometheus never fails a page.
 
 from __future__ import annotations
 
+import functools
+import math
 import threading
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -78,6 +80,7 @@ class Prometheus:
         self.timeout = timeout
         self.token = token
         self._local = threading.local()
+        self._pool_lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -95,18 +98,48 @@ class Prometheus:
         self, queries: Mapping[str, str], *, at: datetime | None = None
     ) -> dict[str, list[Sample]]:
         """Several instant queries at once (Prometheus evaluates them in
-        parallel); the first failure is raised."""
-        if len(queries) == 1:
-            return {name: self.query(q, at=at) for name, q in queries.items()}
-        if self._pool is None:
-            # Kept with the client, so its threads' sessions (connections) are too.
-            self._pool = ThreadPoolExecutor(
-                max_workers=8, thread_name_prefix="prometheus"
+        parallel), all within one PROMETHEUS_TIMEOUT_SECONDS."""
+        return self.gather(
+            {
+                name: functools.partial(self.query, q, at=at)
+                for name, q in queries.items()
+            }
+        )
+
+    def gather(self, calls: Mapping[str, Callable[[], Any]]) -> dict[str, Any]:
+        """Run ``calls`` at once on the kept threads; their answers by name.
+
+        The whole batch has one deadline, the timeout (plus a second for the
+        answers' parsing): a slow Prometheus costs a page that long, not that
+        long per query. The first failure is raised.
+        """
+        pool = self._threads()
+        futures = {name: pool.submit(call) for name, call in calls.items()}
+        done, pending = wait(
+            futures.values(), timeout=self.timeout + 1, return_when=FIRST_EXCEPTION
+        )
+        for future in done:
+            if future.exception() is not None:
+                for other in pending:
+                    other.cancel()
+                raise future.exception()  # type: ignore[misc]
+        if pending:
+            for future in pending:
+                future.cancel()
+            raise MetricsUnavailable(
+                f"Prometheus at {self.url} did not answer within "
+                f"{self.timeout:g} s (PROMETHEUS_TIMEOUT_SECONDS)."
             )
-        futures = {
-            name: self._pool.submit(self.query, q) for name, q in queries.items()
-        }
         return {name: future.result() for name, future in futures.items()}
+
+    def _threads(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                # Kept with the client, so its threads' sessions (connections) are too.
+                self._pool = ThreadPoolExecutor(
+                    max_workers=8, thread_name_prefix="prometheus"
+                )
+            return self._pool
 
     def query(self, promql: str, *, at: datetime | None = None) -> list[Sample]:
         """An instant query; the vector's samples."""
@@ -175,7 +208,13 @@ def _number(text: str) -> float:
     return float(text)
 
 
+def finite(value: float) -> bool:
+    """A figure the portal can show (JSON has no NaN or infinity)."""
+    return math.isfinite(value)
+
+
 _clients: dict[tuple[str, str, float], Prometheus] = {}
+_clients_lock = threading.Lock()
 
 
 def prometheus() -> Prometheus:
@@ -189,7 +228,8 @@ def prometheus() -> Prometheus:
         settings.PROMETHEUS_TOKEN,
         settings.PROMETHEUS_TIMEOUT_SECONDS,
     )
-    client = _clients.get(key)
-    if client is None:
-        client = _clients[key] = Prometheus(key[0], token=key[1], timeout=key[2])
-    return client
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = Prometheus(key[0], token=key[1], timeout=key[2])
+        return client

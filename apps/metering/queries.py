@@ -95,10 +95,13 @@ class Vocabulary:
         """The slices idle for the whole window: their AICore use never went
         over ``idle_percent`` in it, and the same series was there a window
         ago (so a slice Prometheus has seen for a minute is not idle for an
-        hour)."""
+        hour), and it is there now (a pod that left is not counted)."""
         use = self.select(SLICE_UTILIZATION)
         window = duration(window_seconds)
-        return f"(max_over_time({use}[{window}]) <= {idle_percent:g}) and ({use} offset {window})"
+        return (
+            f"(max_over_time({use}[{window}]) <= {idle_percent:g})"
+            f" and ({use} offset {window}) and {use}"
+        )
 
     def over_memory_slices(self) -> str:
         """The vNPUs using more memory than their own total (what they booked)."""

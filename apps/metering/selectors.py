@@ -25,6 +25,7 @@ from apps.metering.prometheus import (
     MetricsStatus,
     MetricsUnavailable,
     Prometheus,
+    finite,
     prometheus,
 )
 from apps.metering.queries import (
@@ -34,7 +35,8 @@ from apps.metering.queries import (
     chip_key,
     slice_key,
 )
-from apps.metering.report import Measured, Report, build_report
+from apps.metering.report import Report, build_report
+from apps.metering.rollup import measured_over
 
 #: Prometheus refuses a range query of more points than this.
 MAX_POINTS = 11_000
@@ -51,7 +53,9 @@ def vocabulary_for(cluster: Cluster) -> Vocabulary:
         raise MetricsUnavailable(str(error)) from None
 
 
-def _connect(cluster: Cluster) -> tuple[Prometheus, Vocabulary]:
+def connect(cluster: Cluster) -> tuple[Prometheus, Vocabulary]:
+    """The configured Prometheus and this cluster's label vocabulary
+    (MetricsUnavailable when there is none, or the label map is wrong)."""
     return prometheus(), vocabulary_for(cluster)
 
 
@@ -83,7 +87,7 @@ def _slice_signals(
     for field, samples in prom.query_many(queries).items():
         for sample in samples:
             key = slice_key(vocabulary, sample.labels)
-            if key is not None and not math.isnan(sample.value):
+            if key is not None and finite(sample.value):
                 setattr(signals[key], field, sample.value)
     return signals
 
@@ -129,7 +133,7 @@ def _measured_slices(
     cluster: Cluster,
 ) -> tuple[MetricsStatus, dict[SliceKey, SliceSignal] | None]:
     try:
-        prom, vocabulary = _connect(cluster)
+        prom, vocabulary = connect(cluster)
         return MetricsStatus.ok(), _slice_signals(prom, vocabulary)
     except MetricsUnavailable as error:
         return MetricsStatus.failed(error), None
@@ -201,7 +205,7 @@ def slice_counts(cluster: Cluster) -> tuple[MetricsStatus, dict[str, int]]:
     """How many slices are idle and over their memory now (two numbers from
     Prometheus, for the /metrics gauges: no per-slice answer)."""
     try:
-        prom, vocabulary = _connect(cluster)
+        prom, vocabulary = connect(cluster)
         answers = prom.query_many(
             {
                 "idle": f"count({vocabulary.idle_slices(settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS)})",
@@ -234,14 +238,14 @@ def _measured_chips(
             return kept
     chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
     try:
-        prom, vocabulary = _connect(cluster)
+        prom, vocabulary = connect(cluster)
         queries = vocabulary.chips_now(
             settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS
         )
         for field, samples in prom.query_many(queries).items():
             for sample in samples:
                 chip = chip_key(vocabulary, sample.labels)
-                if chip is not None and not math.isnan(sample.value):
+                if chip is not None and finite(sample.value):
                     chip_now[chip][field] = sample.value
     except MetricsUnavailable as error:
         return MetricsStatus.failed(error), {}
@@ -344,7 +348,23 @@ def _series_points(prom: Prometheus, query: str, window: Window) -> list[list[fl
         query, start=window.start, end=window.end, step=window.step
     )
     points = series[0].points if series else []
-    return [[t, round(v, 3)] for t, v in points if not math.isnan(v)]
+    return [[t, round(v, 3)] for t, v in points if finite(v)]
+
+
+def _measured_series(
+    prom: Prometheus, queries: dict[str, str], window: Window
+) -> list[dict[str, Any]]:
+    """The range queries of a chart, asked at once within one timeout."""
+    points = prom.gather(
+        {
+            name: (lambda q=q: _series_points(prom, q, window))
+            for name, q in queries.items()
+        }
+    )
+    return [
+        {"name": name, "unit": "%" if name.endswith("percent") else "MB", "points": p}
+        for name, p in points.items()
+    ]
 
 
 def _booked_steps(
@@ -408,16 +428,9 @@ def chip_history(
     ]
     status = MetricsStatus.ok()
     try:
-        prom, vocabulary = _connect(chip.cluster)
-        for name, query in vocabulary.chip_history(chip.node.name, chip.index).items():
-            series.insert(
-                0,
-                {
-                    "name": name,
-                    "unit": "%" if name.endswith("percent") else "MB",
-                    "points": _series_points(prom, query, window),
-                },
-            )
+        prom, vocabulary = connect(chip.cluster)
+        queries = vocabulary.chip_history(chip.node.name, chip.index)
+        series = _measured_series(prom, queries, window) + series
     except MetricsUnavailable as error:
         status = MetricsStatus.failed(error)
     return status, series
@@ -437,19 +450,12 @@ def slice_history(
     series: list[dict[str, Any]] = []
     status = MetricsStatus.ok()
     try:
-        prom, vocabulary = _connect(slice_.cluster)
+        prom, vocabulary = connect(slice_.cluster)
         chip_index = slice_.chip.index if slice_.chip else 0
         queries = vocabulary.slice_history(
             slice_.node_name, chip_index, slice_.namespace, slice_.pod_name
         )
-        for name, query in queries.items():
-            series.append(
-                {
-                    "name": name,
-                    "unit": "%" if name.endswith("percent") else "MB",
-                    "points": _series_points(prom, query, window),
-                }
-            )
+        series = _measured_series(prom, queries, window)
     except MetricsUnavailable as error:
         status = MetricsStatus.failed(error)
     return status, series + booked
@@ -462,48 +468,35 @@ def prices() -> dict[str, Decimal]:
     return dict(ChipPrice.objects.values_list("common_word", "price_per_hour"))
 
 
-def _period_measured(
-    prom: Prometheus, vocabulary: Vocabulary, start: datetime, end: datetime
-) -> dict[SliceKey, Measured]:
-    """Slice-hours seen, used and idle per slice key over [start, end): each
-    sampled every PROMETHEUS_STEP_SECONDS, asked of Prometheus at once."""
-    step = settings.PROMETHEUS_STEP_SECONDS
-    period = (end - start).total_seconds()
-    if period < step:
-        return {}
-    queries = {
-        "seen": vocabulary.period_sums(
-            f"{vocabulary.used_fraction()} * 0 + 1", period, step
-        ),
-        "used": vocabulary.period_sums(vocabulary.used_fraction(), period, step),
-        "idle": vocabulary.period_sums(
-            vocabulary.idle_indicator(settings.IDLE_SLICE_PERCENT), period, step
-        ),
-    }
-    found: dict[SliceKey, dict[str, float]] = defaultdict(dict)
-    for field, samples in prom.query_many(queries, at=end).items():
-        for sample in samples:
-            key = slice_key(vocabulary, sample.labels)
-            if key is not None and not math.isnan(sample.value):
-                found[key][field] = sample.value * step / 3600
-    return {key: Measured(**figures) for key, figures in found.items()}
-
-
 def usage_report(
-    cluster: Cluster, *, start: datetime, end: datetime, group_by: str
+    cluster: Cluster,
+    *,
+    start: datetime,
+    end: datetime,
+    group_by: str,
+    measure: bool = True,
 ) -> tuple[MetricsStatus, Report]:
-    """Slice-hours booked, used and idle and their cost over [start, end), grouped."""
+    """Slice-hours booked, used and idle and their cost over [start, end), grouped.
+
+    ``measure=False``: booked figures and cost only, Prometheus not asked.
+    """
     measured_until = min(end, timezone.now())
     bookings = Booking.objects.filter(cluster=cluster, started_at__lt=end).filter(
         Q(ended_at__isnull=True) | Q(ended_at__gt=start)
     )
-    measured = None
     status = MetricsStatus.ok()
-    try:
-        prom, vocabulary = _connect(cluster)
-        measured = _period_measured(prom, vocabulary, start, measured_until)
-    except MetricsUnavailable as error:
-        status = MetricsStatus.failed(error)
+    measured = None
+    if measure:
+        prom = vocabulary = None
+        try:
+            prom, vocabulary = connect(cluster)
+        except MetricsUnavailable as error:
+            status = MetricsStatus.failed(error)
+        measured, failed = measured_over(
+            cluster, prom, vocabulary, start, measured_until
+        )
+        if failed is not None and status.available:
+            status = MetricsStatus.failed(failed)
     report = build_report(
         bookings.iterator(),
         start=start,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -59,9 +60,25 @@ def metering_refresh() -> dict[str, int]:
     from apps.metering.gauges import gauges_refresh
 
     now = timezone.now()
-    opened = closed = 0
+    totals = {"opened": 0, "closed": 0, "days_rolled": 0}
     for cluster in Cluster.objects.all():
-        o, c = bookings_refresh(cluster, now=now)
-        opened, closed = opened + o, closed + c
+        opened, closed = bookings_refresh(cluster, now=now)
+        totals["opened"] += opened
+        totals["closed"] += closed
+        totals["days_rolled"] += _roll_days(cluster, now)
     gauges_refresh(now=now)
-    return {"opened": opened, "closed": closed}
+    return totals
+
+
+def _roll_days(cluster: Cluster, now: datetime) -> int:
+    """Store finished days' usage; without Prometheus, later (nothing lost
+    while its retention keeps the days)."""
+    from apps.metering.prometheus import MetricsUnavailable
+    from apps.metering.rollup import days_roll
+    from apps.metering.selectors import connect
+
+    try:
+        prom, vocabulary = connect(cluster)
+        return days_roll(cluster, prom, vocabulary, now=now)
+    except MetricsUnavailable:
+        return 0

@@ -169,6 +169,50 @@ def test_a_slice_that_ends_closes_its_booking(synced):
     assert closed.ended_at == later
 
 
+def test_a_slice_whose_key_changes_is_never_booked_twice(synced):
+    # Sync learned the pod's uid (or the slice moved chips): a new key for the
+    # same pod and container. The new booking starts where the old one ended.
+    now = timezone.now()
+    slice_ = Slice.objects.filter(cluster=synced).first()
+    slice_.started_at = now - timedelta(hours=3)
+    slice_.pod_uid = ""
+    slice_.save()
+    bookings_refresh(synced, now=now - timedelta(hours=1))
+    Slice.objects.filter(pk=slice_.pk).update(pod_uid="uid-learned-later")
+    bookings_refresh(synced, now=now)
+    old, new = Booking.objects.filter(pod_name=slice_.pod_name).order_by("started_at")
+    assert old.ended_at == now
+    assert new.ended_at is None
+    assert new.started_at == now  # not the pod's start, three hours ago
+
+
+# Committed rows: each thread has its own connection.
+@pytest.mark.django_db(transaction=True)
+def test_two_refreshes_at_once_open_each_booking_once(synced):
+    import threading
+
+    from django.db import connection
+
+    now = timezone.now()
+    errors: list[BaseException] = []
+
+    def refresh() -> None:
+        try:
+            bookings_refresh(synced, now=now)
+        except BaseException as error:  # reported below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=refresh) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Booking.objects.count() == Slice.objects.filter(cluster=synced).count()
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [
@@ -176,6 +220,8 @@ def test_a_slice_that_ends_closes_its_booking(synced):
         ({}, "start"),
         ({"cluster": "x"}, "cluster"),
         ({"month": "2026-13"}, "month"),
+        ({"month": "9999-12"}, "month"),
+        ({"month": "0000-01"}, "month"),
         ({"month": "2026-11", "start": "2026-11-01T00:00:00Z"}, "month"),
         ({"start": "2026-11-02T00:00:00Z", "end": "2026-11-01T00:00:00Z"}, "start"),
         ({"start": "2026-11-01T00:00:00Z"}, "end"),
@@ -202,6 +248,11 @@ def test_bad_history_input_is_a_400_naming_the_field(synced, viewer_client):
     assert too_fine.status_code == 400
     assert "step" in too_fine.json()["errors"]
     assert viewer_client.get("/api/usage/chips/999999/history/").status_code == 404
+    year_one = viewer_client.get(
+        f"/api/usage/chips/{chip.id}/history/", {"end": "0001-01-01T00:10:00Z"}
+    )
+    assert year_one.status_code == 400
+    assert "end" in year_one.json()["errors"]
     assert (
         viewer_client.get(
             "/api/usage/slices/", {"cluster": synced.id, "flag": "x"}

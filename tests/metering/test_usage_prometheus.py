@@ -14,7 +14,7 @@ AICores, 32 GB) is filled by two vir10_3c_16g:
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -310,3 +310,64 @@ def test_the_chip_figures_are_kept_for_a_scrape_and_a_failure_is_not(
     assert down["metrics"]["available"] is False
     # A failure is asked again next time, not kept for the window.
     assert cache.get(f"vnpu:usage:chips:{synced.pk}") is None
+
+
+def test_a_past_period_is_measured_then_not_now_and_a_day_is_rolled_once(
+    profile, prometheus, core, viewer_client, synced
+):
+    from apps.metering.models import RolledDay, UsageDay
+    from apps.metering.rollup import days_roll
+    from apps.metering.selectors import connect
+
+    start = timezone.now().replace(microsecond=0) + timedelta(seconds=1)
+    wait_for(lambda: _samples_since(prometheus, start) >= 6, "6 scrapes", timeout=30)
+    end = timezone.now().replace(microsecond=0)
+    params = {"cluster": synced.id, "group_by": "namespace"}
+    window = {"start": start.isoformat(), "end": end.isoformat()}
+    then = {
+        r["group"]: r
+        for r in viewer_client.get("/api/usage/report/", {**params, **window}).json()[
+            "rows"
+        ]
+    }
+
+    # The busy 910B4 pod goes; wait until a query at "now" over the window's
+    # length would no longer see the window at all.
+    core.delete_namespaced_pod("train", "team-busy")
+    wait_for(
+        lambda: (
+            not prometheus.query('vnpu_pod_aicore_utilization{pod_name="train"}')
+            and timezone.now() - end > (end - start) + timedelta(seconds=2)
+        ),
+        "train gone from Prometheus and the window a window behind",
+        timeout=60,
+    )
+    later = {
+        r["group"]: r
+        for r in viewer_client.get("/api/usage/report/", {**params, **window}).json()[
+            "rows"
+        ]
+    }
+    assert later["team-busy"]["used_slice_hours"] == pytest.approx(
+        then["team-busy"]["used_slice_hours"], abs=2 * 0.8 / 3600
+    )
+    assert later["team-busy"]["used_slice_hours"] > 0
+
+    # Today, rolled up as if it were over: stored once, per slice key.
+    prom, vocabulary = connect(synced)
+    tomorrow = timezone.now() + timedelta(days=1)
+    # The guide's own pods began days ago: those days are rolled too, three a run.
+    rolled = [days_roll(synced, prom, vocabulary, now=tomorrow) for _ in range(6)]
+    assert rolled[0] >= 1
+    assert rolled[-1] == 0
+    today = timezone.now().astimezone(UTC).date()
+    assert RolledDay.objects.filter(cluster=synced, day=today).exists()
+    stored = {u.pod_name: u for u in UsageDay.objects.filter(cluster=synced, day=today)}
+    assert {"busy", "idle", "hog", "park"} <= set(stored)
+    assert stored["busy"].used_hours == pytest.approx(
+        0.8 * stored["busy"].seen_hours, rel=0.05
+    )
+    assert stored["park"].idle_hours == pytest.approx(
+        stored["park"].seen_hours, rel=0.05
+    )
+    assert days_roll(synced, prom, vocabulary, now=tomorrow) == 0

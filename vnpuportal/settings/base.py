@@ -454,6 +454,9 @@ PROMETHEUS_SELECTOR = env("PROMETHEUS_SELECTOR", default="")
 IDLE_SLICE_PERCENT = env.float("IDLE_SLICE_PERCENT", default=1.0)
 IDLE_SLICE_AFTER_SECONDS = env.int("IDLE_SLICE_AFTER_SECONDS", default=3600)
 COST_CURRENCY = env("COST_CURRENCY", default="CNY")
+# Finished days' usage is stored (reports then outlive Prometheus' retention);
+# on a first run, days are filled back this far (within that retention).
+METERING_BACKFILL_DAYS = env.int("METERING_BACKFILL_DAYS", default=14)
 # Prometheus' per-chip figures are kept this long: they change once a scrape,
 # and page loads within the window share one answer. 0 asks every time.
 USAGE_CACHE_SECONDS = env.int("USAGE_CACHE_SECONDS", default=10)

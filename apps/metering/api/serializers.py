@@ -123,7 +123,11 @@ class HistoryQuerySerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         from apps.metering.selectors import MAX_POINTS, window_for
 
-        window = window_for(attrs.get("start"), attrs.get("end"), attrs.get("step"))
+        try:
+            window = window_for(attrs.get("start"), attrs.get("end"), attrs.get("step"))
+        except (OverflowError, ValueError):
+            # An hour before year 1 (or its like) is no date.
+            raise serializers.ValidationError({"end": ["out of range"]}) from None
         if window.start >= window.end:
             raise serializers.ValidationError({"start": ["must be before end"]})
         if window.end - window.start > MAX_PERIOD:
@@ -166,7 +170,9 @@ class HistorySerializer(serializers.Serializer):
 class ReportQuerySerializer(ClusterQuerySerializer):
     group_by = serializers.ChoiceField(GROUPINGS, default="namespace")
     month = serializers.RegexField(
-        r"^\d{4}-(0[1-9]|1[0-2])$", required=False, help_text="YYYY-MM (UTC)"
+        r"^(19[7-9]\d|2\d{3})-(0[1-9]|1[0-2])$",
+        required=False,
+        help_text="YYYY-MM (UTC), 1970-01 to 2999-12",
     )
     start = serializers.DateTimeField(required=False)
     end = serializers.DateTimeField(required=False)

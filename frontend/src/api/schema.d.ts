@@ -6332,7 +6332,7 @@ export interface operations {
          * * `chip_type` - chip_type
          */
         group_by?: "namespace" | "queue" | "chip_type";
-        /** @description YYYY-MM (UTC) */
+        /** @description YYYY-MM (UTC), 1970-01 to 2999-12 */
         month?: string;
         start?: string;
       };
