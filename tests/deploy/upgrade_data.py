@@ -26,10 +26,10 @@ from typing import Any
 
 import django
 
-# Ours: pinned to the previous release; one it did not have (``live``, the
-# outbox moved out of inventory) is not migrated at all. Every other app: its
-# latest on disk.
-OUR_APPS = ("accounts", "audit", "inventory", "live", "scheduling")
+# Ours: pinned to the previous release; those it did not have (``live``, the
+# outbox moved out of inventory; ``metering``, usage and cost) are not
+# migrated at all. Every other app: its latest on disk.
+OUR_APPS = ("accounts", "audit", "inventory", "live", "metering", "scheduling")
 
 
 def _targets(executor: Any, previous: dict[str, str]) -> list[tuple[str, str]]:
