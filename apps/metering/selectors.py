@@ -78,8 +78,9 @@ def _slice_signals(
     queries = vocabulary.slices_now(
         settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS
     )
-    window = max(24 * 3600, settings.IDLE_SLICE_AFTER_SECONDS * 2)
-    step = max(settings.PROMETHEUS_STEP_SECONDS, window // 1440)
+    window = idle_lookback()
+    # 120 steps: a subquery's cost is its steps times the slices (20,000).
+    step = max(1, window // 120)
     queries["idle_seconds"] = vocabulary.slices_last_busy(
         settings.IDLE_SLICE_PERCENT, window, step
     )
@@ -178,19 +179,26 @@ def slices_usage(
     return status, results
 
 
+def idle_lookback() -> int:
+    """How far back "idle for" looks: twice the idle threshold, an hour at least."""
+    return max(3600, 2 * settings.IDLE_SLICE_AFTER_SECONDS)
+
+
 def _idle_seconds(
     signal: SliceSignal | None, started_at: datetime | None, now: datetime
 ) -> float | None:
     """How long a slice has been idle: 0 while it is busy now; since its last
-    busy moment (to the query's step) when it is idle; its whole life when it
-    never was busy within the window Prometheus was asked about."""
+    busy moment (to the query's step) when it is idle; when it was not busy
+    at all within the lookback, the lookback or its age, whichever is less
+    (idle at least that long)."""
     if signal is None or signal.aicore_used_percent is None:
         return None
     if signal.aicore_used_percent > settings.IDLE_SLICE_PERCENT:
         return 0.0
     if signal.idle_seconds is not None:
-        return signal.idle_seconds
-    return (now - started_at).total_seconds() if started_at else None
+        return min(signal.idle_seconds, idle_lookback())
+    age = (now - started_at).total_seconds() if started_at else math.inf
+    return float(min(age, idle_lookback()))
 
 
 def _booked_per_key(rows: list[dict[str, Any]]) -> dict[SliceKey, float]:

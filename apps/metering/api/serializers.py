@@ -94,7 +94,8 @@ class SliceMeasuredSerializer(serializers.Serializer):
     memory_used_mb = serializers.FloatField(allow_null=True)
     idle_seconds = serializers.FloatField(
         allow_null=True,
-        help_text="since its AICore use last went over IDLE_SLICE_PERCENT",
+        help_text="since its AICore use last went over IDLE_SLICE_PERCENT; at most "
+        "twice IDLE_SLICE_AFTER_SECONDS (an hour at least): idle at least that long",
     )
     flags = serializers.ListField(
         child=serializers.ChoiceField(["idle", "over_memory"])

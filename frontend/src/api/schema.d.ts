@@ -1790,7 +1790,7 @@ export interface components {
       memory_used_mb: number | null;
       /**
        * Format: double
-       * @description since its AICore use last went over IDLE_SLICE_PERCENT
+       * @description since its AICore use last went over IDLE_SLICE_PERCENT; at most twice IDLE_SLICE_AFTER_SECONDS (an hour at least): idle at least that long
        */
       idle_seconds: number | null;
       flags: components["schemas"]["SliceMeasuredFlagsEnum"][];
