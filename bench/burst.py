@@ -163,6 +163,7 @@ def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.burst")
+    parser.add_argument("--quick", action="store_true", help="40 requests on 3 nodes")
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument(
         "--nodes", type=int, default=12, help="310P nodes (the guide's one included)"
@@ -171,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
         "--timeout", type=float, default=240, help="seconds for a burst to settle"
     )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.requests, args.nodes = 40, 3
     if args.requests < 1 or args.nodes < 1:
         parser.error("--requests and --nodes must be at least 1")
 

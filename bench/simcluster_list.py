@@ -35,11 +35,14 @@ def _timed(label: str, fn):  # type: ignore[no-untyped-def]
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark."""
     parser = argparse.ArgumentParser(prog="python -m bench.simcluster_list")
+    parser.add_argument("--quick", action="store_true", help="a tenth of the scale")
     parser.add_argument("--pods", type=int, default=30000)
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--slice-pods", type=int, default=None)
     parser.add_argument("--plain-http", action="store_true", help="no TLS")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.pods, args.nodes = 3000, 100
     slice_pods = args.slice_pods if args.slice_pods is not None else args.pods * 2 // 3
     sim, _ = _timed(
         "build scale scenario",

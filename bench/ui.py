@@ -139,6 +139,7 @@ def pick_postgres(choice: str) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.ui")
+    parser.add_argument("--quick", action="store_true", help="100 nodes, 3 runs")
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=30000)
     parser.add_argument("--slice-pods", type=int, default=20000)
@@ -157,6 +158,14 @@ def main(argv: list[str] | None = None) -> int:
         "postgres://postgres@127.0.0.1:5432 when it answers), else a temp SQLite file",
     )
     args = parser.parse_args(argv)
+    if args.quick:
+        args.nodes, args.pods, args.slice_pods, args.runs, args.changes = (
+            100,
+            3000,
+            2000,
+            3,
+            3,
+        )
     chips_expected = args.nodes * 8
     expected_text = f"{chips_expected:,}"
 

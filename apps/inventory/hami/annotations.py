@@ -9,7 +9,6 @@ memory). Renderers reproduce the Go output byte for byte.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -104,7 +103,6 @@ REPORTED_TIME_FORMAT = "%Y.%m.%d %H:%M:%S"
 #: Go layout ``time.DateTime`` of the scheduler's "Requesting_" stamp.
 REQUESTING_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
-_INTEGER = re.compile(r"^[+-]?\d+$")
 _DEVICE_FIELDS = 4  # uuid,type,usedmem,usedcores
 
 
@@ -467,7 +465,10 @@ class ContainerDevice:
 
 
 def _pod_int(text: str, what: str) -> int:
-    if not _INTEGER.match(text):
+    # As Go's strconv.Atoi: an optional sign, then ASCII digits only. Without a
+    # regex: this runs twice per slice, 40,000 times on a first list.
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):
         raise AnnotationError(f"{what}: {text!r} is not an integer")
     return int(text)
 

@@ -258,8 +258,27 @@ def test_pod_device_encoding(value, containers):
         assert encode_pod_devices(containers) == value
 
 
+def test_a_signed_number_reads_as_go_reads_it():
+    assert parse_pod_devices("A,Ascend310P,+3072,-0:;") == parse_pod_devices(
+        "A,Ascend310P,3072,0:;"
+    )
+
+
 @pytest.mark.parametrize(
-    "value", ["garbage:;", "A,T,1:;", "A,T,x,0:;", "A,T,1,0.5:;", "A,T,,0:;"]
+    "value",
+    [
+        "garbage:;",
+        "A,T,1:;",
+        "A,T,x,0:;",
+        "A,T,1,0.5:;",
+        "A,T,,0:;",
+        # as Go's strconv.Atoi: ASCII digits after one optional sign, nothing else
+        "A,T,+,0:;",
+        "A,T,12\n,0:;",
+        "A,T,\u0661\u0662,0:;",  # Arabic-Indic digits: int() reads them, Go does not
+        "A,T,\u00b2,0:;",
+        "A,T,+-1,0:;",
+    ],
 )
 def test_malformed_pod_devices(value):
     with pytest.raises(AnnotationError):
