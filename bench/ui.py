@@ -116,6 +116,25 @@ def idle_310p_chips(
     return free[::step][:count]
 
 
+def scale_stack(
+    args: argparse.Namespace, postgres_url: str | None, **sim: Any
+) -> Stack:
+    """The portal on simcluster ``scale`` at ``args``' size (not started)."""
+    return Stack(
+        "scale",
+        sim_options={
+            "nodes": args.nodes,
+            "pods": args.pods,
+            "slice_pods": args.slice_pods,
+            "ready_delay": 0.1,
+            **sim,
+        },
+        sync_seconds=args.sync_timeout + 3600,
+        log=lambda msg: line("  " + msg, ""),
+        postgres_url=postgres_url,
+    )
+
+
 def pick_postgres(choice: str) -> str | None:
     """The PostgreSQL server to create the benchmark's database on, or None for SQLite."""
     if choice == "sqlite":
@@ -179,19 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     t0 = time.perf_counter()
-    stack = Stack(
-        "scale",
-        sim_options={
-            "nodes": args.nodes,
-            "pods": args.pods,
-            "slice_pods": args.slice_pods,
-            "ready_delay": 0.1,
-            "pod_shutdown_seconds": 0.3,
-        },
-        sync_seconds=args.sync_timeout + 3600,
-        log=lambda msg: line("  " + msg, ""),
-        postgres_url=postgres_url,
-    )
+    stack = scale_stack(args, postgres_url, pod_shutdown_seconds=0.3)
     try:
         stack.start()
         line(

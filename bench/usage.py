@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.ui import USABLE_JS, fmt, line, pick_postgres, timed_get  # noqa: E402
+from bench.ui import USABLE_JS, fmt, line, pick_postgres, scale_stack, timed_get  # noqa: E402
 from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS, Stack, ensure_frontend_built  # noqa: E402
 from tests.prometheus import Prometheus, binary  # noqa: E402
 
@@ -122,18 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         f"({args.slice_pods} with slices), Prometheus scraping every {args.scrape_interval:g} s",
         flush=True,
     )
-    stack = Stack(
-        "scale",
-        sim_options={
-            "nodes": args.nodes,
-            "pods": args.pods,
-            "slice_pods": args.slice_pods,
-            "ready_delay": 0.1,
-        },
-        sync_seconds=args.sync_timeout + 3600,
-        log=lambda msg: line("  " + msg, ""),
-        postgres_url=pick_postgres(args.database),
-    )
+    stack = scale_stack(args, pick_postgres(args.database))
     prom: Prometheus | None = None
     try:
         t0 = time.perf_counter()

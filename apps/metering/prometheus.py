@@ -8,7 +8,6 @@ figures and that reason, so a missing Prometheus never fails a page.
 from __future__ import annotations
 
 import functools
-import math
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
@@ -206,11 +205,6 @@ class Prometheus:
 def _number(text: str) -> float:
     # Prometheus writes NaN and ±Inf as strings; float() reads all three.
     return float(text)
-
-
-def finite(value: float) -> bool:
-    """A figure the portal can show (JSON has no NaN or infinity)."""
-    return math.isfinite(value)
 
 
 _clients: dict[tuple[str, str, float], Prometheus] = {}

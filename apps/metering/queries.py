@@ -61,9 +61,6 @@ class Vocabulary:
             selector=selector.replace("{cluster}", cluster).strip().strip(","),
         )
 
-    def label(self, name: str) -> str:
-        return self.names[name]
-
     def read(self, labels: Labels, name: str) -> str:
         """Our label ``name`` from a series' labels."""
         return labels.get(self.names[name], "")

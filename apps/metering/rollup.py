@@ -15,6 +15,7 @@ Prometheus version (2.x includes a range's start, 3.x does not).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
@@ -25,7 +26,7 @@ from django.db.models import Min, Sum
 
 from apps.inventory.models import Cluster
 from apps.metering.models import Booking, RolledDay, UsageDay
-from apps.metering.prometheus import MetricsUnavailable, Prometheus, finite
+from apps.metering.prometheus import MetricsUnavailable, Prometheus
 from apps.metering.queries import SliceKey, Vocabulary, slice_key
 from apps.metering.report import Measured
 
@@ -53,7 +54,7 @@ def measure_period(
     for field, samples in prom.query_many(queries, at=end - MILLISECOND).items():
         for sample in samples:
             key = slice_key(vocabulary, sample.labels)
-            if key is not None and finite(sample.value):
+            if key is not None and math.isfinite(sample.value):
                 found[key][field] = sample.value * step / 3600
     return {key: Measured(**figures) for key, figures in found.items()}
 

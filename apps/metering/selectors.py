@@ -25,7 +25,6 @@ from apps.metering.prometheus import (
     MetricsStatus,
     MetricsUnavailable,
     Prometheus,
-    finite,
     prometheus,
 )
 from apps.metering.queries import (
@@ -88,7 +87,7 @@ def _slice_signals(
     for field, samples in prom.query_many(queries).items():
         for sample in samples:
             key = slice_key(vocabulary, sample.labels)
-            if key is not None and finite(sample.value):
+            if key is not None and math.isfinite(sample.value):
                 setattr(signals[key], field, sample.value)
     return signals
 
@@ -253,7 +252,7 @@ def _measured_chips(
         for field, samples in prom.query_many(queries).items():
             for sample in samples:
                 chip = chip_key(vocabulary, sample.labels)
-                if chip is not None and finite(sample.value):
+                if chip is not None and math.isfinite(sample.value):
                     chip_now[chip][field] = sample.value
     except MetricsUnavailable as error:
         return MetricsStatus.failed(error), {}
@@ -356,7 +355,7 @@ def _series_points(prom: Prometheus, query: str, window: Window) -> list[list[fl
         query, start=window.start, end=window.end, step=window.step
     )
     points = series[0].points if series else []
-    return [[t, round(v, 3)] for t, v in points if finite(v)]
+    return [[t, round(v, 3)] for t, v in points if math.isfinite(v)]
 
 
 def _measured_series(

@@ -63,50 +63,48 @@ class SliceUsageView(APIView):
         return Response({"metrics": _metrics(metrics), "results": rows})
 
 
-def _history(
-    metrics: MetricsStatus, window: Any, series: list[dict[str, Any]]
-) -> Response:
-    return Response(
-        s.HistorySerializer(
-            {
-                "metrics": metrics,
-                "start": window.start,
-                "end": window.end,
-                "step": window.step,
-                "series": series,
-            }
-        ).data
-    )
+class _HistoryView(APIView):
+    """One object over time; subclasses name its model, lookup and reader."""
+
+    model: Any
+    related: tuple[str, ...]
+    reader: Any  # (object, Window) -> (MetricsStatus, series)
+
+    def get(self, request: Request, pk: int) -> Response:
+        window = _query(s.HistoryQuerySerializer, request)["window"]
+        found = self.model.objects.select_related(*self.related).filter(pk=pk).first()
+        if found is None:
+            raise NotFound(f"{self.model._meta.model_name} {pk} does not exist")
+        metrics, series = type(self).reader(found, window)
+        return Response(
+            s.HistorySerializer(
+                {
+                    "metrics": metrics,
+                    "start": window.start,
+                    "end": window.end,
+                    "step": window.step,
+                    "series": series,
+                }
+            ).data
+        )
 
 
 @extend_schema(
     tags=["usage"], parameters=[s.HistoryQuerySerializer], responses=s.HistorySerializer
 )
-class ChipHistoryView(APIView):
+class ChipHistoryView(_HistoryView):
     """One chip over time: AICore % and HBM used (Prometheus) and booked (ledger)."""
 
-    def get(self, request: Request, pk: int) -> Response:
-        window = _query(s.HistoryQuerySerializer, request)["window"]
-        chip = Chip.objects.select_related("node", "cluster").filter(pk=pk).first()
-        if chip is None:
-            raise NotFound(f"chip {pk} does not exist")
-        metrics, series = selectors.chip_history(chip, window)
-        return _history(metrics, window, series)
+    model, related, reader = Chip, ("node", "cluster"), selectors.chip_history
 
 
 @extend_schema(
     tags=["usage"], parameters=[s.HistoryQuerySerializer], responses=s.HistorySerializer
 )
-class SliceHistoryView(APIView):
+class SliceHistoryView(_HistoryView):
     """One slice over time: AICore % of its own cores, HBM used vs booked."""
 
-    def get(self, request: Request, pk: int) -> Response:
-        window = _query(s.HistoryQuerySerializer, request)["window"]
-        slice_ = Slice.objects.select_related("chip", "cluster").filter(pk=pk).first()
-        if slice_ is None:
-            raise NotFound(f"slice {pk} does not exist")
-        metrics, series = selectors.slice_history(slice_, window)
-        return _history(metrics, window, series)
+    model, related, reader = Slice, ("chip", "cluster"), selectors.slice_history
 
 
 @extend_schema(
