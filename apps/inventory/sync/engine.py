@@ -24,7 +24,8 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -559,20 +560,16 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
     """
     gateway = gateway_for(cluster)
     counts: dict[str, int] = {}
+    # The device config first: slices need its templates for AICore/AICPU.
+    ordered = sorted(
+        targets_for(cluster), key=lambda t: t.key != "configmap:device-config"
+    )
     try:
         writer = ClusterWriter(cluster)
-        # The device config first: slices need its templates for AICore/AICPU.
-        ordered = sorted(
-            targets_for(cluster), key=lambda t: t.key != "configmap:device-config"
-        )
-        for target in ordered:
-            try:
-                result = gateway.list_all(
-                    target.path, field_selector=target.field_selector
-                )
-            except KubeError as exc:
-                if not _not_served(gateway, target, exc):
-                    raise
+        for target, listed in _lists_one_ahead(gateway, ordered):
+            if isinstance(listed, KubeError):
+                if not _not_served(gateway, target, listed):
+                    raise listed
                 target.apply_full(writer, [])
                 SyncCursor.objects.update_or_create(
                     cluster=cluster,
@@ -586,13 +583,13 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                 )
                 counts[target.key] = 0
                 continue
-            outcomes = apply_list(target, writer, result.items)
+            outcomes = apply_list(target, writer, listed.items)
             now = timezone.now()
             SyncCursor.objects.update_or_create(
                 cluster=cluster,
                 resource=target.key,
                 defaults={
-                    "resource_version": result.resource_version,
+                    "resource_version": listed.resource_version,
                     "last_list_at": now,
                     "last_success_at": now,
                     "last_error": "",
@@ -604,11 +601,47 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                     ][-SKIPPED_MAX:],
                 },
             )
-            counts[target.key] = len(result.items)
+            counts[target.key] = len(listed.items)
     finally:
         gateway.close()
     refresh_cluster_state(cluster.pk)
     return counts
+
+
+def _lists_one_ahead(
+    gateway: Gateway, targets: Sequence[Target]
+) -> Iterator[tuple[Target, kubeapi.ListResult | KubeError]]:
+    """Each target's full list (or the KubeError it met), in order, fetched
+    one target ahead of the caller.
+
+    While the caller writes one list, the next downloads and parses in a
+    thread: a write spends much of its time waiting on PostgreSQL (COPY,
+    usage recount, commit), with the interpreter free, and the next list
+    fills that wait. Only one list is ever fetched ahead, so at most two are
+    held at once. Any other error (the network) is raised to the caller when
+    its turn comes, as if it had been met there.
+    """
+
+    def fetch(target: Target) -> kubeapi.ListResult | KubeError:
+        try:
+            return gateway.list_all(target.path, field_selector=target.field_selector)
+        except KubeError as exc:
+            return exc
+
+    if not targets:
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="sync-list") as pool:
+        ahead = pool.submit(fetch, targets[0])
+        try:
+            for index, target in enumerate(targets):
+                current = ahead
+                if index + 1 < len(targets):
+                    ahead = pool.submit(fetch, targets[index + 1])
+                yield target, current.result()
+        finally:
+            # The caller stopped early (an error, or it was closed): a list
+            # not yet started is not wanted; the running one ends on its own.
+            ahead.cancel()
 
 
 def sync_run(

@@ -9,6 +9,7 @@ import pytest
 
 from apps.inventory.models import Chip, Node, PendingPod, Slice
 from apps.inventory.sync.writer import ClusterWriter
+from tests.requires import missing
 
 pytestmark = pytest.mark.django_db
 
@@ -205,3 +206,67 @@ def test_a_slice_records_whether_volcano_may_evict_it_and_its_queue(
     assert (marked.preemptable, marked.volcano_queue) == (preemptable, "research")
     other = Slice.objects.get(pod_name=objects["pods"][1]["metadata"]["name"])
     assert (other.preemptable, other.volcano_queue) == (True, "default")
+
+
+def test_an_event_touches_only_its_own_namespaces_pod(guide_cluster, objects):
+    # given the same pod name in two namespaces
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    twin = copy.deepcopy(objects["pods"][0])
+    twin["metadata"]["namespace"] = "other-team"
+    writer.replace_pods([*objects["pods"], twin])
+    name = twin["metadata"]["name"]
+    assert Slice.objects.filter(pod_name=name).count() == 2
+    # when one of them ends
+    done = copy.deepcopy(twin)
+    done["status"]["phase"] = "Failed"
+    writer.apply_pod_events([("MODIFIED", done)])
+    # then only its slice goes; the other namespace's twin stays as it was
+    left = Slice.objects.filter(pod_name=name)
+    assert list(left.values_list("namespace", flat=True)) == [
+        objects["pods"][0]["metadata"]["namespace"]
+    ]
+    chip0 = Chip.objects.get(node__name="npu-node-310p-01", index=0)
+    assert (chip0.slots_used, chip0.memory_used) == (1, 3072)
+
+
+def test_a_changed_slice_is_updated_in_place(guide_cluster, objects):
+    writer = ClusterWriter(guide_cluster)
+    writer.replace_nodes(objects["nodes"])
+    writer.replace_pods(objects["pods"])
+    before = Slice.objects.get(pod_name="npu-pod-910b")
+    moved = copy.deepcopy(objects["pods"][1])
+    moved["spec"]["priority"] = 7
+    moved["spec"]["priorityClassName"] = "low"
+    writer.apply_pod_events([("MODIFIED", moved)])
+    after = Slice.objects.get(pod_name="npu-pod-910b")
+    assert after.id == before.id
+    assert (after.priority, after.priority_class) == (7, "low")
+    assert (after.template, after.memory, after.chip_id) == (
+        before.template,
+        before.memory,
+        before.chip_id,
+    )
+
+
+# Real transactions: inside the test's own, the setting would last until its end.
+@pytest.mark.django_db(transaction=True)
+def test_sync_transactions_do_not_wait_for_the_disk(guide_cluster):
+    """The mirror's transactions commit with synchronous_commit off (a crash
+    loses at most the last moments, which the next watch brings back); the
+    setting is the transaction's own and does not outlive it."""
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        missing("needs PostgreSQL: synchronous_commit is PostgreSQL's")
+
+    def setting() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return cursor.fetchone()[0]
+
+    writer = ClusterWriter(guide_cluster)
+    with transaction.atomic():
+        writer._serialize()
+        assert setting() == "off"
+    assert setting() == "on"
