@@ -8,11 +8,11 @@ is created beside it and dropped at the end) and Redis (``REDIS_URL``, default
 
 Prints, all measured in the same run:
 1. initial sync of the ``scale`` scenario beside only downloading and parsing
-   the same lists (aim: ratio <= 3);
+   the same lists (aim: ratio <= 2.0);
 2. watch throughput: a backlog of N pod events absorbed by one worker, in
-   events per second (aim: >= 1,000);
+   events per second (aim: >= 10,000);
 3. event-to-WebSocket-client latency p50/p95 under that load, through a real
-   portal process (uvicorn) and the Redis channel layer (aim: p95 < 300 ms):
+   portal process (uvicorn) and the Redis channel layer (aim: p95 < 100 ms):
    a separate process patches pods at ``--load-rate`` (default 1,000/s) while
    probe pods are deleted one by one, and the rates actually sent and absorbed
    by the worker during the probes are printed beside the latencies.
@@ -71,7 +71,9 @@ def _drop_db(base: str, name: str = "vnpu_bench") -> None:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[str]:
+def _start_sim(
+    args: argparse.Namespace, kubeconfig: Path, timeout: float = 120
+) -> subprocess.Popen[str]:
     # A process of its own: the simulator must not share a GIL with sync.
     command = [
         sys.executable,
@@ -98,9 +100,11 @@ def _start_sim(args: argparse.Namespace, kubeconfig: Path) -> subprocess.Popen[s
     sim = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + timeout
     while not (kubeconfig.exists() and kubeconfig.stat().st_size):
         if sim.poll() is not None or time.monotonic() > deadline:
+            sim.kill()  # a late one too: its output ends, and nothing is left running
+            sim.wait()
             raise SystemExit(
                 f"simcluster did not start: {sim.stdout.read() if sim.stdout else ''}"
             )
@@ -317,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"initial sync into PostgreSQL (all {len(counts)} streams; {chips} chips, {slices} slices): {initial:.2f} s"
         )
-        print(f"initial_sync_ratio={initial / download:.2f}  (aim <= 3)")
+        print(f"initial_sync_ratio={initial / download:.2f}  (aim <= 2.0)")
 
         # 2. watch throughput: a backlog of events while nobody watches, then one worker absorbs it
         names = [
@@ -354,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"absorbed {events} events in {absorbed:.2f} s (one worker, batches of up to 2000)"
         )
-        print(f"watch_events_per_s={events / absorbed:.0f}  (aim >= 1000)")
+        print(f"watch_events_per_s={events / absorbed:.0f}  (aim >= 10000)")
 
         # 3. latency to a WebSocket client through uvicorn + Redis, under a steady patch load
         user = user_ensure(username="bench", role="viewer")
@@ -393,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
             f"event-to-WebSocket latency over {len(latencies)} probes under load: p50 {p50 * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms"
         )
         print(
-            f"ws_latency_p50_ms={p50 * 1000:.0f} ws_latency_p95_ms={p95 * 1000:.0f}  (aim p95 < 300)"
+            f"ws_latency_p50_ms={p50 * 1000:.0f} ws_latency_p95_ms={p95 * 1000:.0f}  (aim p95 < 100)"
         )
         stop.set()
         runner.join(timeout=60)

@@ -192,6 +192,8 @@ class Stack:
         self._pg_database: str | None = None
         # Settings added to the portal's processes (read when one is started).
         self.extra_env: dict[str, str] = {}
+        # Arguments added to uvicorn's (read by ``start_web``; a later flag wins).
+        self.web_args: list[str] = []
 
     # -- environment of the portal's processes
 
@@ -324,6 +326,7 @@ class Stack:
                 "--port",
                 str(self.port),
                 "--no-access-log",
+                *self.web_args,
             ],
         )
         self._wait_http(timeout=60)
