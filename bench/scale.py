@@ -422,7 +422,8 @@ def measure(factor: float, base: str, args: argparse.Namespace) -> Figures:
             sim.wait(timeout=30)
         except subprocess.TimeoutExpired:
             sim.kill()
-        _drop_db(base, DB_NAME)
+        if not args.keep_database:
+            _drop_db(base, DB_NAME)
     figures.placements_per_s = _placements_per_s(size["nodes"], args.requests)
     return figures
 
@@ -512,6 +513,11 @@ def main(argv: list[str] | None = None) -> int:
         "--requests", type=int, default=5000, help="allocator requests per size"
     )
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument(
+        "--keep-database",
+        action="store_true",
+        help=f"leave the last size's database ({DB_NAME}) for a closer look",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
