@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import yaml
 from django.conf import settings
+from django.db.models import Count
 
 from apps.inventory.deviceconfig.versions import (
     Component,
@@ -545,18 +546,23 @@ def _daemonset_check(cluster: Cluster) -> dict[str, Any]:
 
 def _registration_checks(cluster: Cluster) -> dict[str, Any]:
     specs = {s.common_word: s for s in chip_type_specs(cluster)}
-    registered: dict[str, list[tuple[int, int]]] = {}
-    for word, slots, memory in Chip.objects.filter(cluster=cluster).values_list(
-        "common_word", "slots", "memory"
+    # Per type: each distinct (slots, memory) the chips advertise, with its
+    # chip count, grouped in the database (a few rows, not one per chip).
+    registered: dict[str, dict[tuple[int, int], int]] = {}
+    for word, slots, memory, n in (
+        Chip.objects.filter(cluster=cluster)
+        .order_by()
+        .values_list("common_word", "slots", "memory")
+        .annotate(n=Count("id"))
     ):
-        registered.setdefault(word, []).append((slots, memory))
+        registered.setdefault(word, {})[(slots, memory)] = n
     problems: list[tuple[CheckStatus, str]] = []
     for word in sorted(set(registered) - set(specs)):
         problems.append(
             (
                 "fail",
-                f"{len(registered[word])} chips register as {word}, which the device "
-                "config does not define",
+                f"{sum(registered[word].values())} chips register as {word}, which "
+                "the device config does not define",
             )
         )
     for word, spec in specs.items():

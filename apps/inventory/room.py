@@ -102,6 +102,20 @@ def type_room(
     Only eligible chips (healthy, not cordoned) count: the allocator never
     places on the others, so their free memory is neither usable nor stranded.
     """
+    return type_room_counted(common_word, templates, ((chip, 1) for chip in chips))
+
+
+def type_room_counted(
+    common_word: str,
+    templates: Iterable[TemplateSpec],
+    counted: Iterable[tuple[ChipLoad, int]],
+) -> TypeRoom:
+    """:func:`type_room` over ``(load, n)`` pairs: ``n`` chips with that same load.
+
+    Every figure is a sum over chips, so identical chips are counted once and
+    weighted: the database can group 80,000 chips into a handful of distinct
+    loads, and the answer is the same as over the chips one by one.
+    """
     templates = sorted(templates, key=lambda t: (t.memory, t.name))
     room = TypeRoom(
         common_word=common_word,
@@ -110,21 +124,21 @@ def type_room(
         ],
         smallest_template_memory=templates[0].memory if templates else None,
     )
-    for chip in chips:
-        room.chips += 1
+    for chip, n in counted:
+        room.chips += n
         if not chip.eligible:
             continue
-        room.eligible_chips += 1
+        room.eligible_chips += n
         free = max(0, chip.memory - chip.memory_used)
-        room.free_memory += free
+        room.free_memory += free * n
         for template, entry in zip(templates, room.templates, strict=True):
-            n = slices_that_fit(chip, template)
-            entry.slices_that_fit += n
-            entry.chips_with_room += 1 if n else 0
-            entry.stranded_memory += free - n * template.memory
+            fit = slices_that_fit(chip, template)
+            entry.slices_that_fit += fit * n
+            entry.chips_with_room += n if fit else 0
+            entry.stranded_memory += (free - fit * template.memory) * n
         if free and templates and slices_that_fit(chip, templates[0]) == 0:
-            room.stranded_memory += free
-            room.stranded_chips += 1
+            room.stranded_memory += free * n
+            room.stranded_chips += n
     fitting = [e for e in room.templates if e.chips_with_room]
     if fitting:
         largest = max(fitting, key=lambda e: (e.memory, e.name))
