@@ -23,9 +23,12 @@ once per process.
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -51,6 +54,13 @@ log = logging.getLogger("kubestack.deviceplugin")
 DEVICE_CONFIGMAP = ("kube-system", "hami-scheduler-device")
 DEVICE_CONFIG_KEY = "device-config.yaml"
 REPORT_INTERVAL = 30.0  # the real plugin's default
+REPORT_THREADS = 8
+# A watch event's line holds this when its pod waits for the plugin (a pod's
+# annotations are JSON strings: the quotes inside them are escaped).
+ALLOCATING = f'"{BIND_PHASE}":"allocating"'
+ERROR_EVENT = '{"type":"ERROR"'
+# The first resourceVersion of a watch event is its object's (metadata comes first).
+RESOURCE_VERSION = re.compile(r'"resourceVersion":"(\d+)"')
 
 
 @dataclass
@@ -97,10 +107,16 @@ def registration(
 class DevicePlugin:
     """The plugin of every fake node of a scenario (see module docstring)."""
 
-    def __init__(self, api_client: Any) -> None:
+    def __init__(
+        self, api_client: Any, report_interval: float = REPORT_INTERVAL
+    ) -> None:
         from kubernetes import client
 
         self.core = client.CoreV1Api(api_client)
+        # Seconds between reports; 0: only when asked (a start, a reload, a
+        # chip's health), for the scale scenario: two writes a node every 30 s
+        # are 67 node writes a second at a thousand nodes.
+        self.report_interval = report_interval
         self.nodes: dict[str, NodeHardware] = {}  # added as their Node objects exist
         self.chip_types: list[ChipTypeSpec] = []
         self.vnpu_core = False
@@ -177,88 +193,141 @@ class DevicePlugin:
         self._last_report = moment
         with self._lock:
             nodes = list(self.nodes.values())
-        for node in nodes:
-            if self._stop.is_set():
-                return  # the stack is stopping: the API server may be gone
-            found = registration(node, self.chip_types, self.vnpu_core)
-            self.registered[node.name] = found[1] if found else None
-            if found is None:
-                continue  # crash loop: no chipName matches this node's chips
-            written, _ = found
-            annotations = written["metadata"]["annotations"]
-            # The handshake moves on with this report (see the docstring).
-            for key in annotations:
-                if key.startswith("hami.io/node-handshake-"):
-                    annotations[key] = render_handshake_reported(moment + REPORT_OFFSET)
-            try:
-                self.core.patch_node(
-                    node.name, {"metadata": {"annotations": annotations}}
-                )
-                self.core.patch_node_status(
-                    node.name,
-                    {
-                        "status": {
-                            "capacity": written["status"]["capacity"],
-                            "allocatable": written["status"]["allocatable"],
-                        }
-                    },
-                )
-            except Exception as error:
-                log.warning("registering %s failed: %s", node.name, error)
+        if len(nodes) <= 1:
+            for node in nodes:
+                self._report_node(node, moment)
+            return
+        # A few nodes at a time: a thousand nodes one after another took a minute.
+        with ThreadPoolExecutor(min(REPORT_THREADS, len(nodes))) as pool:
+            for _ in pool.map(lambda node: self._report_node(node, moment), nodes):
+                pass
+
+    def _report_node(self, node: NodeHardware, moment: datetime) -> None:
+        if self._stop.is_set():
+            return  # the stack is stopping: the API server may be gone
+        found = registration(node, self.chip_types, self.vnpu_core)
+        self.registered[node.name] = found[1] if found else None
+        if found is None:
+            return  # crash loop: no chipName matches this node's chips
+        written, _ = found
+        annotations = written["metadata"]["annotations"]
+        # The handshake moves on with this report (see report's docstring).
+        for key in annotations:
+            if key.startswith("hami.io/node-handshake-"):
+                annotations[key] = render_handshake_reported(moment + REPORT_OFFSET)
+        try:
+            # The answers are not read into models (see _allocate_loop).
+            self.core.patch_node(
+                node.name,
+                {"metadata": {"annotations": annotations}},
+                _preload_content=False,
+            ).drain_conn()
+            self.core.patch_node_status(
+                node.name,
+                {
+                    "status": {
+                        "capacity": written["status"]["capacity"],
+                        "allocatable": written["status"]["allocatable"],
+                    }
+                },
+                _preload_content=False,
+            ).drain_conn()
+        except Exception as error:
+            log.warning("registering %s failed: %s", node.name, error)
 
     def _report_loop(self) -> None:
-        while not self._stop.wait(REPORT_INTERVAL):
+        if not self.report_interval:
+            return
+        while not self._stop.wait(self.report_interval):
             self.report()
 
     def _allocate_loop(self) -> None:
-        from kubernetes import watch
-
+        """List the pods once, then follow their events from that list's
+        resourceVersion; list again only when the watch fails (410 Gone, a cut
+        connection). Raw JSON: the typed client's models cost milliseconds a
+        pod, and a scenario has tens of thousands of pods."""
+        resource_version = ""
         while not self._stop.is_set():
             try:
-                self._serve_pending()
-                stream = watch.Watch()
-                for event in stream.stream(
-                    self.core.list_pod_for_all_namespaces,
-                    timeout_seconds=30,
-                    _request_timeout=40,
-                ):
-                    if self._stop.is_set():
-                        stream.stop()
-                        return
-                    pod = event["object"]
-                    if event["type"] != "DELETED" and self._wants_allocate(
-                        pod.to_dict()
-                    ):
-                        self._serve_pending(pod.spec.node_name)
+                if not resource_version:
+                    resource_version = self._serve_pending()
+                resource_version = self._follow(resource_version)
             except Exception as error:
+                resource_version = ""
                 if not self._stop.is_set():
                     log.warning("allocation watch restarted: %s", error)
                     time.sleep(0.5)
 
+    def _follow(self, resource_version: str) -> str:
+        """Serve the pods that a watch from ``resource_version`` shows waiting
+        for their vNPUs, for up to 30 s; returns the resourceVersion to go on
+        from ("" to list again)."""
+        from kubernetes.watch.watch import iter_resp_lines
+
+        response = self.core.list_pod_for_all_namespaces(
+            watch=True,
+            resource_version=resource_version,
+            allow_watch_bookmarks=True,
+            timeout_seconds=30,
+            _request_timeout=40,
+            _preload_content=False,
+        )
+        try:
+            for line in iter_resp_lines(response):
+                if self._stop.is_set():
+                    break
+                if ALLOCATING not in line and not line.startswith(ERROR_EVENT):
+                    # Not one to serve: only where to resume from. Parsed
+                    # whole, the events of 30,000 pods created at once kept
+                    # this thread so late that the API server cut the watch.
+                    found = RESOURCE_VERSION.search(line)
+                    if found:
+                        resource_version = found.group(1)
+                    continue
+                event = json.loads(line)
+                pod = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    return ""  # 410 Gone (history compacted): list again
+                resource_version = (pod.get("metadata") or {}).get(
+                    "resourceVersion", resource_version
+                )
+                if event.get("type") in ("ADDED", "MODIFIED") and (
+                    self._wants_allocate(pod)
+                ):
+                    self._serve_pending(pod["spec"]["nodeName"])
+        finally:
+            response.release_conn()
+        return resource_version
+
     def _wants_allocate(self, pod: dict[str, Any]) -> bool:
         spec = pod.get("spec") or {}
-        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        metadata = pod.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
         return (
-            spec.get("node_name") in self.nodes
+            spec.get("nodeName") in self.nodes
             and annotations.get(BIND_PHASE) == "allocating"
-            and not (pod.get("metadata") or {}).get("deletion_timestamp")
+            and not metadata.get("deletionTimestamp")
         )
 
-    def _serve_pending(self, node_name: str | None = None) -> None:
-        """Allocate every bound pod waiting for its vNPUs (of one node, or all)."""
-        api = self.core.api_client
+    def _serve_pending(self, node_name: str | None = None) -> str:
+        """Allocate every bound pod waiting for its vNPUs (of one node, or all).
+
+        Returns the list's resourceVersion.
+        """
         selector = f"spec.nodeName={node_name}" if node_name else ""
-        pods = api.sanitize_for_serialization(
-            self.core.list_pod_for_all_namespaces(field_selector=selector).items
+        response = self.core.list_pod_for_all_namespaces(
+            field_selector=selector, _preload_content=False
         )
+        found = json.loads(response.data)
+        pods = found.get("items") or []
         by_node: dict[str, list[dict[str, Any]]] = {}
         for pod in pods:
             node = (pod.get("spec") or {}).get("nodeName")
             if node in self.nodes:
                 by_node.setdefault(node, []).append(pod)
         for node, node_pods in by_node.items():
-            found = self.registered.get(node)
-            devices = {d.id: d for d in found} if found else {}
+            registered = self.registered.get(node)
+            devices = {d.id: d for d in registered} if registered else {}
             for pod in sorted(
                 node_pods, key=lambda p: p["metadata"].get("creationTimestamp", "")
             ):
@@ -274,6 +343,7 @@ class DevicePlugin:
                 else:
                     self._fail(pod, reason)
                     pod.setdefault("status", {})["phase"] = "Failed"
+        return str((found.get("metadata") or {}).get("resourceVersion", ""))
 
     def _succeed(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]

@@ -10,7 +10,11 @@ three are changed, where a real node differs:
 - node-heartbeat: KWOK posts a node's status every 20 to 45 s; the node
   lifecycle controller calls a node NotReady after 50 s without one, so on a
   loaded CI machine a late heartbeat made both nodes NotReady (tainted) until
-  KWOK re-initialised them. A kubelet posts every 10 s, and so does this.
+  KWOK re-initialised them. A kubelet posts every 10 s; this posts more often:
+  KWOK's ``jitterDurationMilliseconds`` is the upper bound of the delay, not an
+  amount added, and one below ``durationMilliseconds`` *is* the delay, so 10 s
+  and a 3 s jitter post every 3 s (free on a few nodes; at a thousand, see
+  the scale scenario, which passes its own).
 - pod-delete: KWOK removes a deleted pod at once; a real container holds its vNPU
   until it exits, at worst until its grace period ends. Here it is removed at its
   ``deletionTimestamp`` (a process that ignores SIGTERM, like ``sleep``), so a
@@ -27,12 +31,25 @@ import yaml
 from kubestack import versions
 
 NODE_LABEL = "kubestack.io/kwok"
+# KWOK leaves a pod with this label alone (--disregard-status-with-label-selector):
+# it never starts or removes it, and skips its events before matching any
+# stage. Its creator writes its status (the scale scenario: 30,000 pods whose
+# events, matched against every stage, kept KWOK so far behind its watch that
+# the API server cut it again and again, and each time KWOK listed them all).
+# Deleted, such a pod stays until deleted with --grace-period=0.
+STARTED_BY_CREATOR = "kubestack.io/started-by-creator"
 BIND_PHASE = "hami.io/bind-phase"
 HEARTBEAT_SECONDS = 10
 HEARTBEAT_JITTER_SECONDS = 3
 
 
-def _adjust(stage: dict[str, Any]) -> dict[str, Any]:
+def _adjust(
+    stage: dict[str, Any],
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    heartbeat_jitter_seconds: float = HEARTBEAT_JITTER_SECONDS,
+) -> dict[str, Any]:
+    """``stage`` as changed here (module docstring); the heartbeat's delay is
+    KWOK's ``durationMilliseconds`` and ``jitterDurationMilliseconds``."""
     name = stage["metadata"]["name"]
     spec = stage["spec"]
     if name == "pod-ready":
@@ -45,8 +62,8 @@ def _adjust(stage: dict[str, Any]) -> dict[str, Any]:
         )
     if name == "node-heartbeat":
         spec["delay"] = {
-            "durationMilliseconds": HEARTBEAT_SECONDS * 1000,
-            "jitterDurationMilliseconds": HEARTBEAT_JITTER_SECONDS * 1000,
+            "durationMilliseconds": int(heartbeat_seconds * 1000),
+            "jitterDurationMilliseconds": int(heartbeat_jitter_seconds * 1000),
         }
     if name == "pod-delete":
         spec["delay"] = {
@@ -56,12 +73,20 @@ def _adjust(stage: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
-def write_config(stages: Path, workdir: Path) -> Path:
-    """Write KWOK's ``--config`` file (every stage, adjusted) and return its path."""
+def write_config(
+    stages: Path,
+    workdir: Path,
+    heartbeat_seconds: float = HEARTBEAT_SECONDS,
+    heartbeat_jitter_seconds: float = HEARTBEAT_JITTER_SECONDS,
+) -> Path:
+    """Write KWOK's ``--config`` file (every stage, adjusted; the heartbeat
+    as :func:`_adjust` takes it) and return its path."""
     documents = []
     for relative in versions.KWOK_STAGES:
         text = (stages / relative.replace("/", "-")).read_text()
-        documents.append(_adjust(yaml.safe_load(text)))
+        documents.append(
+            _adjust(yaml.safe_load(text), heartbeat_seconds, heartbeat_jitter_seconds)
+        )
     target = workdir / "kwok.yaml"
     target.write_text(yaml.safe_dump_all(documents, sort_keys=False))
     return target

@@ -11,7 +11,10 @@
   at once, for bursts of requests that the real Volcano must place.
 - ``scale``: ``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and
   ``pods`` pods, ``slice_pods`` of them holding a slice, created already bound
-  (as if placed long ago): for sync benchmarks, not for scheduling.
+  and running (as if placed long ago: their status is written at creation, not
+  by KWOK): for sync benchmarks, not for scheduling. Its nodes post their
+  status and Volcano schedules less often, so that a thousand nodes leave the
+  two cores of a small machine to the benchmark (see :class:`Scale`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from apps.inventory.hami.annotations import (
     render_runtime_info,
 )
 from kubestack import kwok, volcano
-from kubestack.deviceplugin import NodeHardware
+from kubestack.deviceplugin import REPORT_INTERVAL, NodeHardware
 from kubestack.processes import StackError, wait_until
 from simcluster import guide_data
 from simcluster.hardware import Chip, die_id
@@ -150,6 +153,15 @@ class Scenario:
     """Base: nodes, and the objects every scenario has."""
 
     name = "empty"
+    # KWOK posts each node's status after a delay it draws from these two
+    # (kwok.py: KWOK's duration and jitter, the jitter an upper bound); the
+    # device plugin reports every plugin_report_seconds; Volcano opens a
+    # scheduling session every schedule_period_seconds.
+    heartbeat_seconds: float = kwok.HEARTBEAT_SECONDS
+    heartbeat_jitter_seconds: float = kwok.HEARTBEAT_JITTER_SECONDS
+    plugin_report_seconds: float = REPORT_INTERVAL
+    schedule_period_seconds: float = 1
+    plugin_daemonset = True  # the device plugin's DaemonSet (a pod a node)
 
     def __init__(self, seed: int | None = None) -> None:
         self.random = random.Random(seed)  # noqa: S311 - test data, not secrets
@@ -189,9 +201,10 @@ class Scenario:
                 "data": {volcano.SCHEDULER_CONF_KEY: volcano.SCHEDULER_CONF},
             },
         ]
-        documents += [node_manifest(node) for node in self.nodes]
+        stack.create_objects(documents)
+        create_nodes(stack, [node_manifest(node) for node in self.nodes])
         selector = {"ascend": "on"}
-        documents += [
+        documents = [
             _workload(
                 "Deployment",
                 "volcano-system",
@@ -206,28 +219,79 @@ class Scenario:
                 "projecthami/hami:v2.5.0",
                 selector,
             ),
-            _workload(
-                "DaemonSet",
-                "kube-system",
-                "hami-ascend-device-plugin",
-                "projecthami/ascend-device-plugin:v1.1.0",
-                selector,
-            ),
         ]
+        if self.plugin_daemonset:
+            documents.append(
+                _workload(
+                    "DaemonSet",
+                    "kube-system",
+                    "hami-ascend-device-plugin",
+                    "projecthami/ascend-device-plugin:v1.1.0",
+                    selector,
+                )
+            )
         stack.create_objects(documents)
         if stack.device_plugin is None:
             raise StackError("the device plugin must run before a scenario installs")
         # The plugin's DaemonSet pods start on the nodes: it reads the config now.
         stack.device_plugin.add_nodes(self.nodes)
+        stack.say(f"{len(self.nodes)} nodes created, their chips registered")
         stack.start_volcano_scheduler()
         if self.nodes:
-            stack.kubectl(
-                "wait", "--for=condition=Ready", "node", "--all", "--timeout=60s"
-            )
+            # A second more for every ten nodes: KWOK readies a thousand in turn.
+            wait_nodes_ready(stack, self.nodes, 60 + len(self.nodes) // 10)
         stack.wait_volcano_ready()
 
     def place(self, stack: KubeStack) -> None:
         """Create the pods Volcano must place, and wait until they run."""
+
+
+def create_nodes(stack: KubeStack, nodes: list[dict[str, Any]]) -> None:
+    """Create Node objects a few at a time (``kubectl create`` makes them one
+    after another: a thousand took half a minute)."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(stack.kubernetes_client(pool_size=CREATE_THREADS))
+    with ThreadPoolExecutor(CREATE_THREADS) as pool:
+        for _ in pool.map(
+            lambda node: core.create_node(node, _preload_content=False).drain_conn(),
+            nodes,
+        ):
+            pass
+
+
+def wait_nodes_ready(
+    stack: KubeStack, nodes: list[NodeHardware], timeout: float
+) -> None:
+    """Wait until KWOK has made every one of ``nodes`` Ready.
+
+    One list of KWOK's nodes a look (``kubectl wait`` asks node by node, a
+    thousand one after another).
+    """
+    api = stack.kubernetes_client()
+    names = {node.name for node in nodes}
+
+    def ready() -> bool:
+        response = api.call_api(
+            "/api/v1/nodes",
+            "GET",
+            query_params=[("labelSelector", f"{kwok.NODE_LABEL}=true")],
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+        )
+        found = {
+            item["metadata"]["name"]
+            for item in json.loads(response.data).get("items") or []
+            if any(
+                condition.get("type") == "Ready" and condition.get("status") == "True"
+                for condition in (item.get("status") or {}).get("conditions") or []
+            )
+        }
+        return names <= found
+
+    wait_until("the nodes to be Ready", ready, timeout, list(stack.processes.values()))
 
 
 class Guide(Scenario):
@@ -396,10 +460,147 @@ def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) 
         ) from None
 
 
+SCALE_GROUP = "scale"  # the PodGroup of every scale pod, one a namespace
+CREATE_THREADS = 16
+NODE_IP = "10.20.0.1"  # every KWOK node's (stack.py: --node-ip)
+
+
+def start_pods(
+    stack: KubeStack, pods: list[dict[str, Any]], threads: int = CREATE_THREADS
+) -> None:
+    """Create ``pods`` and write each one's status as its kubelet would once
+    its container started, on ``threads`` connections (the answers left
+    unparsed: the typed client's models cost milliseconds a pod here).
+
+    For pods labelled :data:`kwok.STARTED_BY_CREATOR`, which KWOK leaves
+    alone. Left to KWOK, 30,000 pods kept it behind its watch: the API server
+    cut it as too slow, KWOK listed every pod again and started thousands
+    twice (each second start refused: two pod IPs): at 1x KWOK used 200 CPU
+    seconds (the API server 360).
+    """
+    from kubernetes import client
+
+    core = client.CoreV1Api(stack.kubernetes_client(pool_size=threads))
+
+    def start(indexed: tuple[int, dict[str, Any]]) -> None:
+        index, pod = indexed
+        meta = pod["metadata"]
+        core.create_namespaced_pod(
+            meta["namespace"], pod, _preload_content=False
+        ).drain_conn()
+        core.patch_namespaced_pod_status(
+            meta["name"],
+            meta["namespace"],
+            {"status": running_status(pod, scale_pod_ip(index))},
+            _content_type="application/merge-patch+json",
+            _preload_content=False,
+        ).drain_conn()
+
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in pool.map(start, enumerate(pods)):
+            pass
+
+
+def scale_pod_ip(index: int) -> str:
+    """A pod IP of its own (10.64.0.1 on), apart from KWOK's 172.16.0.0/16."""
+    n = index + 1
+    return f"10.{64 + n // 65536}.{n // 256 % 256}.{n % 256}"
+
+
+def running_status(pod: dict[str, Any], pod_ip: str) -> dict[str, Any]:
+    """The status of ``pod`` once its containers run (as KWOK's pod-ready writes)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {
+        "phase": "Running",
+        "startTime": now,
+        "hostIP": NODE_IP,
+        "hostIPs": [{"ip": NODE_IP}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "conditions": [
+            {"type": kind, "status": "True", "lastTransitionTime": now}
+            for kind in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+        ],
+        "containerStatuses": [
+            {
+                "name": container["name"],
+                "image": container["image"],
+                "imageID": "",
+                "ready": True,
+                "started": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": now}},
+            }
+            for container in pod["spec"]["containers"]
+        ],
+    }
+
+
+def count_not_running(api: Any, label: str, limit: int) -> int:
+    """How many pods labelled ``label`` are not Running, counted up to ``limit``
+    (their metadata only, one page)."""
+    response = api.call_api(
+        "/api/v1/pods",
+        "GET",
+        query_params=[
+            ("labelSelector", label),
+            ("fieldSelector", "status.phase!=Running"),
+            ("limit", limit),
+        ],
+        header_params={
+            "Accept": "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+        },
+        auth_settings=["BearerToken"],
+        _preload_content=False,
+        _return_http_data_only=True,
+    )
+    found = json.loads(response.data)
+    more = 1 if (found.get("metadata") or {}).get("continue") else 0
+    return len(found.get("items") or []) + more
+
+
+def wait_all_running(stack: KubeStack, label: str, timeout: float) -> None:
+    """Wait until every pod labelled ``label`` is Running.
+
+    Each look asks for one pod that is not (:func:`count_not_running`), so it
+    costs the API server a filter of its cache and this process nothing,
+    however many pods there are.
+    """
+    api = stack.kubernetes_client()
+    try:
+        wait_until(
+            "the scale pods to run",
+            lambda: count_not_running(api, label, 1) == 0,
+            timeout,
+            list(stack.processes.values()),
+            interval=1.0,
+        )
+    except StackError as error:
+        waiting = count_not_running(api, label, 1_000_000)
+        raise StackError(f"{error}\n{waiting} pods not running") from None
+
+
 class Scale(Scenario):
     """Many nodes and pods, pods created bound (see module docstring)."""
 
     name = "scale"
+    # A cluster this size on the two cores it shares with the portal being
+    # measured: what a real one does on machines of their own is slowed here.
+    # 1,000 nodes posting every 10 s and the plugin's two writes a node every
+    # 30 s were 150 node writes a second: both cores, with every watcher of
+    # nodes (Volcano rebuilds a node's devices on each). A kubelet posts its
+    # status every 5 min when nothing changed (a Lease says it lives); here
+    # every 2 to 3 min (the lifecycle controller's grace stretched to match;
+    # any other write to a node restarts KWOK's delay), and the plugin
+    # registers once. Volcano's session clones every node and
+    # pod: every second, at 6,000 pods that was a quarter of a core; nothing
+    # here is left to schedule (the pods come placed), so once a minute.
+    heartbeat_seconds = 120
+    heartbeat_jitter_seconds = 180
+    plugin_report_seconds = 0
+    schedule_period_seconds = 60
+    # simcluster's scale has no plugin pods either: the same pods on both.
+    plugin_daemonset = False
 
     def __init__(
         self,
@@ -410,6 +611,7 @@ class Scale(Scenario):
     ) -> None:
         super().__init__(seed)
         self.pod_count, self.slice_pods = pods, slice_pods
+        self.created_in = 0.0
         self.nodes = [
             NodeHardware(
                 f"npu-node-{index:04d}",
@@ -425,12 +627,21 @@ class Scale(Scenario):
         ]
 
     def place(self, stack: KubeStack) -> None:
-        from kubernetes import client
-
+        """Create the pods bound and running (:func:`start_pods`); ``created_in``
+        is how long that took."""
         namespaces = [f"team-{i:02d}" for i in range(10)]
         stack.create_objects(
             [
                 {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+                for ns in namespaces
+            ]
+            + [
+                {
+                    "apiVersion": "scheduling.volcano.sh/v1beta1",
+                    "kind": "PodGroup",
+                    "metadata": {"name": SCALE_GROUP, "namespace": ns},
+                    "spec": {"minMember": 1, "queue": "default"},
+                }
                 for ns in namespaces
             ]
         )
@@ -446,25 +657,15 @@ class Scale(Scenario):
                 60,
                 [],
             )
-        core = client.CoreV1Api(stack.kubernetes_client())
         manifests = list(self._bound_pods(namespaces))
-
-        def create(pod: dict[str, Any]) -> Any:
-            return core.create_namespaced_pod(pod["metadata"]["namespace"], pod)
-
-        with ThreadPoolExecutor(8) as pool:
-            list(pool.map(create, manifests))
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            running = len(
-                core.list_pod_for_all_namespaces(
-                    field_selector="status.phase=Running"
-                ).items
-            )
-            if running >= len(manifests):
-                return
-            time.sleep(1)
-        raise StackError("the scale scenario's pods did not all start in 300 s")
+        started = time.monotonic()
+        start_pods(stack, manifests)
+        self.created_in = time.monotonic() - started
+        stack.say(
+            f"{len(manifests)} pods created and started in {self.created_in:.1f} s "
+            f"({len(manifests) / max(self.created_in, 1e-9):.0f}/s)"
+        )
+        wait_all_running(stack, kwok.STARTED_BY_CREATOR, 60)
 
     def _bound_pods(self, namespaces: list[str]) -> Any:
         slots: list[tuple[NodeHardware, Chip]] = [
@@ -502,6 +703,10 @@ class Scale(Scenario):
                 }
             pod["spec"]["nodeName"] = node.name
             pod["spec"]["schedulerName"] = "volcano"
+            # Placed by Volcano long ago: in a PodGroup already (else Volcano's
+            # controller makes one a pod, and patches the pod, 60,000 writes).
+            pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"] = SCALE_GROUP
+            pod["metadata"]["labels"][kwok.STARTED_BY_CREATOR] = "true"
             yield pod
 
 

@@ -184,12 +184,18 @@ class KubeStack:
         )
         return target
 
-    def kubernetes_client(self, user: str = ADMIN) -> Any:
-        """A ``kubernetes.client.ApiClient`` as ``user`` (admin by default)."""
-        from kubernetes import config
+    def kubernetes_client(self, user: str = ADMIN, pool_size: int = 0) -> Any:
+        """A ``kubernetes.client.ApiClient`` as ``user`` (admin by default),
+        keeping up to ``pool_size`` connections (default: the client's, five a
+        CPU) for as many threads."""
+        from kubernetes import client, config
 
         path = self.write_kubeconfig(self.workdir / f"client-{user}.kubeconfig", user)
-        return config.new_client_from_config(str(path))
+        configuration = client.Configuration()
+        config.load_kube_config(str(path), client_configuration=configuration)
+        if pool_size:
+            configuration.connection_pool_maxsize = pool_size
+        return client.ApiClient(configuration)
 
     def kubectl(
         self,
@@ -217,12 +223,14 @@ class KubeStack:
         return done
 
     def create_objects(self, items: list[dict[str, Any]]) -> None:
-        """Create the objects with one ``kubectl create`` (a v1 List)."""
+        """Create the objects with one ``kubectl create`` (a v1 List; it
+        creates them one by one: a second more for every ten)."""
         self.kubectl(
             "create",
             "-f",
             "-",
             stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": items}),
+            timeout=60 + len(items) / 10,
         )
 
     def force_delete_pods(self, namespace: str, selector: str) -> None:
@@ -478,7 +486,8 @@ class KubeStack:
 
     # -- start-up ---------------------------------------------------------
 
-    def _say(self, text: str) -> None:
+    def say(self, text: str) -> None:
+        """Report a step of the start to ``progress``, if given."""
         if self._progress is not None:
             self._progress(text)
 
@@ -503,15 +512,15 @@ class KubeStack:
         self._start_etcd()
         self._start_apiserver()
         self.write_kubeconfig(self._admin_kubeconfig)
-        self._say("api server ready")
+        self.say("api server ready")
         self._bootstrap()
         self._start_controllers()
         self.scenario.install(self)
-        self._say("scenario installed")
+        self.say("scenario installed")
         self.supervisor = Supervisor(self)
         self.supervisor.start()
         self.scenario.place(self)
-        self._say("scenario placed by Volcano")
+        self.say("scenario placed by Volcano")
 
     def _component_kubeconfig(self, user: str) -> Path:
         return self.write_kubeconfig(self.workdir / f"{user}.kubeconfig", user)
@@ -608,10 +617,19 @@ class KubeStack:
         self.kubectl("create", "-f", "-", stdin=volcano.BOOTSTRAP_YAML)
 
     def _start_controllers(self) -> None:
+        heartbeat = (
+            self.scenario.heartbeat_seconds,
+            self.scenario.heartbeat_jitter_seconds,
+        )
+        # The node lifecycle controller calls a node NotReady after 50 s without
+        # a heartbeat: a scenario whose nodes post less often stretches that
+        # (KWOK's delay is at most the larger of the two, kwok.py).
+        grace = 2 * max(heartbeat)
         kcm = spawn(
             "kube-controller-manager",
             [
                 str(self.bin / "kube-controller-manager"),
+                *([f"--node-monitor-grace-period={grace:.0f}s"] if grace > 50 else []),
                 f"--kubeconfig={self._component_kubeconfig('kube-controller-manager')}",
                 "--leader-elect=false",
                 "--controllers=*,-nodeipam,-service-lb-controller,-cloud-node-lifecycle-controller,-node-route-controller",
@@ -640,7 +658,9 @@ class KubeStack:
         self.processes["kube-scheduler"] = scheduler
         vcm = self._spawn_vc_controller()
         self.processes["vc-controller-manager"] = vcm
-        kwok_config = kwok.write_config(self.share / "kwok-stages", self.workdir)
+        kwok_config = kwok.write_config(
+            self.share / "kwok-stages", self.workdir, *heartbeat
+        )
         self.processes["kwok"] = spawn(
             "kwok",
             [
@@ -649,6 +669,7 @@ class KubeStack:
                 f"--config={kwok_config}",
                 "--manage-all-nodes=false",
                 f"--manage-nodes-with-label-selector={kwok.NODE_LABEL}=true",
+                f"--disregard-status-with-label-selector={kwok.STARTED_BY_CREATOR}=true",
                 "--node-ip=10.20.0.1",
                 "--cidr=172.16.0.0/16",
                 f"--server-address=127.0.0.1:{free_port()}",
@@ -665,7 +686,9 @@ class KubeStack:
             60,
             core_ready,
         )
-        self.device_plugin = DevicePlugin(self.kubernetes_client())
+        self.device_plugin = DevicePlugin(
+            self.kubernetes_client(), self.scenario.plugin_report_seconds
+        )
         self.device_plugin.start()
 
     def _spawn_vc_controller(self) -> Process:
@@ -711,7 +734,7 @@ class KubeStack:
             f"--scheduler-conf={conf}",
             "--leader-elect=false",
             "--scheduler-name=volcano",
-            "--schedule-period=1s",
+            f"--schedule-period={self.scenario.schedule_period_seconds:g}s",
             f"--listen-address=127.0.0.1:{free_port()}",
             f"--healthz-address=127.0.0.1:{free_port()}",
             "--v=3",
