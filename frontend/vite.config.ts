@@ -6,18 +6,24 @@ import type { Plugin } from "vite";
 
 // Pre-compressed copies (.gz, .br) of the built assets: WhiteNoise serves them
 // to browsers that accept them, with no compression work at run time.
+// "post": after Vite's own generateBundle work, which fills in the chunks'
+// preload lists (__VITE_PRELOAD__) once the app has dynamic imports; copies
+// taken before it would serve the placeholder to every browser that takes gzip.
 function precompress(): Plugin {
   return {
     name: "vnpu-precompress",
     apply: "build",
-    generateBundle(_options, bundle) {
-      for (const file of Object.values(bundle)) {
-        const source = file.type === "chunk" ? file.code : file.source;
-        if (!/\.(js|css|html|svg|json)$/.test(file.fileName) || source.length < 1024) continue;
-        const data = Buffer.from(source as string | Uint8Array);
-        this.emitFile({ type: "asset", fileName: `${file.fileName}.gz`, source: gzipSync(data, { level: 9 }) });
-        this.emitFile({ type: "asset", fileName: `${file.fileName}.br`, source: brotliCompressSync(data) });
-      }
+    generateBundle: {
+      order: "post",
+      handler(_options, bundle) {
+        for (const file of Object.values(bundle)) {
+          const source = file.type === "chunk" ? file.code : file.source;
+          if (!/\.(js|css|html|svg|json)$/.test(file.fileName) || source.length < 1024) continue;
+          const data = Buffer.from(source as string | Uint8Array);
+          this.emitFile({ type: "asset", fileName: `${file.fileName}.gz`, source: gzipSync(data, { level: 9 }) });
+          this.emitFile({ type: "asset", fileName: `${file.fileName}.br`, source: brotliCompressSync(data) });
+        }
+      },
     },
   };
 }

@@ -1,35 +1,49 @@
 // The app: session (login or the shell), the selected cluster and its live
 // connection, the layout (left nav, top bar) and the routes.
 
-import { useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
+import { Suspense, useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
 import { api, ApiError, onUnauthorized } from "./api/client";
 import type { Cluster, Me, Page, Role } from "./api/types";
 import { Icon } from "./components/Icon";
 import { Banner, ConnectionDot, Loading, SyncBadge, Badge } from "./components/ui";
-import { ClusterLive } from "./live/store";
-import { LiveSocket, wsUrl } from "./live/socket";
+import type { ClusterLive } from "./live/store";
+import type { LiveSocket } from "./live/socket";
+import { rememberLiveCluster, takeLive } from "./live/early";
 import { Link, navigate, useLocation } from "./lib/router";
 import { useNow } from "./lib/useApi";
 import { ago } from "./lib/format";
 import { allows, SessionContext, useSession, type Session } from "./state/session";
 import { ClusterContext, rememberCluster, rememberedCluster, useClusters, useLiveVersion } from "./state/cluster";
 import { LoginPage } from "./pages/Login";
-import { OverviewPage } from "./pages/Overview";
-import { ChipsPage } from "./pages/Chips";
-import { SlicesPage } from "./pages/Slices";
-import { TemplatesPage } from "./pages/Templates";
-import { AuditPage } from "./pages/Audit";
-import { HealthPage } from "./pages/Health";
-import { RequestsPage } from "./pages/Requests";
-import { PreemptionsPage } from "./pages/Preemptions";
-import { TokensPage } from "./pages/Tokens";
-import { SubmitRequestPage } from "./pages/SubmitRequest";
-import { RequestDetailPage } from "./pages/RequestDetail";
-import { QueuesPage } from "./pages/Queues";
-import { PriorityClassesPage } from "./pages/PriorityClasses";
-import { UsagePage } from "./pages/Usage";
-import { CostPage } from "./pages/Cost";
-import { CostMonthlyPage } from "./pages/CostMonthly";
+import { lazyPage, type LazyPage } from "./lib/lazyPage";
+
+// Every page but the login is a chunk of its own, loaded when first shown
+// (lib/lazyPage: main.tsx preloads the one the URL opens).
+const PAGES: Record<string, LazyPage> = {
+  "/": lazyPage(() => import("./pages/Overview").then((m) => m.OverviewPage)),
+  "/chips": lazyPage(() => import("./pages/Chips").then((m) => m.ChipsPage)),
+  "/slices": lazyPage(() => import("./pages/Slices").then((m) => m.SlicesPage)),
+  "/templates": lazyPage(() => import("./pages/Templates").then((m) => m.TemplatesPage)),
+  "/requests": lazyPage(() => import("./pages/Requests").then((m) => m.RequestsPage)),
+  "/requests/new": lazyPage(() => import("./pages/SubmitRequest").then((m) => m.SubmitRequestPage)),
+  "/preemptions": lazyPage(() => import("./pages/Preemptions").then((m) => m.PreemptionsPage)),
+  "/tokens": lazyPage(() => import("./pages/Tokens").then((m) => m.TokensPage)),
+  "/queues": lazyPage(() => import("./pages/Queues").then((m) => m.QueuesPage)),
+  "/priority-classes": lazyPage(() => import("./pages/PriorityClasses").then((m) => m.PriorityClassesPage)),
+  "/usage": lazyPage(() => import("./pages/Usage").then((m) => m.UsagePage)),
+  "/cost": lazyPage(() => import("./pages/Cost").then((m) => m.CostPage)),
+  "/cost/monthly": lazyPage(() => import("./pages/CostMonthly").then((m) => m.CostMonthlyPage)),
+  "/health": lazyPage(() => import("./pages/Health").then((m) => m.HealthPage)),
+  "/audit": lazyPage(() => import("./pages/Audit").then((m) => m.AuditPage)),
+};
+const REQUEST_DETAIL = lazyPage<{ id: number }>(() => import("./pages/RequestDetail").then((m) => m.RequestDetailPage));
+
+/** Start loading the page at `path` (at start-up: while the session and the data are asked for). */
+export function preloadRoute(path: string): void {
+  const clean = path.replace(/\/+$/, "") || "/";
+  const page = /^\/requests\/\d+$/.test(clean) ? REQUEST_DETAIL : PAGES[clean];
+  page?.preload().catch(() => undefined); // rendering the page tries again and shows the error
+}
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -89,13 +103,11 @@ function ClusterProvider({ children }: { children: ReactNode }) {
   const clusterId = cluster?.id ?? null;
   useEffect(() => {
     if (clusterId === null) return undefined;
-    const store = new ClusterLive(clusterId);
-    const socket = new LiveSocket(wsUrl(clusterId), store, {
-      onDenied: () => window.location.reload(),
-    });
+    // The socket main.tsx opened at start-up when this was the cluster shown last.
+    const { store, socket } = takeLive(clusterId, () => window.location.reload());
+    rememberLiveCluster(clusterId);
     setLive(store);
     setSocket(socket);
-    socket.start();
     const sampler = setInterval(() => store.sample(), 10_000);
     // The socket sends the sync state when it changes; its last success time
     // moves all the time, so read it now and then.
@@ -191,7 +203,7 @@ function Shell() {
       <TopBar />
       <main className="main">
         <StaleBanner />
-        {cluster ? page : <NoCluster />}
+        <Suspense fallback={<Loading label="Loading the page" />}>{cluster ? page : <NoCluster />}</Suspense>
       </main>
     </div>
   );
@@ -204,45 +216,14 @@ function isActive(path: string, to: string) {
 function route(path: string): ReactNode {
   const clean = path.replace(/\/+$/, "") || "/";
   const detail = /^\/requests\/(\d+)$/.exec(clean);
-  if (detail) return <RequestDetailPage key={detail[1]} id={Number(detail[1])} />;
-  switch (clean) {
-    case "/":
-      return <OverviewPage />;
-    case "/chips":
-      return <ChipsPage />;
-    case "/slices":
-      return <SlicesPage />;
-    case "/templates":
-      return <TemplatesPage />;
-    case "/requests":
-      return <RequestsPage />;
-    case "/requests/new":
-      return <SubmitRequestPage />;
-    case "/preemptions":
-      return <PreemptionsPage />;
-    case "/tokens":
-      return <TokensPage />;
-    case "/queues":
-      return <QueuesPage />;
-    case "/priority-classes":
-      return <PriorityClassesPage />;
-    case "/usage":
-      return <UsagePage />;
-    case "/cost":
-      return <CostPage />;
-    case "/cost/monthly":
-      return <CostMonthlyPage />;
-    case "/health":
-      return <HealthPage />;
-    case "/audit":
-      return <AuditPage />;
-    default:
-      return (
-        <div className="empty">
-          No page at {path}. <Link to="/">Go to the overview</Link>
-        </div>
-      );
-  }
+  if (detail) return <REQUEST_DETAIL.Page key={detail[1]} id={Number(detail[1])} />;
+  const page = PAGES[clean];
+  if (page) return <page.Page />;
+  return (
+    <div className="empty">
+      No page at {path}. <Link to="/">Go to the overview</Link>
+    </div>
+  );
 }
 
 /** While the socket is down, every page says its figures may be old. */

@@ -1,7 +1,13 @@
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { App } from "./App";
+import { App, preloadRoute } from "./App";
+import { openEarly } from "./live/early";
 import "./styles.css";
+
+// The live snapshot is the slowest thing a page waits for: ask for it first,
+// and fetch the page's code while the app asks who is signed in.
+openEarly();
+preloadRoute(window.location.pathname);
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>

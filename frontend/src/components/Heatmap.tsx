@@ -1,11 +1,16 @@
 // The chips heat map: one canvas, one cell per chip (or per node), coloured
 // green -> amber -> red by the chosen metric. Unhealthy chips are dark with a
 // cross, cordoned ones hatched. Hover shows the numbers, click opens the chip.
+//
+// The canvas is drawn whole, once per change of the chips, the metric, the
+// selection or the width: scrolling it (or the page over it) only moves
+// pixels the compositor already has. Its width is read before the first draw,
+// so a page load draws it once, not at a guessed width and again at the real one.
 
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { fraction, totalsUsedTotal, type Chip, type Metric, type NodeGroup } from "../lib/chips";
-import { blockOrigin, cellOrigin, hitTest, layoutHeatmap, type HeatMode } from "../lib/heatmap";
-import { heatColor, mb, pctText } from "../lib/format";
+import { blockOrigin, cellOrigin, heatFill, hitTest, layoutHeatmap, type HeatMode } from "../lib/heatmap";
+import { mb, pctText } from "../lib/format";
 
 interface Props {
   groups: NodeGroup[];
@@ -28,12 +33,17 @@ interface Hover {
 export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChip, onSelectNode, maxHeight = 460 }: Props) {
   const wrapRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
-  const [width, setWidth] = useState(800);
+  const [width, setWidth] = useState(0);
   const [hover, setHover] = useState<Hover | null>(null);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     const el = wrapRef.current;
-    if (!el || typeof ResizeObserver === "undefined") return undefined;
+    if (!el) return undefined;
+    // The content box's width now (a layout the first paint needs anyway), then as it changes.
+    const style = getComputedStyle(el);
+    const padding = (parseFloat(style.paddingLeft) || 0) + (parseFloat(style.paddingRight) || 0);
+    setWidth(Math.max(200, Math.floor(el.clientWidth - padding)));
+    if (typeof ResizeObserver === "undefined") return undefined;
     const ro = new ResizeObserver(([entry]) => setWidth(Math.max(200, Math.floor(entry.contentRect.width))));
     ro.observe(el);
     return () => ro.disconnect();
@@ -43,7 +53,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
 
   useEffect(() => {
     const canvas = canvasRef.current;
-    if (!canvas) return;
+    if (!canvas || width === 0) return;
     const dpr = window.devicePixelRatio || 1;
     canvas.width = Math.ceil(layout.width * dpr);
     canvas.height = Math.ceil(Math.max(1, layout.height) * dpr);
@@ -66,7 +76,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
       if (mode === "node") {
         const [x, y] = blockOrigin(layout, i);
         const [used, total] = totalsUsedTotal(g.totals, metric);
-        ctx.fillStyle = heatColor(total > 0 ? used / total : 0);
+        ctx.fillStyle = heatFill(total > 0 ? used / total : 0);
         ctx.fillRect(x, y, cell, cell);
         if (layout.label) {
           // beside a named node's cell, its figure: no hover needed to read it
@@ -92,7 +102,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
         drawChip(ctx, c, x, y, cell, metric, c.id === selectedId);
       });
     });
-  }, [groups, layout, metric, mode, selectedId, version]);
+  }, [groups, layout, metric, mode, selectedId, version, width]);
 
   const onMove = (e: React.MouseEvent<HTMLCanvasElement>) => {
     const rect = e.currentTarget.getBoundingClientRect();
@@ -141,7 +151,7 @@ function drawChip(ctx: CanvasRenderingContext2D, c: Chip, x: number, y: number, 
     ctx.lineTo(x + 2, y + cell - 2);
     ctx.stroke();
   } else {
-    ctx.fillStyle = heatColor(fraction(c, metric));
+    ctx.fillStyle = heatFill(fraction(c, metric));
     ctx.fillRect(x, y, cell, cell);
     if (c.cordoned) {
       ctx.strokeStyle = "rgba(40,50,60,0.55)";

@@ -57,34 +57,48 @@ const COLUMN_KEYS: Record<ChipColumn, keyof Chip> = {
 export type RowDecoder = (row: readonly unknown[]) => Chip;
 
 export function rowDecoder(columns: readonly string[]): RowDecoder {
-  // A column this build does not know is skipped.
+  // Where each property's column is (-1: not sent; a column this build does
+  // not know is skipped). The chip is built as one object literal: a snapshot
+  // decodes 8,000 rows while the page waits, and setting properties by
+  // computed key on a prototype object cost several times more.
   const known: Partial<Record<string, keyof Chip>> = COLUMN_KEYS;
-  const slots = columns.map((c) => (Object.hasOwn(known, c) ? known[c] : undefined));
-  return (row) => {
-    const chip = {
-      id: 0,
-      node: "",
-      type: "",
-      index: 0,
-      uuid: "",
-      healthy: true,
-      cordoned: false,
-      slotsUsed: 0,
-      slots: 0,
-      memUsed: 0,
-      mem: 0,
-      coreUsed: 0,
-      core: 0,
-      cpuUsed: 0,
-      cpu: 0,
-    } as Chip;
-    const target = chip as unknown as Record<string, unknown>;
-    for (let i = 0; i < slots.length; i++) {
-      const key = slots[i];
-      if (key !== undefined) target[key] = row[i] ?? target[key];
-    }
-    return chip;
-  };
+  const at = (key: keyof Chip) => columns.findIndex((c) => Object.hasOwn(known, c) && known[c] === key);
+  const id = at("id");
+  const node = at("node");
+  const type = at("type");
+  const index = at("index");
+  const uuid = at("uuid");
+  const healthy = at("healthy");
+  const cordoned = at("cordoned");
+  const slotsUsed = at("slotsUsed");
+  const slots = at("slots");
+  const memUsed = at("memUsed");
+  const mem = at("mem");
+  const coreUsed = at("coreUsed");
+  const core = at("core");
+  const cpuUsed = at("cpuUsed");
+  const cpu = at("cpu");
+  // A missing column, or a null in it, keeps the default.
+  const num = (row: readonly unknown[], i: number) => (i < 0 ? 0 : ((row[i] ?? 0) as number));
+  const str = (row: readonly unknown[], i: number) => (i < 0 ? "" : ((row[i] ?? "") as string));
+  const bool = (row: readonly unknown[], i: number, fallback: boolean) => (i < 0 ? fallback : ((row[i] ?? fallback) as boolean));
+  return (row) => ({
+    id: num(row, id),
+    node: str(row, node),
+    type: str(row, type),
+    index: num(row, index),
+    uuid: str(row, uuid),
+    healthy: bool(row, healthy, true),
+    cordoned: bool(row, cordoned, false),
+    slotsUsed: num(row, slotsUsed),
+    slots: num(row, slots),
+    memUsed: num(row, memUsed),
+    mem: num(row, mem),
+    coreUsed: num(row, coreUsed),
+    core: num(row, core),
+    cpuUsed: num(row, cpuUsed),
+    cpu: num(row, cpu),
+  });
 }
 
 /** Compare for the natural order: node, chip type, index. */

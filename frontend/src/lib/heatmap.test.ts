@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { groupByNode, type Chip } from "./chips";
-import { cellOrigin, cellSizeFor, hitTest, layoutHeatmap } from "./heatmap";
+import { cellOrigin, cellSizeFor, heatFill, hitTest, hslToHex, IDLE_FILL, layoutHeatmap } from "./heatmap";
+import { heatColor } from "./format";
 
 function chips(nodes: number, perNode: number): Chip[] {
   const out: Chip[] = [];
@@ -52,3 +53,25 @@ describe("heat map layout", () => {
     expect(hitTest(layout, groups, x + 1, y + 1)).toEqual({ group: 42, chip: -1 });
   });
 });
+
+describe("heat map colours", () => {
+  it("converts hsl to hex as CSS does", () => {
+    expect(hslToHex(0, 100, 50)).toBe("#ff0000");
+    expect(hslToHex(120, 100, 25)).toBe("#008000");
+    expect(hslToHex(140, 62, 58)).toBe(hslToHexOf(heatColor(0.001)));
+  });
+
+  it("follows heatColor's ramp", () => {
+    expect(heatFill(0)).toBe(IDLE_FILL);
+    expect(heatFill(-1)).toBe(IDLE_FILL);
+    expect(heatFill(Number.NaN)).toBe(IDLE_FILL);
+    for (const f of [0.25, 0.5, 0.6, 0.75, 1]) expect(heatFill(f)).toBe(hslToHexOf(heatColor(f)));
+    expect(heatFill(2)).toBe(heatFill(1));
+  });
+});
+
+/** heatColor's "hsl(h s% l%)" as hex. */
+function hslToHexOf(css: string): string {
+  const [h, s, l] = css.match(/[\d.]+/g)!.map(Number);
+  return hslToHex(h, s, l);
+}

@@ -90,3 +90,45 @@ export function hitTest(layout: HeatLayout, groups: readonly NodeGroup[], x: num
   if (cx >= layout.blockCols || j >= groups[i].chips.length) return null;
   return { group: i, chip: j };
 }
+
+// --- colours --------------------------------------------------------------------
+
+/** The colour of an idle cell (heatColor's for 0). */
+export const IDLE_FILL = "#e7ebf0";
+const STEPS = 256;
+let palette: string[] | null = null;
+
+/** "hsl(h s% l%)" as "#rrggbb" (h in degrees, s and l in percent). */
+export function hslToHex(h: number, s: number, l: number): string {
+  const sat = s / 100;
+  const light = l / 100;
+  const a = sat * Math.min(light, 1 - light);
+  const channel = (n: number) => {
+    const k = (n + h / 30) % 12;
+    const v = light - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+    return Math.round(v * 255)
+      .toString(16)
+      .padStart(2, "0");
+  };
+  return `#${channel(0)}${channel(8)}${channel(4)}`;
+}
+
+/**
+ * lib/format's heatColor for a canvas: the same ramp in 256 steps, as
+ * "#rrggbb" strings made once. A canvas parses a hex colour faster than an
+ * hsl() one, and the heat map sets a fill per cell (8,000 of them) on every
+ * draw; heatColor also built a new string per call.
+ */
+export function heatFill(fraction: number): string {
+  if (!(fraction > 0)) return IDLE_FILL;
+  if (palette === null) {
+    palette = [IDLE_FILL];
+    for (let k = 1; k <= STEPS; k++) {
+      const f = k / STEPS;
+      // heatColor's ramp: hue 140 (green) -> 45 (amber) -> 0 (red), darker as it fills
+      const hue = f < 0.6 ? 140 - (f / 0.6) * 95 : 45 - ((f - 0.6) / 0.4) * 45;
+      palette.push(hslToHex(Math.round(hue), 62, Math.round(58 - f * 12)));
+    }
+  }
+  return palette[Math.max(1, Math.min(STEPS, Math.round(fraction * STEPS)))];
+}

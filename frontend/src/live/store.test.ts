@@ -176,6 +176,15 @@ describe("ClusterLive: delta application", () => {
     expect(live.nodeCount).toBe(2);
   });
 
+  it("tells of a snapshot at once, without waiting for a frame", () => {
+    const { live, flush } = store();
+    let seen = 0;
+    live.subscribe(() => (seen = live.chips.size));
+    live.apply(snapshot());
+    expect(seen).toBe(3);
+    expect(flush()).toBe(1); // nothing more queued
+  });
+
   it("coalesces a burst of deltas into one notification", () => {
     const { live, flush } = store();
     live.apply(snapshot());

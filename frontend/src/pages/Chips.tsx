@@ -8,7 +8,7 @@ import { api, qs } from "../api/client";
 import type { Page, Slice, Template } from "../api/types";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
-import { Badge, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
+import { Badge, CellBar, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { ChipHistory } from "./ChipHistory";
 import {
   filterChips,
@@ -42,8 +42,8 @@ const STATES: { key: ChipState; label: string }[] = [
   { key: "idle", label: "Idle" },
 ];
 
+/** Row height: .chip-row's height in styles.css, where its columns are too (a class, not a style per row). */
 const ROW = 30;
-const COLUMNS = "minmax(150px,1.4fr) 96px 34px 96px minmax(120px,1fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(90px,0.8fr) minmax(120px,1fr)";
 
 export function ChipsPage() {
   const { live, cluster } = useClusters();
@@ -216,7 +216,7 @@ export function ChipsPage() {
           scrollToIndex={selectedIndex}
           testId="chips-table"
           header={
-            <div className="vrow vhead" style={{ gridTemplateColumns: COLUMNS, height: 32 }} role="row">
+            <div className="vrow vhead chip-row" style={{ height: 32 }} role="row" aria-rowindex={1}>
               <button onClick={() => sortBy("node")}>Node{arrow("node")}</button>
               <button onClick={() => sortBy("type")}>Type{arrow("type")}</button>
               <span>#</span>
@@ -230,9 +230,10 @@ export function ChipsPage() {
           }
           renderRow={(i) => {
             const c = sorted[i];
+            // No key: VirtualRows keys its slots, and a slot's row is patched for its next chip.
             return (
               <ChipRowView
-                key={c.id}
+                rowIndex={i + 2}
                 chip={c}
                 templates={templates}
                 selected={c.id === selectedId}
@@ -250,14 +251,21 @@ export function ChipsPage() {
   );
 }
 
-/** One table row; memoised: a chip object is replaced only when its row changes. */
+/**
+ * One table row; memoised: a chip object is replaced only when its row changes.
+ * Kept to one box per cell (CellBar, the badge as the cell): a fast scroll
+ * mounts some twenty rows a frame, and each box costs style, layout and paint.
+ */
 const ChipRowView = memo(function ChipRowView({
+  rowIndex,
   chip: c,
   templates,
   selected,
   flash,
   onSelect,
 }: {
+  /** aria-rowindex (the header is row 1): VirtualRows' DOM order is the visual order only up to a rotation */
+  rowIndex: number;
   chip: Chip;
   templates: TemplatesByType;
   selected: boolean;
@@ -267,8 +275,8 @@ const ChipRowView = memo(function ChipRowView({
   return (
     <div
       role="row"
-      className={`vrow${selected ? " selected" : ""}${flash ? " flash" : ""}`}
-      style={{ gridTemplateColumns: COLUMNS, height: ROW }}
+      aria-rowindex={rowIndex}
+      className={`vrow chip-row${selected ? " selected" : ""}${flash ? " flash" : ""}`}
       onClick={() => onSelect(c.id)}
       data-chip-id={c.id}
       data-testid="chip-row"
@@ -278,13 +286,11 @@ const ChipRowView = memo(function ChipRowView({
       </span>
       <span>{c.type}</span>
       <span className="muted">{c.index}</span>
-      <span>
-        <ChipStateBadge chip={c} templates={templates} />
-      </span>
-      <UsageBar used={c.memUsed} total={c.mem} text={`${mb(c.memUsed)} / ${mb(c.mem)}`} />
-      <UsageBar used={c.slotsUsed} total={c.slots} text={`${c.slotsUsed} / ${c.slots}`} />
-      <UsageBar used={c.coreUsed} total={c.core} text={`${c.coreUsed} / ${c.core}`} />
-      <UsageBar used={c.cpuUsed} total={c.cpu} text={c.cpu ? `${c.cpuUsed} / ${c.cpu}` : "–"} />
+      <ChipStateBadge chip={c} templates={templates} />
+      <CellBar used={c.memUsed} total={c.mem} text={`${mb(c.memUsed)} / ${mb(c.mem)}`} />
+      <CellBar used={c.slotsUsed} total={c.slots} text={`${c.slotsUsed} / ${c.slots}`} />
+      <CellBar used={c.coreUsed} total={c.core} text={`${c.coreUsed} / ${c.core}`} />
+      <CellBar used={c.cpuUsed} total={c.cpu} text={c.cpu ? `${c.cpuUsed} / ${c.cpu}` : "–"} />
       <span className="mono ellipsis muted" title={c.uuid}>
         {c.uuid}
       </span>
