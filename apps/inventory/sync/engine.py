@@ -19,6 +19,7 @@ away when a later version of the object applies or it is deleted.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import random
@@ -38,6 +39,7 @@ from django.utils import timezone
 
 from apps.common import locks
 from apps.common.crashpoints import crash_point
+from apps.common.gcpause import gc_paused
 from apps.inventory.choices import SyncState
 from apps.inventory.kube import (
     TRANSPORT_ERRORS,
@@ -236,10 +238,11 @@ class TargetWatcher:
 
     def relist(self, gateway: Gateway, writer: ClusterWriter) -> str:
         """Replace the stored state of this target with a full list."""
-        result = gateway.list_all(
-            self.target.path, field_selector=self.target.field_selector
-        )
-        outcomes = apply_list(self.target, writer, result.items)
+        with gc_paused():  # until it is written (apps.common.gcpause)
+            result = gateway.list_all(
+                self.target.path, field_selector=self.target.field_selector
+            )
+            outcomes = apply_list(self.target, writer, result.items)
         # A full list says everything about this stream: skipped now is
         # exactly what failed in it.
         self.skipped = {}
@@ -364,6 +367,8 @@ class TargetWatcher:
                     for kind, obj in changes
                 ]
         else:
+            if not self.skipped:
+                return  # the usual case: nothing skipped before, nothing now
             outcomes = [(obj, None) for _, obj in changes]
         if self._note_outcomes(outcomes):
             self._save_cursor(skipped_objects=list(self.skipped.values()))
@@ -564,7 +569,10 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
     ordered = sorted(
         targets_for(cluster), key=lambda t: t.key != "configmap:device-config"
     )
-    try:
+    # Until every list is written, not only parsed (apps.common.gcpause).
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(gc_paused())
+        stack.callback(gateway.close)
         writer = ClusterWriter(cluster)
         for target, listed in _lists_one_ahead(gateway, ordered):
             if isinstance(listed, KubeError):
@@ -602,8 +610,6 @@ def sync_once(cluster: Cluster) -> dict[str, int]:
                 },
             )
             counts[target.key] = len(listed.items)
-    finally:
-        gateway.close()
     refresh_cluster_state(cluster.pk)
     return counts
 

@@ -18,6 +18,8 @@ from typing import Any
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from apps.common.gcpause import gc_paused
+
 PAGE_SIZE = 5000
 
 
@@ -58,6 +60,13 @@ def list_all(
     timeout: float = 60,
 ) -> ListResult:
     """Every object at ``path`` (following ``continue``), and the list's resourceVersion."""
+    with gc_paused():
+        return _list_pages(api, path, field_selector, timeout)
+
+
+def _list_pages(
+    api: client.ApiClient, path: str, field_selector: str | None, timeout: float
+) -> ListResult:
     items: list[dict[str, Any]] = []
     token: str | None = None
     resource_version = ""
