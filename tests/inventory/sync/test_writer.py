@@ -217,10 +217,12 @@ def test_an_event_touches_only_its_own_namespaces_pod(guide_cluster, objects):
     writer.replace_pods([*objects["pods"], twin])
     name = twin["metadata"]["name"]
     assert Slice.objects.filter(pod_name=name).count() == 2
-    # when one of them ends
+    # when one of them ends, in a batch with another pod of the first namespace
+    # (the stored slices are read by namespace and by name: the batch's pairs
+    # cross to the first namespace's twin, which the batch does not name)
     done = copy.deepcopy(twin)
     done["status"]["phase"] = "Failed"
-    writer.apply_pod_events([("MODIFIED", done)])
+    writer.apply_pod_events([("MODIFIED", done), ("MODIFIED", objects["pods"][1])])
     # then only its slice goes; the other namespace's twin stays as it was
     left = Slice.objects.filter(pod_name=name)
     assert list(left.values_list("namespace", flat=True)) == [
