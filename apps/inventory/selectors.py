@@ -336,23 +336,38 @@ def connected_cluster_ids() -> list[int]:
     )
 
 
+def _chip_load(
+    common_word: str,
+    memory: int,
+    memory_used: int,
+    slots: int,
+    slots_used: int,
+    aicore: int,
+    aicore_used: int,
+    aicpu: int,
+    aicpu_used: int,
+    healthy: bool,
+    cordoned: bool,
+) -> ChipLoad:
+    """A chip as the room calculation reads it, from its ROOM_FIELDS in order
+    (healthy and uncordoned: eligible)."""
+    return ChipLoad(
+        common_word=common_word,
+        memory=memory,
+        memory_used=memory_used,
+        slots=slots,
+        slots_used=slots_used,
+        aicore=aicore,
+        aicore_used=aicore_used,
+        aicpu=aicpu,
+        aicpu_used=aicpu_used,
+        eligible=healthy and not cordoned,
+    )
+
+
 def chip_loads(chips: Iterable[Chip]) -> list[ChipLoad]:
-    """The chips as the room calculation reads them (healthy and uncordoned: eligible)."""
-    return [
-        ChipLoad(
-            common_word=c.common_word,
-            memory=c.memory,
-            memory_used=c.memory_used,
-            slots=c.slots,
-            slots_used=c.slots_used,
-            aicore=c.aicore,
-            aicore_used=c.aicore_used,
-            aicpu=c.aicpu,
-            aicpu_used=c.aicpu_used,
-            eligible=c.healthy and not c.cordoned,
-        )
-        for c in chips
-    ]
+    """The chips as the room calculation reads them."""
+    return [_chip_load(*(getattr(c, f) for f in ROOM_FIELDS)) for c in chips]
 
 
 def fragmentation(cluster: Cluster) -> list[TypeRoom]:
@@ -383,37 +398,8 @@ def _room_loads_counted(cluster: Cluster) -> list[tuple[ChipLoad, int]]:
         .values_list(*ROOM_FIELDS)
         .annotate(n=Count("id"))
     )
-    return [
-        (
-            ChipLoad(
-                common_word=cw,
-                memory=memory,
-                memory_used=memory_used,
-                slots=slots,
-                slots_used=slots_used,
-                aicore=aicore,
-                aicore_used=aicore_used,
-                aicpu=aicpu,
-                aicpu_used=aicpu_used,
-                eligible=healthy and not cordoned,
-            ),
-            n,
-        )
-        for (
-            cw,
-            memory,
-            memory_used,
-            slots,
-            slots_used,
-            aicore,
-            aicore_used,
-            aicpu,
-            aicpu_used,
-            healthy,
-            cordoned,
-            n,
-        ) in rows
-    ]
+    # Each row is ROOM_FIELDS in order, then the count.
+    return [(_chip_load(*row[:-1]), row[-1]) for row in rows]
 
 
 def chips_with_room_for(
