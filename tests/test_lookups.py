@@ -63,3 +63,59 @@ def test_postgresql_gets_one_array_parameter(chips):
     else:
         assert " IN (" in sql
         assert len([p for p in params if str(p).startswith("UUID-")]) == len(chips)
+
+
+def _slices(cluster, pairs):
+    from apps.inventory.models import Slice
+
+    for n, (namespace, name) in enumerate(pairs):
+        Slice.objects.create(
+            cluster=cluster,
+            chip_uuid=f"UUID-{n}",
+            common_word="Ascend310P",
+            namespace=namespace,
+            pod_name=name,
+        )
+    return Slice.objects.filter(cluster=cluster)
+
+
+def test_pairs_match_exactly_the_named_pairs_not_their_twins(guide_cluster):
+    """(namespace, name) pairs: a pod named in one namespace is not matched in
+    another, though both columns' values appear among the pairs."""
+    from apps.common.lookups import PairIn
+
+    slices = _slices(
+        guide_cluster, [(ns, name) for ns in ("team-a", "team-b") for name in "xy"]
+    )
+    named = {("team-a", "x"), ("team-b", "y"), ("team-c", "x")}
+    got = set(
+        slices.filter(PairIn("namespace", "pod_name", named)).values_list(
+            "namespace", "pod_name"
+        )
+    )
+    assert got == {("team-a", "x"), ("team-b", "y")}
+    assert not slices.filter(PairIn("namespace", "pod_name", [])).exists()
+    assert slices.exclude(PairIn("namespace", "pod_name", named)).count() == 2
+
+
+def test_postgresql_gets_the_pairs_as_two_array_parameters(guide_cluster):
+    from apps.common.lookups import PairIn
+
+    pairs = [("team-a", "x"), ("team-b", "y")]
+    slices = _slices(guide_cluster, pairs)
+    sql, params = slices.filter(
+        PairIn("namespace", "pod_name", pairs)
+    ).query.sql_with_params()
+    if connection.vendor == "postgresql":
+        assert "unnest(" in sql
+        assert ["team-a", "team-b"] in list(params)
+        assert ["x", "y"] in list(params)
+    else:
+        assert "VALUES" in sql
+        assert [p for p in params if p in {"team-a", "team-b", "x", "y"}] == [
+            "team-a",
+            "x",
+            "team-b",
+            "y",
+        ]
+    assert slices.filter(PairIn("namespace", "pod_name", pairs)).count() == 2

@@ -1,4 +1,5 @@
-"""``field__in_array=values``: membership in a big set as one parameter.
+"""``field__in_array=values``: membership in a big set as one parameter; and
+``PairIn``: membership of a pair of columns in a big set of pairs.
 
 ``field__in=[...]`` sends one placeholder per value. With 20,000 chip UUIDs
 (the first list of a reference-scale cluster) Django resolves each value and
@@ -9,9 +10,10 @@ the values as one array; other databases get the ordinary ``IN`` list.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Field, ForeignObject, Lookup
+from django.db.models import BooleanField, F, Field, ForeignObject, Func, Lookup
 
 
 class InArray(Lookup):
@@ -46,3 +48,54 @@ class InArray(Lookup):
 Field.register_lookup(InArray)
 # Relations keep their own lookup table: ``node_id__in_array=[...]``.
 ForeignObject.register_lookup(InArray)
+
+
+class PairIn(Func):
+    """``(first, second) IN pairs``, as a filter: ``qs.filter(PairIn("a", "b", pairs))``.
+
+    A watch batch names its pods by (namespace, name). Filtering the two
+    columns separately (``namespace IN ... AND pod_name IN ...``) made
+    PostgreSQL probe the unique index once per namespace *and* name, 30,000
+    probes for 1,500 pods in 20 namespaces (40 ms a batch), and returned twins
+    the batch did not name. On PostgreSQL the pairs go as two arrays unnested
+    side by side: one probe per pair (5 ms). Elsewhere they are a ``VALUES`` list.
+    """
+
+    output_field = BooleanField()
+
+    def __init__(self, first: str, second: str, pairs: Iterable[tuple[Any, Any]]):
+        super().__init__(F(first), F(second))
+        self.pairs = list(pairs)
+
+    def as_sql(  # type: ignore[override]
+        self, compiler: Any, connection: Any, **extra: Any
+    ) -> tuple[str, list[Any]]:
+        first, second = self.get_source_expressions()
+        columns, params, fields = [], [], []
+        for expression in (first, second):
+            sql, expression_params = compiler.compile(expression)
+            columns.append(sql)
+            params.extend(expression_params)
+            fields.append(expression.output_field)
+        if not self.pairs:
+            return "1 = 0", params
+        firsts, seconds = (
+            [
+                field.get_db_prep_value(
+                    field.get_prep_value(v), connection, prepared=True
+                )
+                for v in values
+            ]
+            for field, values in zip(fields, zip(*self.pairs, strict=True), strict=True)
+        )
+        lhs = f"({columns[0]}, {columns[1]})"
+        if connection.vendor == "postgresql":
+            first_type, second_type = (
+                f.cast_db_type(connection) or f.db_type(connection) for f in fields
+            )
+            # Column types are the model's own; the values are parameters.
+            sql = f"{lhs} IN (SELECT * FROM unnest(%s::{first_type}[], %s::{second_type}[]))"  # noqa: S608
+            return sql, [*params, firsts, seconds]
+        marks = ", ".join(["(%s, %s)"] * len(firsts))
+        flat = [value for pair in zip(firsts, seconds, strict=True) for value in pair]
+        return f"{lhs} IN (VALUES {marks})", [*params, *flat]

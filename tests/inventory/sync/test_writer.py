@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 
 import pytest
 
-from apps.inventory.models import Chip, Node, PendingPod, Slice
+from apps.inventory.models import Chip, Cluster, Node, PendingPod, Slice
 from apps.inventory.sync.writer import ClusterWriter
 from tests.requires import missing
 
@@ -267,8 +268,37 @@ def test_sync_transactions_do_not_wait_for_the_disk(guide_cluster):
             cursor.execute("SHOW synchronous_commit")
             return cursor.fetchone()[0]
 
+    def locked_elsewhere() -> bool:
+        """Whether another connection finds the cluster row locked."""
+        from django.db import DatabaseError
+        from django.db import connection as its_connection
+
+        found: list[bool] = []
+
+        def probe() -> None:
+            try:
+                with transaction.atomic():
+                    list(
+                        Cluster.objects.select_for_update(nowait=True)
+                        .filter(pk=guide_cluster.pk)
+                        .values_list("pk", flat=True)
+                    )
+                found.append(False)
+            except DatabaseError:
+                found.append(True)
+            finally:
+                its_connection.close()
+
+        thread = threading.Thread(target=probe)
+        thread.start()
+        thread.join(10)
+        return found == [True]
+
     writer = ClusterWriter(guide_cluster)
     with transaction.atomic():
         writer._serialize()
         assert setting() == "off"
+        # the same statement takes the row lock that makes writers take turns
+        assert locked_elsewhere()
     assert setting() == "on"
+    assert not locked_elsewhere()

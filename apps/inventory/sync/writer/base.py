@@ -77,16 +77,24 @@ class WriterBase:
         it half-written, and the stream's cursor (committed after, and
         waiting for the disk) is then older than what was lost, so the next
         watch or list brings it back. A first list no longer waits for
-        megabytes of WAL to be flushed.
+        megabytes of WAL to be flushed. Both go in one statement: a watch
+        batch is a handful of round trips, and each one, made while the
+        stream's thread parses, waits its turn for the interpreter.
         """
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        list(
-            Cluster.objects.select_for_update()
-            .filter(pk=self.cluster.pk)
-            .values_list("pk", flat=True)
-        )
+        if connection.vendor != "postgresql":
+            list(
+                Cluster.objects.select_for_update()
+                .filter(pk=self.cluster.pk)
+                .values_list("pk", flat=True)
+            )
+            return
+        table = connection.ops.quote_name(Cluster._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('synchronous_commit', 'off', true) "  # noqa: S608 - our table name
+                f"FROM {table} WHERE id = %s FOR UPDATE",
+                [self.cluster.pk],
+            )
 
     @transaction.atomic
     def reapply_chip_types(self) -> None:

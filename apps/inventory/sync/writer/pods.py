@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from apps.common.lookups import PairIn
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -123,30 +124,26 @@ class PodsMixin(WriterBase):
         """Diff ``wanted`` against stored slices (all of them, or only the pods in ``scope``)."""
         stored_qs = Slice.objects.order_by().filter(cluster=self.cluster)
         if scope is not None:
-            # Both columns, so the unique index (cluster, namespace, pod_name, ...)
-            # finds the batch's pods; by name alone it read every slice of the
-            # cluster on each batch. Pairs across namespaces are dropped below.
-            stored_qs = stored_qs.filter(
-                namespace__in_array={ns for ns, _ in scope},
-                pod_name__in_array={name for _, name in scope},
-            )
+            # By (namespace, name) pairs, so the unique index (cluster,
+            # namespace, pod_name, ...) finds exactly the batch's pods: by name
+            # alone it read every slice of the cluster, and by each column's
+            # set it probed every namespace x name (see PairIn).
+            stored_qs = stored_qs.filter(PairIn("namespace", "pod_name", scope))
         # Plain dicts, not model instances: a batch of 2,000 pods built 2,000
         # instances to compare a dozen columns, half of a watch batch's time.
         stored = {
             (s["namespace"], s["pod_name"], s["chip_uuid"], s["container_index"]): s
             for s in stored_qs.values(*STORED_FIELDS)
-            if scope is None or (s["namespace"], s["pod_name"]) in scope
         }
-        chip_ids = dict(
+        chip_ids: dict[str, int] = {}
+        chip_aicore: dict[str, int] = {}
+        for uuid, chip_id, aicore in (
             Chip.objects.order_by()
             .filter(cluster=self.cluster, uuid__in_array={s.chip_uuid for s in wanted})
-            .values_list("uuid", "id")
-        )
-        chip_aicore = dict(
-            Chip.objects.order_by()
-            .filter(id__in_array=chip_ids.values())
-            .values_list("uuid", "aicore")
-        )
+            .values_list("uuid", "id", "aicore")
+        ):
+            chip_ids[uuid] = chip_id
+            chip_aicore[uuid] = aicore
         touched: set[str] = set()
         new_rows: list[dict[str, Any]] = []
         changed: list[Slice] = []
