@@ -1,13 +1,20 @@
 """The collector pause around big lists: nested and overlapping pauses (the
 next list is fetched in a thread while the last is written) resume it only
-when the last one ends, and never turn on a collector that was off."""
+when the last one ends, and never turn on a collector that was off. And the
+collector's tuning while watch streams run: long-lived objects frozen out of
+its walks, fewer young collections, all undone when the last stream ends."""
 
 from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
-from apps.common.gcpause import gc_paused
+from apps.common.gcpause import (
+    STREAM_YOUNG_THRESHOLD,
+    collector_for_streams,
+    gc_paused,
+)
 
 
 def test_overlapping_pauses_resume_the_collector_when_the_last_ends():
@@ -48,3 +55,54 @@ def test_an_error_in_the_block_still_resumes_it():
     except RuntimeError:
         pass
     assert gc.isenabled()
+
+
+def test_streams_freeze_what_lives_and_collect_less_often_until_the_last_ends():
+    before = gc.get_threshold()
+    assert gc.get_freeze_count() == 0
+    inside, release = threading.Event(), threading.Event()
+
+    def another_cluster() -> None:
+        with collector_for_streams():
+            inside.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=another_cluster)
+    with collector_for_streams():
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (STREAM_YOUNG_THRESHOLD, *before[1:])
+        thread.start()
+        assert inside.wait(5)
+    # this run ended, the other cluster's has not
+    assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] == STREAM_YOUNG_THRESHOLD
+    release.set()
+    thread.join(5)
+    assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
+
+
+def test_objects_that_die_while_frozen_are_collected_afterwards():
+    class Cycle:
+        pass
+
+    old = Cycle()
+    old.me = old  # garbage only the collector can free
+    alive = weakref.ref(old)
+    with collector_for_streams():
+        del old
+        gc.collect()
+        assert alive() is not None  # frozen: out of the collector's sight
+    gc.collect()
+    assert alive() is None
+
+
+def test_an_error_in_a_stream_still_restores_the_collector():
+    before = gc.get_threshold()
+    try:
+        with collector_for_streams():
+            raise RuntimeError("stream failed")
+    except RuntimeError:
+        pass
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

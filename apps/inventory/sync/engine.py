@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from apps.common import locks
 from apps.common.crashpoints import crash_point
-from apps.common.gcpause import gc_paused
+from apps.common.gcpause import collector_for_streams, gc_paused
 from apps.inventory.choices import SyncState
 from apps.inventory.kube import (
     TRANSPORT_ERRORS,
@@ -687,23 +687,24 @@ def sync_run(
     _prime_device_config(watchers)
     if on_start:
         on_start(watchers)
-    for watcher in watchers:
-        thread = threading.Thread(
-            target=_run_in_thread,
-            args=(watcher,),
-            name=f"sync-{cluster_id}-{watcher.target.key}",
-            daemon=True,
-        )
-        thread.start()
-        threads.append(thread)
-    try:
-        _hold(cluster_id, held, stop, seconds)
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=watch_timeout + 20)
-        for lock in held:
-            lock.release()
+    with collector_for_streams():  # apps.common.gcpause
+        for watcher in watchers:
+            thread = threading.Thread(
+                target=_run_in_thread,
+                args=(watcher,),
+                name=f"sync-{cluster_id}-{watcher.target.key}",
+                daemon=True,
+            )
+            thread.start()
+            threads.append(thread)
+        try:
+            _hold(cluster_id, held, stop, seconds)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=watch_timeout + 20)
+            for lock in held:
+                lock.release()
     return {w.target.key: w.stats for w in watchers}
 
 
