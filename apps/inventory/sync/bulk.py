@@ -51,5 +51,14 @@ def insert_rows(
                 copy.write_row(values)
         if len(rows) >= 1000:
             # Fresh statistics, so the next statements (usage recounts) are
-            # planned for the table's real size.
-            cursor.execute(f"ANALYZE {table}")
+            # planned for the table's real size and for how its rows divide
+            # between clusters and chips. Only the key columns: those are
+            # what these statements filter and join on, and sampling every
+            # text column of 20,000 slices took 150 ms of a 1.8 s first
+            # sync (25 ms for the keys). Autovacuum fills in the rest.
+            keys = ", ".join(
+                connection.ops.quote_name(f.column)
+                for f in fields
+                if isinstance(f, models.ForeignKey)
+            )
+            cursor.execute(f"ANALYZE {table} ({keys})" if keys else f"ANALYZE {table}")
