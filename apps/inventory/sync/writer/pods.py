@@ -135,13 +135,14 @@ class PodsMixin(WriterBase):
             (s["namespace"], s["pod_name"], s["chip_uuid"], s["container_index"]): s
             for s in stored_qs.values(*STORED_FIELDS)
         }
+        chips = Chip.objects.order_by().filter(cluster=self.cluster)
+        if scope is not None:
+            # A full list names nearly every chip: all of them, without an
+            # array of every uuid to send and match (150 ms at 80,000 chips).
+            chips = chips.filter(uuid__in_array={s.chip_uuid for s in wanted})
         chip_ids: dict[str, int] = {}
         chip_aicore: dict[str, int] = {}
-        for uuid, chip_id, aicore in (
-            Chip.objects.order_by()
-            .filter(cluster=self.cluster, uuid__in_array={s.chip_uuid for s in wanted})
-            .values_list("uuid", "id", "aicore")
-        ):
+        for uuid, chip_id, aicore in chips.values_list("uuid", "id", "aicore"):
             chip_ids[uuid] = chip_id
             chip_aicore[uuid] = aicore
         touched: set[str] = set()
