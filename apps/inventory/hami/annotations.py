@@ -469,12 +469,15 @@ class ContainerDevice:
     usedcores: int
 
 
-def _pod_int(text: str, what: str) -> int:
+def _pod_int(text: str, entry: str, field: str) -> int:
     # As Go's strconv.Atoi: an optional sign, then ASCII digits only. Without a
-    # regex: this runs twice per slice, 40,000 times on a first list.
+    # regex, and the message only made on failure: this runs twice per slice,
+    # 40,000 times on a first list.
     digits = text[1:] if text[:1] in ("+", "-") else text
     if not (digits.isascii() and digits.isdigit()):
-        raise AnnotationError(f"{what}: {text!r} is not an integer")
+        raise AnnotationError(
+            f"device entry {entry!r} {field}: {text!r} is not an integer"
+        )
     return int(text)
 
 
@@ -489,8 +492,8 @@ def _container_device(entry: str) -> ContainerDevice:
     return ContainerDevice(
         uuid=uuid,
         type=kind,
-        usedmem=_pod_int(memory, f"device entry {entry!r} memory"),
-        usedcores=_pod_int(cores, f"device entry {entry!r} cores"),
+        usedmem=_pod_int(memory, entry, "memory"),
+        usedcores=_pod_int(cores, entry, "cores"),
     )
 
 
@@ -612,6 +615,10 @@ def parse_runtime_info(value: str) -> list[RuntimeInfo]:
     items = _load_json_list(value, "runtime info")
     result = []
     for n, item in enumerate(items):
+        fast = _runtime_info_as_written(item)
+        if fast is not None:
+            result.append(fast)
+            continue
         what = f"runtime info[{n}]"
         fields = _fold_keys(item, what)
         result.append(
@@ -623,6 +630,33 @@ def parse_runtime_info(value: str) -> list[RuntimeInfo]:
             )
         )
     return result
+
+
+_RUNTIME_KEYS = frozenset(("UUID", "temp", "memory", "core"))
+
+
+def _runtime_info_as_written(item: Any) -> RuntimeInfo | None:
+    """The entry when it is exactly as HAMi writes it (its own key names,
+    values of the right types, nulls as zero values); None for anything else,
+    which the general path folds, checks and explains.
+
+    Every slice's pod has one of these: folding and checking each key
+    generally was a third of deriving a first list's slices.
+    """
+    if type(item) is not dict or not _RUNTIME_KEYS.issuperset(item):
+        return None
+    uuid, temp = item.get("UUID"), item.get("temp")
+    memory, core = item.get("memory"), item.get("core")
+    if not (
+        (uuid is None or type(uuid) is str)
+        and (temp is None or type(temp) is str)
+        and (memory is None or type(memory) is int)
+        and (core is None or type(core) is int)
+    ):
+        return None
+    return RuntimeInfo(
+        uuid=uuid or "", temp=temp or "", memory=memory or 0, core=core or 0
+    )
 
 
 def render_runtime_info(items: Sequence[RuntimeInfo]) -> str:

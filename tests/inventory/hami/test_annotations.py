@@ -287,6 +287,20 @@ def test_malformed_pod_devices(value):
         pod_slices({"hami.io/X-devices-allocated": value})
 
 
+@pytest.mark.parametrize(
+    ("value", "field", "text"),
+    [("A,T,x,0:;", "memory", "x"), ("A,T,1,0.5:;", "cores", "0.5")],
+)
+def test_a_bad_number_is_named_with_its_entry_and_field(value, field, text):
+    entry = value.split(":")[0]
+    with pytest.raises(AnnotationError) as raised:
+        parse_pod_devices(value)
+    assert (
+        str(raised.value)
+        == f"device entry {entry!r} {field}: {text!r} is not an integer"
+    )
+
+
 def test_encode_refuses_separators():
     with pytest.raises(AnnotationError):
         encode_pod_devices([[ContainerDevice("a:b", "T", 1, 0)]])
@@ -331,6 +345,40 @@ def test_runtime_info_variants():
     for garbage in ("x", '{"UUID":"a"}', '[{"memory":"1"}]'):
         with pytest.raises(AnnotationError):
             parse_runtime_info(garbage)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # as HAMi writes it (read without folding the keys)
+        (
+            '[{"UUID":"a","temp":"vir01","memory":3072}]',
+            RuntimeInfo("a", "vir01", 3072),
+        ),
+        ('[{"UUID":"a","temp":null,"memory":null,"core":null}]', RuntimeInfo("a")),
+        # anything else as Go reads it: keys matched case-insensitively, the last wins
+        ('[{"UUID":"a","uuid":"b"}]', RuntimeInfo("b")),
+        ('[{"uuid":"a","Memory":5}]', RuntimeInfo("a", memory=5)),
+        ('[{"UUID":"a","other":[1]}]', RuntimeInfo("a")),
+    ],
+)
+def test_runtime_info_entries_read_as_go_reads_them(value, expected):
+    assert parse_runtime_info(value) == [expected]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        '[{"UUID":"a","memory":true}]',  # a bool is not an int, in Go either
+        '[{"UUID":"a","core":1.5}]',
+        '[{"UUID":7}]',
+        '[{"UUID":"a","temp":["vir01"]}]',
+        '["a"]',
+    ],
+)
+def test_runtime_info_entries_of_the_wrong_types_are_refused(value):
+    with pytest.raises(AnnotationError, match=r"runtime info\[0\]"):
+        parse_runtime_info(value)
 
 
 # --- properties -------------------------------------------------------------------
