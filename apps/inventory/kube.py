@@ -444,13 +444,22 @@ class Gateway:
 
     # --- sync's streams: raw JSON pages and watches (apps.inventory.sync.kubeapi) ---
 
-    def list_all(self, path: str, *, field_selector: str | None = None) -> Any:
-        """Every object at ``path`` and the list's resourceVersion (``ListResult``);
-        a 410 is ``kubeapi.Gone``, any other failure a KubeError."""
+    def list_all(
+        self,
+        path: str,
+        *,
+        field_selector: str | None = None,
+        keep: Callable[[Any], Any] | None = None,
+    ) -> Any:
+        """Every object at ``path`` (each mapped by ``keep``, if given) and the
+        list's resourceVersion (``ListResult``); a 410 is ``kubeapi.Gone``, any
+        other failure a KubeError."""
         from apps.inventory.sync import kubeapi
 
         try:
-            return kubeapi.list_all(self.api(), path, field_selector=field_selector)
+            return kubeapi.list_all(
+                self.api(), path, field_selector=field_selector, keep=keep
+            )
         except TRANSPORT_ERRORS as exc:
             raise kube_error(exc) from exc
 

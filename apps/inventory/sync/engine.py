@@ -240,7 +240,9 @@ class TargetWatcher:
         """Replace the stored state of this target with a full list."""
         with gc_paused():  # until it is written (apps.common.gcpause)
             result = gateway.list_all(
-                self.target.path, field_selector=self.target.field_selector
+                self.target.path,
+                field_selector=self.target.field_selector,
+                keep=self.target.keep,
             )
             outcomes = apply_list(self.target, writer, result.items)
         # A full list says everything about this stream: skipped now is
@@ -630,7 +632,9 @@ def _lists_one_ahead(
 
     def fetch(target: Target) -> kubeapi.ListResult | KubeError:
         try:
-            return gateway.list_all(target.path, field_selector=target.field_selector)
+            return gateway.list_all(
+                target.path, field_selector=target.field_selector, keep=target.keep
+            )
         except KubeError as exc:
             return exc
 

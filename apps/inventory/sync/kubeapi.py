@@ -11,7 +11,7 @@ import contextlib
 import json
 import queue
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,14 +58,23 @@ def list_all(
     *,
     field_selector: str | None = None,
     timeout: float = 60,
+    keep: Callable[[Any], Any] | None = None,
 ) -> ListResult:
-    """Every object at ``path`` (following ``continue``), and the list's resourceVersion."""
+    """Every object at ``path`` (following ``continue``), and the list's resourceVersion.
+
+    ``keep`` maps each object as its page arrives (``derive.slim_pod``), so
+    that what it drops is freed page by page instead of held to the end.
+    """
     with gc_paused():
-        return _list_pages(api, path, field_selector, timeout)
+        return _list_pages(api, path, field_selector, timeout, keep)
 
 
 def _list_pages(
-    api: client.ApiClient, path: str, field_selector: str | None, timeout: float
+    api: client.ApiClient,
+    path: str,
+    field_selector: str | None,
+    timeout: float,
+    keep: Callable[[Any], Any] | None,
 ) -> ListResult:
     items: list[dict[str, Any]] = []
     token: str | None = None
@@ -87,7 +96,9 @@ def _list_pages(
                 raise Gone(str(exc.reason)) from exc
             raise
         body = json.loads(response.data)
-        items.extend(body.get("items") or [])
+        page = body.get("items") or []
+        items.extend(map(keep, page) if keep is not None else page)
+        del page
         meta = body.get("metadata") or {}
         resource_version = meta.get("resourceVersion", resource_version)
         token = meta.get("continue") or None

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.inventory.models import Cluster
+from apps.inventory.sync.derive import slim_pod
 
 Events = Sequence[tuple[str, Mapping[str, Any]]]
 #: The key (and SyncCursor resource) of the Volcano Queue stream.
@@ -28,6 +29,9 @@ class Target:
     # A resource the cluster may not serve (a CRD): a 404 on its list is
     # recorded as "not served" on the cursor, not as an error.
     optional: bool = False
+    # Maps each listed object as its page arrives, keeping only what the
+    # handlers read (pods: derive.slim_pod); None keeps objects whole.
+    keep: Callable[[Any], Any] | None = None
 
     @property
     def field_selector(self) -> str | None:
@@ -98,6 +102,7 @@ def targets_for(cluster: Cluster) -> list[Target]:
             lambda h, i: h.replace_pods(i),
             lambda h, e: h.apply_pod_events(e),
             "Pod",
+            keep=slim_pod,
         ),
         Target(
             "events",
