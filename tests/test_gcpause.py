@@ -106,3 +106,38 @@ def test_an_error_in_a_stream_still_restores_the_collector():
         pass
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_what_died_frozen_is_collected_when_any_run_ends_though_others_go_on():
+    """Runs of other clusters overlap in a threaded worker and may never all
+    end at once: each run's end collects what died frozen and freezes again."""
+
+    class Cycle:
+        pass
+
+    old = Cycle()
+    old.me = old
+    alive = weakref.ref(old)
+    inside, release = threading.Event(), threading.Event()
+
+    def long_run() -> None:
+        with collector_for_streams():
+            inside.set()
+            release.wait(5)
+
+    thread = threading.Thread(target=long_run)
+    thread.start()
+    try:
+        assert inside.wait(5)
+        del old
+        gc.collect()
+        assert alive() is not None  # frozen with everything alive at the start
+        with collector_for_streams():
+            pass  # a shorter run ends while the long one goes on
+        assert alive() is None
+        assert gc.get_freeze_count() > 0  # the long run's tuning holds
+        assert gc.get_threshold()[0] == STREAM_YOUNG_THRESHOLD
+    finally:
+        release.set()
+        thread.join(5)
+    assert gc.get_freeze_count() == 0

@@ -64,14 +64,20 @@ def collector_for_streams() -> Iterator[None]:
     of thousands of objects that live as long as the worker) is frozen out of
     the collector's walks, and young collections run less often. A backlog
     of 20,000 pod events spent a quarter of its CPU in the collector, most of
-    it walking those objects in full collections. On the way out they are
-    unfrozen and the thresholds restored, so whatever of them became
-    garbage meanwhile is collected as usual afterwards.
+    it walking those objects in full collections.
+
+    A frozen object that becomes garbage in a cycle waits for the unfreeze.
+    So the freeze follows a full collection (nothing dead is frozen), and
+    every run's end unfreezes: the last one's for good, with the thresholds
+    restored; an earlier one's (runs of other clusters overlap in a threaded
+    worker, and may never all end at once) to collect and freeze again, so
+    nothing dead stays frozen longer than one run.
     """
     global _stream_depth, _thresholds
     with _lock:
         if _stream_depth == 0:
             _thresholds = gc.get_threshold()
+            gc.collect()
             gc.freeze()
             gc.set_threshold(STREAM_YOUNG_THRESHOLD, *_thresholds[1:])
         _stream_depth += 1
@@ -80,6 +86,9 @@ def collector_for_streams() -> Iterator[None]:
     finally:
         with _lock:
             _stream_depth -= 1
+            gc.unfreeze()
             if _stream_depth == 0:
                 gc.set_threshold(*_thresholds)
-                gc.unfreeze()
+            else:
+                gc.collect()
+                gc.freeze()
