@@ -119,3 +119,40 @@ def test_postgresql_gets_the_pairs_as_two_array_parameters(guide_cluster):
             "y",
         ]
     assert slices.filter(PairIn("namespace", "pod_name", pairs)).count() == 2
+
+
+def test_a_longer_value_never_matches_the_stored_value_it_starts_with(guide_cluster):
+    """A cast to the column's varchar(n) would cut the parameter to n
+    characters; the arrays are cast to plain varchar."""
+    from apps.common.lookups import PairIn
+    from apps.inventory.models import Slice
+
+    namespace = "n" * 63  # the column's whole length
+    slices = _slices(guide_cluster, [(namespace, "pod")])
+    chip = slices.get()
+    assert slices.filter(PairIn("namespace", "pod_name", [(namespace, "pod")])).exists()
+    assert not slices.filter(
+        PairIn("namespace", "pod_name", [(namespace + "x", "pod")])
+    ).exists()
+    assert Slice.objects.filter(chip_uuid__in_array=[chip.chip_uuid]).exists()
+    assert not Slice.objects.filter(namespace__in_array=[namespace + "x"]).exists()
+
+
+def test_a_pair_with_a_null_matches_nothing_and_excludes_nothing(guide_cluster):
+    from apps.common.lookups import PairIn
+
+    slices = _slices(guide_cluster, [("team-a", "x"), ("team-a", "y")])
+    assert not slices.filter(
+        PairIn("namespace", "pod_name", [("team-a", None)])
+    ).exists()
+    assert (
+        slices.exclude(PairIn("namespace", "pod_name", [("team-a", None)])).count() == 2
+    )
+    assert (
+        slices.exclude(
+            PairIn("namespace", "pod_name", [("team-a", None), ("team-a", "x")])
+        )
+        .get()
+        .pod_name
+        == "y"
+    )

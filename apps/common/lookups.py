@@ -10,6 +10,7 @@ the values as one array; other databases get the ordinary ``IN`` list.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -39,10 +40,20 @@ class InArray(Lookup):
         if not values:
             return "1 = 0", list(lhs_params)
         if connection.vendor == "postgresql":
-            cast = field.cast_db_type(connection) or field.db_type(connection)
+            cast = _array_element_type(field, connection)
             return f"{lhs} = ANY(%s::{cast}[])", [*lhs_params, values]
         marks = ", ".join(["%s"] * len(values))
         return f"{lhs} IN ({marks})", [*lhs_params, *values]
+
+
+def _array_element_type(field: Field, connection: Any) -> str:
+    """The field's database type for an array parameter's elements.
+
+    Without a length: a cast to ``varchar(63)`` silently cuts a longer value
+    to 63 characters, which then matched a stored value equal to its start.
+    """
+    db_type = field.cast_db_type(connection) or field.db_type(connection)
+    return re.sub(r"^(varchar|character varying)\(\d+\)$", "varchar", db_type)
 
 
 Field.register_lookup(InArray)
@@ -65,7 +76,9 @@ class PairIn(Func):
 
     def __init__(self, first: str, second: str, pairs: Iterable[tuple[Any, Any]]):
         super().__init__(F(first), F(second))
-        self.pairs = list(pairs)
+        # As ``__in`` does: NULL equals nothing, and under NOT it would make
+        # the whole condition unknown.
+        self.pairs = [pair for pair in pairs if None not in pair]
 
     def as_sql(  # type: ignore[override]
         self, compiler: Any, connection: Any, **extra: Any
@@ -91,7 +104,7 @@ class PairIn(Func):
         lhs = f"({columns[0]}, {columns[1]})"
         if connection.vendor == "postgresql":
             first_type, second_type = (
-                f.cast_db_type(connection) or f.db_type(connection) for f in fields
+                _array_element_type(f, connection) for f in fields
             )
             # Column types are the model's own; the values are parameters.
             sql = f"{lhs} IN (SELECT * FROM unnest(%s::{first_type}[], %s::{second_type}[]))"  # noqa: S608
