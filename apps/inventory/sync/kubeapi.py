@@ -96,10 +96,12 @@ def _list_pages(
                 raise Gone(str(exc.reason)) from exc
             raise
         body = json.loads(response.data)
-        page = body.get("items") or []
-        items.extend(map(keep, page) if keep is not None else page)
-        del page
+        del response  # the page's raw bytes
         meta = body.get("metadata") or {}
+        page = body.get("items") or []
+        del body
+        items.extend(map(keep, page) if keep is not None else page)
+        del page  # with ``keep``, the rest of each object goes now, not at the end
         resource_version = meta.get("resourceVersion", resource_version)
         token = meta.get("continue") or None
         if not token:
