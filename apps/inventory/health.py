@@ -545,7 +545,6 @@ def _daemonset_check(cluster: Cluster) -> dict[str, Any]:
 
 
 def _registration_checks(cluster: Cluster) -> dict[str, Any]:
-    specs = {s.common_word: s for s in chip_type_specs(cluster)}
     # Per type: each distinct (slots, memory) the chips advertise, with its
     # chip count, grouped in the database (a few rows, not one per chip).
     registered: dict[str, dict[tuple[int, int], int]] = {}
@@ -556,6 +555,15 @@ def _registration_checks(cluster: Cluster) -> dict[str, Any]:
         .annotate(n=Count("id"))
     ):
         registered.setdefault(word, {})[(slots, memory)] = n
+    return registrations_judged(cluster, registered)
+
+
+def registrations_judged(
+    cluster: Cluster, registered: dict[str, dict[tuple[int, int], int]]
+) -> dict[str, Any]:
+    """The registrations check from what the chips advertise: per commonWord,
+    each distinct (slots, memory) with its chip count."""
+    specs = {s.common_word: s for s in chip_type_specs(cluster)}
     problems: list[tuple[CheckStatus, str]] = []
     for word in sorted(set(registered) - set(specs)):
         problems.append(

@@ -15,14 +15,12 @@ from typing import Any
 
 import pytest
 
-from apps.inventory.hami.validation import slots_per_chip
-from apps.inventory.health import _RANK, _registration_checks
+from apps.inventory.health import _registration_checks, registrations_judged
 from apps.inventory.models import Chip, Cluster, Node
 from apps.inventory.room import ChipLoad, type_room
 from apps.inventory.selectors import (
     ROOM_FIELDS,
     chip_loads,
-    chip_type_specs,
     fragmentation,
     templates_by_type,
 )
@@ -96,57 +94,15 @@ def _fragmentation_chip_by_chip(cluster: Cluster) -> list[dict[str, Any]]:
 
 
 def _registrations_chip_by_chip(cluster: Cluster) -> dict[str, Any]:
-    """The registrations check before grouping: one (slots, memory) per chip."""
-    specs = {s.common_word: s for s in chip_type_specs(cluster)}
-    registered: dict[str, list[tuple[int, int]]] = {}
+    """The registrations check with its chips counted one by one, not grouped
+    in the database; judged by the same rules."""
+    registered: dict[str, dict[tuple[int, int], int]] = {}
     for word, slots, memory in Chip.objects.filter(cluster=cluster).values_list(
         "common_word", "slots", "memory"
     ):
-        registered.setdefault(word, []).append((slots, memory))
-    problems: list[tuple[str, str]] = []
-    for word in sorted(set(registered) - set(specs)):
-        problems.append(
-            (
-                "fail",
-                f"{len(registered[word])} chips register as {word}, which the device "
-                "config does not define",
-            )
-        )
-    for word, spec in specs.items():
-        chips = registered.get(word)
-        if not chips:
-            problems.append(
-                (
-                    "warn",
-                    f"{word} (chipName {spec.chip_name}) has no registered chips: "
-                    "chipName must equal the name the driver reports",
-                )
-            )
-            continue
-        slots = slots_per_chip(spec.memory_allocatable, spec.templates)
-        if any(c != (slots, spec.memory_allocatable) for c in chips):
-            problems.append(
-                (
-                    "warn",
-                    f"{word} chips advertise other slots or memory than the config "
-                    f"({slots} slots, {spec.memory_allocatable} MB): the device "
-                    "plugin has not restarted since the change",
-                )
-            )
-    if not problems:
-        return {
-            "id": "registrations",
-            "check_status": "ok",
-            "message": "node registrations agree with the device config",
-            "fix": "",
-        }
-    return {
-        "id": "registrations",
-        "check_status": max((p[0] for p in problems), key=_RANK.__getitem__),
-        "message": "; ".join(p[1] for p in problems),
-        "fix": "fix chipName/commonWord in the device config, or restart the "
-        "device plugin",
-    }
+        counts = registered.setdefault(word, {})
+        counts[(slots, memory)] = counts.get((slots, memory), 0) + 1
+    return registrations_judged(cluster, registered)
 
 
 @pytest.fixture
