@@ -19,8 +19,16 @@ for the initial sync, then measures in Chromium:
   noticed by Playwright), for comparison;
 - the same for the overview;
 - a node filter applied (keystroke to table updated);
-- scrolling, frame by frame (``requestAnimationFrame`` to the next; 16.7 ms is
-  60 frames a second), each a 0.9 viewport step per frame (a fast fling):
+- scrolling, frame by frame, each a 0.9 viewport step per frame (a fast
+  fling). A frame's time is the interval between the timestamps Chromium
+  gives successive ``requestAnimationFrame`` callbacks: each is the start of
+  a frame on the display's beat, so 16.7 ms is a frame at 60 a second, and a
+  frame whose work overran the beat shows as 33.3 ms (a missed beat). Beside
+  it, in brackets, the interval as the script saw it (``performance.now()``
+  in the callback), which also counts how late in the frame the callback ran
+  (what this benchmark printed before: it reads 17-19 ms on an idle page
+  here, and under-reads a missed beat). A control (a box whose every scroll
+  costs 20 ms of script) shows the measure catching missed beats. Measured:
   the virtualised table; the heat map, which at 8,000 chips scrolls in its
   own box only in the per-chip view (per node, the default there, it fits:
   a user scrolls the page over it, so that is what is measured for that
@@ -34,7 +42,9 @@ for the initial sync, then measures in Chromium:
 Figures are printed; ratios are measured in the same run so a noisy machine
 does not hide a regression. The aims of issue 19 (the chips page usable in
 400 ms warm, every scroll at 60 frames a second: p95 frame <= 16.7 ms) are
-printed against the figures at the end.
+printed against the figures at the end. Chromium clamps its clock to 0.1 ms,
+so a frame on the beat reads 16.6 to 16.8 ms: the frame aim is judged within
+that resolution.
 """
 
 from __future__ import annotations
@@ -76,59 +86,90 @@ OVERVIEW_JS = """(expected) => {
   const k = document.querySelector('[data-testid=kpi-chips] .value');
   return !!k && k.textContent === expected;
 }"""
-SCROLL_JS = """async (steps) => {
+# Every frame measure: `step(i)` before each frame (a scroll, or nothing),
+# then the frame's own timestamp (its start on the display's beat) and the
+# script's clock in its callback.
+MEASURE_FRAMES = """async function measureFrames(steps, step) {
+    const frames = [];
+    const callbacks = [];
+    let lastFrame = await new Promise(requestAnimationFrame);
+    let last = performance.now();
+    for (let i = 0; i < steps; i++) {
+      step(i);
+      const frame = await new Promise(requestAnimationFrame);
+      const now = performance.now();
+      frames.push(frame - lastFrame);
+      callbacks.push(now - last);
+      lastFrame = frame;
+      last = now;
+    }
+    return { frames, callbacks };
+  }"""
+SCROLL_JS = (
+    """async (steps) => {
   const el = document.querySelector('[data-testid=chips-table]');
-  const frames = [];
-  let last = performance.now();
-  for (let i = 0; i < steps; i++) {
-    el.scrollTop += el.clientHeight * 0.9;
-    await new Promise(requestAnimationFrame);
-    const now = performance.now();
-    frames.push(now - last);
-    last = now;
-  }
-  return { frames, rows: document.querySelectorAll('[data-testid=chip-row]').length, top: el.scrollTop };
+  """
+    + MEASURE_FRAMES
+    + """
+  const measured = await measureFrames(steps, () => { el.scrollTop += el.clientHeight * 0.9; });
+  return { ...measured, rows: document.querySelectorAll('[data-testid=chip-row]').length, top: el.scrollTop };
 }"""
+)
 # The heat map: its own box when it scrolls (the per-chip view at 8,000
 # chips), else the page (main) over it. Its scroll range is a few hundred
 # pixels, so the steps turn back at either end: every frame moves.
-HEAT_SCROLL_JS = """async (steps) => {
+HEAT_SCROLL_JS = (
+    """async (steps) => {
   const heat = document.querySelector('[data-testid=heatmap]');
   const own = heat.scrollHeight > heat.clientHeight + 1;
   const el = own ? heat : document.querySelector('main');
   el.scrollTop = 0;
   await new Promise(requestAnimationFrame);
   const range = el.scrollHeight - el.clientHeight;
-  const frames = [];
   let dir = 1;
-  let last = performance.now();
-  for (let i = 0; i < steps; i++) {
+  """
+    + MEASURE_FRAMES
+    + """
+  const measured = await measureFrames(steps, () => {
     const step = Math.min(el.clientHeight * 0.9, range);
     if (dir > 0 && el.scrollTop + step > range - 0.5) dir = -1;
     else if (dir < 0 && el.scrollTop - step < 0.5) dir = 1;
     el.scrollTop += dir * step;
-    await new Promise(requestAnimationFrame);
-    const now = performance.now();
-    frames.push(now - last);
-    last = now;
-  }
+  });
   el.scrollTop = 0;
-  return { frames, own, range };
+  return { ...measured, own, range };
 }"""
+)
 # The floor: frames while the page does nothing. On a loaded machine even
 # these miss the 60 Hz beat now and then, and no scroll can do better.
-IDLE_FRAMES_JS = """async (steps) => {
-  const frames = [];
-  let last = performance.now();
-  for (let i = 0; i < steps; i++) {
-    await new Promise(requestAnimationFrame);
-    const now = performance.now();
-    frames.push(now - last);
-    last = now;
-  }
-  return frames;
+IDLE_FRAMES_JS = (
+    """async (steps) => {
+  """
+    + MEASURE_FRAMES
+    + """
+  return await measureFrames(steps, () => {});
 }"""
+)
+# The control: a box whose every scroll costs `busy` ms of script, so a frame
+# over budget is seen to miss a beat (the measure can fail).
+BUSY_SCROLL_JS = (
+    """async ([steps, busy]) => {
+  const el = document.createElement('div');
+  el.style.cssText = 'position:fixed;top:0;left:0;width:200px;height:300px;overflow:auto;z-index:9';
+  el.innerHTML = '<div style="height:10000000px"></div>';
+  el.onscroll = () => { const t = performance.now(); while (performance.now() - t < busy) {} };
+  document.body.appendChild(el);
+  """
+    + MEASURE_FRAMES
+    + """
+  const measured = await measureFrames(steps, () => { el.scrollTop += 270; });
+  el.remove();
+  return measured;
+}"""
+)
+CONTROL_BUSY_MS = 20
 FRAME_AIM_MS = 1000 / 60
+CLOCK_RESOLUTION_MS = 0.1  # Chromium's clamp on performance.now() and frame timestamps
 USABLE_AIM_S = 0.400
 
 
@@ -139,6 +180,21 @@ def frame_stats(frames: list[float]) -> tuple[float, float, float]:
         statistics.median(ordered),
         ordered[max(0, int(len(ordered) * 0.95) - 1)],
         ordered[-1],
+    )
+
+
+def frames_text(result: dict[str, Any]) -> str:
+    """Frame intervals (from the frames' own timestamps) and, after them, the
+    same intervals as the script saw them (``performance.now()`` in the
+    callback, which adds the wait for the callback to run)."""
+    median, p95, worst = frame_stats(result["frames"])
+    late = sum(f > FRAME_AIM_MS * 1.5 for f in result["frames"])
+    rate = 1000 * len(result["frames"]) / sum(result["frames"])
+    seen = frame_stats(result["callbacks"])
+    return (
+        f"median {median:5.1f} ms  p95 {p95:5.1f}  max {worst:5.1f}  "
+        f"{rate:4.1f} frames/s, missed beats {late}/{len(result['frames'])}  "
+        f"[callback p95 {seen[1]:5.1f}]"
     )
 
 
@@ -157,6 +213,14 @@ def fmt(values: list[float]) -> str:
         f"median {statistics.median(values) * 1000:7.0f} ms"
         f"  min {min(values) * 1000:6.0f}  max {max(values) * 1000:6.0f}  (n={len(values)})"
     )
+
+
+def against_frame(p95: float) -> str:
+    """A p95 frame next to the 60 Hz aim, judged within Chromium's clock resolution."""
+    aim = round(FRAME_AIM_MS, 1)
+    met = p95 <= aim + CLOCK_RESOLUTION_MS + 1e-9
+    verdict = "met" if met else f"{p95 / aim:.2f}x the aim"
+    return f"(aim {aim:g} ms, within the clock's {CLOCK_RESOLUTION_MS:g} ms: {verdict})"
 
 
 def line(label: str, value: str) -> None:
@@ -449,19 +513,25 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     page.goto(stack.url + "/chips")
                     page.wait_for_function(USABLE_JS, arg=expected_text, polling="raf")
-                    stats = frame_stats(page.evaluate(IDLE_FRAMES_JS, 120))
+                    result = page.evaluate(IDLE_FRAMES_JS, 120)
+                    stats = frame_stats(result["frames"])
                     scrolls["no scroll, idle page (the floor)" + label] = stats
                     line(
                         f"frames with nothing to do (the floor){label}",
-                        f"median {stats[0]:5.1f} ms  p95 {stats[1]:5.1f}  max {stats[2]:5.1f}",
+                        frames_text(result),
                     )
+                    if not quiet:
+                        result = page.evaluate(BUSY_SCROLL_JS, [60, CONTROL_BUSY_MS])
+                        line(
+                            f"control: a scroll costing {CONTROL_BUSY_MS} ms of script a frame",
+                            frames_text(result),
+                        )
                     result = page.evaluate(SCROLL_JS, 120)
                     stats = frame_stats(result["frames"])
                     scrolls["scroll the table" + label] = stats
                     line(
                         f"scroll the {expected_text}-row table{label}: frame time",
-                        f"median {stats[0]:5.1f} ms  p95 {stats[1]:5.1f}  max {stats[2]:5.1f}  "
-                        f"(rows in DOM: {result['rows']})",
+                        frames_text(result) + f"  (rows in DOM: {result['rows']})",
                     )
                     # The heat map in both views: the default at this many chips
                     # (per node below 3,000 chips: per chip) and the other one.
@@ -480,8 +550,7 @@ def main(argv: list[str] | None = None) -> int:
                         scrolls[f"scroll the heat map, per-{view} view{label}"] = stats
                         line(
                             f"scroll the {what}, per {view}{label}",
-                            f"median {stats[0]:5.1f} ms  p95 {stats[1]:5.1f}  max {stats[2]:5.1f}  "
-                            f"(range {result['range']:.0f} px)",
+                            frames_text(result) + f"  (range {result['range']:.0f} px)",
                         )
                 finally:
                     if quiet:
@@ -576,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
             for name, (median, p95, _) in scrolls.items():
                 line(
                     f"{name}: frame median / p95",
-                    f"{median:5.1f} / {p95:5.1f} ms  {against(p95, round(FRAME_AIM_MS, 1))}",
+                    f"{median:5.1f} / {p95:5.1f} ms  {against_frame(p95)}",
                 )
             browser.close()
     finally:
