@@ -303,3 +303,38 @@ def test_sync_transactions_do_not_wait_for_the_disk(guide_cluster):
         assert locked_elsewhere()
     assert setting() == "on"
     assert not locked_elsewhere()
+
+
+def test_chip_type_shapes_are_read_in_one_query_templates_or_none(
+    guide_cluster, django_assert_num_queries
+):
+    """Every watch batch reads the shapes: one query, and a chip type with no
+    templates (yet) is still a chip type whose pods' slices are kept."""
+    from apps.inventory.models import ChipType
+
+    ChipType.objects.create(
+        cluster=guide_cluster,
+        common_word="Ascend310B",
+        chip_name="310B",
+        resource_name="huawei.com/Ascend310B",
+        resource_memory_name="huawei.com/Ascend310B-memory",
+        memory_allocatable=8192,
+        memory_capacity=8192,
+        ai_cpu=3,
+    )
+    writer = ClusterWriter(guide_cluster)
+    with django_assert_num_queries(1):
+        writer.refresh_chip_types()
+    expected = {
+        ct.common_word: {
+            t.name: (t.ai_core or 0, t.ai_cpu or 0) for t in ct.templates.all()
+        }
+        for ct in ChipType.objects.filter(cluster=guide_cluster)
+    }
+    assert writer._shapes == expected
+    assert writer._shapes["Ascend310B"] == {}
+    assert sum(len(v) for v in expected.values()) >= 5  # the guide's templates
+    assert writer._chip_aicpu == {
+        ct.common_word: ct.ai_cpu or 0
+        for ct in ChipType.objects.filter(cluster=guide_cluster)
+    }

@@ -50,16 +50,27 @@ class WriterBase:
 
     def refresh_chip_types(self) -> None:
         """Reload template shapes (AICore/AICPU per template) after a config change."""
+        # One query (chip types left-joined to their templates), not a
+        # prefetch's two: every watch batch calls this, and each round trip
+        # made while the stream's thread parses waits for the interpreter.
+        rows = (
+            ChipType.objects.filter(cluster=self.cluster)
+            .order_by()
+            .values_list(
+                "common_word",
+                "ai_cpu",
+                "templates__name",
+                "templates__ai_core",
+                "templates__ai_cpu",
+            )
+        )
         self._shapes.clear()
         self._chip_aicpu.clear()
-        for chip_type in ChipType.objects.filter(cluster=self.cluster).prefetch_related(
-            "templates"
-        ):
-            self._chip_aicpu[chip_type.common_word] = chip_type.ai_cpu or 0
-            self._shapes[chip_type.common_word] = {
-                t.name: (t.ai_core or 0, t.ai_cpu or 0)
-                for t in chip_type.templates.all()
-            }
+        for common_word, chip_aicpu, name, t_aicore, t_aicpu in rows:
+            self._chip_aicpu[common_word] = chip_aicpu or 0
+            shapes = self._shapes.setdefault(common_word, {})
+            if name is not None:  # a chip type without templates joins to one null row
+                shapes[name] = (t_aicore or 0, t_aicpu or 0)
 
     def _serialize(self) -> None:
         """Lock the cluster row for the rest of the transaction.
