@@ -8,12 +8,13 @@ import { Icon } from "./components/Icon";
 import { Banner, ConnectionDot, Loading, SyncBadge, Badge } from "./components/ui";
 import type { ClusterLive } from "./live/store";
 import type { LiveSocket } from "./live/socket";
-import { rememberLiveCluster, takeLive } from "./live/early";
+import { takeLive } from "./live/early";
+import { rememberCluster, rememberedCluster } from "./lib/rememberedCluster";
 import { Link, navigate, useLocation } from "./lib/router";
 import { useNow } from "./lib/useApi";
 import { ago } from "./lib/format";
 import { allows, SessionContext, useSession, type Session } from "./state/session";
-import { ClusterContext, rememberCluster, rememberedCluster, useClusters, useLiveVersion } from "./state/cluster";
+import { ClusterContext, useClusters, useLiveVersion } from "./state/cluster";
 import { LoginPage } from "./pages/Login";
 import { lazyPage, type LazyPage } from "./lib/lazyPage";
 
@@ -105,7 +106,7 @@ function ClusterProvider({ children }: { children: ReactNode }) {
     if (clusterId === null) return undefined;
     // The socket main.tsx opened at start-up when this was the cluster shown last.
     const { store, socket } = takeLive(clusterId, () => window.location.reload());
-    rememberLiveCluster(clusterId);
+    rememberCluster(clusterId);
     setLive(store);
     setSocket(socket);
     const sampler = setInterval(() => store.sample(), 10_000);
@@ -135,10 +136,8 @@ function ClusterProvider({ children }: { children: ReactNode }) {
     () => ({
       clusters: clusters ?? [],
       cluster,
-      select: (id: number) => {
-        rememberCluster(id);
-        setSelected(id);
-      },
+      // The cluster shown is remembered when its socket opens (above).
+      select: (id: number) => setSelected(id),
       live: live && live.clusterId === clusterId ? live : null,
       reloadClusters: () => setNonce((n) => n + 1),
       retry: () => socket?.retryNow(),

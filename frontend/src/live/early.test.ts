@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { rememberCluster } from "../lib/rememberedCluster";
 
 /** A WebSocket that never connects: records what was opened and closed. */
 class FakeSocket {
@@ -38,8 +39,8 @@ describe("the early live socket", () => {
   });
 
   it("opens the remembered cluster's socket at once, and the provider adopts it", async () => {
-    const { openEarly, rememberLiveCluster, takeLive } = await early();
-    rememberLiveCluster(7);
+    const { openEarly, takeLive } = await early();
+    rememberCluster(7);
     openEarly();
     expect(FakeSocket.opened.map((s) => s.url)).toEqual([expect.stringMatching(/\/ws\/clusters\/7\/$/)]);
     const live = takeLive(7, () => undefined);
@@ -49,8 +50,8 @@ describe("the early live socket", () => {
   });
 
   it("drops a socket for another cluster and opens the right one", async () => {
-    const { openEarly, rememberLiveCluster, takeLive } = await early();
-    rememberLiveCluster(7);
+    const { openEarly, takeLive } = await early();
+    rememberCluster(7);
     openEarly();
     const live = takeLive(8, () => undefined);
     expect(live.store.clusterId).toBe(8);
@@ -59,8 +60,8 @@ describe("the early live socket", () => {
   });
 
   it("does not act on a refusal before anyone owns the socket, and drops that socket", async () => {
-    const { openEarly, rememberLiveCluster, takeLive } = await early();
-    rememberLiveCluster(7);
+    const { openEarly, takeLive } = await early();
+    rememberCluster(7);
     openEarly();
     const denied = vi.fn();
     FakeSocket.opened[0].onclose!({ code: 4401 }); // not signed in yet

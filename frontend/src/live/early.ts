@@ -2,15 +2,15 @@
 // anything (issue 19). A page load otherwise asks /api/me/, then
 // /api/clusters/, and only then opens /ws/clusters/<id>/, whose snapshot the
 // server takes some 150 ms to build at 8,000 chips: three round trips one after
-// the other. The cluster the app showed last is remembered here, so its
-// snapshot is on its way while the app still asks who is signed in; the
+// the other. The cluster the app showed last is remembered
+// (lib/rememberedCluster), so its snapshot is on its way while the app still
+// asks who is signed in; the
 // cluster provider adopts the socket when it settles on that same cluster.
 // A stale guess costs one snapshot the app throws away.
 
 import { ClusterLive } from "./store";
 import { LiveSocket, wsUrl } from "./socket";
-
-const HINT_KEY = "vnpu.live-cluster";
+import { rememberedCluster } from "../lib/rememberedCluster";
 
 export interface LiveConnection {
   store: ClusterLive;
@@ -20,24 +20,6 @@ export interface LiveConnection {
 let early: LiveConnection | null = null;
 /** What to do when the server refuses the session, once a provider owns the socket. */
 let onDenied: (() => void) | null = null;
-
-function hint(): number | null {
-  try {
-    const value = Number(window.localStorage.getItem(HINT_KEY));
-    return Number.isInteger(value) && value > 0 ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Remember the cluster whose socket the app opened (the next load opens it early). */
-export function rememberLiveCluster(clusterId: number): void {
-  try {
-    window.localStorage.setItem(HINT_KEY, String(clusterId));
-  } catch {
-    /* private mode: no early socket next time */
-  }
-}
 
 /** A socket with the app's options: the session's end is only acted on once someone owns the socket. */
 export function openLive(clusterId: number): LiveConnection {
@@ -49,7 +31,7 @@ export function openLive(clusterId: number): LiveConnection {
 
 /** Open the remembered cluster's socket now (at start-up, before the first render). */
 export function openEarly(): void {
-  const clusterId = hint();
+  const clusterId = rememberedCluster();
   if (clusterId === null || early !== null || typeof WebSocket === "undefined") return;
   early = openLive(clusterId);
 }

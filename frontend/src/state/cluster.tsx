@@ -29,22 +29,3 @@ const zero = () => 0;
 export function useLiveVersion(live: ClusterLive | null): number {
   return useSyncExternalStore(live ? live.subscribe : noop, live ? live.getVersion : zero, zero);
 }
-
-const STORAGE_KEY = "vnpu.cluster";
-
-export function rememberedCluster(): number | null {
-  try {
-    const value = Number(window.localStorage.getItem(STORAGE_KEY));
-    return Number.isFinite(value) && value > 0 ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-export function rememberCluster(id: number): void {
-  try {
-    window.localStorage.setItem(STORAGE_KEY, String(id));
-  } catch {
-    /* private mode: fine */
-  }
-}

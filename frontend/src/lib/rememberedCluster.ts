@@ -1,0 +1,22 @@
+// The cluster the app showed last, kept in localStorage: the next load selects
+// it, and main.tsx opens its live socket before React renders (live/early.ts).
+// No React here, so that the start-up chunk can read it.
+
+const STORAGE_KEY = "vnpu.cluster";
+
+export function rememberedCluster(): number | null {
+  try {
+    const value = Number(window.localStorage.getItem(STORAGE_KEY));
+    return Number.isInteger(value) && value > 0 ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+export function rememberCluster(id: number): void {
+  try {
+    window.localStorage.setItem(STORAGE_KEY, String(id));
+  } catch {
+    /* private mode: the first cluster next time, and no early socket */
+  }
+}
