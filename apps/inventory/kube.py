@@ -16,9 +16,12 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -112,6 +115,40 @@ def kube_error(exc: BaseException) -> KubeError:
     )
 
 
+_ca_files: dict[str, str] = {}
+_ca_files_lock = threading.Lock()
+
+
+def ca_file(pem: str) -> str:
+    """A file holding ``pem``: the client reads its CA from a path.
+
+    One file per distinct certificate for the life of the process, removed at
+    exit. A client is built for every sync run, publish and admission call;
+    a file each (as before) piled up in the temp directory of a long-lived
+    web or worker process.
+    """
+    with _ca_files_lock:
+        path = _ca_files.get(pem)
+        if path is not None and os.path.exists(path):
+            return path
+        if not _ca_files:
+            atexit.register(_remove_ca_files)
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="vnpu-ca-", suffix=".pem", delete=False
+        ) as handle:
+            handle.write(pem)
+        _ca_files[pem] = handle.name
+        return handle.name
+
+
+def _remove_ca_files() -> None:
+    with _ca_files_lock:
+        for path in _ca_files.values():
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        _ca_files.clear()
+
+
 def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiClient:
     """A fresh ApiClient for ``cluster`` (callers close it)."""
     configuration = client.Configuration()
@@ -139,12 +176,7 @@ def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiC
         }
         configuration.verify_ssl = cluster.verify_tls
         if cluster.ca_cert:
-            # The client wants a file; keep it for the life of the process.
-            with tempfile.NamedTemporaryFile(
-                "w", suffix=".pem", delete=False
-            ) as handle:
-                handle.write(cluster.ca_cert)
-            configuration.ssl_ca_cert = handle.name
+            configuration.ssl_ca_cert = ca_file(cluster.ca_cert)
     else:
         raise ValidationFailed(
             f"cluster {cluster.name!r} has no connection configured",
