@@ -115,7 +115,7 @@ def kube_error(exc: BaseException) -> KubeError:
     )
 
 
-_ca_files: dict[str, str] = {}
+_ca_files: dict[str, str] = {}  # certificate -> the file this process wrote for it
 _ca_files_lock = threading.Lock()
 
 
@@ -123,16 +123,14 @@ def ca_file(pem: str) -> str:
     """A file holding ``pem``: the client reads its CA from a path.
 
     One file per distinct certificate for the life of the process, removed at
-    exit. A client is built for every sync run, publish and admission call;
-    a file each (as before) piled up in the temp directory of a long-lived
-    web or worker process.
+    exit (:func:`remove_ca_files`). A client is built for every sync run,
+    publish and admission call; a file each (as before) piled up in the temp
+    directory of a long-lived web or worker process.
     """
     with _ca_files_lock:
         path = _ca_files.get(pem)
         if path is not None and os.path.exists(path):
             return path
-        if not _ca_files:
-            atexit.register(_remove_ca_files)
         with tempfile.NamedTemporaryFile(
             "w", prefix="vnpu-ca-", suffix=".pem", delete=False
         ) as handle:
@@ -141,12 +139,27 @@ def ca_file(pem: str) -> str:
         return handle.name
 
 
-def _remove_ca_files() -> None:
+def remove_ca_files() -> None:
+    """Remove the CA files this process wrote (at exit; Celery's prefork
+    children, which end without running atexit, call it on shutdown)."""
     with _ca_files_lock:
         for path in _ca_files.values():
             with contextlib.suppress(OSError):
                 os.unlink(path)
         _ca_files.clear()
+
+
+def _ca_files_after_fork() -> None:
+    # The parent's files stay the parent's: its clients still read them and
+    # it removes them. The child writes and removes its own, with a fresh
+    # lock (another thread of the parent may have held this one at the fork).
+    global _ca_files_lock
+    _ca_files_lock = threading.Lock()
+    _ca_files.clear()
+
+
+atexit.register(remove_ca_files)
+os.register_at_fork(after_in_child=_ca_files_after_fork)
 
 
 def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiClient:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from celery.signals import worker_process_shutdown
 from django.conf import settings
+
+
+@worker_process_shutdown.connect
+def remove_ca_files_on_shutdown(**_: Any) -> None:
+    """A prefork child ends without running atexit: remove its CA files here."""
+    from apps.inventory.kube import remove_ca_files
+
+    remove_ca_files()
 
 
 @shared_task(acks_late=True, ignore_result=True)
