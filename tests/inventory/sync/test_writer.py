@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from apps.inventory.models import Chip, Cluster, Node, PendingPod, Slice
+from apps.inventory.models import Chip, ChipType, Cluster, Node, PendingPod, Slice
 from apps.inventory.sync.writer import ClusterWriter
 from tests.requires import missing
 
@@ -310,8 +310,6 @@ def test_chip_type_shapes_are_read_in_one_query_templates_or_none(
 ):
     """Every watch batch reads the shapes: one query, and a chip type with no
     templates (yet) is still a chip type whose pods' slices are kept."""
-    from apps.inventory.models import ChipType
-
     ChipType.objects.create(
         cluster=guide_cluster,
         common_word="Ascend310B",
@@ -322,6 +320,16 @@ def test_chip_type_shapes_are_read_in_one_query_templates_or_none(
         memory_capacity=8192,
         ai_cpu=3,
     )
+    unset = ChipType.objects.create(  # AICPU not set, nor its template's
+        cluster=guide_cluster,
+        common_word="Ascend310C",
+        chip_name="310C",
+        resource_name="huawei.com/Ascend310C",
+        resource_memory_name="huawei.com/Ascend310C-memory",
+        memory_allocatable=8192,
+        memory_capacity=8192,
+    )
+    unset.templates.create(name="vir02", memory=4096)
     writer = ClusterWriter(guide_cluster)
     with django_assert_num_queries(1):
         writer.refresh_chip_types()
@@ -333,6 +341,8 @@ def test_chip_type_shapes_are_read_in_one_query_templates_or_none(
     }
     assert writer._shapes == expected
     assert writer._shapes["Ascend310B"] == {}
+    assert writer._shapes["Ascend310C"] == {"vir02": (0, 0)}
+    assert writer._chip_aicpu["Ascend310C"] == 0
     assert sum(len(v) for v in expected.values()) >= 5  # the guide's templates
     assert writer._chip_aicpu == {
         ct.common_word: ct.ai_cpu or 0
