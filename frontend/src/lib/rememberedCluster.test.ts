@@ -18,3 +18,19 @@ describe("the remembered cluster", () => {
     }
   });
 });
+
+describe("the key the early socket used before", () => {
+  it("is moved to the one key, and wins: it held the cluster shown last", () => {
+    window.localStorage.setItem("vnpu.cluster", "3"); // picked, then maybe deleted
+    window.localStorage.setItem("vnpu.live-cluster", "5"); // shown last
+    expect(rememberedCluster()).toBe(5);
+    expect(window.localStorage.getItem("vnpu.live-cluster")).toBeNull();
+    expect(window.localStorage.getItem("vnpu.cluster")).toBe("5");
+  });
+
+  it("is enough alone (a user who never picked a cluster)", () => {
+    window.localStorage.setItem("vnpu.live-cluster", "7");
+    expect(rememberedCluster()).toBe(7);
+    expect(rememberedCluster()).toBe(7);
+  });
+});
