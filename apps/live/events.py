@@ -28,6 +28,11 @@ from typing import Annotated, Any, Final, NamedTuple, TypedDict, TypeVar, cast
 #: The event (and the message type) of the snapshot the consumer sends on
 #: connect and on a client's resync. It is never broadcast.
 SNAPSHOT: Final = "snapshot"
+#: The event (and the message type) the consumer sends as soon as it has
+#: joined its group, before it reads the snapshot: every change from then on
+#: reaches the client. Data a page asked for after it arrived needs no refetch
+#: when the snapshot comes. It is never broadcast.
+JOINED: Final = "joined"
 #: At most this many chip rows (or nodes) in one delta: 8,000 chips are 8 messages.
 BATCH: Final = 1000
 #: At most this many slices, pods or requests in one delta (and characters of a
@@ -381,6 +386,11 @@ def snapshot_payload(
 def delta_message(event: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """A delta as the socket sends it (``event`` is an Event, read back as text)."""
     return {"type": "delta", "event": event, "payload": payload}
+
+
+def joined_message() -> dict[str, Any]:
+    """The consumer is in its group: every later change comes as a delta."""
+    return {"type": JOINED, "event": JOINED, "payload": {}}
 
 
 def snapshot_message(payload: SnapshotPayload | None) -> dict[str, Any]:

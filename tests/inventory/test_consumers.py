@@ -111,3 +111,22 @@ async def test_a_change_right_after_the_snapshot_is_read_still_arrives(
         row,
     )
     await communicator.disconnect()
+
+
+async def test_a_client_that_asks_is_told_when_the_socket_joined(guide_cluster, viewer):
+    """With ?joined=1 (the web app) a "joined" message comes before the
+    snapshot; without it the snapshot is still the first message."""
+    path = f"/ws/clusters/{guide_cluster.pk}/"
+    asking = _communicator(path + "?joined=1", viewer)
+    connected, _ = await asking.connect()
+    assert connected
+    first = await asking.receive_json_from(timeout=5)
+    assert first == {"type": "joined", "event": "joined", "payload": {}}
+    assert (await asking.receive_json_from(timeout=5))["type"] == "snapshot"
+    await asking.disconnect()
+
+    plain = _communicator(path, viewer)
+    connected, _ = await plain.connect()
+    assert connected
+    assert (await plain.receive_json_from(timeout=5))["type"] == "snapshot"
+    await plain.disconnect()

@@ -2,6 +2,7 @@
 // previous data while a refetch runs (no flicker on live refreshes).
 
 import { useCallback, useEffect, useRef, useState } from "react";
+import { pageLoadStarted } from "./pageLoads";
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -29,6 +30,7 @@ export function useApi<T>(
     }
     const controller = new AbortController();
     setLoading(true);
+    pageLoadStarted();
     fn(controller.signal).then(
       (value) => {
         if (controller.signal.aborted) return;

@@ -24,6 +24,9 @@ export type LiveEvent = (typeof LiveEvent)[keyof typeof LiveEvent];
 /** The event (and the message type) of the snapshot; never a delta. */
 export const SNAPSHOT = "snapshot";
 
+/** The event (and the message type) sent once the socket is subscribed, before the snapshot. */
+export const JOINED = "joined";
+
 /** The chip columns, in order (ChipRow). */
 export const CHIP_COLUMNS = [
   "id",
@@ -208,5 +211,12 @@ export interface SnapshotMessage {
   payload: SnapshotPayload | null;
 }
 
+/** Subscribed: every change from now on comes as a delta (the snapshot follows). */
+export interface JoinedMessage {
+  type: typeof JOINED;
+  event: typeof JOINED;
+  payload: Record<string, never>;
+}
+
 /** Every message the server sends on a cluster's socket. */
-export type ServerMessage = SnapshotMessage | DeltaMessage;
+export type ServerMessage = JoinedMessage | SnapshotMessage | DeltaMessage;

@@ -42,7 +42,7 @@ describe("the early live socket", () => {
     const { openEarly, takeLive } = await early();
     rememberCluster(7);
     openEarly();
-    expect(FakeSocket.opened.map((s) => s.url)).toEqual([expect.stringMatching(/\/ws\/clusters\/7\/$/)]);
+    expect(FakeSocket.opened.map((s) => s.url)).toEqual([expect.stringMatching(/\/ws\/clusters\/7\/\?joined=1$/)]);
     const live = takeLive(7, () => undefined);
     expect(live.store.clusterId).toBe(7);
     expect(FakeSocket.opened).toHaveLength(1); // no second connection
@@ -56,7 +56,7 @@ describe("the early live socket", () => {
     const live = takeLive(8, () => undefined);
     expect(live.store.clusterId).toBe(8);
     expect(FakeSocket.opened[0].closed).toBe(true);
-    expect(FakeSocket.opened[1].url).toMatch(/\/ws\/clusters\/8\/$/);
+    expect(FakeSocket.opened[1].url).toMatch(/\/ws\/clusters\/8\/\?joined=1$/);
   });
 
   it("does not act on a refusal before anyone owns the socket, and drops that socket", async () => {

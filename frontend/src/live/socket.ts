@@ -31,7 +31,9 @@ export interface LiveSocketOptions {
 
 export function wsUrl(clusterId: number, loc: Location = window.location): string {
   const scheme = loc.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${loc.host}/ws/clusters/${clusterId}/`;
+  // joined=1: the server says when the socket is subscribed, before the
+  // snapshot (the store then spares pages a refetch; see ClusterLive).
+  return `${scheme}//${loc.host}/ws/clusters/${clusterId}/?joined=1`;
 }
 
 export class LiveSocket {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CHIP_COLUMNS } from "./contract";
 import { ClusterLive } from "./store";
 
@@ -202,5 +202,57 @@ describe("ClusterLive: delta application", () => {
     live.apply(snapshot());
     expect(live.chips.size).toBe(3);
     expect(live.ticks.snapshot).toBe(before + 1);
+  });
+});
+
+describe("ClusterLive: refetching after a snapshot", () => {
+  // A fresh copy of the store and the page-load counter for each case.
+  async function fresh() {
+    vi.resetModules();
+    const loads = await import("../lib/pageLoads");
+    const { ClusterLive: Live } = await import("./store");
+    return { loads, live: new Live(1, () => undefined) };
+  }
+  const joined = { type: "joined" as const, event: "joined", payload: {} };
+
+  it("makes no page refetch when the socket joined before any page asked for data", async () => {
+    const { loads, live } = await fresh();
+    live.apply(joined);
+    loads.pageLoadStarted(); // the overview mounts and asks, after the join
+    const before = { ...live.ticks };
+    live.apply(snapshot());
+    expect(live.ticks).toEqual(before);
+    expect(live.chips.size).toBe(3);
+  });
+
+  it("makes every page refetch when a page asked before the socket joined", async () => {
+    const { loads, live } = await fresh();
+    loads.pageLoadStarted(); // read before the subscription: may have missed a change
+    live.apply(joined);
+    const before = { ...live.ticks };
+    live.apply(snapshot());
+    expect(live.ticks.pending).toBe(before.pending + 1);
+    expect(live.ticks.snapshot).toBe(before.snapshot + 1);
+    expect(live.ticks.requests).toBe(before.requests + 1);
+  });
+
+  it("makes pages refetch on a reconnect's snapshot and on a resync", async () => {
+    const { loads, live } = await fresh();
+    live.apply(joined);
+    live.apply(snapshot()); // the first: nothing to refetch
+    loads.pageLoadStarted();
+    const first = live.ticks.slices;
+    live.apply(joined); // the socket dropped and came back: deltas may be lost
+    live.apply(snapshot());
+    expect(live.ticks.slices).toBe(first + 1);
+    live.apply(snapshot()); // a resync the client asked for
+    expect(live.ticks.slices).toBe(first + 2);
+  });
+
+  it("makes pages refetch after a snapshot that came without a join message (an older server)", async () => {
+    const { live } = await fresh();
+    const before = live.ticks.object;
+    live.apply(snapshot());
+    expect(live.ticks.object).toBe(before + 1);
   });
 });

@@ -5,11 +5,14 @@
 // animation frame, however many deltas arrive (a snapshot: at once).
 
 import { ChipTable } from "../lib/chips";
+import { pageLoadsStarted } from "../lib/pageLoads";
 import {
+  JOINED,
   LiveEvent,
   SNAPSHOT,
   type DeltaMessage,
   type DeltaPayloads,
+  type JoinedMessage,
   type SliceDelta,
   type SnapshotMessage,
   type SnapshotPayload,
@@ -35,7 +38,7 @@ export interface SyncInfo {
  * event this build does not know is ignored.
  */
 export interface LiveMessage {
-  type: SnapshotMessage["type"] | DeltaMessage["type"];
+  type: JoinedMessage["type"] | SnapshotMessage["type"] | DeltaMessage["type"];
   event: string;
   payload: Record<string, unknown> | null;
 }
@@ -104,6 +107,12 @@ export class ClusterLive {
 
   private listeners = new Set<Listener>();
   private scheduled = false;
+  /**
+   * The socket joined before any page asked for data (the early socket at
+   * start-up): the next snapshot need not make pages refetch, since all they
+   * show was read after the subscription.
+   */
+  private joinedBeforeAnyLoad = false;
 
   constructor(
     readonly clusterId: number,
@@ -176,6 +185,10 @@ export class ClusterLive {
   apply(message: LiveMessage, now: number = Date.now()): void {
     this.lastMessageAt = now;
     const payload = message.payload ?? {};
+    if (message.type === JOINED) {
+      this.joinedBeforeAnyLoad = pageLoadsStarted() === 0;
+      return;
+    }
     if (message.type === SNAPSHOT) {
       this.applySnapshot(payload as Partial<SnapshotPayload>);
       this.changedNow();
@@ -297,6 +310,13 @@ export class ClusterLive {
     this.touchedUuids = new Set();
     this.nodeReady.clear();
     this.snapshotNodes = new Set(this.chips.sorted().map((c) => c.node));
+    this.sample();
+    if (this.joinedBeforeAnyLoad) {
+      // Every page load started after the socket joined: what pages show is
+      // no older than the subscription, and later changes come as deltas.
+      this.joinedBeforeAnyLoad = false;
+      return;
+    }
     // A fresh snapshot may follow missed deltas: every page refetches what it shows.
     this.ticks = {
       slices: this.ticks.slices + 1,
@@ -308,7 +328,6 @@ export class ClusterLive {
       requests: this.ticks.requests + 1,
       proposal: this.ticks.proposal + 1,
     };
-    this.sample();
   }
 }
 
