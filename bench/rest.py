@@ -313,8 +313,8 @@ def key_figures(run: Run, suffix: str = "") -> str:
 # --- processes: memory, connections ---------------------------------------------------
 
 
-def _hwm_mb(pid: int) -> float:
-    """Peak resident set (VmHWM) of ``pid`` in MB, 0 when it is gone."""
+def _hwm_mib(pid: int) -> float:
+    """Peak resident set (VmHWM) of ``pid`` in MiB, 0 when it is gone."""
     try:
         for text in Path(f"/proc/{pid}/status").read_text().splitlines():
             if text.startswith("VmHWM:"):
@@ -789,18 +789,22 @@ def part_two(bench: Bench, tokens: list[str], demo: int, unloaded: Run) -> None:
 
 
 def memory(bench: Bench) -> None:
-    print("-- 3. peak memory (VmHWM, each process's own peak)", flush=True)
+    print(
+        "-- 3. peak memory (VmHWM, each process's own peak; a pool's sum counts "
+        "the pages its processes share since the fork once for each)",
+        flush=True,
+    )
     for name, pids in bench.groups().items():
         if name == "postgres" or not pids:
             continue
-        peaks = [_hwm_mb(pid) for pid in pids]
+        peaks = [_hwm_mib(pid) for pid in pids]
         label = {"sync": "sync (demo)", "web": "web (uvicorn)"}.get(name, name)
         if len(peaks) == 1:
-            line(f"  {label}", f"{peaks[0]:7.0f} MB")
+            line(f"  {label}", f"{peaks[0]:7.0f} MiB")
         else:
             line(
                 f"  {label}: {len(peaks)} processes",
-                f"{sum(peaks):7.0f} MB in all, largest {max(peaks):.0f} MB",
+                f"{sum(peaks):7.0f} MiB in all, largest {max(peaks):.0f} MiB",
             )
 
 
