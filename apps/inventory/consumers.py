@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -12,11 +14,14 @@ from apps.accounts.ws import AuthRecheckMixin
 from apps.live.consumers import LiveGroupConsumer
 from apps.live.events import (
     SnapshotPayload,
+    delta_message,
     joined_message,
     snapshot_message,
     snapshot_payload,
 )
 from apps.live.realtime import cluster_group
+
+log = logging.getLogger(__name__)
 
 
 def cluster_snapshot(cluster_id: int) -> SnapshotPayload | None:
@@ -63,6 +68,12 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     deactivated (``WS_AUTH_RECHECK_SECONDS``).
     """
 
+    # Deltas that arrive while a snapshot is being built wait here and follow
+    # it, in order (None: none is being built, deltas go straight out).
+    _held: list[dict[str, Any]] | None = None
+    _snapshot_task: asyncio.Task[None] | None = None
+    _closed = False
+
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
         if await _role(self.scope.get("user")) is None:
@@ -84,18 +95,60 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         self.start_auth_recheck()
         if _asks_for_joined(self.scope):
             await self.send_json(joined_message())
-        snapshot = await _snapshot(self.cluster_id)
-        if snapshot is None:  # deleted since
-            await self.close(code=4404)
+        self._start_snapshot()
+
+    def _start_snapshot(self) -> None:
+        """Build and send a snapshot in a task of its own, holding the deltas
+        meanwhile: the consumer goes on taking them off the channel layer,
+        whose per-channel capacity would otherwise drop the newest of a burst
+        while a big snapshot is built."""
+        if self._snapshot_task is not None and not self._snapshot_task.done():
+            return  # one is on its way
+        self._held = []
+        self._snapshot_task = asyncio.create_task(self._send_snapshot())
+
+    async def _send_snapshot(self) -> None:
+        try:
+            snapshot = await _snapshot(self.cluster_id)
+        except Exception:
+            log.warning("snapshot of cluster %s failed", self.cluster_id, exc_info=True)
+            await self._shut(1011)  # the client reconnects with backoff
+            return
+        if snapshot is None:  # the cluster was deleted meanwhile
+            await self._shut(4404)
             return
         await self.send_json(snapshot_message(snapshot))
+        # Deltas held meanwhile, in order; those arriving during these sends
+        # join the queue, so nothing overtakes what came before it.
+        while self._held:
+            held, self._held = self._held, []
+            for message in held:
+                await self.send_json(message)
+        self._held = None
+
+    async def _shut(self, code: int) -> None:
+        self._closed = True
+        self._held = None
+        await self.leave()
+        await self.close(code=code)
+
+    async def portal_event(self, message: dict[str, Any]) -> None:
+        if self._closed:
+            return
+        delta = delta_message(message["event"], message["payload"])
+        if self._held is not None:
+            self._held.append(delta)
+            return
+        await self.send_json(delta)
 
     async def disconnect(self, code: int) -> None:
+        self._closed = True
+        if self._snapshot_task is not None:
+            self._snapshot_task.cancel()
         await self.stop_auth_recheck()
         await self.leave()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # The only request a client makes: a fresh snapshot after it fell behind.
         if isinstance(content, dict) and content.get("type") == "resync":
-            snapshot = await _snapshot(self.cluster_id)
-            await self.send_json(snapshot_message(snapshot))
+            self._start_snapshot()

@@ -25,7 +25,7 @@ class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
         """Receive the deltas of ``group`` from now on."""
         self.group = group
         await self.channel_layer.group_add(group, self.channel_name)
-        ensure_outbox_relay()
+        await ensure_outbox_relay()
 
     async def leave(self) -> None:
         """Stop receiving deltas (nothing to do when it never joined)."""

@@ -70,15 +70,36 @@ def broadcast_on_commit(group: str, event: Event, payload: Mapping[str, Any]) ->
 
 
 _relay_task: asyncio.Task[None] | None = None
+_relay_ready: asyncio.Event | None = None
+#: How long a socket joining waits for a (re)starting relay to find where the
+#: outbox ends; past it the socket goes on (the database is slow or down).
+RELAY_START_WAIT = 5.0
 
 
-def ensure_outbox_relay() -> None:
-    """Start the outbox relay in this (web) process once, if the outbox is in use."""
-    global _relay_task
+async def ensure_outbox_relay() -> None:
+    """Start the outbox relay in this (web) process once, if the outbox is in use,
+    and return once it knows where the outbox ends.
+
+    The relay starts from the newest event: one written before that, even
+    after a socket joined, would never reach it. So a socket joining waits
+    for that first read before it reads its snapshot.
+    """
+    global _relay_task, _relay_ready
     if not getattr(settings, "REALTIME_OUTBOX", False):
         return
-    if _relay_task is None or _relay_task.done():
-        _relay_task = asyncio.get_running_loop().create_task(relay_outbox())
+    loop = asyncio.get_running_loop()
+    if (
+        _relay_task is None
+        or _relay_task.done()
+        or _relay_ready is None
+        or _relay_task.get_loop() is not loop  # a loop since closed (tests)
+    ):
+        _relay_ready = asyncio.Event()
+        _relay_task = loop.create_task(relay_outbox(ready=_relay_ready))
+    try:
+        await asyncio.wait_for(_relay_ready.wait(), RELAY_START_WAIT)
+    except TimeoutError:
+        log.warning("the outbox relay has not started after %ss", RELAY_START_WAIT)
 
 
 # Not thread-sensitive: the relay polls ten times a second and must not queue
@@ -100,13 +121,18 @@ def _fetch(after: int | None) -> tuple[int, list[tuple[int, str, str, Any]]]:
     return (rows[-1][0] if rows else after), rows
 
 
-async def relay_outbox(interval: float = 0.1) -> None:
-    """Forward new LiveEvent rows to the local channel layer, forever."""
+async def relay_outbox(
+    interval: float = 0.1, ready: asyncio.Event | None = None
+) -> None:
+    """Forward new LiveEvent rows to the local channel layer, forever
+    (``ready`` is set once it knows where the outbox ends)."""
     layer = get_channel_layer()
     after: int | None = None
     while True:
         try:
             after, rows = await _fetch(after)
+            if ready is not None:
+                ready.set()
             for _, group, event, payload in rows:
                 await layer.group_send(
                     group, {"type": EVENT_TYPE, "event": event, "payload": payload}

@@ -249,6 +249,25 @@ describe("ClusterLive: refetching after a snapshot", () => {
     expect(live.ticks.slices).toBe(first + 2);
   });
 
+  it("forgets a join when its connection ends before the snapshot came", async () => {
+    const { loads, live } = await fresh();
+    live.apply(joined); // nothing asked yet...
+    live.setConnection("reconnecting", 1000); // ...but the socket dropped before its snapshot
+    loads.pageLoadStarted(); // pages asked meanwhile
+    live.setConnection("connecting");
+    const before = live.ticks.pending;
+    live.apply(snapshot()); // from a server that sends no "joined" (a rolling deploy)
+    expect(live.ticks.pending).toBe(before + 1);
+  });
+
+  it("does not count the join as an update (no 'interrupted' banner before the snapshot)", async () => {
+    const { live } = await fresh();
+    live.apply(joined);
+    expect(live.lastMessageAt).toBeNull();
+    live.apply(snapshot(), 5000);
+    expect(live.lastMessageAt).toBe(5000);
+  });
+
   it("makes pages refetch after a snapshot that came without a join message (an older server)", async () => {
     const { live } = await fresh();
     const before = live.ticks.object;

@@ -148,6 +148,9 @@ export class ClusterLive {
   }
 
   setConnection(state: ConnectionState, retryAt: number | null = null): void {
+    // A new connection (or none) must say again that it joined before the
+    // pages asked: a server that does not say so gets the refetch.
+    if (state !== "live") this.joinedBeforeAnyLoad = false;
     if (this.connection === state && this.retryAt === retryAt) return;
     this.connection = state;
     this.retryAt = retryAt;
@@ -183,12 +186,14 @@ export class ClusterLive {
 
   /** Apply one message of the socket. Unknown events are ignored. */
   apply(message: LiveMessage, now: number = Date.now()): void {
-    this.lastMessageAt = now;
-    const payload = message.payload ?? {};
     if (message.type === JOINED) {
+      // Not an update of what pages show: lastMessageAt stays (it dates what
+      // the "interrupted" banner shows before the snapshot comes).
       this.joinedBeforeAnyLoad = pageLoadsStarted() === 0;
       return;
     }
+    this.lastMessageAt = now;
+    const payload = message.payload ?? {};
     if (message.type === SNAPSHOT) {
       this.applySnapshot(payload as Partial<SnapshotPayload>);
       this.changedNow();
