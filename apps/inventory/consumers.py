@@ -27,13 +27,20 @@ log = logging.getLogger(__name__)
 def cluster_snapshot(cluster_id: int) -> SnapshotPayload | None:
     """What a client starts from: the summary and every chip (None: no such cluster)."""
     from apps.inventory.models import Cluster
-    from apps.inventory.selectors import chip_usage, cluster_summary
+    from apps.inventory.selectors import (
+        chip_usage,
+        cluster_summary,
+        nodes_without_chips,
+    )
 
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
     return snapshot_payload(
-        cluster_summary(cluster), chip_usage(cluster), cluster.last_sync_error
+        cluster_summary(cluster),
+        chip_usage(cluster),
+        nodes_without_chips(cluster),
+        cluster.last_sync_error,
     )
 
 

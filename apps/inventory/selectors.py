@@ -26,6 +26,7 @@ from apps.inventory.models import (
     ChipType,
     Cluster,
     DeviceConfigVersion,
+    Node,
     Slice,
     Template,
 )
@@ -295,6 +296,15 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
 CHIP_USAGE_FIELDS = tuple(
     {"node": "node__name"}.get(column, column) for column in CHIP_COLUMNS
 )
+
+
+def nodes_without_chips(cluster: Cluster) -> list[str]:
+    """Names of the cluster's nodes with no chip (control-plane and CPU nodes)."""
+    return list(
+        Node.objects.order_by("name")
+        .filter(cluster=cluster, chips__isnull=True)
+        .values_list("name", flat=True)
+    )
 
 
 def chip_usage(cluster: Cluster) -> ChipUsage:

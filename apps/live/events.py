@@ -251,6 +251,9 @@ class SnapshotPayload(TypedDict):
 
     summary: Annotated[dict[str, Any], ApiSchema("ClusterSummary")]
     chips: ChipUsage
+    #: The nodes the chips do not name (``summary.nodes`` counts them too):
+    #: a delta about one of them is not a new node.
+    nodes_without_chips: list[str]
     last_sync_error: str
 
 
@@ -366,7 +369,10 @@ def proposal_payload(
 
 
 def snapshot_payload(
-    summary: Mapping[str, Any], chips: ChipUsage, last_sync_error: str
+    summary: Mapping[str, Any],
+    chips: ChipUsage,
+    nodes_without_chips: list[str],
+    last_sync_error: str,
 ) -> SnapshotPayload:
     """The snapshot: the cluster's summary (``last_sync_at`` becomes ISO 8601)."""
     at = summary.get("last_sync_at")
@@ -376,6 +382,7 @@ def snapshot_payload(
             "last_sync_at": at.isoformat() if isinstance(at, datetime) else at,
         },
         "chips": chips,
+        "nodes_without_chips": nodes_without_chips,
         "last_sync_error": last_sync_error,
     }
 

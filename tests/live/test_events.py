@@ -193,6 +193,25 @@ def test_the_snapshot_has_its_payload_type(guide_cluster, fixtures_dir):
     assert _conforms(snapshot, events.SnapshotPayload, "snapshot") == []
     assert len(snapshot["chips"]["rows"]) == 12
     assert snapshot["chips"]["columns"] == list(events.CHIP_COLUMNS)
+    assert snapshot["nodes_without_chips"] == []
+
+
+def test_the_snapshot_names_the_nodes_its_chips_do_not(guide_cluster, fixtures_dir):
+    """The summary counts every node; the client must know which nodes a later
+    delta may name without it being a new one."""
+    from apps.inventory.consumers import cluster_snapshot
+    from apps.inventory.sync.writer import ClusterWriter
+
+    npu = json.loads((fixtures_dir / "node-310p3.json").read_text())
+    cpu = {
+        "metadata": {"name": "master-0", "labels": {}, "annotations": {}},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    ClusterWriter(guide_cluster).replace_nodes([npu, cpu])
+    snapshot = cluster_snapshot(guide_cluster.pk)
+    assert snapshot["summary"]["nodes"] == 2
+    assert snapshot["nodes_without_chips"] == ["master-0"]
+    assert {row[1] for row in snapshot["chips"]["rows"]} == {npu["metadata"]["name"]}
 
 
 def test_the_check_sees_a_payload_off_the_contract():

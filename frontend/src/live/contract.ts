@@ -180,6 +180,7 @@ export interface ChipUsage {
 export interface SnapshotPayload {
   summary: components["schemas"]["ClusterSummary"];
   chips: ChipUsage;
+  nodes_without_chips: string[];
   last_sync_error: string;
 }
 

@@ -102,6 +102,20 @@ describe("ClusterLive: delta application", () => {
     expect([...live.chips.byId.keys()]).toEqual([1, 2]);
   });
 
+  it("does not count a node the snapshot counted without chips as a new one", () => {
+    const { live } = store();
+    const withCpuNode = snapshot();
+    withCpuNode.payload.summary.nodes = 3; // a, b (chips) and a control-plane node
+    live.apply({ ...withCpuNode, payload: { ...withCpuNode.payload, nodes_without_chips: ["master-0"] } });
+    expect(live.nodeCount).toBe(3);
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "master-0", ready: false }] } });
+    expect(live.nodeCount).toBe(3); // it went NotReady: still one node
+    live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "worker-9", ready: true }] } });
+    expect(live.nodeCount).toBe(4);
+    live.apply({ type: "delta", event: "node_removed", payload: { name: "master-0" } });
+    expect(live.nodeCount).toBe(3);
+  });
+
   it("takes batched `nodes` deltas: counts new nodes once, not known ones", () => {
     const { live } = store();
     live.apply(snapshot());

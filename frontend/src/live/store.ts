@@ -92,7 +92,7 @@ export class ClusterLive {
   pendingCount: number | null = null;
   /** readiness of the nodes that deltas told about since the last snapshot */
   readonly nodeReady = new Map<string, boolean>();
-  /** nodes the last snapshot counted (those with chips): a delta about them is not a new node */
+  /** nodes the last snapshot counted: a delta about them is not a new node */
   private snapshotNodes = new Set<string>();
   ticks: Ticks = { slices: 0, pending: 0, object: 0, cluster: 0, node: 0, snapshot: 0, requests: 0, proposal: 0 };
   /** chip uuids touched by the last slice deltas (the chip drawer refetches when its chip is here) */
@@ -314,7 +314,11 @@ export class ClusterLive {
     };
     this.touchedUuids = new Set();
     this.nodeReady.clear();
-    this.snapshotNodes = new Set(this.chips.sorted().map((c) => c.node));
+    // Every node the snapshot counted: those its chips name and those with none.
+    this.snapshotNodes = new Set([
+      ...this.chips.sorted().map((c) => c.node),
+      ...(Array.isArray(p.nodes_without_chips) ? p.nodes_without_chips : []),
+    ]);
     this.sample();
     if (this.joinedBeforeAnyLoad) {
       // Every page load started after the socket joined: what pages show is
