@@ -87,6 +87,11 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
             await self.close(code=4401)
             return
         if not await _cluster_exists(self.cluster_id):
+            # Accepted, then closed: a close before accept is an HTTP 403 on
+            # the handshake, and a browser sees only 1006 and reconnects
+            # forever instead of saying the cluster is gone. (A refused
+            # session stays refused at the handshake: 4401 above.)
+            await self.accept()
             await self.close(code=4404)
             return
         # Join before reading the snapshot: a change committed while it is

@@ -87,11 +87,15 @@ async def test_token_client_gets_snapshot_then_delta(guide_cluster, fixtures_dir
     await communicator.disconnect()
 
 
-async def test_unknown_cluster_is_refused(viewer):
+async def test_an_unknown_cluster_is_closed_with_4404_after_the_handshake(viewer):
+    """Accepted, then closed: a browser never reads the code of a refused
+    handshake (it sees 1006 and would reconnect forever), and the app says
+    "This cluster no longer exists" on 4404."""
     communicator = _communicator("/ws/clusters/999/", viewer)
-    connected, code = await communicator.connect()
-    assert not connected
-    assert code == 4404
+    connected, _ = await communicator.connect()
+    assert connected
+    closed = await communicator.receive_output(timeout=5)
+    assert closed == {"type": "websocket.close", "code": 4404}
 
 
 async def test_a_change_right_after_the_snapshot_is_read_still_arrives(
