@@ -53,14 +53,18 @@ function SubmitForm_() {
   const priorities = useApi((s) => api.get<Page<PriorityClass>>(`/api/priority-classes/?cluster=${id}&page_size=1000`, s), [id]);
   const types = chipTypes.data?.results ?? [];
   const chipType = types.find((t) => t.common_word === form.chip_type);
+  // Defaults, checked against the form as it is when they apply (not as it
+  // was when the data arrived): an effect runs after the paint, and a choice
+  // made in between (a quick user, a test) must not be overwritten.
   useEffect(() => {
     // The first chip type of the cluster, and again when the cluster changes.
-    if (types.length && !types.some((t) => t.common_word === form.chip_type)) set("chip_type", types[0].common_word);
-  }, [types]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (!types.length) return;
+    setForm((f) => (types.some((t) => t.common_word === f.chip_type) ? f : { ...f, chip_type: types[0].common_word }));
+  }, [types]);
   useEffect(() => {
     const names = chipType?.templates.map((t) => t.name) ?? [];
-    if (!names.includes(form.template)) set("template", names[0] ?? "");
-  }, [chipType]); // eslint-disable-line react-hooks/exhaustive-deps
+    setForm((f) => (names.includes(f.template) ? f : { ...f, template: names[0] ?? "" }));
+  }, [chipType]);
 
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [formError, setFormError] = useState<string | null>(null);
