@@ -91,7 +91,6 @@ async def ensure_outbox_relay() -> None:
     if (
         _relay_task is None
         or _relay_task.done()
-        or _relay_ready is None
         or _relay_task.get_loop() is not loop  # a loop since closed (tests)
     ):
         _relay_ready = asyncio.Event()

@@ -310,25 +310,21 @@ def test_chip_type_shapes_are_read_in_one_query_templates_or_none(
 ):
     """Every watch batch reads the shapes: one query, and a chip type with no
     templates (yet) is still a chip type whose pods' slices are kept."""
-    ChipType.objects.create(
-        cluster=guide_cluster,
-        common_word="Ascend310B",
-        chip_name="310B",
-        resource_name="huawei.com/Ascend310B",
-        resource_memory_name="huawei.com/Ascend310B-memory",
-        memory_allocatable=8192,
-        memory_capacity=8192,
-        ai_cpu=3,
-    )
-    unset = ChipType.objects.create(  # AICPU not set, nor its template's
-        cluster=guide_cluster,
-        common_word="Ascend310C",
-        chip_name="310C",
-        resource_name="huawei.com/Ascend310C",
-        resource_memory_name="huawei.com/Ascend310C-memory",
-        memory_allocatable=8192,
-        memory_capacity=8192,
-    )
+
+    def chip_type(chip: str, **fields) -> ChipType:
+        return ChipType.objects.create(
+            cluster=guide_cluster,
+            common_word=f"Ascend{chip}",
+            chip_name=chip,
+            resource_name=f"huawei.com/Ascend{chip}",
+            resource_memory_name=f"huawei.com/Ascend{chip}-memory",
+            memory_allocatable=8192,
+            memory_capacity=8192,
+            **fields,
+        )
+
+    chip_type("310B", ai_cpu=3)
+    unset = chip_type("310C")  # AICPU not set, nor its template's
     unset.templates.create(name="vir02", memory=4096)
     writer = ClusterWriter(guide_cluster)
     with django_assert_num_queries(1):
