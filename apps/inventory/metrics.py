@@ -68,6 +68,12 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
             "worker handed over, restarted or died).",
             labels=["cluster", "resource"],
         ),
+        "crashes": CounterMetricFamily(
+            "vnpu_sync_watcher_crashes",
+            "Watchers of the stream that died of an unexpected error and were "
+            "restarted (each is logged once with its traceback).",
+            labels=["cluster", "resource"],
+        ),
         "relists": CounterMetricFamily(
             "vnpu_sync_relists",
             "Full relists after the API server expired the resourceVersion (410).",
@@ -87,6 +93,7 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
         "last_error",
         "last_error_at",
         "restarts",
+        "crashes",
         "relists",
         "events",
     )
@@ -97,6 +104,7 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
         error,
         error_at,
         restarts,
+        crashes,
         relists,
         events,
     ) in cursors:
@@ -109,6 +117,7 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
         )
         per_stream["failing"].add_metric(labels, int(failing))
         per_stream["restarts"].add_metric(labels, restarts)
+        per_stream["crashes"].add_metric(labels, crashes)
         per_stream["relists"].add_metric(labels, relists)
         per_stream["events"].add_metric(labels, events)
         # A stream that never succeeded leaves the cluster without a lag value.

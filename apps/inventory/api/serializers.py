@@ -553,6 +553,7 @@ class SyncCursorSerializer(serializers.ModelSerializer):
             "last_error_at",
             "relists",
             "restarts",
+            "crashes",
             "events",
             "skipped_objects",
             "served",
