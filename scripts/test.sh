@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, migrations, OpenAPI schema, the frontend, the real
-# control plane's build (Go), then pytest.
+# The whole test suite: lint, migrations, OpenAPI schema, the documentation site,
+# the frontend, the real control plane's build (Go), then pytest.
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
 #
@@ -25,6 +25,8 @@ echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
 echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
+echo "==> docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)"
+bash scripts/docs.sh
 echo "==> error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
 echo "==> the live contract shared with the frontend (frontend/src/live/contract.ts)"

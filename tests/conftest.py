@@ -115,7 +115,7 @@ def admin_client_api(admin_user):
 
 @pytest.fixture
 def guide_cluster(db):
-    """Cluster ``guide`` with the reference guide's device config (list shape) imported."""
+    """Cluster ``guide`` with the guide's device config (list shape) imported."""
     from apps.inventory.services import deviceconfig_import
 
     deviceconfig_import(

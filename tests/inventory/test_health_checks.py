@@ -2,7 +2,7 @@
 
 The rows are what sync stores (``ClusterObject``: the Volcano scheduler
 ConfigMap, the watched Deployments, the device-plugin DaemonSet, the device
-config); no cluster is needed. The facts are in scheduler-behaviour.md.
+config); no cluster is needed. The facts are in docs/scheduler-behaviour.md.
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 Tests must not depend on a developer's shell, so everything is pinned here,
 with one deliberate exception: DATABASE_URL and REDIS_URL are honoured, because
-CI runs the same suite against real PostgreSQL and Redis (the style guide pins
-SQLite; we need both, so the default stays SQLite and CI opts in).
+CI runs the same suite against real PostgreSQL and Redis (pinning SQLite alone
+would leave PostgreSQL's locks and COPY untested; we need both, so the default
+stays SQLite and CI opts in).
 """
 
 import os

@@ -1,10 +1,10 @@
-"""``manage.py demo``: what the README's run command sets up for a newcomer.
+"""``manage.py demo``: what the README's run command (scripts/run.sh) sets up for a newcomer.
 
 Idempotent: an ``admin`` user (password ``admin``, for the local demo only),
 the cluster ``demo``: connected to a simulated cluster when ``--kubeconfig`` is
 given (its first sync adopts the cluster's device config), otherwise with the
-reference guide's device config imported; and the queue ``ci`` whose pods may
-run in namespace ``ci``, what the README's pipeline example uses (simcluster's
+guide's device config imported; and the queue ``ci`` whose pods may
+run in namespace ``ci``, what the pipeline example of docs/pipelines.md uses (simcluster's
 guide scenario has that namespace, its Volcano queue and the PriorityClasses).
 """
 
@@ -23,7 +23,7 @@ from apps.inventory.services import deviceconfig_import
 from apps.scheduling.models import Queue
 from apps.scheduling.services import queue_create
 
-# The queue of the README's "Requests for CI" example, and the namespace its pods use.
+# The queue of the pipeline example (docs/pipelines.md), and the namespace its pods use.
 CI_QUEUE = "ci"
 CI_NAMESPACE = "ci"
 
@@ -65,7 +65,7 @@ class Command(BaseCommand):
                 cluster_name=options["cluster"],
                 text=GUIDE_CONFIG.read_text(),
                 actor=admin,
-                reason="demo: the reference guide's device config",
+                reason="demo: the guide's device config",
             )
             self.stdout.write(
                 f"created cluster {options['cluster']} with the guide's device config"
@@ -76,7 +76,7 @@ class Command(BaseCommand):
                 actor=admin,
                 cluster=cluster,
                 name=CI_QUEUE,
-                description="the README's pipeline example",
+                description="the pipeline example of the docs",
                 allowed_namespaces=[CI_NAMESPACE],
             )
             self.stdout.write(

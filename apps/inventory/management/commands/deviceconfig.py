@@ -1,6 +1,6 @@
 """``manage.py deviceconfig check|import|export|fit``: the device-config on the command line.
 
-Scripts rely on these names and exit codes (see the README):
+Scripts rely on these names and exit codes (docs/command-line.md):
   check FILE                    exit 0 when valid (warnings printed), 1 with one line per error
   import FILE --cluster NAME    create the cluster if missing, store a version, set chip types
   export --cluster NAME         print the YAML the portal would publish
