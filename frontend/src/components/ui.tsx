@@ -318,28 +318,6 @@ export function Segmented<T extends string>({
   );
 }
 
-/** A state filter for a paged list: "All states" or one of `states`; changing it goes back to page 1 (the caller's `onChange`). */
-export function StateFilter({
-  value,
-  states,
-  onChange,
-  testId,
-}: {
-  value: string;
-  states: readonly string[];
-  onChange: (state: string) => void;
-  testId?: string;
-}) {
-  return (
-    <select className="select" value={value} onChange={(e) => onChange(e.target.value)} aria-label="state" data-testid={testId}>
-      <option value="">All states</option>
-      {states.map((s) => (
-        <option key={s}>{s}</option>
-      ))}
-    </select>
-  );
-}
-
 /** A long identifier (a chip UUID): shown whole or shortened, with a button that copies it whole. */
 export function CopyText({ value, shown, testId }: { value: string; shown?: string; testId?: string }) {
   const [copied, setCopied] = useState(false);

@@ -3,9 +3,10 @@
 // opens the chip: its slices, its history (slices placed and released, from the
 // API) and how its usage and health changed since the page opened.
 
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice, Template } from "../api/types";
+import { FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, CellBar, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
@@ -28,18 +29,18 @@ import {
 import { ago, dateTime, duration, ageSeconds, int, mb, pctText } from "../lib/format";
 import type { HeatMode } from "../lib/heatmap";
 import { useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useNow } from "../lib/useApi";
+import { useApi, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
-const STATES: { key: ChipState; label: string }[] = [
-  { key: "all", label: "All states" },
-  { key: "healthy", label: "Healthy" },
-  { key: "unhealthy", label: "Unhealthy" },
-  { key: "cordoned", label: "Cordoned" },
-  { key: "free", label: "Has room (smallest template)" },
-  { key: "full", label: "Full" },
-  { key: "busy", label: "In use" },
-  { key: "idle", label: "Idle" },
+const STATE_OPTIONS: { value: ChipState; label: string }[] = [
+  { value: "all", label: "All states" },
+  { value: "healthy", label: "Healthy" },
+  { value: "unhealthy", label: "Unhealthy" },
+  { value: "cordoned", label: "Cordoned" },
+  { value: "free", label: "Has room (smallest template)" },
+  { value: "full", label: "Full" },
+  { value: "busy", label: "In use" },
+  { value: "idle", label: "Idle" },
 ];
 
 /** Row height: .chip-row's height in styles.css, where its columns are too (a class, not a style per row). */
@@ -58,17 +59,13 @@ export function ChipsPage() {
   const [chipParam, setChipParam] = useQueryParam("chip");
   const [sortKey, setSortKey] = useState<SortKey>("node");
   const [sortDir, setSortDir] = useState<1 | -1>(1);
-  const [nodeInput, setNodeInput] = useState(nodeParam);
-  const nodeFilter = useDebounced(nodeInput, 150);
-  useEffect(() => setNodeParam(nodeFilter), [nodeFilter, setNodeParam]);
-  useEffect(() => setNodeInput(nodeParam), [nodeParam]);
 
   const chipsVersion = live?.chips.version ?? 0;
   const all = useMemo(() => live?.chips.sorted() ?? [], [live, chipsVersion]); // eslint-disable-line react-hooks/exhaustive-deps
   const types = useMemo(() => [...new Set(all.map((c) => c.type))].sort(), [all]);
   const filtered = useMemo(
-    () => filterChips(all, { node: nodeFilter, type, state: state as ChipState, templates, roomFor }),
-    [all, nodeFilter, type, state, templates, roomFor],
+    () => filterChips(all, { node: nodeParam, type, state: state as ChipState, templates, roomFor }),
+    [all, nodeParam, type, state, templates, roomFor],
   );
   const groups = useMemo(() => groupByNode(filtered), [filtered]);
   const sorted = useMemo(() => sortChips(filtered, { key: sortKey, dir: sortDir }), [filtered, sortKey, sortDir]);
@@ -108,56 +105,46 @@ export function ChipsPage() {
       </div>
 
       <div className="panel">
-        <div className="toolbar">
-          <input
-            className="input"
+        <FilterBar
+          actions={
+            <>
+              <span className="muted">Colour by</span>
+              <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
+              <Segmented
+                value={mode}
+                onChange={(v) => setView(v)}
+                label="granularity"
+                options={[
+                  { key: "chip", label: "Per chip" },
+                  { key: "node", label: "Per node" },
+                ]}
+              />
+            </>
+          }
+        >
+          <TextFilter
+            label="node filter"
             placeholder="Filter nodes (e.g. 910b-01, 310p)"
-            value={nodeInput}
-            onChange={(e) => setNodeInput(e.target.value)}
-            style={{ width: 240 }}
-            aria-label="node filter"
-            data-testid="node-filter"
+            value={nodeParam}
+            onChange={setNodeParam}
+            width={240}
+            debounceMs={150}
+            testId="node-filter"
           />
-          <select className="select" value={type} onChange={(e) => setType(e.target.value)} aria-label="chip type" data-testid="type-filter">
-            <option value="">All chip types</option>
-            {types.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-          <select className="select" value={state} onChange={(e) => setState(e.target.value)} aria-label="state" data-testid="state-filter">
-            {STATES.map((s) => (
-              <option key={s.key} value={s.key}>
-                {s.label}
-              </option>
-            ))}
-          </select>
-          <select className="select" value={roomFor} onChange={(e) => setRoomFor(e.target.value)} aria-label="room for template" data-testid="room-filter">
-            <option value="">Room for any template</option>
-            {[...templates].map(([cw, list]) => (
-              <optgroup key={cw} label={cw}>
-                {list.map((t) => (
-                  <option key={`${cw}/${t.name}`} value={t.name}>
-                    Room for {t.name} ({mb(t.memory)})
-                  </option>
-                ))}
-              </optgroup>
-            ))}
-          </select>
-          <span className="grow" />
-          <span className="muted">Colour by</span>
-          <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
-          <Segmented
-            value={mode}
-            onChange={(v) => setView(v)}
-            label="granularity"
-            options={[
-              { key: "chip", label: "Per chip" },
-              { key: "node", label: "Per node" },
-            ]}
+          <SelectFilter label="chip type" value={type} onChange={setType} options={types} all="All chip types" testId="type-filter" />
+          <SelectFilter label="state" value={state} onChange={setState} options={STATE_OPTIONS} testId="state-filter" />
+          <SelectFilter
+            label="room for template"
+            value={roomFor}
+            onChange={setRoomFor}
+            all="Room for any template"
+            groups={[...templates].map(([cw, list]) => ({
+              group: cw,
+              options: list.map((t) => ({ value: t.name, label: `Room for ${t.name} (${mb(t.memory)})` })),
+            }))}
+            testId="room-filter"
           />
-        </div>
+        </FilterBar>
         <div className="toolbar" style={{ gap: 18 }}>
           {[...typeTotals.entries()].map(([t, v]) => (
             <span key={t} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>
@@ -202,7 +189,7 @@ export function ChipsPage() {
           version={chipsVersion}
           onSelectChip={(c) => setChipParam(String(c.id))}
           onSelectNode={(node) => {
-            setNodeInput(node);
+            setNodeParam(node);
             setView("chip");
           }}
         />

@@ -8,6 +8,7 @@ import { useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { ChipType, Page } from "../api/types";
 import type { ChipPrice, ReportGroupBy, ReportRow, UsageReport } from "../api/types";
+import { FilterBar } from "../components/FilterBar";
 import { Badge, Banner, ErrorNote, Loading, Segmented } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { dateTime } from "../lib/format";
@@ -84,7 +85,16 @@ export function CostPage() {
         </div>
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar
+          busy={report.loading}
+          actions={
+            !problem && (
+              <a className="btn small" href={reportUrl(id, group, period, "csv")} download data-testid="cost-csv">
+                Download CSV
+              </a>
+            )
+          }
+        >
           <Segmented
             value={period.kind}
             label="period"
@@ -127,18 +137,9 @@ export function CostPage() {
           <span className="muted" title="months and days are counted in UTC, as the API does">
             UTC
           </span>
-          <span className="muted" style={{ marginLeft: 8 }}>
-            Group by
-          </span>
+          <span className="muted ml-8">Group by</span>
           <Segmented value={group} label="group by" options={GROUPS} onChange={(g) => setGroup(g)} />
-          <span className="grow" />
-          {report.loading && <span className="spinner" />}
-          {!problem && (
-            <a className="btn small" href={reportUrl(id, group, period, "csv")} download data-testid="cost-csv">
-              Download CSV
-            </a>
-          )}
-        </div>
+        </FilterBar>
         <div style={{ padding: "10px 14px 0" }}>
           {problem && (
             <Banner kind="info" testId="period-problem">

@@ -6,9 +6,10 @@ import { useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Cluster, ClusterHealth, Drift, Fragmentation, Page, PendingPod, RestartStates, SyncCursor, UsageSample } from "../api/types";
 import { LineChart, seriesColor, StackBars, type Series } from "../components/Charts";
+import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, Banner, ErrorNote, Kpi, Segmented, SyncBadge, UsageBar } from "../components/ui";
 import { totalsByType, type Totals } from "../lib/chips";
-import { ago, dateTime, int, mb, pctText } from "../lib/format";
+import { ago, int, mb, pctText } from "../lib/format";
 import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
@@ -182,40 +183,14 @@ export function OverviewPage() {
           <span className="right">{pendingCount ? `${int(pendingCount)} waiting` : ""}</span>
         </div>
         <ErrorNote error={pending.error} onRetry={pending.reload} />
-        {pending.data && pending.data.results.length === 0 ? (
-          <div className="empty">No pod is waiting for a vNPU.</div>
-        ) : (
-          <div className="table-wrap">
-            <table className="data" data-testid="pending-table">
-              <thead>
-                <tr>
-                  <th>Pod</th>
-                  <th>Chip type</th>
-                  <th className="num">Memory</th>
-                  <th>Priority</th>
-                  <th>Why pending</th>
-                  <th>Waiting</th>
-                </tr>
-              </thead>
-              <tbody>
-                {pending.data?.results.map((p) => (
-                  <tr key={p.id}>
-                    <td className="mono">
-                      {p.namespace}/{p.name}
-                    </td>
-                    <td>{p.common_word || "–"}</td>
-                    <td className="num">{mb(p.memory)}</td>
-                    <td>
-                      {p.priority_class || "–"} <span className="muted">({p.priority})</span>
-                    </td>
-                    <td style={{ maxWidth: 520 }}>{p.reason || <span className="muted">no scheduler event yet</span>}</td>
-                    <td className="nowrap">{ago(p.created_at, now)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <EventTable
+          rows={pending.data?.results ?? []}
+          rowKey={(p) => p.id}
+          columns={pendingColumns(now)}
+          testId="pending-table"
+          scroll
+          empty={pending.data ? "No pod is waiting for a vNPU." : undefined}
+        />
       </div>
       <ActivityPanel live={live} now={now} />
       </div>
@@ -225,32 +200,46 @@ export function OverviewPage() {
           <div className="panel-head">
             <h2>All clusters</h2>
           </div>
-          <table className="data">
-            <thead>
-              <tr>
-                <th>Cluster</th>
-                <th>Sync</th>
-                <th>Last sync</th>
-                <th>Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {clusters.map((c) => (
-                <tr key={c.id} className={c.id === id ? "selected" : ""}>
-                  <td>{c.name}</td>
-                  <td>
-                    <SyncBadge state={c.sync_state} />
-                  </td>
-                  <td title={dateTime(c.last_sync_at)}>{ago(c.last_sync_at, now)}</td>
-                  <td className="muted">{c.last_sync_error || "–"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <EventTable rows={clusters} rowKey={(c) => c.id} columns={clusterColumns(now)} rowClass={(c) => (c.id === id ? "selected" : "")} />
         </div>
       )}
     </>
   );
+}
+
+function pendingColumns(now: number): EventColumn<PendingPod>[] {
+  return [
+    {
+      header: "Pod",
+      className: "mono",
+      cell: (p) => (
+        <>
+          {p.namespace}/{p.name}
+        </>
+      ),
+    },
+    { header: "Chip type", cell: (p) => p.common_word || "–" },
+    { header: "Memory", num: true, cell: (p) => mb(p.memory) },
+    {
+      header: "Priority",
+      cell: (p) => (
+        <>
+          {p.priority_class || "–"} <span className="muted">({p.priority})</span>
+        </>
+      ),
+    },
+    { header: "Why pending", maxWidth: 520, cell: (p) => p.reason || <span className="muted">no scheduler event yet</span> },
+    { header: "Waiting", className: "nowrap", cell: (p) => ago(p.created_at, now) },
+  ];
+}
+
+function clusterColumns(now: number): EventColumn<Cluster>[] {
+  return [
+    { header: "Cluster", cell: (c) => c.name },
+    { header: "Sync", cell: (c) => <SyncBadge state={c.sync_state} /> },
+    whenColumn((c) => c.last_sync_at, { header: "Last sync", now, nowrap: false }),
+    { header: "Error", className: "muted", cell: (c) => c.last_sync_error || "–" },
+  ];
 }
 
 function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number }) {

@@ -5,7 +5,8 @@
 import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { Badge, ErrorNote, Field, Loading, Modal, Pager, StateFilter } from "../components/ui";
+import { FilterBar, StateFilter } from "../components/FilterBar";
+import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
@@ -122,7 +123,7 @@ export function PreemptionsPage() {
         <span className="sub">{proposals.data ? `${proposals.data.count.toLocaleString()} proposals` : ""}</span>
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar busy={proposals.loading}>
           <StateFilter
             value={state}
             states={PROPOSAL_STATES}
@@ -140,9 +141,7 @@ export function PreemptionsPage() {
               </button>
             </span>
           )}
-          <span className="grow" />
-          {proposals.loading && <span className="spinner" />}
-        </div>
+        </FilterBar>
         <ErrorNote error={proposals.error} onRetry={reload} />
         {!proposals.data && proposals.loading ? (
           <Loading />

@@ -3,15 +3,16 @@
 // deltas of the live socket and every 5 s. Operators cancel their own
 // unfinished requests, admins any.
 
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { Badge, CopyText, ErrorNote, Loading, Pager, StateFilter } from "../components/ui";
+import { FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
+import { Badge, CopyText, ErrorNote, Loading, Pager } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
 import { Link, useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useLiveReload, useNow } from "../lib/useApi";
+import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
 
@@ -26,7 +27,6 @@ export function RequestsPage() {
   const [queue, setQueue] = useQueryParam("queue");
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
-  const [queueInput, setQueueInput] = useState(queue);
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(new Set());
   const toggle = (id: number) =>
     setExpanded((open) => {
@@ -34,13 +34,6 @@ export function RequestsPage() {
       if (!next.delete(id)) next.add(id);
       return next;
     });
-  const queueSearch = useDebounced(queueInput, 300);
-  useEffect(() => {
-    if (queueSearch !== queue) {
-      setQueue(queueSearch);
-      setPage("1");
-    }
-  }, [queueSearch]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const id = cluster!.id;
   const requests = useApi(
@@ -80,7 +73,7 @@ export function RequestsPage() {
         )}
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar busy={requests.loading}>
           <StateFilter
             value={state}
             states={REQUEST_STATES}
@@ -90,18 +83,19 @@ export function RequestsPage() {
             }}
             testId="request-state"
           />
-          <input
-            className="input"
-            type="search"
+          <TextFilter
+            label="queue"
             placeholder="Queue"
-            value={queueInput}
-            onChange={(e) => setQueueInput(e.target.value)}
-            aria-label="queue"
-            data-testid="request-queue"
+            search
+            value={queue}
+            onChange={(next) => {
+              setQueue(next);
+              setPage("1");
+            }}
+            debounceMs={300}
+            testId="request-queue"
           />
-          <span className="grow" />
-          {requests.loading && <span className="spinner" />}
-        </div>
+        </FilterBar>
         <ErrorNote error={requests.error} onRetry={reload} />
         {!requests.data && requests.loading ? (
           <Loading />

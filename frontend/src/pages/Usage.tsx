@@ -6,15 +6,16 @@
 // row opens its history: used against booked over a period, drag to zoom in
 // (the zoomed window is fetched again at a finer step).
 
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { ChipUsage, MetricsStatus, SliceUsage, UsageHistory, UsageList } from "../api/types";
 import { LineChart, type Series } from "../components/Charts";
+import { CheckFilter, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, Banner, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { dateTime, duration, int, mb } from "../lib/format";
 import { Link, useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useLiveReload } from "../lib/useApi";
+import { useApi, useLiveReload } from "../lib/useApi";
 import {
   bookedUsedText,
   chipAicore,
@@ -134,6 +135,8 @@ const mbRound = (v: number | null | undefined) => (v === null || v === undefined
 
 const CHIP_COLUMNS = "minmax(140px,1.4fr) 30px 90px minmax(160px,1fr) minmax(160px,1fr) 48px minmax(110px,0.8fr) minmax(150px,1.2fr)";
 
+const CHIP_SORT_OPTIONS = CHIP_SORTS.map((s) => ({ value: s.key, label: s.label }));
+
 function ChipsTab() {
   const { cluster } = useClusters();
   const id = cluster!.id;
@@ -141,10 +144,6 @@ function ChipsTab() {
   const [flagged, setFlagged] = useQueryParam("flagged");
   const [sortParam, setSort] = useQueryParam("sort", "node");
   const [chipParam, setChip] = useQueryParam("chip");
-  const [nodeInput, setNodeInput] = useState(nodeParam);
-  const nodeFilter = useDebounced(nodeInput, 150);
-  useEffect(() => setNodeParam(nodeFilter), [nodeFilter, setNodeParam]);
-  useEffect(() => setNodeInput(nodeParam), [nodeParam]);
   const sort: ChipSort = CHIP_SORTS.some((s) => s.key === sortParam) ? (sortParam as ChipSort) : "node";
 
   const chips = useApi((signal) => api.get<UsageList<ChipUsage>>(`/api/usage/chips/${qs({ cluster: id })}`, signal), [id]);
@@ -153,8 +152,8 @@ function ChipsTab() {
   const ok = !!metrics?.available;
   const all = useMemo(() => chips.data?.results ?? [], [chips.data]);
   const rows = useMemo(
-    () => sortUsageChips(filterUsageChips(all, { node: nodeFilter, flaggedOnly: flagged === "1" }), sort, ok),
-    [all, nodeFilter, flagged, sort, ok],
+    () => sortUsageChips(filterUsageChips(all, { node: nodeParam, flaggedOnly: flagged === "1" }), sort, ok),
+    [all, nodeParam, flagged, sort, ok],
   );
   const flaggedCount = useMemo(() => all.filter((c) => c.flags.length > 0).length, [all]);
   const selectedId = chipParam ? Number(chipParam) : null;
@@ -164,37 +163,24 @@ function ChipsTab() {
 
   return (
     <>
-      <div className="toolbar">
-        <input
-          className="input"
-          placeholder="Filter nodes"
-          value={nodeInput}
-          onChange={(e) => setNodeInput(e.target.value)}
-          style={{ width: 220 }}
-          aria-label="node filter"
-          data-testid="usage-node-filter"
-        />
-        <label className="nowrap" style={{ display: "inline-flex", gap: 6, alignItems: "center" }}>
-          <input type="checkbox" checked={flagged === "1"} onChange={(e) => setFlagged(e.target.checked ? "1" : "")} data-testid="flagged-only" />
-          Flagged only
-        </label>
+      <FilterBar
+        busy={chips.loading}
+        summary={
+          <span className="muted" data-testid="usage-chip-count">
+            {chips.data ? `${int(rows.length)} of ${int(all.length)} chips · ${int(flaggedCount)} flagged` : ""}
+          </span>
+        }
+        actions={
+          <button className="btn small" onClick={chips.reload}>
+            Refresh
+          </button>
+        }
+      >
+        <TextFilter label="node filter" placeholder="Filter nodes" value={nodeParam} onChange={setNodeParam} width={220} debounceMs={150} testId="usage-node-filter" />
+        <CheckFilter label="Flagged only" checked={flagged === "1"} onChange={(on) => setFlagged(on ? "1" : "")} testId="flagged-only" />
         <span className="muted">Sort by</span>
-        <select className="select" value={sort} onChange={(e) => setSort(e.target.value)} aria-label="sort" data-testid="usage-sort">
-          {CHIP_SORTS.map((s) => (
-            <option key={s.key} value={s.key}>
-              {s.label}
-            </option>
-          ))}
-        </select>
-        <span className="grow" />
-        <span className="muted" data-testid="usage-chip-count">
-          {chips.data ? `${int(rows.length)} of ${int(all.length)} chips · ${int(flaggedCount)} flagged` : ""}
-        </span>
-        {chips.loading && <span className="spinner" />}
-        <button className="btn small" onClick={chips.reload}>
-          Refresh
-        </button>
-      </div>
+        <SelectFilter label="sort" value={sort} onChange={setSort} options={CHIP_SORT_OPTIONS} testId="usage-sort" />
+      </FilterBar>
       <MetricsBanner metrics={metrics} />
       <div style={{ padding: "0 14px" }}>
         <ErrorNote error={chips.error} onRetry={chips.reload} />
@@ -349,16 +335,17 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
 const SLICE_COLUMNS =
   "minmax(80px,0.7fr) minmax(140px,1.2fr) minmax(70px,0.6fr) minmax(160px,1.1fr) minmax(80px,0.7fr) minmax(120px,0.9fr) minmax(150px,1fr) 64px minmax(110px,0.9fr)";
 
+const SLICE_FLAGS = [
+  { value: "idle", label: "Idle" },
+  { value: "over_memory", label: "Over memory" },
+];
+
 function SlicesTab() {
   const { cluster } = useClusters();
   const id = cluster!.id;
   const [flag, setFlag] = useQueryParam("flag");
   const [q, setQ] = useQueryParam("q");
   const [sliceParam, setSlice] = useQueryParam("slice");
-  const [input, setInput] = useState(q);
-  const search = useDebounced(input, 200);
-  useEffect(() => setQ(search), [search, setQ]);
-  useEffect(() => setInput(q), [q]);
 
   const slices = useApi(
     (signal) => api.get<UsageList<SliceUsage>>(`/api/usage/slices/${qs({ cluster: id, flag })}`, signal),
@@ -368,7 +355,7 @@ function SlicesTab() {
   const metrics = slices.data?.metrics;
   const ok = !!metrics?.available;
   const all = useMemo(() => slices.data?.results ?? [], [slices.data]);
-  const rows = useMemo(() => filterUsageSlices(all, search), [all, search]);
+  const rows = useMemo(() => filterUsageSlices(all, q), [all, q]);
   const selectedId = sliceParam ? Number(sliceParam) : null;
   const selected = selectedId === null ? null : (all.find((s) => s.slice === selectedId) ?? null);
   const selectedIndex = useMemo(() => (selectedId === null ? -1 : rows.findIndex((s) => s.slice === selectedId)), [rows, selectedId]);
@@ -376,31 +363,31 @@ function SlicesTab() {
 
   return (
     <>
-      <div className="toolbar">
-        <input
-          className="input"
-          type="search"
+      <FilterBar
+        busy={slices.loading}
+        summary={
+          <span className="muted" data-testid="usage-slice-count">
+            {slices.data ? `${int(rows.length)} of ${int(all.length)} slices` : ""}
+          </span>
+        }
+        actions={
+          <button className="btn small" onClick={slices.reload}>
+            Refresh
+          </button>
+        }
+      >
+        <TextFilter
+          label="search slices"
           placeholder="Search namespace, pod, queue, node or template"
-          value={input}
-          onChange={(e) => setInput(e.target.value)}
-          style={{ width: 300 }}
-          aria-label="search slices"
-          data-testid="usage-slice-search"
+          search
+          value={q}
+          onChange={setQ}
+          width={300}
+          debounceMs={200}
+          testId="usage-slice-search"
         />
-        <select className="select" value={flag} onChange={(e) => setFlag(e.target.value)} aria-label="flag" data-testid="usage-flag-filter">
-          <option value="">All slices</option>
-          <option value="idle">Idle</option>
-          <option value="over_memory">Over memory</option>
-        </select>
-        <span className="grow" />
-        <span className="muted" data-testid="usage-slice-count">
-          {slices.data ? `${int(rows.length)} of ${int(all.length)} slices` : ""}
-        </span>
-        {slices.loading && <span className="spinner" />}
-        <button className="btn small" onClick={slices.reload}>
-          Refresh
-        </button>
-      </div>
+        <SelectFilter label="flag" value={flag} onChange={setFlag} options={SLICE_FLAGS} all="All slices" testId="usage-flag-filter" />
+      </FilterBar>
       <MetricsBanner metrics={metrics} />
       <div style={{ padding: "0 14px" }}>
         <ErrorNote error={slices.error} onRetry={slices.reload} />
@@ -408,7 +395,7 @@ function SlicesTab() {
       {!slices.data ? (
         slices.loading && <Loading label="Loading usage" />
       ) : rows.length === 0 ? (
-        <div className="empty">{flag || search ? "No slice matches." : "No slice in this cluster."}</div>
+        <div className="empty">{flag || q ? "No slice matches." : "No slice in this cluster."}</div>
       ) : (
         <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))`, minHeight: 120 }}>
           <VirtualRows
