@@ -145,15 +145,15 @@ export function ChipsPage() {
             testId="room-filter"
           />
         </FilterBar>
-        <div className="toolbar" style={{ gap: 18 }}>
+        <div className="toolbar type-totals">
           {[...typeTotals.entries()].map(([t, v]) => (
-            <span key={t} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>
+            <span key={t} className="type-total">
               <b>{t}</b>
               <span className="muted">{v.chips} chips</span>
-              <span style={{ width: 140 }}>
+              <span className="w-140">
                 <UsageBar used={v.memUsed} total={v.mem} text={`mem ${pctText(v.memUsed, v.mem)}`} />
               </span>
-              <span style={{ width: 110 }}>
+              <span className="w-110">
                 <UsageBar used={v.slotsUsed} total={v.slots} text={`slots ${v.slotsUsed}/${v.slots}`} />
               </span>
             </span>
@@ -165,18 +165,18 @@ export function ChipsPage() {
             </span>
             {mode === "chip" ? (
               <span>
-                <span className="swatch" style={{ background: "#3a1614", border: "1px solid #ff6b61" }} />
+                <span className="swatch unhealthy-chip" />
                 unhealthy
               </span>
             ) : (
               <span>
-                <span className="swatch" style={{ background: "linear-gradient(135deg, #1d0908 45%, #e0a040 45%)" }} />
+                <span className="swatch unhealthy-node" />
                 node with unhealthy chips
               </span>
             )}
             <span>{mode === "node" ? "1 cell = 1 node (click to zoom in)" : "1 cell = 1 chip"}</span>
             <span>
-              <span className="swatch" style={{ background: "repeating-linear-gradient(45deg,#cfd5dd,#cfd5dd 2px,#8d97a3 2px,#8d97a3 3px)" }} />
+              <span className="swatch cordoned" />
               cordoned
             </span>
           </span>
@@ -195,7 +195,7 @@ export function ChipsPage() {
         />
       </div>
 
-      <div className="panel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))`, minHeight: 120, display: "flex", flexDirection: "column" }}>
+      <div className="panel vpanel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))` }}>
         <VirtualRows
           count={sorted.length}
           rowHeight={ROW}
@@ -203,7 +203,7 @@ export function ChipsPage() {
           scrollToIndex={selectedIndex}
           testId="chips-table"
           header={
-            <div className="vrow vhead chip-row" style={{ height: 32 }} role="row" aria-rowindex={1}>
+            <div className="vrow vhead chip-row" role="row" aria-rowindex={1}>
               <button onClick={() => sortBy("node")}>Node{arrow("node")}</button>
               <button onClick={() => sortBy("type")}>Type{arrow("type")}</button>
               <span>#</span>
@@ -332,7 +332,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
         <div className="empty">This chip is not in the cluster any more.</div>
       ) : (
         <>
-          <div className="muted" style={{ marginBottom: 12 }}>
+          <div className="muted mb-12">
             <CopyText value={chip.uuid} testId="chip-uuid" />
           </div>
           <div className="type-card">
@@ -348,7 +348,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
             </div>
             <RoomLine chip={chip} templates={templates} />
           </div>
-          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Slices on this chip</h3>
+          <h3 className="section-title">Slices on this chip</h3>
           <ErrorNote error={slices.error} onRetry={slices.reload} />
           {slices.data && slices.data.results.length === 0 ? (
             <div className="empty">No slice on this chip.</div>
@@ -369,7 +369,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
                   <tr key={s.id}>
                     <td>
                       <div className="mono">{s.pod_name}</div>
-                      <div className="muted" style={{ fontSize: 11 }}>
+                      <div className="muted tiny-text">
                         {s.namespace}
                       </div>
                     </td>
@@ -387,11 +387,11 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
               </tbody>
             </table>
           )}
-          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>History</h3>
+          <h3 className="section-title">History</h3>
           <ChipHistory key={chipId} chipId={chipId} refresh={chip} now={now} />
           {changes.length > 0 && (
             <>
-              <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Usage and health since this page opened</h3>
+              <h3 className="section-title">Usage and health since this page opened</h3>
               <table className="data" data-testid="chip-changes">
                 <thead>
                   <tr>
@@ -425,7 +425,7 @@ function RoomLine({ chip, templates }: { chip: Chip; templates: TemplatesByType 
   if (!templates.get(chip.type)?.length) return null;
   const fits = fittingTemplates(chip, templates);
   return (
-    <div className="muted" style={{ marginTop: 10, fontSize: 12 }} data-testid="chip-room">
+    <div className="muted mt-10 small-text" data-testid="chip-room">
       {fits.length
         ? `Room for ${fits.map((t) => t.name).join(", ")} · largest: ${fits[fits.length - 1].name}`
         : "No room for any template (slot, memory, AICore or AICPU used up)"}

@@ -140,7 +140,7 @@ export function CostPage() {
           <span className="muted ml-8">Group by</span>
           <Segmented value={group} label="group by" options={GROUPS} onChange={(g) => setGroup(g)} />
         </FilterBar>
-        <div style={{ padding: "10px 14px 0" }}>
+        <div className="inset-top">
           {problem && (
             <Banner kind="info" testId="period-problem">
               {problem}
@@ -168,7 +168,7 @@ export function CostPage() {
 /** The period the report covers, as the API resolved it. */
 export function PeriodLine({ report }: { report: UsageReport }) {
   return (
-    <div className="muted" style={{ padding: "0 14px 8px", fontSize: 12 }} data-testid="report-period">
+    <div className="muted small-text period-line" data-testid="report-period">
       {utcText(report.start)} – {utcText(report.end)} · {hours(report.hours)} h so far · prices in {report.currency}
     </div>
   );
@@ -382,7 +382,7 @@ function PriceRow({
       <td className="num">
         {draft !== null ? (
           <input
-            className={`input${error ? " invalid" : ""}`}
+            className={`input w-110 align-right${error ? " invalid" : ""}`}
             value={draft}
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={(e) => {
@@ -392,7 +392,6 @@ function PriceRow({
                 setError(null);
               }
             }}
-            style={{ width: 110, textAlign: "right" }}
             aria-label={`price of ${word}`}
             autoFocus
             data-testid={`price-input-${word}`}
@@ -410,7 +409,7 @@ function PriceRow({
       </td>
       <td className="muted nowrap">{price ? dateTime(price.updated_at) : "—"}</td>
       {admin && (
-        <td className="nowrap" style={{ textAlign: "right" }}>
+        <td className="nowrap align-right">
           {draft !== null ? (
             <>
               <button className="btn small primary" disabled={busy} onClick={() => void save()} data-testid={`price-save-${word}`}>

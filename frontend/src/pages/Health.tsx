@@ -129,7 +129,7 @@ export function HealthPage() {
         )}
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         <div className="panel">
           <div className="panel-head">
             <h2>Device config drift</h2>
@@ -147,7 +147,7 @@ export function HealthPage() {
                 </div>
               ) : (
                 <>
-                  <div style={{ marginBottom: 8 }}>
+                  <div className="mb-8">
                     Someone edited the ConfigMap outside the portal. <Link to="/templates?tab=publish">Adopt or publish over it</Link>.
                   </div>
                   <DiffView diff={drift.data.diff} />

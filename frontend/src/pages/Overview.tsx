@@ -125,7 +125,7 @@ export function OverviewPage() {
           value={int(all.chips)}
           testId="kpi-chips"
           tone={all.unhealthy ? "warn" : undefined}
-          hint={all.unhealthy ? <span style={{ color: "var(--hot)" }}>{all.unhealthy} unhealthy</span> : "all healthy"}
+          hint={all.unhealthy ? <span className="hot-text">{all.unhealthy} unhealthy</span> : "all healthy"}
         />
         <Kpi label="Slices" value={int(all.slices)} hint={<Link to="/slices">browse slices</Link>} testId="kpi-slices" />
         <Kpi label="Free memory" value={mb(all.memFree)} hint={`${pctText(all.memUsed, all.mem)} used of ${mb(all.mem)}${unusable(all.mem - all.memUsed - all.memFree, mb)}`} testId="kpi-memory" />
@@ -149,7 +149,7 @@ export function OverviewPage() {
               <br />
               {watches.data &&
                 (failingWatches.length ? (
-                  <Link to="/health" style={{ color: "var(--hot)" }}>
+                  <Link to="/health" className="hot-text">
                     {failingWatches.length} of {watches.data.length} watches failing
                   </Link>
                 ) : (
@@ -160,7 +160,7 @@ export function OverviewPage() {
         />
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         {[...byType.entries()].map(([type, t]) => (
           <TypeCard key={type} type={type} t={t} />
         ))}
@@ -171,12 +171,12 @@ export function OverviewPage() {
         )}
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         <UsageChart clusterId={id} live={live} version={version} />
         <FragmentationPanel clusterId={id} chipsVersion={live?.chips.version ?? 0} />
       </div>
 
-      <div className="grid" style={{ gridTemplateColumns: "minmax(0, 2fr) minmax(0, 1fr)", marginTop: 14 }}>
+      <div className="grid pending-grid mt-14">
       <div className="panel">
         <div className="panel-head">
           <h2>Pending pods</h2>
@@ -404,19 +404,19 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
       <div className="panel-body">
         <ErrorNote error={frag.error} onRetry={frag.reload} />
         <StackBars rows={rows} format={mb} />
-        <div className="legend" style={{ marginTop: 12 }}>
+        <div className="legend mt-12">
           <span>
-            <span className="swatch" style={{ background: "#7cc79a" }} />
+            <span className="swatch usable" />
             usable free memory
           </span>
           <span>
-            <span className="swatch" style={{ background: "#e06c5f" }} />
+            <span className="swatch stranded" />
             stranded: on chips where not even the smallest template fits (slot, memory, AICore or AICPU used up)
           </span>
         </div>
         {(frag.data ?? []).map((f) => (
-          <div key={f.common_word} style={{ marginTop: 12 }} data-testid={`room-${f.common_word}`}>
-            <div className="muted" style={{ fontSize: 12, marginBottom: 4 }}>
+          <div key={f.common_word} className="mt-12" data-testid={`room-${f.common_word}`}>
+            <div className="muted small-text mb-4">
               {f.common_word}: {mb(f.free_memory)} free on {f.eligible_chips} usable chip{f.eligible_chips === 1 ? "" : "s"};{" "}
               {f.largest_template ? `largest slice that still fits: ${f.largest_template} (${mb(f.largest_template_memory)})` : "no template fits anywhere"}
             </div>

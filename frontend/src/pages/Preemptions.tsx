@@ -83,13 +83,12 @@ export function DecisionForm({
       )}
       <Field label="Reason" errors={fieldErrors} hint="Recorded in the audit log.">
         <textarea
-          className="input"
           rows={3}
           value={reason}
           onChange={(e) => setReason(e.target.value)}
           aria-label="reason"
           data-testid="decision-reason"
-          style={{ width: "100%" }}
+          className="input full-width"
         />
       </Field>
     </Modal>
@@ -189,7 +188,7 @@ export function PreemptionsPage() {
                       {p.victims.length === 0 ? (
                         <span className="muted">none</span>
                       ) : (
-                        <ul style={{ margin: 0, paddingLeft: 16 }}>
+                        <ul className="plain-list">
                           {p.victims.map((v) => (
                             <li key={`${v.namespace}/${v.pod}`}>
                               <span className="mono">

@@ -125,7 +125,7 @@ export function RequestDetailPage({ id }: { id: number }) {
       <ErrorNote error={request.error} onRetry={request.reload} />
       <div className="panel" data-testid="request-detail">
         <div className="panel-body">
-          <div style={{ display: "flex", gap: 12, alignItems: "center", flexWrap: "wrap" }}>
+          <div className="hstack gap-12 flex-wrap">
             <Badge kind={requestBadge(r.state)}>
               <span data-testid="detail-state">{r.state}</span>
             </Badge>
@@ -150,7 +150,7 @@ export function RequestDetailPage({ id }: { id: number }) {
             </div>
           )}
           {r.reason && (
-            <p data-testid="detail-reason" style={{ whiteSpace: "pre-wrap" }}>
+            <p data-testid="detail-reason" className="pre-wrap">
               <b>{r.state === "running" || isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>
               {r.reason}
             </p>
@@ -239,7 +239,7 @@ export function RequestDetailPage({ id }: { id: number }) {
             <h2>Preemption proposals</h2>
           </div>
           <div className="panel-body">
-            <ul style={{ margin: 0, paddingLeft: 16 }}>
+            <ul className="plain-list">
               {proposals.data.results.map((p) => (
                 <li key={p.id}>
                   <Link to={`/preemptions?request=${r.id}`}>proposal #{p.id}</Link> <Badge kind={requestBadge(p.state)}>{p.state}</Badge>{" "}
@@ -262,7 +262,7 @@ export function RequestDetailPage({ id }: { id: number }) {
           {audit.data && audit.data.results.length === 0 ? (
             <div className="muted">No recorded change.</div>
           ) : (
-            <ul style={{ margin: 0, paddingLeft: 16 }} data-testid="detail-history">
+            <ul className="plain-list" data-testid="detail-history">
               {audit.data?.results.map((e) => (
                 <li key={e.id}>
                   <span className="mono">{e.action}</span> by {e.actor_name} <span className="muted">{dateTime(e.created_at)}</span>

@@ -67,7 +67,7 @@ export function RequestsPage() {
         <h1>Requests</h1>
         <span className="sub">{requests.data ? `${requests.data.count.toLocaleString()} requests` : ""}</span>
         {can("operator") && (
-          <Link to="/requests/new" className="btn primary" data-testid="request-new" style={{ marginLeft: "auto" }}>
+          <Link to="/requests/new" className="btn primary push-right" data-testid="request-new">
             Submit a request
           </Link>
         )}

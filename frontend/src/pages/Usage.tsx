@@ -45,6 +45,7 @@ import { useClusters } from "../state/cluster";
 
 /** Usage comes from Prometheus, not from live events: poll it now and then. */
 const POLL_MS = 30_000;
+/** Row height: .usage-chip-row's and .usage-slice-row's height in styles.css. */
 const ROW = 30;
 
 export function UsagePage() {
@@ -94,7 +95,7 @@ export function MetricsBanner({ metrics }: { metrics: MetricsStatus | undefined 
   const text = metricsBanner(metrics);
   if (!text) return null;
   return (
-    <div style={{ padding: "10px 14px 0" }}>
+    <div className="inset-top">
       <Banner kind={metrics?.configured ? "warn" : "info"} testId="metrics-banner">
         {text}
       </Banner>
@@ -133,7 +134,7 @@ const mbRound = (v: number | null | undefined) => (v === null || v === undefined
 
 // --- chips ----------------------------------------------------------------------------
 
-const CHIP_COLUMNS = "minmax(140px,1.4fr) 30px 90px minmax(160px,1fr) minmax(160px,1fr) 48px minmax(110px,0.8fr) minmax(150px,1.2fr)";
+// The columns and height of a chip row are .usage-chip-row's in styles.css (a class, not a style per row).
 
 const CHIP_SORT_OPTIONS = CHIP_SORTS.map((s) => ({ value: s.key, label: s.label }));
 
@@ -182,7 +183,7 @@ function ChipsTab() {
         <SelectFilter label="sort" value={sort} onChange={setSort} options={CHIP_SORT_OPTIONS} testId="usage-sort" />
       </FilterBar>
       <MetricsBanner metrics={metrics} />
-      <div style={{ padding: "0 14px" }}>
+      <div className="inset-x">
         <ErrorNote error={chips.error} onRetry={chips.reload} />
       </div>
       <Legend />
@@ -191,7 +192,7 @@ function ChipsTab() {
       ) : rows.length === 0 ? (
         <div className="empty">{all.length ? "No chip matches the filters." : "No chip in this cluster."}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 260px))`, minHeight: 120 }}>
+        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 260px))` }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -199,7 +200,7 @@ function ChipsTab() {
             scrollToIndex={selectedIndex}
             testId="usage-chips-table"
             header={
-              <div className="vrow vhead" style={{ gridTemplateColumns: CHIP_COLUMNS, height: 32 }} role="row">
+              <div className="vrow vhead usage-chip-row" role="row">
                 <button onClick={() => setSort("node")}>Node{sort === "node" ? " ▲" : ""}</button>
                 <span>#</span>
                 <span>Type</span>
@@ -237,17 +238,17 @@ function ChipsTab() {
 
 function Legend() {
   return (
-    <div className="legend" style={{ padding: "8px 14px" }}>
+    <div className="legend usage-legend">
       <span>
-        <span className="swatch" style={{ background: "#c9dbf8" }} />
+        <span className="swatch booked" />
         booked
       </span>
       <span>
-        <span className="swatch" style={{ background: "#2f6fde" }} />
+        <span className="swatch used" />
         used
       </span>
       <span>
-        <span className="swatch" style={{ background: "#d6453d" }} />
+        <span className="swatch over" />
         used above booked
       </span>
     </div>
@@ -271,8 +272,7 @@ const ChipUsageRow = memo(function ChipUsageRow({
   return (
     <div
       role="row"
-      className={`vrow${selected ? " selected" : ""}`}
-      style={{ gridTemplateColumns: CHIP_COLUMNS, height: ROW }}
+      className={`vrow usage-chip-row${selected ? " selected" : ""}`}
       onClick={() => onSelect(c.chip)}
       data-chip-id={c.chip}
       data-testid="usage-chip-row"
@@ -308,7 +308,7 @@ const ChipUsageRow = memo(function ChipUsageRow({
 function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boolean }) {
   const health = healthView(c);
   return (
-    <div className="type-card" style={{ marginBottom: 14 }}>
+    <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-chip-summary">
         <span className="k">AICore</span>
         <span>
@@ -323,7 +323,7 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
         <span className="k">Health</span>
         <span title={health.title}>{health.title}</span>
       </div>
-      <div style={{ marginTop: 8, fontSize: 12 }}>
+      <div className="mt-8 small-text">
         <Link to={`/chips?chip=${c.chip}`}>Open in Nodes & chips</Link>
       </div>
     </div>
@@ -332,8 +332,7 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
 
 // --- slices ---------------------------------------------------------------------------
 
-const SLICE_COLUMNS =
-  "minmax(80px,0.7fr) minmax(140px,1.2fr) minmax(70px,0.6fr) minmax(160px,1.1fr) minmax(80px,0.7fr) minmax(120px,0.9fr) minmax(150px,1fr) 64px minmax(110px,0.9fr)";
+// The columns and height of a slice row are .usage-slice-row's in styles.css.
 
 const SLICE_FLAGS = [
   { value: "idle", label: "Idle" },
@@ -389,7 +388,7 @@ function SlicesTab() {
         <SelectFilter label="flag" value={flag} onChange={setFlag} options={SLICE_FLAGS} all="All slices" testId="usage-flag-filter" />
       </FilterBar>
       <MetricsBanner metrics={metrics} />
-      <div style={{ padding: "0 14px" }}>
+      <div className="inset-x">
         <ErrorNote error={slices.error} onRetry={slices.reload} />
       </div>
       {!slices.data ? (
@@ -397,7 +396,7 @@ function SlicesTab() {
       ) : rows.length === 0 ? (
         <div className="empty">{flag || q ? "No slice matches." : "No slice in this cluster."}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))`, minHeight: 120 }}>
+        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))` }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -405,7 +404,7 @@ function SlicesTab() {
             scrollToIndex={selectedIndex}
             testId="usage-slices-table"
             header={
-              <div className="vrow vhead" style={{ gridTemplateColumns: SLICE_COLUMNS, height: 32 }} role="row">
+              <div className="vrow vhead usage-slice-row" role="row">
                 <span>Namespace</span>
                 <span>Pod</span>
                 <span>Queue</span>
@@ -454,8 +453,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
   return (
     <div
       role="row"
-      className={`vrow${selected ? " selected" : ""}`}
-      style={{ gridTemplateColumns: SLICE_COLUMNS, height: ROW }}
+      className={`vrow usage-slice-row${selected ? " selected" : ""}`}
       onClick={() => onSelect(s.slice)}
       data-slice-id={s.slice}
       data-testid="usage-slice-row"
@@ -473,7 +471,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
       <span className="ellipsis">{s.template || <span className="muted">whole card</span>}</span>
       {core === null ? (
         <span className="muted" title={`${s.aicore} AICores booked; use not known`}>
-          — <span style={{ fontSize: 11 }}>of {s.aicore} cores</span>
+          — <span className="tiny-text">of {s.aicore} cores</span>
         </span>
       ) : (
         <UsageBar used={core} total={100} text={`${percent(core)} of ${s.aicore} cores`} title={`${percent(core)} of the slice's ${s.aicore} AICores`} />
@@ -498,7 +496,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
 
 function SliceSummary({ slice: s, metricsOk }: { slice: SliceUsage; metricsOk: boolean }) {
   return (
-    <div className="type-card" style={{ marginBottom: 14 }}>
+    <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-slice-summary">
         <span className="k">Chip</span>
         <span>
@@ -570,8 +568,8 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
 
   return (
     <div data-testid="usage-history">
-      <div className="toolbar" style={{ padding: "0 0 10px", border: "none" }}>
-        <h3 style={{ fontSize: 13, margin: 0 }}>History</h3>
+      <div className="toolbar history-bar">
+        <h3>History</h3>
         <Segmented
           value={range}
           label="period"
@@ -595,7 +593,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
         <span className="grow" />
         {history.loading && <span className="spinner" />}
       </div>
-      <div className="muted" style={{ fontSize: 12, marginBottom: 8 }} data-testid="history-window">
+      <div className="muted small-text mb-8" data-testid="history-window">
         {zoom ? "Zoomed to " : ""}
         {timeText(shown.start, withDay)} – {timeText(shown.end, withDay)}
         {data ? ` · a point every ${duration(data.step)}` : ""}
@@ -610,7 +608,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
       </div>
       <ErrorNote error={history.error} onRetry={history.reload} />
       {usedMissing && (
-        <div className="muted" style={{ fontSize: 12, marginBottom: 8 }}>
+        <div className="muted small-text mb-8">
           {metricsBanner(data.metrics)}
         </div>
       )}
@@ -618,7 +616,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
         history.loading && <Loading label="Loading the history" />
       ) : (
         <>
-          <h4 style={{ fontSize: 12, margin: "4px 0" }}>AICore, % {kind === "chips" ? "of the chip" : "of the slice"}</h4>
+          <h4 className="chart-title">AICore, % {kind === "chips" ? "of the chip" : "of the slice"}</h4>
           <LineChart
             key={`aicore-${chartKey}`}
             series={toSeries(charts.aicore)}
@@ -631,7 +629,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             onResetZoom={onReset}
             empty="No AICore samples in this period."
           />
-          <h4 style={{ fontSize: 12, margin: "14px 0 4px" }}>HBM</h4>
+          <h4 className="chart-title mt-14">HBM</h4>
           <LineChart
             key={`memory-${chartKey}`}
             series={toSeries(charts.memory)}
@@ -645,7 +643,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             empty="No HBM samples in this period."
           />
           {data && (
-            <div className="muted" style={{ fontSize: 11, marginTop: 6 }} title={dateTime(data.metrics.queried_at)}>
+            <div className="muted tiny-text mt-6" title={dateTime(data.metrics.queried_at)}>
               Dashed: booked. Solid: used (Prometheus).
             </div>
           )}

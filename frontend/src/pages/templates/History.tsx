@@ -85,7 +85,7 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
           Rolled back: v{done.number} now holds the text of v{done.rollback_of ?? "?"} (resourceVersion {done.resource_version}).
         </Banner>
       )}
-      <div className="grid cols-2" style={{ gridTemplateColumns: "minmax(0,1.1fr) minmax(0,1fr)" }}>
+      <div className="grid versions-grid">
         <div className="panel">
           <div className="panel-head">
             <h2>Versions</h2>
