@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { act, cleanup, fireEvent, render, screen } from "@testing-library/react";
 import { useState } from "react";
-import { CheckFilter, FilterBar, SelectFilter, StateFilter, TextFilter } from "./FilterBar";
+import { backToPageOne, CheckFilter, FilterBar, SelectFilter, StateFilter, TextFilter } from "./FilterBar";
 
 afterEach(() => {
   cleanup();
@@ -145,5 +145,14 @@ describe("CheckFilter", () => {
     expect(box.dataset.testid).toBe("flagged-only");
     fireEvent.click(box);
     expect(onChange).toHaveBeenCalledWith(true);
+  });
+});
+
+describe("backToPageOne", () => {
+  it("sets the filter, then page 1", () => {
+    const calls: string[] = [];
+    const refilter = backToPageOne((p) => calls.push(`page=${p}`));
+    refilter((v) => calls.push(`state=${v}`))("running");
+    expect(calls).toEqual(["state=running", "page=1"]);
   });
 });

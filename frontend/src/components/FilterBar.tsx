@@ -32,6 +32,17 @@ export function FilterBar({
   );
 }
 
+/**
+ * For a paged list: `refilter(set)` is `set` that also goes back to page 1,
+ * since the page the list was on may not exist under the new filter.
+ */
+export function backToPageOne(setPage: (page: string) => void): (set: (value: string) => void) => (value: string) => void {
+  return (set) => (value) => {
+    set(value);
+    setPage("1");
+  };
+}
+
 /** The widths of the text boxes of the bars (classes `w-<px>` in styles.css). */
 export type FilterWidth = 130 | 220 | 240 | 250 | 300 | 320;
 

@@ -3,7 +3,7 @@
 import { api, qs } from "../api/client";
 import type { AuditEvent, Page } from "../api/types";
 import { EventTable, textOrDash, whenColumn, type EventColumn } from "../components/EventTable";
-import { FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { DiffView, ErrorNote, Loading, Pager } from "../components/ui";
 import { useQueryParam } from "../lib/router";
 import { useApi } from "../lib/useApi";
@@ -50,11 +50,7 @@ export function AuditPage() {
   const [since, setSince] = useQueryParam("since");
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
-  /** A filter's setter that goes back to page 1. */
-  const refilter = (set: (value: string) => void) => (value: string) => {
-    set(value);
-    setPage("1");
-  };
+  const refilter = backToPageOne(setPage);
 
   const events = useApi(
     (signal) =>

@@ -5,7 +5,7 @@
 import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { FilterBar, StateFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, StateFilter } from "../components/FilterBar";
 import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
@@ -126,10 +126,7 @@ export function PreemptionsPage() {
           <StateFilter
             value={state}
             states={PROPOSAL_STATES}
-            onChange={(next) => {
-              setState(next);
-              setPage("1");
-            }}
+            onChange={backToPageOne(setPage)(setState)}
             testId="proposal-state"
           />
           {request && (

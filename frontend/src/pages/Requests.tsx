@@ -6,7 +6,7 @@
 import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
 import { Badge, CopyText, ErrorNote, Loading, Pager } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
@@ -27,6 +27,7 @@ export function RequestsPage() {
   const [queue, setQueue] = useQueryParam("queue");
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
+  const refilter = backToPageOne(setPage);
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(new Set());
   const toggle = (id: number) =>
     setExpanded((open) => {
@@ -77,10 +78,7 @@ export function RequestsPage() {
           <StateFilter
             value={state}
             states={REQUEST_STATES}
-            onChange={(next) => {
-              setState(next);
-              setPage("1");
-            }}
+            onChange={refilter(setState)}
             testId="request-state"
           />
           <TextFilter
@@ -88,10 +86,7 @@ export function RequestsPage() {
             placeholder="Queue"
             search
             value={queue}
-            onChange={(next) => {
-              setQueue(next);
-              setPage("1");
-            }}
+            onChange={refilter(setQueue)}
             debounceMs={300}
             testId="request-queue"
           />

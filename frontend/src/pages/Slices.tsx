@@ -5,7 +5,7 @@
 import { useMemo } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice } from "../api/types";
-import { FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { ErrorNote, Loading, Pager } from "../components/ui";
 import { ageSeconds, dateTime, duration, mb } from "../lib/format";
 import { orderingParam, orderingText, parseOrdering, toggleOrdering, type Ordering } from "../lib/ordering";
@@ -71,11 +71,7 @@ export function SlicesPage() {
   };
   const order = orderingParam(ordering, TIE_BREAKERS);
   const page = Math.max(1, Number(pageParam) || 1);
-  /** A filter's setter that goes back to page 1. */
-  const refilter = (set: (value: string) => void) => (value: string) => {
-    set(value);
-    setPage("1");
-  };
+  const refilter = backToPageOne(setPage);
 
   const id = cluster!.id;
   const slices = useApi(
