@@ -158,6 +158,30 @@ def prometheus(
         server.stop()
 
 
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Run the tests in the order scripts/test.sh's background build ends its
+    stages: those that need only kubectl first, then the real-stack tests
+    (the control plane), then the Helm tests (helm). A cold build then
+    overlaps every other test instead of holding the first real-stack test
+    and all that came after it."""
+
+    def stage(item: pytest.Item) -> int:
+        if item.get_closest_marker("helm"):
+            return 2
+        return 1 if item.get_closest_marker("realstack") else 0
+
+    items.sort(key=stage)  # stable: the order within a stage is kept
+    # Under pytest-xdist (--dist loadgroup), the tests that share a costly
+    # session fixture run on one worker: one control plane, one portal.
+    for item in items:
+        if item.get_closest_marker("realstack"):
+            item.add_marker(pytest.mark.xdist_group("realstack"))
+        elif "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
+            item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A failed test that ran a Prometheus shows the end of its log."""
