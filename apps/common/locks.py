@@ -30,6 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.utils import OperationalError
 
 
 def _key(name: str) -> int:
@@ -104,7 +105,11 @@ class _PgLock(Lock):
 
 
 def try_acquire(name: str) -> Lock | None:
-    """Take the lock ``name`` if free; None if another process holds it."""
+    """Take the lock ``name`` if free; None if another process holds it.
+
+    Raises:
+        OperationalError: The database cannot be reached (PostgreSQL).
+    """
     if connection.vendor == "postgresql":
         return _try_pg(name)
     return _try_file(name)
@@ -122,7 +127,13 @@ def held(name: str) -> Iterator[Lock | None]:
 
 
 def _try_pg(name: str) -> Lock | None:
-    conn = _pg_take(name)
+    import psycopg
+
+    try:
+        conn = _pg_take(name)
+    except psycopg.Error as exc:
+        # As Django says it, so callers handle one kind of database error.
+        raise OperationalError(f"cannot take the lock {name}: {exc}") from exc
     return None if conn is None else _PgLock(name, conn)
 
 
