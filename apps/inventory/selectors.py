@@ -21,6 +21,7 @@ from apps.inventory.hami.deviceconfig import (
     parse_device_config,
     render_device_config,
 )
+from apps.inventory.hami.template_rule import FitResult, Scheduler, fit_template
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -32,7 +33,6 @@ from apps.inventory.models import (
 )
 from apps.inventory.room import ChipLoad, TypeRoom, type_room_counted
 from apps.live.events import CHIP_COLUMNS, ChipRow, ChipUsage
-from apps.scheduling.allocator.template_rule import FitResult, Scheduler, fit_template
 
 #: The chip fields the room calculation reads.
 ROOM_FIELDS = (

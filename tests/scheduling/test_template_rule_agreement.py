@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from apps.inventory import selectors
+from apps.inventory.hami.template_rule import FitKind
 from apps.inventory.models import ChipType, Template
 from apps.scheduling import allocator as alloc
-from apps.scheduling.allocator.template_rule import FitKind
 from apps.scheduling.pods import vnpu_resources
 from apps.scheduling.snapshot import rules_for
 from simcluster import hami

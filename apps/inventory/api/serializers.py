@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from apps.inventory import selectors
 from apps.inventory.choices import ConnectionKind, SchedulerSetting, SyncState
+from apps.inventory.hami.template_rule import Scheduler
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -23,7 +24,6 @@ from apps.inventory.models import (
 )
 from apps.inventory.room import fitting_templates
 from apps.inventory.scheduler import scheduler_in_effect
-from apps.scheduling.allocator.template_rule import Scheduler
 
 
 class SchedulerInEffectSerializer(serializers.Serializer):

@@ -31,6 +31,7 @@ from apps.inventory.filters import (
     SliceFilterSet,
     TemplateFilterSet,
 )
+from apps.inventory.hami.template_rule import Scheduler
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -43,7 +44,6 @@ from apps.inventory.models import (
     Slice,
     Template,
 )
-from apps.scheduling.allocator.template_rule import Scheduler
 
 ERRORS = {
     400: OpenApiResponse(description="invalid input; `errors` names each field"),

@@ -31,8 +31,8 @@ from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 from apps.inventory.deviceconfig.publishing import PublishResult
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
+from apps.inventory.hami.template_rule import FitKind, Scheduler
 from apps.inventory.hami.validation import validate_configs
-from apps.scheduling.allocator.template_rule import FitKind, Scheduler
 
 
 def _read(path: str) -> str:
