@@ -21,8 +21,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from apps.accounts.services import user_set_role
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import Cluster
-from apps.inventory.services import deviceconfig_import
 from apps.scheduling.models import Queue
 from apps.scheduling.services import queue_create
 
