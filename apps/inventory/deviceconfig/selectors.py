@@ -98,6 +98,9 @@ def text_diff(before: str, after: str, *, before_label: str, after_label: str) -
     )
 
 
+# --- which template a request gets, by the version in effect --------------------
+
+
 def template_fit(
     cluster: Cluster,
     *,
@@ -161,6 +164,9 @@ def _fit_by(
         f"no chip type {common_word!r} in cluster {cluster.name!r}",
         detail={"chip_type": [f"unknown chip type {common_word!r}; known: {names}"]},
     )
+
+
+# --- the portal's baseline, and drift as sync recorded it ------------------------
 
 
 def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
