@@ -116,7 +116,7 @@ def admin_client_api(admin_user):
 @pytest.fixture
 def guide_cluster(db):
     """Cluster ``guide`` with the guide's device config (list shape) imported."""
-    from apps.inventory.services import deviceconfig_import
+    from apps.inventory.deviceconfig.services import deviceconfig_import
 
     deviceconfig_import(
         cluster_name="guide", text=(FIXTURES / "device-config-list.yaml").read_text()

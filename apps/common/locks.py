@@ -73,7 +73,7 @@ class _PgLock(Lock):
         meanwhile), else False: the holder must stop."""
         if self._release is None:
             return False
-        import psycopg
+        import psycopg  # only on PostgreSQL, where it is installed (see _pg_take)
 
         try:
             self._conn.execute("SELECT 1").fetchone()
@@ -139,6 +139,8 @@ def _try_pg(name: str) -> Lock | None:
 
 def _pg_take(name: str) -> Any:
     """A new session holding the advisory lock ``name``, or None if it is taken."""
+    # Imported here: the PostgreSQL driver is only needed (and only certain to
+    # be installed) when the database is PostgreSQL.
     import psycopg
 
     # Keepalives: a session cut without a reset (a dead host, a partition)

@@ -12,6 +12,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from apps.common.metrics_sources import ClusterNames
 from apps.common.metrics_sources import age_seconds as _age
+from apps.inventory.models import Chip, Cluster, SyncCursor
 
 _USAGE = {
     # Chip column -> (metric name, help)
@@ -29,15 +30,11 @@ _USAGE = {
 
 def cluster_names() -> dict[int, str]:
     """Cluster id -> name (metrics are labelled by name)."""
-    from apps.inventory.models import Cluster
-
     return dict(Cluster.objects.values_list("id", "name"))
 
 
 def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     """Sync state and lag per cluster; age, failures, restarts, relists per stream."""
-    from apps.inventory.models import Cluster, SyncCursor
-
     state = GaugeMetricFamily(
         "vnpu_cluster_sync_state",
         "1 for the cluster's current sync state (ok, stale, error, never).",
@@ -135,8 +132,6 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
 
 def usage_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     """Capacity and use per cluster and chip type, summed from the Chip rows."""
-    from apps.inventory.models import Chip
-
     sums = {key: Sum(key) for key in _USAGE if key != "chips"}
     rows = (
         Chip.objects.order_by()

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from apps.inventory.health import cluster_health
+from apps.inventory.deviceconfig.health import cluster_health
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import ClusterObject
-from apps.inventory.services import deviceconfig_import
 from simcluster import guide_data
 from tests.inventory.health_ids import ALL_CHECKS
 

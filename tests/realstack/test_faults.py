@@ -39,9 +39,9 @@ from apps.audit.models import AuditEvent
 from apps.common.exceptions import Conflict, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource, SyncState
 from apps.inventory.deviceconfig.publishing import deviceconfig_publish
+from apps.inventory.deviceconfig.selectors import deviceconfig_latest
 from apps.inventory.hami.deviceconfig import parse_device_config
 from apps.inventory.models import Cluster, DeviceConfigVersion, SyncCursor
-from apps.inventory.selectors import deviceconfig_latest
 from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.pods import LABEL_REQUEST

@@ -183,7 +183,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-# How often the start of each cluster's scheduler is read (apps.inventory.deviceconfig.in_effect).
+# How often the start of each cluster's scheduler is read (apps.inventory.deviceconfig.refresh).
 CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", default=10.0)
 # A scheduling pass (reconcile, reserve, admit) for every cluster with active
 # requests, and the evictions due, this often; passes also run at once when a
@@ -200,7 +200,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 30.0,
     },
     # Which device-config version each cluster's scheduler loaded (its pods'
-    # start): requests are placed by it until a restart (apps.inventory.deviceconfig.in_effect).
+    # start): requests are placed by it until a restart (apps.inventory.deviceconfig.refresh).
     "config-loaded": {
         "task": "apps.inventory.tasks.config_loaded_refresh_task",
         "schedule": CONFIG_LOADED_REFRESH_SECONDS,

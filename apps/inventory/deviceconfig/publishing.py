@@ -62,18 +62,28 @@ from apps.common.exceptions import (
 )
 from apps.inventory import services
 from apps.inventory.choices import DeviceConfigSource
-from apps.inventory.deviceconfig.in_effect import config_loaded_refresh_soon
 from apps.inventory.deviceconfig.liveconfig import (
     DEVICE_CONFIG_KEY,
     LiveConfigMap,
     configmap_path,
     live_device_config_read,
 )
+from apps.inventory.deviceconfig.refresh import config_loaded_refresh_soon
 from apps.inventory.deviceconfig.restarts import (
     RESTARTED_AT,
     restart_component_get,
     restart_states,
 )
+from apps.inventory.deviceconfig.selectors import deviceconfig_baseline, text_diff
+from apps.inventory.deviceconfig.services import (
+    deviceconfig_import,
+    deviceconfig_parse,
+    deviceconfig_pending_settle,
+    deviceconfig_pending_write_claim,
+    deviceconfig_pending_write_record,
+    deviceconfig_version_store,
+)
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.deviceconfig.versions import ShapeReader, shape_warnings
 from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.errors import (
@@ -92,11 +102,6 @@ from apps.inventory.hami.deviceconfig import (
 from apps.inventory.hami.validation import Issue, validate_configs
 from apps.inventory.kube import Gateway, KubeError, cluster_gateway
 from apps.inventory.models import Cluster, DeviceConfigVersion
-from apps.inventory.selectors import (
-    chip_type_specs,
-    deviceconfig_baseline,
-    text_diff,
-)
 
 # A metadata-only write between our GET and PUT is retried this many times.
 MAX_ATTEMPTS = 3
@@ -232,7 +237,7 @@ def deviceconfig_rollback(
         raise NotFound(
             f"cluster {cluster.name!r} has no device-config version {number}"
         )
-    services.deviceconfig_parse(target.text)  # refuse an invalid one before any call
+    deviceconfig_parse(target.text)  # refuse an invalid one before any call
     return _publish(
         cluster=cluster,
         actor=actor,
@@ -267,7 +272,7 @@ def deviceconfig_adopt(
             f"nothing to adopt: the live device config is already v{baseline.number}",
             detail={"non_field_errors": ["the live device config is the portal's"]},
         )
-    return services.deviceconfig_import(
+    return deviceconfig_import(
         cluster_name=cluster.name,
         text=live.text,
         actor=actor,
@@ -385,7 +390,7 @@ def _validated(
     proposed: str, live: LiveConfigMap
 ) -> tuple[DeviceConfigDocument, tuple[Issue, ...]]:
     """Parse and validate the proposal; warnings compare with the live chip types."""
-    document, _ = services.deviceconfig_parse(proposed)
+    document, _ = deviceconfig_parse(proposed)
     try:
         previous = parse_device_config(live.text).raw_configs
     except DeviceConfigError:
@@ -490,7 +495,7 @@ def _publish(
             # Settled here, or by a sync that claimed the pending write first
             # (then the baseline read again is that write).
             baseline = (
-                services.deviceconfig_pending_settle(
+                deviceconfig_pending_settle(
                     cluster=cluster,
                     text=live.text,
                     resource_version=live.resource_version,
@@ -523,7 +528,7 @@ def _publish(
             if guard is not None:
                 guard()
             readers = _shape_guard(cluster, document, confirm_shape)
-            pending = services.deviceconfig_pending_write_record(
+            pending = deviceconfig_pending_write_record(
                 cluster=cluster,
                 text=proposed,
                 actor=actor,
@@ -541,7 +546,7 @@ def _publish(
                 if exc.status is not None and 400 <= exc.status < 500:
                     # Refused: nothing was written. (After a 5xx or a lost
                     # connection the write may have landed; the row stays.)
-                    services.deviceconfig_pending_write_claim(pending)
+                    deviceconfig_pending_write_claim(pending)
                 if exc.status != 409:
                     raise
             fresh = live_device_config_read(cluster, gateway)
@@ -567,7 +572,7 @@ def _publish(
     )
     forced = accepted != baseline.text
     with transaction.atomic():
-        if not services.deviceconfig_pending_write_claim(pending):
+        if not deviceconfig_pending_write_claim(pending):
             # Sync saw the new text first and recorded this very write.
             recorded = deviceconfig_baseline(cluster)
             if recorded is not None and recorded.text == proposed:
@@ -581,7 +586,7 @@ def _publish(
                     shape_warnings=readers,
                 )
         before_specs = [dataclasses.asdict(s) for s in chip_type_specs(cluster)]
-        version = services.deviceconfig_version_store(
+        version = deviceconfig_version_store(
             cluster=cluster,
             text=proposed,
             source=DeviceConfigSource.PUBLISHED,

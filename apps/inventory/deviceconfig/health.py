@@ -24,6 +24,8 @@ import yaml
 from django.conf import settings
 from django.db.models import Count
 
+from apps.inventory.deviceconfig.selectors import deviceconfig_drift_recorded
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.deviceconfig.versions import (
     Component,
     cluster_components,
@@ -34,7 +36,6 @@ from apps.inventory.deviceconfig.versions import (
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
-from apps.inventory.selectors import chip_type_specs, deviceconfig_drift_recorded
 from apps.inventory.sync.targets import VOLCANO_QUEUES
 
 VOLCANO_CONFIG_KEY = "volcano-scheduler.conf"

@@ -6,6 +6,9 @@ given (its first sync adopts the cluster's device config), otherwise with the
 guide's device config imported; and the queue ``ci`` whose pods may
 run in namespace ``ci``, what the pipeline example of docs/pipelines.md uses (simcluster's
 guide scenario has that namespace, its Volcano queue and the PriorityClasses).
+
+It lives in scheduling, the floor that sees both the inventory (the cluster)
+and the queues; the guide's device config stays with the inventory.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from apps.accounts.services import user_set_role
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import Cluster
-from apps.inventory.services import deviceconfig_import
 from apps.scheduling.models import Queue
 from apps.scheduling.services import queue_create
 
@@ -27,7 +30,12 @@ from apps.scheduling.services import queue_create
 CI_QUEUE = "ci"
 CI_NAMESPACE = "ci"
 
-GUIDE_CONFIG = Path(__file__).resolve().parents[2] / "demo" / "guide-device-config.yaml"
+GUIDE_CONFIG = (
+    Path(__file__).resolve().parents[3]
+    / "inventory"
+    / "demo"
+    / "guide-device-config.yaml"
+)
 
 
 class Command(BaseCommand):
