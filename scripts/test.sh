@@ -57,9 +57,27 @@ echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
 # kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
-export PATH="$tool_path:$PATH"
-echo "==> waiting for kubectl (Go build, cached by version; cold: a few minutes)"
-python -c "from kubestack.build import wait_for_background_build as w; w('kubectl')"
+# Until the background build has made them, kubectl and helm on PATH are
+# shims that wait for their stage and then run the real one: pytest starts
+# at once, and only a test that runs one of them waits (cold: a few minutes).
+shims="$KUBESTACK_BUILD_DIR/shims"
+mkdir -p "$shims"
+IFS=: read -r kubectl_dir helm_dir _ <<<"$tool_path"
+for tool in kubectl helm; do
+  if [ "$tool" = kubectl ]; then real="$kubectl_dir/kubectl"; else real="$helm_dir/helm"; fi
+  cat >"$shims/$tool" <<SHIM
+#!/bin/sh
+# $tool from scripts/test.sh's background build, once its stage has ended.
+while [ ! -s "$KUBESTACK_BUILD_DIR/$tool.rc" ]; do sleep 1; done
+if [ "\$(cat "$KUBESTACK_BUILD_DIR/$tool.rc")" != 0 ]; then
+  echo "the background build of $tool failed: $KUBESTACK_BUILD_DIR/build.log" >&2
+  exit 1
+fi
+exec "$real" "\$@"
+SHIM
+  chmod +x "$shims/$tool"
+done
+export PATH="$shims:$tool_path:$PATH"
 # Several workers (pytest-xdist): much of the suite waits on processes,
 # sockets and sync loops rather than the CPU. The tests that share one
 # control plane, or one portal and browser, stay on one worker each

@@ -18,17 +18,19 @@ from apps.inventory.hami.annotations import (
     ContainerDevice,
     DeviceInfo,
     HandshakeState,
-    RuntimeInfo,
     encode_pod_devices,
     parse_handshake,
     parse_node_register,
     parse_pod_devices,
-    parse_runtime_info,
     pod_slices,
     registrations,
     render_handshake_reported,
     render_handshake_requesting,
     render_node_register,
+)
+from apps.inventory.hami.runtime_info import (
+    RuntimeInfo,
+    parse_runtime_info,
     render_runtime_info,
 )
 

@@ -159,7 +159,9 @@ def test_write_between_read_and_put_is_refused_with_fresh_data(
         calls.append(seen)
         return seen
 
-    monkeypatch.setattr(guarded_write, "live_device_config_read", read_then_someone_writes)
+    monkeypatch.setattr(
+        guarded_write, "live_device_config_read", read_then_someone_writes
+    )
     operator_client.patch(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
