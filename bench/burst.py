@@ -13,7 +13,7 @@ end. The requests are vir01, vir01, vir02 repeated (267 vir01-sized units for
 
 The portal runs in this process as a deployment does, without Celery workers:
 sync (list + watch) and the beat's scheduling passes in threads
-(``tests.portal.Running``), passes also run inline after each submission (the
+(``harness.portal.Running``), passes also run inline after each submission (the
 embedded mode). The requests are POSTed at once by CI pipelines (token
 clients, four or more in parallel).
 
@@ -85,8 +85,8 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
     from apps.inventory.sync.engine import sync_once
     from apps.scheduling.choices import FINAL_STATES, RequestState
     from apps.scheduling.models import Request
-    from tests.polling import wait_for
-    from tests.portal import Running, burst_templates, submit_burst
+    from harness.portal import Running, burst_templates, submit_burst
+    from harness.processes import wait_until
 
     cluster = cluster_create(
         actor=None,
@@ -114,7 +114,7 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
             return states <= {RequestState.RUNNING, *FINAL_STATES}
 
         try:
-            wait_for(settled, f"the burst on {name} to settle", timeout=timeout)
+            wait_until(settled, f"the burst on {name} to settle", timeout=timeout)
         except AssertionError as error:
             print(f"{name}: {error}", flush=True)
         wall = time.monotonic() - started

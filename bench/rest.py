@@ -71,8 +71,8 @@ if str(ROOT) not in sys.path:
 
 from bench.sync import _kubeconfig_endpoint, _patch_load, _start_sim  # noqa: E402
 from bench.ui import line, pick_postgres, scale_stack  # noqa: E402
-from tests.e2e.stack import Stack  # noqa: E402
-from tests.faults.services import PrivatePostgres, PrivateRedis  # noqa: E402
+from harness.services import PrivatePostgres, PrivateRedis  # noqa: E402
+from harness.stack import Stack  # noqa: E402
 
 ME = "me"
 # (mix label, endpoints asked in turn by every client)
@@ -885,7 +885,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         pg_pid = pg.server_pid
         database = (
             f"a private PostgreSQL {pg.bin.parent.name} (initdb in a temp dir as "
-            f"tests/faults/services.py makes it: fsync=off; max_connections="
+            f"harness/services.py makes it: fsync=off; max_connections="
             f"{PG_MAX_CONNECTIONS})"
         )
     else:

@@ -259,7 +259,7 @@ def _web_figures(
     env: dict[str, str], figures: Figures, runs: int, browser: bool
 ) -> None:
     """Start uvicorn on the size's database; REST and page loads; its peak RSS."""
-    from tests.e2e.stack import ApiClient
+    from harness.stack import ApiClient
 
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -321,7 +321,7 @@ def _page_loads(url: str, chips: int, runs: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     from bench.ui import OVERVIEW_JS, USABLE_JS
-    from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS
+    from harness.stack import CHROMIUM, CHROMIUM_ARGS
 
     expected = f"{chips:,}"
     loads: dict[str, list[float]] = {"chips page": [], "overview": []}
@@ -528,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.runs = min(args.runs, 3)
     if not args.no_browser:
-        from tests.e2e.stack import ensure_frontend_built
+        from harness.stack import ensure_frontend_built
 
         ensure_frontend_built()
     base = os.environ.get(

@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.ui [--quick] [--nodes 1000] [--pods 30000] [--slice-pods 20000]``.
 
-Starts the whole portal the way the browser tests do (``tests/e2e/stack.py``:
+Starts the whole portal the way the browser tests do (``harness/stack.py``:
 simcluster ``scale``, a temp SQLite database, ``sync``, ``uvicorn``), waits
 for the initial sync, then measures in Chromium:
 
@@ -72,7 +72,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.e2e.stack import (  # noqa: E402
+from harness.stack import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     ApiClient,

@@ -2,10 +2,10 @@
 
 Run: ``python -m bench.usage [--quick] [--nodes 1000] [--slice-pods 20000]``.
 
-Starts the portal as the browser tests do (``tests/e2e/stack.py``: simcluster
+Starts the portal as the browser tests do (``harness/stack.py``: simcluster
 ``scale``, a fresh database, ``sync``, ``uvicorn``), and a real Prometheus
 (Debian's ``prometheus``) scraping every simulated node's npu-exporter
-(``tests/prometheus.py``); the web process is pointed at it. Then, on the
+(``harness/prometheus.py``); the web process is pointed at it. Then, on the
 same server and in the same run:
 
 - REST: ``/api/usage/chips/`` (every chip: the database's booking joined with
@@ -33,8 +33,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.ui import USABLE_JS, fmt, line, pick_postgres, scale_stack, timed_get  # noqa: E402
-from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS, Stack, ensure_frontend_built  # noqa: E402
-from tests.prometheus import Prometheus, binary  # noqa: E402
+from harness.prometheus import Prometheus, binary  # noqa: E402
+from harness.stack import CHROMIUM, CHROMIUM_ARGS, Stack, ensure_frontend_built  # noqa: E402
 
 USAGE_USABLE_JS = """(expected) => {
   const count = document.querySelector('[data-testid=usage-chip-count]');

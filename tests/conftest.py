@@ -141,9 +141,9 @@ def prometheus(
 ) -> Iterator[Any]:
     """A real Prometheus scraping ``sim``'s npu-exporters (every second unless
     ``prometheus_options`` says otherwise), started and scraped once (``.url``,
-    ``.query(expr)``, ``.wait_until(expr)``; see tests/prometheus.py). Its log is
+    ``.query(expr)``, ``.wait_until(expr)``; see harness/prometheus.py). Its log is
     added to a failed test's report."""
-    from tests.prometheus import Prometheus, binary
+    from harness.prometheus import Prometheus, binary
     from tests.requires import missing
 
     if binary() is None:

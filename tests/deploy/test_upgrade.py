@@ -34,8 +34,8 @@ from typing import Any
 
 import pytest
 
+from harness.services import PrivateRedis
 from simcluster.server import SimCluster
-from tests.faults.services import PrivateRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,9 +19,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from harness.processes import ProcessSet, free_port
+from harness.services import PrivatePostgres, PrivateRedis, production_env
 from simcluster.server import SimCluster
-from tests.faults.services import PrivatePostgres, PrivateRedis, production_env
-from tests.processes import PortalProcesses, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVENESS_SECONDS = 15.0
@@ -65,7 +65,7 @@ class Stack:
         self.kubeconfig = self.sim.write_kubeconfig(self.dir / "kubeconfig")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.processes = PortalProcesses(self.dir, lambda: self.env)
+        self.processes = ProcessSet(self.dir, lambda: self.env)
         self.env = {
             **production_env(
                 "stack-", self.pg.create_database("portal"), self.redis.url(0)

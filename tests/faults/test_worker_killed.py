@@ -37,9 +37,9 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.passes import scheduling_pass
 from apps.scheduling.services import request_create
+from harness.portal import keep_follow_ups_queued
 from tests.faults.figures import record_and_check
 from tests.polling import wait_for
-from tests.portal import keep_follow_ups_queued
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]

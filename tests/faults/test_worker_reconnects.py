@@ -22,7 +22,7 @@ from celery import Celery
 from kombu import Connection
 from kombu.transport import redis as kombu_redis
 
-from tests.faults.services import PrivateRedis
+from harness.services import PrivateRedis
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
