@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.processes import WaitTimeout, wait_until
 from kubestack import versions
 
 GOMOD = Path(__file__).resolve().parent / "gomod"
@@ -209,17 +210,20 @@ def wait_for_background_build(timeout: float = 3600.0) -> None:
         return
     done, log = Path(rc_file), Path(os.environ.get("KUBESTACK_BUILD_LOG", ""))
     started = time.monotonic()
-    announced = False
-    while not done.is_file() or not done.read_text().strip():
-        if not announced:
-            print(f"\n==> waiting for the control plane's build ({log})", flush=True)
-            announced = True
-        if time.monotonic() - started > timeout:
+
+    def ended() -> str:
+        return done.read_text().strip() if done.is_file() else ""
+
+    announced = not ended()
+    if announced:
+        print(f"\n==> waiting for the control plane's build ({log})", flush=True)
+        try:
+            wait_until(ended, f"the control plane's build ({log})", timeout, 1)
+        except WaitTimeout:
             raise BuildError(
                 f"the control plane's build did not end in {timeout:.0f} s ({log})"
-            )
-        time.sleep(1)
-    if done.read_text().strip() != "0":
+            ) from None
+    if ended() != "0":
         tail = log.read_text(errors="replace")[-4000:] if log.is_file() else ""
         raise BuildError(f"the control plane's build failed ({log}):\n{tail}")
     if announced:
