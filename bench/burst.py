@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.sync import _bench_db_url, _drop_db, _recreate_db  # noqa: E402
+from harness import processes  # noqa: E402
 
 DB_NAME = "vnpu_bench_burst"
 PER_PIPELINE = 50  # below THROTTLE_REQUEST_CREATE's 60 a minute
@@ -133,8 +133,9 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
     )
 
 
-def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
-    sim = subprocess.Popen(
+def _start_sim(nodes: int, kubeconfig: Path) -> processes.Process:
+    sim = processes.start(
+        "sim",
         [
             sys.executable,
             "-m",
@@ -148,16 +149,14 @@ def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
             "--kubeconfig",
             str(kubeconfig),
         ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        text=True,
+        kubeconfig.parent,
     )
-    deadline = time.monotonic() + 120
-    while not (kubeconfig.exists() and kubeconfig.stat().st_size):
-        if sim.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("simcluster did not start")
-        time.sleep(0.2)
+    processes.wait_until(
+        lambda: kubeconfig.exists() and kubeconfig.stat().st_size,
+        f"simcluster to write {kubeconfig}",
+        120,
+        watched=[sim],
+    )
     return sim
 
 
@@ -226,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 "simcluster", tmp / "sim.kubeconfig", args.requests, args.timeout
             )
         finally:
-            sim.terminate()
-            sim.wait(timeout=30)
+            processes.stop(sim, grace=30)
         print(simulated.line("simcluster"), flush=True)
         ratio = real.percentile(0.95) / simulated.percentile(0.95)
         print(

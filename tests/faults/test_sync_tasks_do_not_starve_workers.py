@@ -23,6 +23,7 @@ from datetime import datetime
 
 import pytest
 
+from harness.processes import celery_command
 from tests.faults.figures import record
 from tests.faults.stack import ROOT, SETUP, Stack
 
@@ -67,24 +68,9 @@ _SUCCEEDED = re.compile(
 
 def _worker(name: str):
     def command(stack: Stack) -> list[str]:
-        return [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "vnpuportal",
-            "worker",
-            "--pool",
-            "threads",
-            "--concurrency",
-            str(THREADS),
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "-n",
-            f"{name}-{time.monotonic_ns()}@%h",
-        ]
+        return celery_command(
+            "worker", concurrency=THREADS, name=f"{name}-{time.monotonic_ns()}@%h"
+        )
 
     return command
 
