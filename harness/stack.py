@@ -35,7 +35,7 @@ from typing import Any
 
 from harness.processes import ProcessSet, free_port, wait_for_http, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
 DIST_INDEX = FRONTEND / "dist" / "index.html"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
