@@ -12,6 +12,8 @@ import pytest
 from harness.processes import free_port
 from harness.services import PrivatePostgres, PrivateRedis
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 PRESTART = str(ROOT / "docker" / "prestart.py")
 
