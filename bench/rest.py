@@ -984,7 +984,9 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
     cpu0, sessions0 = bench.cpu(), connections_peak.sessions()
     unloaded = rest_run(stack.url, tokens, demo, args.seconds, args.warmup)
     cpu = cpu_line(cpu0, bench.cpu())
-    time.sleep(1)  # sessions are counted as they end
+    # PostgreSQL counts a session as it ends and reports its statistics within
+    # about a second; there is no event to wait on
+    time.sleep(1)
     sessions = connections_peak.sessions() - sessions0
     print_run(unloaded, demo)
     print(key_figures(unloaded), flush=True)

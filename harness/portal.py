@@ -1,9 +1,10 @@
 """The portal at work in a test: sync and beat in threads, a CI client, request states.
 
 Shared by the end-to-end tests against simcluster and against the real control
-plane (tests/realstack): the same code paths a deployment runs (list + watch
-sync, the beat's scheduling passes, eager Celery for what they enqueue), with
-the REST API as a pipeline sees it.
+plane (tests/realstack) and by bench.burst: the same code paths a deployment
+runs (list + watch sync, the beat's scheduling passes, eager Celery for what
+they enqueue), with the REST API as a pipeline sees it. Django must be set up
+before it is imported.
 """
 
 from __future__ import annotations
