@@ -40,7 +40,7 @@ from apps.scheduling.allocator import (
     allocate,
 )
 from apps.scheduling.allocator.fit import Resources, booking, fits
-from apps.scheduling.allocator.template_rule import resolve_shape
+from apps.scheduling.allocator.shapes import resolve_shape
 
 # The guide's chip types, defined once for the tests and this benchmark.
 from harness.chip_types import B4 as ASCEND_910B4

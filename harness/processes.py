@@ -204,7 +204,7 @@ def _logs_of(processes: Iterable[Process], lines: int = 15) -> str:
 
 def wait_until(
     condition: Callable[[], Any],
-    what: str | None = None,
+    what: str | Callable[[], str] | None = None,
     timeout: float = 20,
     interval: float = 0.2,
     *,
@@ -214,13 +214,18 @@ def wait_until(
     """Poll ``condition`` until it returns something truthy, and return that.
 
     Fails with :class:`WaitTimeout` after ``timeout`` seconds, naming ``what``
-    (or the condition's docstring), and with :class:`ProcessError` as soon as a
+    (or the condition's docstring; a callable ``what`` is called at the failure,
+    to say what was seen), and with :class:`ProcessError` as soon as a
     ``watched`` process exits; both messages end with the watched processes'
     logs. An exception of a type in ``ignore`` counts as "not yet" (a server
     that does not answer yet); the last one is in the timeout's message.
     """
     watched = list(watched)
-    what = what or (condition.__doc__ or repr(condition)).strip()
+
+    def named() -> str:
+        said = what() if callable(what) else what
+        return said or (condition.__doc__ or repr(condition)).strip()
+
     deadline = time.monotonic() + timeout
     last_error: BaseException | None = None
     while True:
@@ -228,7 +233,7 @@ def wait_until(
             if not process.alive():
                 raise ProcessError(
                     f"{process.name} exited (code {process.returncode}) while "
-                    f"waiting for {what}{_logs_of([process], 40)}"
+                    f"waiting for {named()}{_logs_of([process], 40)}"
                 )
         try:
             value = condition()
@@ -239,7 +244,7 @@ def wait_until(
         if time.monotonic() >= deadline:
             because = f" (last: {last_error!r})" if last_error else ""
             raise WaitTimeout(
-                f"timed out after {timeout:g} s waiting for {what}{because}"
+                f"timed out after {timeout:g} s waiting for {named()}{because}"
                 f"{_logs_of(watched)}"
             )
         time.sleep(interval)

@@ -207,7 +207,7 @@ class Stack:
                 "DJANGO_SECRET_KEY": "e2e-secret-key-not-for-production-0123456789",
                 "DJANGO_DEBUG": "false",
                 # production settings over plain http on 127.0.0.1: no HTTPS
-                # redirect, no Secure-only cookies (README "Security and production")
+                # redirect, no Secure-only cookies (docs/security.md)
                 "DJANGO_SECURE": "false",
                 "DATABASE_URL": self.database_url(),
                 "REDIS_URL": "",

@@ -2,5 +2,5 @@
 
 Built from Go modules at pinned versions (``python -m kubestack build``) and run on
 loopback (``python -m kubestack up``); the node side (KWOK and a simulated Ascend
-device plugin) stands in for hardware. See the README's "The real control plane".
+device plugin) stands in for hardware. See docs/kubestack.md.
 """

@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from pathlib import Path
 
 
 def parser() -> argparse.ArgumentParser:
@@ -21,9 +22,15 @@ def parser() -> argparse.ArgumentParser:
         "build", help="build (or reuse) the binaries; prints their folder"
     )
     b.add_argument("--force", action="store_true", help="rebuild even if cached")
+    b.add_argument(
+        "--status-dir",
+        default=None,
+        help="write <stage>.rc there as each stage (kubectl, control-plane, helm) "
+        "ends, for tests that wait for it (scripts/test.sh)",
+    )
     h = sub.add_parser(
         "build-tools",
-        help="build (or reuse) only kubectl and helm, in their own cache folder",
+        help="build (or reuse) only kubectl and helm, in their own cache folders",
     )
     h.add_argument("--force", action="store_true", help="rebuild even if cached")
     b2 = sub.add_parser(
@@ -54,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     from kubestack import build
 
     if args.command == "build":
-        return build.main(force=args.force)
+        status_dir = Path(args.status_dir) if args.status_dir else None
+        return build.main(force=args.force, status_dir=status_dir)
     if args.command == "build-tools":
         return build.main(force=args.force, control_plane=False)
     if args.command == "bin":

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,15 +69,18 @@ PARTS: tuple[Part, ...] = (
 
 BINARIES = tuple(binary for part in PARTS for _, binary in part.commands)
 
-# The tools the tests run (kubectl of the API server's version, helm) have their
-# own cache folder, built first: most tests need them, and only the real-stack
-# tests need the rest, which scripts/test.sh builds meanwhile. Bumping helm
-# never rebuilds the control plane (and the reverse).
+# The tools the tests run (kubectl of the API server's version, helm) have
+# cache folders of their own: most tests need kubectl, so it is built first;
+# only the real-stack tests need the control plane, and only the Helm tests
+# helm, so scripts/test.sh builds those beside the tests, in that order.
+# Bumping helm never rebuilds kubectl or the control plane (and the reverse).
+KUBECTL = Part("kubernetes", (("k8s.io/kubernetes/cmd/kubectl", "kubectl"),))
 HELM = Part("helm", (("helm.sh/helm/v4/cmd/helm", "helm"),))
-TOOLS: tuple[Part, ...] = (
-    Part("kubernetes", (("k8s.io/kubernetes/cmd/kubectl", "kubectl"),)),
-    HELM,
-)
+TOOLS: tuple[Part, ...] = (KUBECTL, HELM)
+
+# The stages of a whole build, in the order scripts/test.sh's background
+# build runs them; each writes ``<stage>.rc`` into KUBESTACK_BUILD_DIR.
+STAGES = ("kubectl", "control-plane", "helm")
 
 
 class BuildError(RuntimeError):
@@ -135,80 +139,95 @@ def tools_cache_root() -> Path:
     return Path(base) / "vnpuportal" / "tools"
 
 
-def tools_cache_key(go: str) -> str:
-    """Hash of the tools' wrapper modules, the Go version and the build format."""
+def _tool_cache_key(go: str, part: Part, version: str) -> str:
+    """Hash of one tool's wrapper module, the Go version and the build format."""
     digest = hashlib.sha256(BUILD_FORMAT.encode())
     digest.update(
         subprocess.run(
             [go, "version"], capture_output=True, text=True, check=True
         ).stdout.encode()
     )
-    _hash_wrappers(digest, tuple(part.name for part in TOOLS))
-    return (
-        f"kubectl-{versions.KUBERNETES}-helm-{versions.HELM}-{digest.hexdigest()[:12]}"
-    )
+    _hash_wrappers(digest, (part.name,))
+    # The kubernetes wrapper also builds the control plane: kubectl's key
+    # names the command too, so the two never share a folder.
+    return f"{part.commands[0][1]}-{version}-{digest.hexdigest()[:12]}"
 
 
-def tools_bin_dir(build: bool = False, quiet: bool = False) -> Path:
-    """The folder holding the cached kubectl and helm; builds them first when ``build``."""
+def _tool_bin_dir(part: Part, version: str, build: bool, quiet: bool) -> Path:
+    """The folder holding one cached tool; builds it first when ``build``."""
     go = go_binary()
-    target = tools_cache_root() / tools_cache_key(go)
-    if not all((target / "bin" / binary).is_file() for binary in ("kubectl", "helm")):
+    target = tools_cache_root() / _tool_cache_key(go, part, version)
+    binary = part.commands[0][1]
+    if not build and not (target / "bin" / binary).is_file():
+        # scripts/test.sh may be building it beside the tests right now.
+        wait_for_background_build(binary)
+    if not (target / "bin" / binary).is_file():
         if not build:
             raise BuildError(
-                f"kubectl and helm are not built for these versions ({target.name}); "
+                f"{binary} is not built for this version ({target.name}); "
                 "run: python -m kubestack build-tools (or build)"
             )
         started = time.monotonic()
-        _say(
-            quiet,
-            f"==> building kubectl {versions.KUBERNETES} and helm {versions.HELM} into {target}",
-        )
+        _say(quiet, f"==> building {binary} {version} into {target}")
         staging = target.with_name(target.name + f".partial-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         (staging / "bin").mkdir(parents=True)
         try:
-            for part in TOOLS:
-                _build_part(go, part, staging / "bin", quiet)
+            _build_part(go, part, staging / "bin", quiet)
             shutil.rmtree(target, ignore_errors=True)
             staging.rename(target)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        _say(quiet, f"==> kubectl and helm built in {time.monotonic() - started:.0f} s")
+        _say(quiet, f"==> {binary} built in {time.monotonic() - started:.0f} s")
     return target / "bin"
 
 
+def tools_bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder holding the cached kubectl; builds it first when ``build``."""
+    return _tool_bin_dir(KUBECTL, versions.KUBERNETES, build, quiet)
+
+
+def helm_bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder holding the cached helm; builds it first when ``build``."""
+    return _tool_bin_dir(HELM, versions.HELM, build, quiet)
+
+
 def path_dirs(planned: bool = False) -> list[Path]:
-    """The folders to put on PATH: kubectl and helm, then the control plane.
+    """The folders to put on PATH: kubectl, helm, then the control plane.
 
     ``planned``: the folders the builds will fill, whether they exist yet or
-    not (scripts/test.sh builds the control plane while the tests run).
+    not (scripts/test.sh builds them while the tests run).
     """
     if planned:
         go = go_binary()
         return [
-            tools_cache_root() / tools_cache_key(go) / "bin",
+            tools_cache_root()
+            / _tool_cache_key(go, KUBECTL, versions.KUBERNETES)
+            / "bin",
+            tools_cache_root() / _tool_cache_key(go, HELM, versions.HELM) / "bin",
             cache_root() / cache_key(go) / "bin",
         ]
-    return [tools_bin_dir(), bin_dir()]
+    return [tools_bin_dir(), helm_bin_dir(), bin_dir()]
 
 
-def wait_for_background_build(timeout: float = 3600.0) -> None:
-    """Wait for the control plane's build that scripts/test.sh runs beside the tests.
+def wait_for_background_build(stage: str, timeout: float = 3600.0) -> None:
+    """Wait for one stage of the build that scripts/test.sh runs beside the tests.
 
-    ``$KUBESTACK_BUILD_RC`` names the file the build's exit status is written
-    to when it ends, ``$KUBESTACK_BUILD_LOG`` its output. Without them (a
-    build made beforehand) this returns at once.
+    ``$KUBESTACK_BUILD_DIR`` is where that build writes ``<stage>.rc`` (its
+    exit status) as each stage of ``STAGES`` ends, and ``build.log``. Without
+    it (a build made beforehand) this returns at once.
 
     Raises:
-        BuildError: The build failed (with the end of its log) or outlasted
+        BuildError: The stage failed (with the end of the log) or outlasted
             ``timeout``.
     """
-    rc_file = os.environ.get("KUBESTACK_BUILD_RC")
-    if not rc_file:
+    folder = os.environ.get("KUBESTACK_BUILD_DIR")
+    if not folder:
         return
-    done, log = Path(rc_file), Path(os.environ.get("KUBESTACK_BUILD_LOG", ""))
+    if stage not in STAGES:
+        raise ValueError(f"no build stage {stage!r} (stages: {', '.join(STAGES)})")
+    done, log = Path(folder) / f"{stage}.rc", Path(folder) / "build.log"
     started = time.monotonic()
 
     def ended() -> str:
@@ -216,19 +235,19 @@ def wait_for_background_build(timeout: float = 3600.0) -> None:
 
     announced = not ended()
     if announced:
-        print(f"\n==> waiting for the control plane's build ({log})", flush=True)
+        print(f"\n==> waiting for the background build of {stage} ({log})", flush=True)
         try:
-            wait_until(ended, f"the control plane's build ({log})", timeout, 1)
+            wait_until(ended, f"the background build of {stage} ({log})", timeout, 1)
         except WaitTimeout:
             raise BuildError(
-                f"the control plane's build did not end in {timeout:.0f} s ({log})"
+                f"the build of {stage} did not end in {timeout:.0f} s ({log})"
             ) from None
     if ended() != "0":
         tail = log.read_text(errors="replace")[-4000:] if log.is_file() else ""
-        raise BuildError(f"the control plane's build failed ({log}):\n{tail}")
+        raise BuildError(f"the build of {stage} failed ({log}):\n{tail}")
     if announced:
         print(
-            f"==> the control plane was built; waited {time.monotonic() - started:.0f} s",
+            f"==> {stage} was built; waited {time.monotonic() - started:.0f} s",
             flush=True,
         )
 
@@ -240,7 +259,7 @@ def bin_dir(build: bool = False, quiet: bool = False) -> Path:
     if not build and (not (target / "bin").is_dir() or not (target / "share").is_dir()):
         # scripts/test.sh may be building it beside the tests right now (the
         # build itself never waits: it is that build).
-        wait_for_background_build()
+        wait_for_background_build("control-plane")
     if not (target / "bin").is_dir() or not (target / "share").is_dir():
         if not build:
             raise BuildError(
@@ -317,44 +336,60 @@ def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
         ).split()
         total = len(deps)
         started = time.monotonic()
-        for package, binary in part.commands:
-            ldflags = " ".join(["-s", "-w", *_version_flags(part)])
-            cmd = [go, "build", "-v", "-trimpath", f"-ldflags={ldflags}", "-o"]
-            cmd += [str(out / binary), package]
-            proc = subprocess.Popen(
-                cmd,
-                cwd=work,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
+        # All of a part's commands in one go build: the packages they share
+        # compile once, and links run beside compiles on both cores.
+        built = work / "out"
+        built.mkdir()
+        ldflags = " ".join(["-s", "-w", *_version_flags(part)])
+        cmd = [go, "build", "-v", "-trimpath", f"-ldflags={ldflags}"]
+        cmd += ["-o", f"{built}{os.sep}", *packages]
+        proc = subprocess.Popen(
+            cmd,
+            cwd=work,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if proc.stderr is None:
+            raise BuildError("go build gave no output stream")
+        names = ", ".join(binary for _, binary in part.commands)
+        compiled, errors, last_report = 0, [], 0.0
+        for line in proc.stderr:
+            line = line.rstrip()
+            if line in deps:
+                compiled += 1
+                now = time.monotonic()
+                if now - last_report >= 5:
+                    last_report = now
+                    _say(
+                        quiet,
+                        f"    {part.name}: {names}: {compiled} packages compiled "
+                        f"(of up to {total}), {now - started:.0f} s",
+                    )
+            else:
+                errors.append(line)
+        if proc.wait() != 0:
+            raise BuildError(
+                f"go build {' '.join(packages)} failed:\n" + "\n".join(errors[-60:])
             )
-            if proc.stderr is None:
-                raise BuildError("go build gave no output stream")
-            compiled, errors, last_report = 0, [], 0.0
-            for line in proc.stderr:
-                line = line.rstrip()
-                if line in deps or line == package:
-                    compiled += 1
-                    now = time.monotonic()
-                    if now - last_report >= 5:
-                        last_report = now
-                        _say(
-                            quiet,
-                            f"    {part.name}: {binary}: {compiled} packages compiled "
-                            f"(of up to {total}), {now - started:.0f} s",
-                        )
-                else:
-                    errors.append(line)
-            if proc.wait() != 0:
-                raise BuildError(
-                    f"go build {package} failed:\n" + "\n".join(errors[-60:])
-                )
+        for package, binary in part.commands:
+            (built / _default_binary_name(package)).rename(out / binary)
         _say(quiet, f"    {part.name}: built in {time.monotonic() - started:.0f} s")
         if part.name == "volcano":
             _copy_volcano_crds(go, work, env, out.parent / "share" / "volcano-crds")
         if part.name == "kwok":
             _copy_kwok_stages(go, work, env, out.parent / "share" / "kwok-stages")
+
+
+def _default_binary_name(package: str) -> str:
+    """The name ``go build -o DIR/`` gives a command: the last element of its
+    path, or the one before a major-version suffix (``.../server/v3``)."""
+    elements = package.split("/")
+    last = elements[-1]
+    if len(elements) > 1 and last[:1] == "v" and last[1:].isdigit():
+        return elements[-2]
+    return last
 
 
 def _version_flags(part: Part) -> list[str]:
@@ -435,26 +470,61 @@ def _build_all(go: str, target: Path, quiet: bool) -> None:
     _say(quiet, f"==> control plane built in {time.monotonic() - started:.0f} s")
 
 
-def main(force: bool = False, control_plane: bool = True) -> int:
-    """``python -m kubestack build`` (kubectl and helm, then the control plane)
-    or ``build-tools`` (kubectl and helm only).
+def main(
+    force: bool = False, control_plane: bool = True, status_dir: Path | None = None
+) -> int:
+    """``python -m kubestack build`` (kubectl, the control plane, helm) or
+    ``build-tools`` (kubectl and helm only).
 
     Each has its own cache folder, so a warm control plane costs nothing when
-    only the tools are missing, and the reverse.
+    only a tool is missing, and the reverse. With ``status_dir`` each stage
+    writes ``<stage>.rc`` there as it ends (0, or 1 for it and every later
+    stage once one fails), for the tests that wait for it.
     """
+    go = ""
+    stages: list[tuple[str, Callable[[], Path]]] = [
+        ("kubectl", lambda: tools_bin_dir(build=True)),
+        ("control-plane", lambda: bin_dir(build=True)),
+        ("helm", lambda: helm_bin_dir(build=True)),
+    ]
+    if not control_plane:
+        stages = [stage for stage in stages if stage[0] != "control-plane"]
+    started = time.monotonic()
+    folders = []
     try:
         go = go_binary()
-        started = time.monotonic()
-        if force:
-            shutil.rmtree(tools_cache_root() / tools_cache_key(go), ignore_errors=True)
-        folders = [tools_bin_dir(build=True)]
-        if control_plane:
+        for stage, build in stages:
             if force:
-                shutil.rmtree(cache_root() / cache_key(go), ignore_errors=True)
-            folders.append(bin_dir(build=True))
+                shutil.rmtree(_stage_folder(go, stage), ignore_errors=True)
+            folders.append(build())
+            _stage_done(status_dir, stage, 0)
     except BuildError as error:
         print(f"kubestack build: {error}", file=sys.stderr)
+        for stage, _ in stages:
+            _stage_done(status_dir, stage, 1)
         return 1
     shown = os.pathsep.join(str(folder) for folder in folders)
     print(f"==> ready in {time.monotonic() - started:.1f} s: {shown}")
     return 0
+
+
+def _stage_folder(go: str, stage: str) -> Path:
+    """The cache folder one stage fills."""
+    if stage == "kubectl":
+        return tools_cache_root() / _tool_cache_key(go, KUBECTL, versions.KUBERNETES)
+    if stage == "helm":
+        return tools_cache_root() / _tool_cache_key(go, HELM, versions.HELM)
+    return cache_root() / cache_key(go)
+
+
+def _stage_done(status_dir: Path | None, stage: str, status: int) -> None:
+    """Say that a stage ended (a stage already said stays as it was)."""
+    if status_dir is None:
+        return
+    status_dir.mkdir(parents=True, exist_ok=True)
+    done = status_dir / f"{stage}.rc"
+    if not done.exists():
+        # Written whole, then renamed: a waiter never reads half a status.
+        partial = done.with_suffix(".partial")
+        partial.write_text(f"{status}\n")
+        partial.rename(done)

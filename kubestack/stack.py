@@ -1,6 +1,6 @@
 """A real control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, Volcano's scheduler and controllers, KWOK, and the simulated
-Ascend device plugin (see README "The real control plane").
+Ascend device plugin (see docs/kubestack.md).
 
 ``KubeStack(scenario="guide").start()`` returns once the API server answers, the
 controllers run and the scenario's pods have been placed by the real Volcano.

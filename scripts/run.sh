@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the whole portal on its embedded default, for a newcomer:
-#   - simcluster, a simulated Ascend cluster (the reference guide's two nodes,
+#   - simcluster, a simulated Ascend cluster (the guide's two nodes,
 #     with a workload generator that keeps pods coming and going);
 #   - a Celery worker and beat doing real list+watch syncs of it, on a
 #     filesystem broker (no Redis needed);
@@ -19,7 +19,7 @@ if [ ! -f .env ]; then
 fi
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.base
 # A real worker process without Redis: Celery's filesystem transport, and live
-# deltas through the database outbox (see README, "Embedded mode").
+# deltas through the database outbox (docs/running.md, "Embedded mode").
 export CELERY_BROKER_URL="${CELERY_BROKER_URL:-filesystem://}"
 PORT="${PORT:-8000}"
 SIM_PORT="${SIM_PORT:-0}"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite: lint, migrations, OpenAPI schema, the frontend, the real
-# control plane's build (Go), then pytest.
+# The whole test suite: the Go builds in the background (kubectl, the real
+# control plane, helm), lint, migrations, OpenAPI schema, the documentation
+# site, the frontend, then pytest.
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
 #
@@ -12,7 +13,26 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
-FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools"
+FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
+
+if [ "${1:-}" != "--fast" ]; then
+  # The Go builds (kubectl, the real control plane, helm; cached by version,
+  # so a warm run finds them at once) start first and run beside everything
+  # else, niced so that the checks and tests come first. pytest waits for
+  # kubectl, which most tests run; the real-stack tests wait for the control
+  # plane and the Helm tests for helm (kubestack.build.wait_for_background_build),
+  # and run last. A cold build used to hold the first real-stack test, and
+  # with it every test after it, for twenty minutes.
+  export KUBESTACK_BUILD_DIR="$PWD/var/kubestack-build"
+  rm -rf "$KUBESTACK_BUILD_DIR"
+  mkdir -p "$KUBESTACK_BUILD_DIR"
+  echo "==> Go builds (kubectl, the control plane, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
+  (
+    nice -n 10 env -u KUBESTACK_BUILD_DIR python -m kubestack build \
+      --status-dir "$KUBESTACK_BUILD_DIR" >"$KUBESTACK_BUILD_DIR/build.log" 2>&1 || true
+  ) &
+  build_pid=$!
+fi
 
 echo "==> ruff check"
 ruff check .
@@ -27,6 +47,8 @@ echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
 echo "==> OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
+echo "==> docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)"
+bash scripts/docs.sh
 echo "==> error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
 echo "==> the live contract shared with the frontend (frontend/src/live/contract.ts)"
@@ -35,32 +57,27 @@ echo "==> the REST API's TypeScript types, from the OpenAPI schema (frontend/src
 bash frontend/scripts/gen-api-types.sh --check
 echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
-echo "==> kubectl and helm (Go builds, cached by version; cold: a few minutes)"
-python -m kubestack build-tools
-# The rest of the real control plane is built beside the tests (niced: the tests
-# come first), and only the real-stack tests wait for
-# it (kubestack.build.wait_for_background_build). Warm, it is there at once.
-mkdir -p var
-export KUBESTACK_BUILD_LOG="$PWD/var/kubestack-build.log" KUBESTACK_BUILD_RC="$PWD/var/kubestack-build.rc"
-rm -f "$KUBESTACK_BUILD_RC"
-echo "==> the real control plane (Go builds, cached by version), in the background: $KUBESTACK_BUILD_LOG"
-(
-  status=0
-  nice -n 19 env -u KUBESTACK_BUILD_RC python -m kubestack build >"$KUBESTACK_BUILD_LOG" 2>&1 || status=$?
-  echo "$status" >"$KUBESTACK_BUILD_RC"
-) &
-build_pid=$!
-# kubectl of the same version as the API server, and helm, for the tests that run them.
+# kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
 export PATH="$tool_path:$PATH"
-echo "==> pytest (database: ${DATABASE_URL:-sqlite})"
+echo "==> waiting for kubectl (Go build, cached by version; cold: a few minutes)"
+python -c "from kubestack.build import wait_for_background_build as w; w('kubectl')"
+# Several workers (pytest-xdist): much of the suite waits on processes,
+# sockets and sync loops rather than the CPU. The tests that share one
+# control plane, or one portal and browser, stay on one worker each
+# (tests/conftest.py puts them in an xdist_group).
+workers="${PYTEST_WORKERS:-3}"
+echo "==> pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
 status=0
-python -m pytest "$@" || status=$?
+python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
 wait "$build_pid" || true
-if [ "$(cat "$KUBESTACK_BUILD_RC" 2>/dev/null)" != "0" ]; then
-  echo "the real control plane's build failed; the end of $KUBESTACK_BUILD_LOG:" >&2
-  tail -40 "$KUBESTACK_BUILD_LOG" >&2 || true
-  status=1
-fi
-grep -E "^==> (control plane built|ready)" "$KUBESTACK_BUILD_LOG" || true
+for stage in kubectl control-plane helm; do
+  if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
+    echo "the background build of $stage failed; the end of $KUBESTACK_BUILD_DIR/build.log:" >&2
+    tail -40 "$KUBESTACK_BUILD_DIR/build.log" >&2 || true
+    status=1
+    break
+  fi
+done
+grep -E "^==> (.* built in|ready)" "$KUBESTACK_BUILD_DIR/build.log" || true
 exit "$status"

@@ -1,6 +1,6 @@
 # Data copied verbatim from the fixtures; long lines kept as they are.
 # ruff: noqa: E501, RUF100
-"""Data of the ``guide`` scenario, taken from the shared fixtures (see README)."""
+"""Data of the ``guide`` scenario, taken from the test fixtures (tests/fixtures/)."""
 
 from __future__ import annotations
 

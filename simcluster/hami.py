@@ -2,7 +2,7 @@
 
 That package is pure Python (no Django); importing it through this module keeps
 one place to adapt if its API moves. The template rule comes from the allocator
-(``apps.scheduling.allocator.template_rule``, also pure): simcluster hands out
+(``apps.inventory.hami.template_rule``, also pure): simcluster hands out
 the template the portal books because both call the same function.
 """
 
@@ -32,13 +32,13 @@ from apps.inventory.hami.annotations import (
     use_uuid_key,
 )
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
-from apps.inventory.hami.validation import slots_per_chip
-from apps.scheduling.allocator.template_rule import (
+from apps.inventory.hami.template_rule import (
     FitKind,
     FitResult,
     Scheduler,
     fit_template,
 )
+from apps.inventory.hami.validation import slots_per_chip
 
 __all__ = [
     "BIND_PHASE",

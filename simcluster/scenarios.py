@@ -314,7 +314,7 @@ def _node(
 def guide(nodes_310p: int = 1) -> Scenario:
     """Two Ascend nodes of the guide, system workloads and the two fixture pods.
 
-    Also what the README's pipeline example uses (namespace ``ci`` and the
+    Also what the pipeline example of docs/pipelines.md uses (namespace ``ci`` and the
     Volcano queue ``ci``), so the example runs verbatim against the demo.
     ``nodes_310p`` above 1 adds 310P nodes ``npu-node-310p-02`` on (4 healthy
     310P3 each): the ``burst`` scenario, as kubestack's.

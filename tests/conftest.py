@@ -61,9 +61,7 @@ def _marks_of(item: pytest.Item) -> set[str]:
     return marks
 
 
-def pytest_collection_modifyitems(
-    config: pytest.Config, items: list[pytest.Item]
-) -> None:
+def _mark_needs(items: list[pytest.Item]) -> None:
     """Mark each test with what it needs (see MARK_BY_FOLDER)."""
     for item in items:
         for mark in sorted(_marks_of(item) - {m.name for m in item.iter_markers()}):
@@ -167,8 +165,8 @@ def admin_client_api(admin_user):
 
 @pytest.fixture
 def guide_cluster(db):
-    """Cluster ``guide`` with the reference guide's device config (list shape) imported."""
-    from apps.inventory.services import deviceconfig_import
+    """Cluster ``guide`` with the guide's device config (list shape) imported."""
+    from apps.inventory.deviceconfig.services import deviceconfig_import
 
     deviceconfig_import(
         cluster_name="guide", text=(FIXTURES / "device-config-list.yaml").read_text()
@@ -208,6 +206,32 @@ def prometheus(
         yield server
     finally:
         server.stop()
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Run the tests in the order scripts/test.sh's background build ends its
+    stages: those that need only kubectl first, then the real-stack tests
+    (the control plane), then the Helm tests (helm). A cold build then
+    overlaps every other test instead of holding the first real-stack test
+    and all that came after it. Each test is marked with what it needs first
+    (the lanes choose by those marks)."""
+    _mark_needs(items)
+
+    def stage(item: pytest.Item) -> int:
+        if item.get_closest_marker("helm"):
+            return 2
+        return 1 if item.get_closest_marker("realstack") else 0
+
+    items.sort(key=stage)  # stable: the order within a stage is kept
+    # Under pytest-xdist (--dist loadgroup), the tests that share a costly
+    # session fixture run on one worker: one control plane, one portal.
+    for item in items:
+        if item.get_closest_marker("realstack"):
+            item.add_marker(pytest.mark.xdist_group("realstack"))
+        elif "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
+            item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
 @pytest.hookimpl(wrapper=True)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY, get_user_model
+from django.utils import timezone
+
 from apps.accounts.choices import Role
+from apps.accounts.models import ApiToken
 
 
 def user_role(user: Any) -> Role | None:
@@ -28,10 +34,6 @@ def connection_still_authenticated(
     its user active; a session connection needs its session to still exist
     for that user (logging out ends it) and the user active.
     """
-    from django.contrib.auth import SESSION_KEY, get_user_model
-    from django.utils import timezone
-
-    from apps.accounts.models import ApiToken
 
     user_id = getattr(user, "pk", None)
     if user_id is None:
@@ -47,9 +49,6 @@ def connection_still_authenticated(
         )
     if not session_key:
         return False
-    from importlib import import_module
-
-    from django.conf import settings
 
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
     return str(store.get(SESSION_KEY)) == str(user_id)

@@ -28,6 +28,9 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
+from apps.accounts.selectors import connection_still_authenticated
+from apps.accounts.services import token_authenticate
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 CLOSE_UNAUTHENTICATED = 4401
 
@@ -109,8 +112,6 @@ class StrictOriginValidator:
 
 @database_sync_to_async
 def _token(plaintext: str) -> Any:
-    from apps.accounts.services import token_authenticate
-
     return token_authenticate(plaintext)
 
 
@@ -133,8 +134,6 @@ def PortalAuthStack(inner: Any) -> Any:
 
 @database_sync_to_async
 def _still_authenticated(scope: dict[str, Any]) -> bool:
-    from apps.accounts.selectors import connection_still_authenticated
-
     session = scope.get("session")
     return connection_still_authenticated(
         user=scope.get("user"),

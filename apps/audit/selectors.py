@@ -1,49 +1,64 @@
-"""Reads of the audit log, scoped like the requests they are about."""
+"""Reads of the audit log, scoped like the objects they are about.
+
+The audit log sits below every app that records to it, so it cannot know how
+each app limits who sees its objects (a token limited to queues sees only those
+queues' requests). The app that owns such objects says so instead: in its
+``AppConfig.ready`` it registers, for each scoped model, which of its objects a
+caller's token may see (``audit_scope_register``). Events about a registered
+model are then shown only when their object is among those; events about
+anything else are not scoped.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from django.db import models
 from django.db.models import CharField, Q, QuerySet
 from django.db.models.functions import Cast
 
 from apps.audit.models import AuditEvent
-from apps.scheduling.models import PreemptionProposal, Request
-from apps.scheduling.selectors import (
-    proposal_queryset,
-    request_queryset,
-    token_queues,
-)
+
+#: For one model: the objects the token may see, or None when it sees them all.
+Scope = Callable[[Any], QuerySet[Any] | None]
+
+#: Registered scopes, by ``AuditEvent.object_type`` (the model's name).
+_SCOPES: dict[str, Scope] = {}
+
+
+def audit_scope_register(model: type[models.Model], visible: Scope) -> None:
+    """Limit the events about ``model``'s objects to those ``visible(token)`` returns.
+
+    Args:
+        model: The model whose events are scoped (its ``_meta.model_name`` is
+            the events' ``object_type``).
+        visible: Given the caller's token (or None), a queryset of the objects
+            it may see, or None when it may see every one. The same selector
+            the model's own list uses, so the log shows no more than the list.
+    """
+    _SCOPES[str(model._meta.model_name)] = visible
 
 
 def audit_event_queryset(*, token: Any = None) -> QuerySet[AuditEvent]:
     """The audit events the caller may read.
 
-    A token limited to queues sees the events about requests (and their
-    preemption proposals) only when ``request_queryset`` / ``proposal_queryset``
-    (the same selectors as ``/api/requests/`` and ``/api/preemptions/``) show
-    it the object; events about anything else are not queue-bound. Events of
-    requests that no longer exist are hidden from such a token: their queue
-    cannot be known.
+    An event about an object of a scoped model is shown when the model's
+    registered scope lets the token see the object; events about anything else
+    are not scoped. Events of objects that no longer exist are hidden from a
+    token that is scoped for their model: what scoped them cannot be known.
     """
     events = AuditEvent.objects.all()
-    if token_queues(token) is None:
+    scoped = {
+        object_type: objects
+        for object_type, visible in _SCOPES.items()
+        if (objects := visible(token)) is not None
+    }
+    if not scoped:
         return events
-    # object_id is text (it names rows of any model); the ids compared as text.
-    request_ids = (
-        request_queryset(token=token)
-        .annotate(object_key=Cast("pk", CharField()))
-        .values("object_key")
-    )
-    proposal_ids = (
-        proposal_queryset(token=token)
-        .annotate(object_key=Cast("pk", CharField()))
-        .values("object_key")
-    )
-    request_type = Request._meta.model_name
-    proposal_type = PreemptionProposal._meta.model_name
-    return events.filter(
-        ~Q(object_type__in=[request_type, proposal_type])
-        | Q(object_type=request_type, object_id__in=request_ids)
-        | Q(object_type=proposal_type, object_id__in=proposal_ids)
-    )
+    allowed = ~Q(object_type__in=list(scoped))
+    for object_type, objects in scoped.items():
+        # object_id is text (it names rows of any model); the ids compared as text.
+        keys = objects.annotate(object_key=Cast("pk", CharField())).values("object_key")
+        allowed |= Q(object_type=object_type, object_id__in=keys)
+    return events.filter(allowed)

@@ -11,5 +11,6 @@ class CommonConfig(AppConfig):
     def ready(self) -> None:
         # Celery signal handlers: every process that runs tasks records their
         # timings, and a worker's heartbeats keep its liveness file fresh;
-        # ``lookups`` registers ``field__in_array`` on every field.
+        # ``lookups`` registers ``field__in_array`` on every field. Imported
+        # here: this module is loaded before the app registry is ready.
         from apps.common import lookups, task_metrics, worker_health  # noqa: F401

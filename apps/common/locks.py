@@ -30,6 +30,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection
+from django.db.utils import OperationalError
 
 
 def _key(name: str) -> int:
@@ -72,7 +73,7 @@ class _PgLock(Lock):
         meanwhile), else False: the holder must stop."""
         if self._release is None:
             return False
-        import psycopg
+        import psycopg  # only on PostgreSQL, where it is installed (see _pg_take)
 
         try:
             self._conn.execute("SELECT 1").fetchone()
@@ -80,17 +81,21 @@ class _PgLock(Lock):
             pass
         else:
             return True
+        old_pid = self._conn.info.backend_pid
         self._conn.close()
         conn = None
         # The client hears of a terminated session before its backend has
-        # finished exiting and freed the lock: try again for a moment.
+        # finished exiting and freed the lock: try again for a moment, but
+        # only while that backend is still there. Once it is gone, a lock
+        # still taken is another holder's: say so at once (a task checking
+        # many locks used to wait a second for each of them).
         for _ in range(10):
             try:
                 conn = _pg_take(self.name)
+                if conn is not None or not _backend_alive(old_pid):
+                    break
             except psycopg.Error:
                 break  # the server is still away: nothing proves the lock is ours
-            if conn is not None:
-                break
             time.sleep(0.1)
         if conn is None:
             self._release = None
@@ -100,7 +105,11 @@ class _PgLock(Lock):
 
 
 def try_acquire(name: str) -> Lock | None:
-    """Take the lock ``name`` if free; None if another process holds it."""
+    """Take the lock ``name`` if free; None if another process holds it.
+
+    Raises:
+        OperationalError: The database cannot be reached (PostgreSQL).
+    """
     if connection.vendor == "postgresql":
         return _try_pg(name)
     return _try_file(name)
@@ -118,29 +127,31 @@ def held(name: str) -> Iterator[Lock | None]:
 
 
 def _try_pg(name: str) -> Lock | None:
-    conn = _pg_take(name)
+    import psycopg
+
+    try:
+        conn = _pg_take(name)
+    except psycopg.Error as exc:
+        # As Django says it, so callers handle one kind of database error.
+        raise OperationalError(f"cannot take the lock {name}: {exc}") from exc
     return None if conn is None else _PgLock(name, conn)
 
 
 def _pg_take(name: str) -> Any:
     """A new session holding the advisory lock ``name``, or None if it is taken."""
+    # Imported here: the PostgreSQL driver is only needed (and only certain to
+    # be installed) when the database is PostgreSQL.
     import psycopg
 
-    params = {
-        k: v
-        for k, v in connection.get_connection_params().items()
-        if k not in ("cursor_factory", "context")
-    }
     # Keepalives: a session cut without a reset (a dead host, a partition)
     # must fail ensure() in seconds, not after the kernel's two hours.
     conn = psycopg.connect(
         **{
-            "connect_timeout": 5,
             "keepalives": 1,
             "keepalives_idle": 5,
             "keepalives_interval": 2,
             "keepalives_count": 2,
-            **params,
+            **_pg_params(),
         },
         autocommit=True,
     )
@@ -153,6 +164,27 @@ def _pg_take(name: str) -> Any:
         conn.close()
         return None
     return conn
+
+
+def _backend_alive(pid: int) -> bool:
+    """Whether the server still has the backend process ``pid`` (a session
+    that was terminated but has not finished exiting holds its locks)."""
+    import psycopg
+
+    with psycopg.connect(**_pg_params(), autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (pid,)
+        ).fetchone()
+    return row is not None
+
+
+def _pg_params() -> dict[str, Any]:
+    params = {
+        k: v
+        for k, v in connection.get_connection_params().items()
+        if k not in ("cursor_factory", "context")
+    }
+    return {"connect_timeout": 5, **params}
 
 
 def _lock_dir() -> Path:

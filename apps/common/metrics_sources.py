@@ -19,6 +19,7 @@ from django.conf import settings
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from apps.common.ids import is_ascii_digits
+from apps.common.task_metrics import snapshot
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +70,6 @@ def age_seconds(now: datetime, then: datetime | None) -> float | None:
 
 def task_families(names: ClusterNames) -> Iterator[Metric]:
     """Task runs and durations from every worker (``apps.common.task_metrics``)."""
-    from apps.common.task_metrics import snapshot
-
     runs = CounterMetricFamily(
         "vnpu_task_runs", "Celery task runs finished.", labels=["task", "cluster"]
     )
@@ -120,7 +119,7 @@ def broker_families() -> Iterator[Metric]:
         labels=["queue"],
     )
     try:
-        import redis
+        import redis  # only with a Redis broker, checked above
 
         client = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
         try:

@@ -11,6 +11,12 @@ from channels.db import database_sync_to_async
 
 from apps.accounts.selectors import user_role
 from apps.accounts.ws import AuthRecheckMixin
+from apps.inventory.models import Cluster
+from apps.inventory.selectors import (
+    chip_usage,
+    cluster_summary,
+    nodes_without_chips,
+)
 from apps.live.consumers import LiveGroupConsumer
 from apps.live.events import (
     SnapshotPayload,
@@ -26,13 +32,6 @@ log = logging.getLogger(__name__)
 
 def cluster_snapshot(cluster_id: int) -> SnapshotPayload | None:
     """What a client starts from: the summary and every chip (None: no such cluster)."""
-    from apps.inventory.models import Cluster
-    from apps.inventory.selectors import (
-        chip_usage,
-        cluster_summary,
-        nodes_without_chips,
-    )
-
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
@@ -54,8 +53,6 @@ def _asks_for_joined(scope: dict[str, Any]) -> bool:
 
 @database_sync_to_async
 def _cluster_exists(cluster_id: int) -> bool:
-    from apps.inventory.models import Cluster
-
     return Cluster.objects.filter(pk=cluster_id).exists()
 
 

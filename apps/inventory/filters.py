@@ -1,6 +1,8 @@
 """FilterSets of the inventory API (NetBox-style: one per list endpoint)."""
 
 import django_filters
+from django.db.models import F, Q
+from rest_framework.exceptions import ValidationError
 
 from apps.common.filters import IdFilter
 from apps.inventory.models import (
@@ -11,6 +13,7 @@ from apps.inventory.models import (
     Slice,
     Template,
 )
+from apps.inventory.selectors import chips_with_room_for
 
 
 class ClusterScopedFilterSet(django_filters.FilterSet):
@@ -56,8 +59,6 @@ class ChipFilterSet(ClusterScopedFilterSet):
         fields = ["common_word", "healthy", "cordoned", "uuid"]
 
     def filter_has_free_slot(self, queryset, name, value):
-        from django.db.models import F
-
         return (
             queryset.filter(slots_used__lt=F("slots"))
             if value
@@ -65,9 +66,6 @@ class ChipFilterSet(ClusterScopedFilterSet):
         )
 
     def filter_room_for(self, queryset, name, value):
-        from rest_framework.exceptions import ValidationError
-
-        from apps.inventory.selectors import chips_with_room_for
 
         room = chips_with_room_for(queryset, value)
         if room is None:
@@ -89,8 +87,6 @@ class SliceFilterSet(ClusterScopedFilterSet):
         fields = ["namespace", "pod_name", "template", "phase", "chip", "chip_uuid"]
 
     def filter_q(self, queryset, name, value):
-        from django.db.models import Q
-
         return queryset.filter(
             Q(pod_name__icontains=value)
             | Q(namespace__icontains=value)

@@ -38,6 +38,7 @@ from apps.inventory.choices import ConnectionKind
 from apps.inventory.hami.annotations import node_locks
 from apps.inventory.kubeconfig import loaded_kubeconfig
 from apps.inventory.models import Cluster
+from apps.inventory.sync import kubeapi
 
 # A web request waits for the API server at most this long (connect, read).
 REQUEST_TIMEOUT = (5.0, 15.0)
@@ -499,8 +500,6 @@ class Gateway:
         """Every object at ``path`` (each mapped by ``keep``, if given) and the
         list's resourceVersion (``ListResult``); a 410 is ``kubeapi.Gone``, any
         other failure a KubeError."""
-        from apps.inventory.sync import kubeapi
-
         try:
             return kubeapi.list_all(
                 self.api(), path, field_selector=field_selector, keep=keep
@@ -518,8 +517,6 @@ class Gateway:
     ) -> Any:
         """An open watch (``WatchStream``) from ``resource_version``. Errors met
         while reading it are the transport's: pass them through :func:`kube_error`."""
-        from apps.inventory.sync import kubeapi
-
         try:
             return kubeapi.watch(
                 self.api(),
@@ -533,8 +530,6 @@ class Gateway:
 
     def discovered(self, path: str) -> bool:
         """Whether API discovery lists the resource of ``path`` (``kubeapi.discovered``)."""
-        from apps.inventory.sync import kubeapi
-
         try:
             return kubeapi.discovered(self.api(), path)
         except TRANSPORT_ERRORS as exc:

@@ -468,6 +468,9 @@ class SyncCursor(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True)
     relists = models.PositiveIntegerField(default=0)
     restarts = models.PositiveIntegerField(default=0)
+    # Watchers of this stream that died of an unexpected error and were
+    # restarted (apps.inventory.sync.watcher.run_supervised).
+    crashes = models.PositiveIntegerField(default=0)
     events = models.PositiveBigIntegerField(default=0)
     # Objects this stream could not apply (a hand edit the portal refuses to
     # read), newest last: {kind, namespace, name, resource_version, reason, at}.

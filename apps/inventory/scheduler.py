@@ -1,6 +1,6 @@
 """Which scheduler a cluster's vNPU pods go to, and what it can promise.
 
-The two schedulers place vNPUs differently (scheduler-behaviour.md, "Choosing
+The two schedulers place vNPUs differently (docs/scheduler-behaviour.md, "Choosing
 the chip"):
 
 - **Volcano** (deviceshare; the guide's setup) picks any fitting chip of the

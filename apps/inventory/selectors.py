@@ -1,38 +1,26 @@
-"""Reads of the inventory: clusters, specs, rendered configs, usage and fit."""
+"""Reads of the inventory: clusters, chips, usage and room.
+
+The device config's reads (its versions, render, drift and the template fit)
+are in ``apps.inventory.deviceconfig.selectors``.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any, cast
 
-from django.db.models import Aggregate, Count, Prefetch, Q, QuerySet, Sum
+from django.db.models import Aggregate, Count, F, Q, QuerySet, Sum
+from django.utils import timezone
 
-from apps.common.exceptions import NotFound, ValidationFailed
+from apps.common.exceptions import NotFound
 from apps.common.ids import parse_id
-from apps.inventory.deviceconfig.in_effect import config_in_effect, version_chip_types
-from apps.inventory.deviceconfig.specs import chip_type_to_spec
-from apps.inventory.deviceconfig.versions import shape_warnings
-from apps.inventory.hami.deviceconfig import (
-    ChipTypeSpec,
-    DeviceConfigError,
-    TemplateSpec,
-    parse_device_config,
-    render_device_config,
-)
-from apps.inventory.models import (
-    Chip,
-    ChipType,
-    Cluster,
-    DeviceConfigVersion,
-    Node,
-    Slice,
-    Template,
-)
+from apps.inventory.choices import ConnectionKind
+from apps.inventory.deviceconfig.in_effect import config_in_effect
+from apps.inventory.hami.deviceconfig import TemplateSpec
+from apps.inventory.models import Chip, ChipType, Cluster, Node, Slice, UsageSample
 from apps.inventory.room import ChipLoad, TypeRoom, type_room_counted
 from apps.live.events import CHIP_COLUMNS, ChipRow, ChipUsage
-from apps.scheduling.allocator.template_rule import FitResult, Scheduler, fit_template
 
 #: The chip fields the room calculation reads.
 ROOM_FIELDS = (
@@ -59,150 +47,6 @@ def cluster_get(identifier: int | str) -> Cluster:
     if cluster is None:
         raise NotFound(f"cluster {identifier!r} does not exist")
     return cluster
-
-
-def chip_type_specs(cluster: Cluster) -> list[ChipTypeSpec]:
-    """The portal's current chip types and templates of ``cluster``, in file order."""
-    chip_types = (
-        ChipType.objects.filter(cluster=cluster)
-        .order_by("position", "common_word")
-        .prefetch_related(
-            Prefetch(
-                "templates", queryset=Template.objects.order_by("position", "memory")
-            )
-        )
-    )
-    return [chip_type_to_spec(ct, ct.templates.all()) for ct in chip_types]
-
-
-def deviceconfig_latest(
-    cluster: Cluster, *, sources: tuple[str, ...] | None = None
-) -> DeviceConfigVersion | None:
-    """The newest stored device-config version (optionally of the given sources)."""
-    versions = DeviceConfigVersion.objects.filter(cluster=cluster)
-    if sources:
-        versions = versions.filter(source__in=sources)
-    return versions.order_by("-number").first()
-
-
-def deviceconfig_render(cluster: Cluster) -> str:
-    """The device-config.yaml the portal would publish for ``cluster``.
-
-    The newest stored version is the base document: its shape, its comments and
-    every key the portal does not manage are kept; ``vnpus`` is re-rendered from
-    the chip types and templates in the database.
-    """
-    base = deviceconfig_latest(cluster)
-    if base is None:
-        raise NotFound(
-            f"cluster {cluster.name!r} has no device-config yet: import or sync one first"
-        )
-    document = parse_device_config(base.text)
-    return render_device_config(document, chip_type_specs(cluster))
-
-
-def deviceconfig_shape_warnings(cluster: Cluster, text: str) -> list[dict[str, Any]]:
-    """Running components that cannot (or may not) read the ``vnpus`` shape of ``text``.
-
-    What publishing ``text`` would warn about (``effect`` ``crash`` needs
-    ``confirm_shape``); empty for a text that does not parse (its errors are
-    reported elsewhere).
-    """
-    try:
-        document = parse_device_config(text)
-    except DeviceConfigError:
-        return []
-    return [dataclasses.asdict(r) for r in shape_warnings(cluster, document)]
-
-
-def deviceconfig_version_get(
-    cluster: Cluster | None, version_id: int
-) -> DeviceConfigVersion:
-    """A stored version by id (limited to ``cluster`` when given)."""
-    versions = DeviceConfigVersion.objects.all()
-    if cluster is not None:
-        versions = versions.filter(cluster=cluster)
-    version = versions.filter(pk=version_id).first()
-    if version is None:
-        raise NotFound(f"device-config version {version_id} does not exist")
-    return version
-
-
-def text_diff(before: str, after: str, *, before_label: str, after_label: str) -> str:
-    """A unified diff between two texts ('' when equal)."""
-    return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
-            fromfile=before_label,
-            tofile=after_label,
-        )
-    )
-
-
-def template_fit(
-    cluster: Cluster,
-    *,
-    common_word: str,
-    memory: int | None,
-    scheduler: Scheduler = Scheduler.HAMI,
-) -> FitResult:
-    """Which template a request of ``memory`` MB of ``common_word`` gets now.
-
-    By the config the scheduler loaded (``config_in_effect``), which may be
-    older than the published one until it restarts.
-    """
-    return _fit_by(
-        cluster, config_in_effect(cluster).chip_types, common_word, memory, scheduler
-    )
-
-
-def template_fit_answer(
-    cluster: Cluster,
-    *,
-    common_word: str,
-    memory: int | None,
-    scheduler: Scheduler = Scheduler.HAMI,
-) -> dict[str, Any]:
-    """The fit now, the version it is by, and the fit after a pending restart.
-
-    ``after_restart`` is the published version's answer when the scheduler
-    still runs an older one and the two differ (null otherwise).
-    """
-    effect = config_in_effect(cluster)
-    now = _fit_by(cluster, effect.chip_types, common_word, memory, scheduler)
-    after: FitResult | None = None
-    latest = deviceconfig_changed_at(cluster) if effect.pending_restart else None
-    if latest is not None:
-        published = version_chip_types(latest)
-        spec = next((c for c in published if c.common_word == common_word), None)
-        if spec is not None:
-            candidate = fit_template(spec, memory, scheduler=scheduler)
-            after = candidate if candidate != now else None
-    return {
-        **dataclasses.asdict(now),
-        "config_version": effect.version,
-        "published_version": effect.published,
-        "after_restart": dataclasses.asdict(after) if after else None,
-    }
-
-
-def _fit_by(
-    cluster: Cluster,
-    chip_types: Iterable[ChipTypeSpec],
-    common_word: str,
-    memory: int | None,
-    scheduler: Scheduler,
-) -> FitResult:
-    known = list(chip_types)
-    for spec in known:
-        if spec.common_word == common_word:
-            return fit_template(spec, memory, scheduler=scheduler)
-    names = ", ".join(sorted(ct.common_word for ct in known)) or "none"
-    raise ValidationFailed(
-        f"no chip type {common_word!r} in cluster {cluster.name!r}",
-        detail={"chip_type": [f"unknown chip type {common_word!r}; known: {names}"]},
-    )
 
 
 def chip_queryset() -> QuerySet[Chip]:
@@ -337,8 +181,6 @@ def chip_usage(cluster: Cluster) -> ChipUsage:
 
 def connected_cluster_ids() -> list[int]:
     """Ids of the clusters sync should watch (those with a connection configured)."""
-    from apps.inventory.choices import ConnectionKind
-
     return list(
         Cluster.objects.exclude(connection=ConnectionKind.NONE)
         .order_by("pk")
@@ -421,8 +263,6 @@ def chips_with_room_for(
     per chip type that has the template in effect, a free slot, its memory,
     and its AICore and AICPU where the chip reports them.
     """
-    from django.db.models import F
-
     clusters = Cluster.objects.values_list("pk", flat=True)
     shapes = [
         (cluster_id, cw, t.memory, t.ai_core, t.ai_cpu)
@@ -465,111 +305,10 @@ def templates_by_type(
     return result
 
 
-# --- publishing: the portal's baseline and drift recorded by sync -----------------
-# (DB only, no cluster API call; the live reads are in apps.inventory.deviceconfig.liveconfig
-# and apps.inventory.deviceconfig.restarts)
-
-
-def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
-    """The version the portal last saw live and owns ("last seen"), the drift baseline.
-
-    Published and adopted versions are texts the ConfigMap held with the
-    portal's consent. An ``imported`` version is only a draft (a file made the
-    portal's chip types, nothing was written to the cluster), so it never
-    becomes the baseline: a scripted import then publish would otherwise see
-    the untouched live config as a hand edit. ``observed`` ones are what sync
-    saw someone else write; they become the baseline only once adopted.
-    """
-    from apps.inventory.choices import DeviceConfigSource as Source
-
-    return deviceconfig_latest(cluster, sources=(Source.PUBLISHED, Source.ADOPTED))
-
-
-def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
-    """The newest version that the ConfigMap held (published, adopted or observed).
-
-    Imports are drafts and never were live, so sync compares what it sees with
-    this one, not with the newest version of all.
-    """
-    from apps.inventory.choices import DeviceConfigSource as Source
-
-    return deviceconfig_latest(
-        cluster, sources=(Source.PUBLISHED, Source.ADOPTED, Source.OBSERVED)
-    )
-
-
-def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
-    """The newest version that changed what the cluster's components should load.
-
-    See :func:`apps.inventory.deviceconfig.in_effect.changing_versions`. Its
-    ``created_at`` is the "published at" time that restart state compares pod
-    start times with.
-    """
-    from apps.inventory.deviceconfig.in_effect import changing_versions
-
-    return changing_versions(cluster).first()
-
-
-def deviceconfig_unpublished(cluster: Cluster) -> str:
-    """The portal's edits not yet published: a diff from its baseline to what it would publish.
-
-    What an adoption discards, so the UI can say so before an admin confirms.
-    """
-    baseline = deviceconfig_baseline(cluster)
-    return text_diff(
-        baseline.text if baseline else "",
-        deviceconfig_render(cluster),
-        before_label=f"v{baseline.number if baseline else 0} (baseline)",
-        after_label="portal (unpublished)",
-    )
-
-
-def deviceconfig_drift_recorded(cluster: Cluster) -> dict[str, Any]:
-    """Drift as sync recorded it, for the UI: no call to the cluster.
-
-    There is drift when the newest version seen live is an ``observed`` one whose
-    text differs from the baseline (someone edited the ConfigMap by hand and
-    nobody adopted or published over it yet).
-
-    Returns:
-        ``in_sync``, ``baseline_version`` and ``live_version`` (numbers or
-        None), ``live_resource_version`` and ``diff`` (baseline to observed).
-    """
-    from apps.inventory.choices import DeviceConfigSource as Source
-
-    baseline = deviceconfig_baseline(cluster)
-    newest = deviceconfig_last_live(cluster)
-    observed = newest if newest and newest.source == Source.OBSERVED else None
-    drifted = observed is not None and (
-        baseline is None or observed.text != baseline.text
-    )
-    live = observed if drifted else baseline
-    return {
-        "in_sync": not drifted,
-        "baseline_version": baseline.number if baseline else None,
-        "live_version": live.number if live else None,
-        "live_resource_version": live.resource_version if live else "",
-        "diff": text_diff(
-            baseline.text if baseline else "",
-            observed.text,
-            before_label=f"v{baseline.number if baseline else 0} (baseline)",
-            after_label=f"v{observed.number} (observed)",
-        )
-        if drifted and observed is not None
-        else "",
-    }
-
-
 def usage_history(
     cluster: Cluster, *, hours: int = 6, chip_type: str | None = None
 ) -> QuerySet[Any]:
     """Usage samples of the last ``hours``, oldest first."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from apps.inventory.models import UsageSample
-
     samples = UsageSample.objects.filter(
         cluster=cluster, at__gte=timezone.now() - timedelta(hours=hours)
     )

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.live.events import Event
+from apps.live.models import LiveEvent
 
 log = logging.getLogger(__name__)
 EVENT_TYPE = "portal.event"
@@ -43,8 +44,6 @@ def broadcast(group: str, event: Event, payload: Mapping[str, Any]) -> None:
     """
     name = str(event)  # plain text, for the outbox and the channel layer
     if getattr(settings, "REALTIME_OUTBOX", False):
-        from apps.live.models import LiveEvent
-
         row = LiveEvent.objects.create(group=group, event=name, payload=payload)
         # The writer prunes, now and then: the web process only reads, so on
         # SQLite it never waits for the write lock sync holds.
@@ -105,8 +104,6 @@ async def ensure_outbox_relay() -> None:
 # behind (or hold up) the requests that share Django's main sync thread.
 @sync_to_async(thread_sensitive=False)
 def _fetch(after: int | None) -> tuple[int, list[tuple[int, str, str, Any]]]:
-    from apps.live.models import LiveEvent
-
     if after is None:  # start from now: clients take a snapshot on connect
         last = (
             LiveEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0

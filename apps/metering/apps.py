@@ -9,6 +9,8 @@ class MeteringConfig(AppConfig):
     verbose_name = "Usage and cost"
 
     def ready(self) -> None:
+        # Imported here, not at the top: this module is loaded while the app
+        # registry is being filled, before any model may be imported.
         from apps.common.metrics_sources import register_database_families
         from apps.metering.gauges import metering_families
 

@@ -17,6 +17,8 @@ from django.core.cache import cache
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from apps.common.metrics_sources import ClusterNames
+from apps.inventory.models import Cluster
+from apps.metering.selectors import slice_counts, usage_report
 
 CACHE_KEY = "vnpu:metering:gauges"
 
@@ -27,9 +29,6 @@ def month_start(now: datetime) -> datetime:
 
 def gauges_refresh(*, now: datetime) -> dict[str, Any]:
     """Compute the gauges of every cluster and store them for the scrapes."""
-    from apps.inventory.models import Cluster
-    from apps.metering.selectors import slice_counts, usage_report
-
     clusters: dict[str, Any] = {}
     for cluster in Cluster.objects.all():
         status, counts = slice_counts(cluster)

@@ -12,8 +12,12 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.models import ChipType, Cluster
+from apps.metering.gauges import gauges_refresh
 from apps.metering.ledger import bookings_refresh
 from apps.metering.models import ChipPrice
+from apps.metering.prometheus import MetricsUnavailable
+from apps.metering.rollup import days_roll
+from apps.metering.selectors import connect
 
 
 def chip_price_set(
@@ -57,8 +61,6 @@ def chip_price_delete(*, common_word: str, actor: Any) -> None:
 
 def metering_refresh() -> dict[str, int]:
     """Bring every cluster's bookings up to date, then the derived gauges."""
-    from apps.metering.gauges import gauges_refresh
-
     now = timezone.now()
     totals = {"opened": 0, "closed": 0, "days_rolled": 0}
     for cluster in Cluster.objects.all():
@@ -73,10 +75,6 @@ def metering_refresh() -> dict[str, int]:
 def _roll_days(cluster: Cluster, now: datetime) -> int:
     """Store finished days' usage; without Prometheus, later (nothing lost
     while its retention keeps the days)."""
-    from apps.metering.prometheus import MetricsUnavailable
-    from apps.metering.rollup import days_roll
-    from apps.metering.selectors import connect
-
     try:
         prom, vocabulary = connect(cluster)
         return days_roll(cluster, prom, vocabulary, now=now)

@@ -7,17 +7,26 @@ class SchedulingConfig(AppConfig):
     verbose_name = "Scheduling"
 
     def ready(self) -> None:
-        # Sync announces slice changes; scheduling listens (inventory never
-        # imports scheduling).
-        # The tasks register how follow-up work starts (apps.scheduling.triggers).
+        # Imported here, not at the top: this module is loaded while the app
+        # registry is being filled, before any model may be imported.
         import apps.scheduling.tasks  # noqa: F401
+        from apps.audit.selectors import audit_scope_register
         from apps.common.metrics_sources import register_database_families
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
         from apps.scheduling.metrics import scheduling_families
+        from apps.scheduling.models import PreemptionProposal, Request
+        from apps.scheduling.selectors import proposals_scoped, requests_scoped
         from apps.scheduling.signals import on_slices_changed, on_volcano_queues_changed
 
+        # The tasks register how follow-up work starts (apps.scheduling.triggers).
+        # Sync announces slice changes; scheduling listens (inventory never
+        # imports scheduling).
         slices_changed.connect(on_slices_changed, dispatch_uid="scheduling-slices")
         volcano_queues_changed.connect(
             on_volcano_queues_changed, dispatch_uid="scheduling-volcano-queues"
         )
         register_database_families("scheduling", scheduling_families)
+        # A token limited to queues reads the audit events of their requests
+        # and proposals only (audit never imports scheduling).
+        audit_scope_register(Request, requests_scoped)
+        audit_scope_register(PreemptionProposal, proposals_scoped)

@@ -10,13 +10,12 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from apps.common.metrics_sources import ClusterNames
 from apps.common.metrics_sources import age_seconds as _age
+from apps.scheduling.choices import RequestState
+from apps.scheduling.models import Request
 
 
 def scheduling_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     """The request queue: requests per cluster and state, and the oldest pending one."""
-    from apps.scheduling.choices import RequestState
-    from apps.scheduling.models import Request
-
     by_state = GaugeMetricFamily(
         "vnpu_requests",
         "Scheduling requests per cluster and state (state=pending is the queue).",

@@ -1,6 +1,6 @@
 """The pod a request becomes: names, labels, and the manifest (pure functions).
 
-The pod is shaped like the reference guide's vNPU pods (``schedulerName:
+The pod is shaped like the guide's vNPU pods (``schedulerName:
 volcano``, or HAMi's scheduler where the cluster uses it; limits and requests ``huawei.com/<cw>: "1"`` and
 ``huawei.com/<cw>-memory``), plus what makes admission exact and traceable:
 

@@ -67,6 +67,24 @@ def proposal_queryset(*, token: Any = None) -> QuerySet[PreemptionProposal]:
     return proposals
 
 
+def requests_scoped(token: Any) -> QuerySet[Request] | None:
+    """The requests a token limited to queues may see; None: it sees every one.
+
+    How the audit log scopes events about requests (registered in
+    ``SchedulingConfig.ready``): as ``/api/requests/`` does.
+    """
+    return request_queryset(token=token) if token_queues(token) is not None else None
+
+
+def proposals_scoped(token: Any) -> QuerySet[PreemptionProposal] | None:
+    """The proposals a token limited to queues may see; None: it sees every one.
+
+    How the audit log scopes events about preemption proposals, as
+    ``/api/preemptions/`` does.
+    """
+    return proposal_queryset(token=token) if token_queues(token) is not None else None
+
+
 def has_pending(cluster_id: int) -> bool:
     """Whether the cluster has a pending request (a pass has something to place)."""
     return Request.objects.filter(

@@ -1,6 +1,6 @@
 """Writes of scheduling: submit and cancel requests, queues, decisions, allocation.
 
-``allocation_create`` is the allocator adapter (the style guide's shape): one
+``allocation_create`` is the allocator adapter: one
 transaction that locks the cluster's row and the pending requests in primary-key
 order, converts rows to the allocator's dataclasses, calls ``allocate``,
 persists reservations and proposals, and enqueues follow-ups on commit.

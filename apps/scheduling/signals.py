@@ -17,7 +17,9 @@ from typing import Any
 
 from apps.scheduling import triggers
 from apps.scheduling.choices import CARRIED_OUT_STATES
+from apps.scheduling.models import PreemptionProposal
 from apps.scheduling.pods import POD_PREFIX
+from apps.scheduling.tasks import ensure_volcano_queues_task
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,6 @@ def on_slices_changed(
     **kwargs: Any,
 ) -> None:
     """Enqueue a reconciliation of the cluster when the change concerns scheduling."""
-    from apps.scheduling.models import PreemptionProposal
-
     ours = any(name.startswith(POD_PREFIX) for _, name in (*added, *removed))
     try:
         if not ours and not (
@@ -55,8 +55,6 @@ def on_volcano_queues_changed(sender: Any, *, cluster_id: int, **kwargs: Any) ->
     A queue opened lets the requests waiting for it proceed at once; a managed
     queue deleted or edited by hand is recreated or corrected.
     """
-    from apps.scheduling.tasks import ensure_volcano_queues_task
-
     try:
         ensure_volcano_queues_task.delay(cluster_id)
     except Exception:

@@ -16,15 +16,18 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.common.queueing import enqueue
-from apps.scheduling import triggers
+from apps.inventory.models import Cluster
+from apps.scheduling import kube, triggers
 from apps.scheduling.choices import ACTIVE_STATES, ProposalState
+from apps.scheduling.eviction import victims_evict
+from apps.scheduling.models import PreemptionProposal, Request
+from apps.scheduling.passes import scheduling_pass
+from apps.scheduling.volcano import volcano_queues_ensure
 
 
 @shared_task(ignore_result=True, soft_time_limit=120)
 def allocate_cluster_task(cluster_id: int) -> dict[str, Any] | None:
     """One scheduling pass (reconcile, reserve, admit) for a cluster."""
-    from apps.scheduling.passes import scheduling_pass
-
     report = scheduling_pass(cluster_id)
     if report is None:
         return None
@@ -38,19 +41,12 @@ def allocate_cluster_task(cluster_id: int) -> dict[str, Any] | None:
 @shared_task(ignore_result=True, soft_time_limit=120)
 def reconcile_requests_task(cluster_id: int) -> bool:
     """Reconcile a cluster's requests; reserve and admit too if room was freed."""
-    from apps.scheduling.passes import scheduling_pass
-
     return scheduling_pass(cluster_id, only_if_freed=True) is not None
 
 
 @shared_task(ignore_result=True, soft_time_limit=120)
 def ensure_volcano_queues_task(cluster_id: int) -> dict[str, Any] | None:
     """Keep the cluster's Volcano Queues in step; then a pass if requests are pending."""
-    from apps.inventory.models import Cluster
-    from apps.scheduling import kube
-    from apps.scheduling.models import Request
-    from apps.scheduling.volcano import volcano_queues_ensure
-
     cluster = Cluster.objects.filter(pk=cluster_id).first()
     if cluster is None:
         return None
@@ -67,8 +63,6 @@ def ensure_volcano_queues_task(cluster_id: int) -> dict[str, Any] | None:
 @shared_task(ignore_result=True, soft_time_limit=120)
 def evict_victims_task(proposal_id: int) -> str | None:
     """Evict the victims of an approved proposal (retried by beat when a PDB says not now)."""
-    from apps.scheduling.eviction import victims_evict
-
     report = victims_evict(proposal_id)
     return None if report is None else report.state
 
@@ -79,8 +73,6 @@ def schedule_clusters_task() -> int:
 
     Returns the number of passes enqueued.
     """
-    from apps.scheduling.models import PreemptionProposal, Request
-
     busy = (
         Request.objects.filter(Q(state__in=ACTIVE_STATES) | Q(pod_cleanup=True))
         .order_by()

@@ -194,7 +194,7 @@ function Shell() {
         <div className="nav-foot">
           HAMi · Volcano · Ascend
           <br />
-          <a href="/api/docs/" style={{ color: "#7f8ea3" }}>
+          <a href="/api/docs/">
             API docs
           </a>
         </div>
@@ -291,7 +291,7 @@ function TopBar() {
       )}
       <span className="spacer" />
       {live && <ConnectionDot state={live.connection} retryAt={live.retryAt} now={now} onRetry={retry} />}
-      <span style={{ display: "inline-flex", alignItems: "center", gap: 8 }} data-testid="user">
+      <span className="user" data-testid="user">
         <b>{me.username}</b>
         <Badge kind="role">{me.role ?? "no role"}</Badge>
       </span>

@@ -178,7 +178,7 @@ def _uuid_list(annotations: dict[str, str], key: str) -> set[str]:
 
 @dataclass(frozen=True)
 class SchedulerRules:
-    """How one scheduler chooses a chip (scheduler-behaviour.md).
+    """How one scheduler chooses a chip (docs/scheduler-behaviour.md).
 
     Attributes:
         honours_pins: reads ``hami.io/use-/no-use-<cw>-uuid`` (HAMi; Volcano never).

@@ -19,7 +19,7 @@ def helm_binary() -> str:
     """The cached helm (fails, naming the command that builds it, when it is not built)."""
     from kubestack import build
 
-    return str(build.tools_bin_dir() / "helm")
+    return str(build.helm_bin_dir() / "helm")
 
 
 def helm(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

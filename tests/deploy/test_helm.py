@@ -4,6 +4,7 @@ bad values are refused by values.schema.json.
 
 ``helm`` is the one kubestack builds from its Go module (``python -m kubestack
 build`` or ``build-tools``); without it these tests fail naming that command.
+scripts/test.sh builds it last, beside the tests, so these run last.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from tests.deploy.helmchart import (
     render_text,
 )
 
+pytestmark = pytest.mark.helm
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 VARIANTS = [None, *CI_VALUES]

@@ -15,7 +15,10 @@ from typing import Any
 
 import pytest
 
-from apps.inventory.health import _registration_checks, registrations_judged
+from apps.inventory.deviceconfig.health import (
+    _registration_checks,
+    registrations_judged,
+)
 from apps.inventory.models import Chip, Cluster, Node
 from apps.inventory.room import ChipLoad, type_room
 from apps.inventory.selectors import (

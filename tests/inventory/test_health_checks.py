@@ -2,7 +2,7 @@
 
 The rows are what sync stores (``ClusterObject``: the Volcano scheduler
 ConfigMap, the watched Deployments, the device-plugin DaemonSet, the device
-config); no cluster is needed. The facts are in scheduler-behaviour.md.
+config); no cluster is needed. The facts are in docs/scheduler-behaviour.md.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from apps.inventory.health import cluster_health
+from apps.inventory.deviceconfig.health import cluster_health
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import ClusterObject
-from apps.inventory.services import deviceconfig_import
 from simcluster import guide_data
 from tests.inventory.health_ids import ALL_CHECKS
 

@@ -1,6 +1,6 @@
 """Component versions from image references, and the vnpus shape each version reads.
 
-The boundaries are those of scheduler-behaviour.md, "Device config shape, by
+The boundaries are those of docs/scheduler-behaviour.md, "Device config shape, by
 component version".
 """
 

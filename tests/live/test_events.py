@@ -117,7 +117,7 @@ def _conforms(value: Any, tp: Any, path: str = "payload") -> list[str]:
 @pytest.fixture
 def sent(monkeypatch) -> list[tuple[str, dict]]:
     """The deltas the writer, the sync engine and scheduling send, as JSON has them."""
-    from apps.inventory.sync import engine
+    from apps.inventory.sync import state
     from apps.inventory.sync.writer import base, control_plane, nodes, pods
     from apps.scheduling import notify
 
@@ -130,7 +130,7 @@ def sent(monkeypatch) -> list[tuple[str, dict]]:
     for part in (base, control_plane, nodes, pods):  # the writer's modules
         if hasattr(part, "broadcast_on_commit"):
             monkeypatch.setattr(part, "broadcast_on_commit", record)
-    monkeypatch.setattr(engine, "broadcast", record)
+    monkeypatch.setattr(state, "broadcast", record)
     monkeypatch.setattr(notify, "broadcast_on_commit", record)
     return deltas
 
@@ -140,7 +140,7 @@ def test_the_deltas_sent_have_their_events_payload_types(
     guide_cluster, fixtures_dir, sent
 ):
     from apps.inventory.models import Cluster
-    from apps.inventory.sync.engine import refresh_cluster_state
+    from apps.inventory.sync.state import refresh_cluster_state
     from apps.inventory.sync.writer import ClusterWriter
     from apps.scheduling import notify
 

@@ -13,7 +13,7 @@ from apps.inventory.services import cluster_create
 
 @pytest.fixture
 def synced(sim, tmp_path, db):
-    """Cluster ``sim`` (the reference guide's two nodes), synced once."""
+    """Cluster ``sim`` (the guide's two nodes), synced once."""
     kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
     cluster = cluster_create(
         actor=None,

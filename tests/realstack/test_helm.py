@@ -17,7 +17,7 @@ from apps.common.kube_permissions import cluster_role_rules
 from tests.deploy.conftest import DEPLOY
 from tests.deploy.helmchart import CI_VALUES, NAMESPACE, render_text
 
-pytestmark = [pytest.mark.realstack, pytest.mark.slow]
+pytestmark = [pytest.mark.realstack, pytest.mark.slow, pytest.mark.helm]
 VARIANTS = [None, *CI_VALUES]
 IDS = ["default", *(path.name.removesuffix("-values.yaml") for path in CI_VALUES)]
 

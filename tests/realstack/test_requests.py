@@ -392,7 +392,7 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
 def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(
     real_cluster, monkeypatch
 ):
-    """Issue 15: the README's example once failed for good with ``namespaces
+    """Issue 15: the pipeline example (docs/pipelines.md) once failed for good with ``namespaces
     "ci" not found``. On the real API server: a 400 naming ``namespace`` at
     submission; a request that got past it (the namespace deleted since) is
     held by the pass, with the reason, before any room is booked."""

@@ -16,14 +16,13 @@ from pathlib import Path
 import pytest
 
 from apps.common.exceptions import Conflict, ValidationFailed
-from apps.inventory import selectors, services
+from apps.inventory import services
 from apps.inventory.deviceconfig import liveconfig, publishing
-from apps.inventory.deviceconfig.in_effect import (
-    config_in_effect,
-    config_loaded_refresh,
-)
+from apps.inventory.deviceconfig.in_effect import config_in_effect
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.refresh import config_loaded_refresh
 from apps.inventory.deviceconfig.restarts import restart_states
+from apps.inventory.deviceconfig.selectors import template_fit_answer
 from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.hami.deviceconfig import parse_device_config
 from apps.inventory.models import Template
@@ -251,9 +250,7 @@ def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_
     effect = config_in_effect(real_cluster)
     assert (effect.version, effect.published) == (loaded.version, published.number)
     assert effect.pending_restart
-    fit = selectors.template_fit_answer(
-        real_cluster, common_word="Ascend310P", memory=5000
-    )
+    fit = template_fit_answer(real_cluster, common_word="Ascend310P", memory=5000)
     assert (fit["template"], fit["memory"]) == ("vir02", 6144)
     assert (fit["after_restart"]["template"], fit["after_restart"]["memory"]) == (
         "vir02",
@@ -295,9 +292,7 @@ def test_restart_through_the_controller_manager_ends_in_effect_and_volcano_uses_
     assert _volcano_gives_5000_mb(kube_stack, kube_core, cleanup, "tpl-after") == 5120
     config_loaded_refresh(real_cluster)
     assert config_in_effect(real_cluster).version == published.number
-    fit = selectors.template_fit_answer(
-        real_cluster, common_word="Ascend310P", memory=5000
-    )
+    fit = template_fit_answer(real_cluster, common_word="Ascend310P", memory=5000)
     assert (fit["memory"], fit["after_restart"]) == (5120, None)
 
 
@@ -340,9 +335,7 @@ def test_equal_templates_tie_as_volcano_breaks_it(
         )
 
     wait_for(loaded, "Volcano restarted on the tied config", timeout=90, interval=1)
-    fit = selectors.template_fit_answer(
-        real_cluster, common_word="Ascend310P", memory=5000
-    )
+    fit = template_fit_answer(real_cluster, common_word="Ascend310P", memory=5000)
     assert (fit["template"], fit["memory"]) == ("vir02x", 6144)
 
     cleanup.append(("default", "tpl-tied"))

@@ -1,7 +1,8 @@
 """A request's namespace must exist in the cluster: 400 at submit time, held by the pass.
 
-The README's pipeline example once waited four minutes and then failed for
-good with ``namespaces "ci" not found`` (issue 15): the portal now asks the
+The pipeline example (then in the README, now docs/pipelines.md) once waited
+four minutes and then failed for good with ``namespaces "ci" not found``
+(issue 15): the portal now asks the
 cluster at submission, and every pass lists the namespaces before it books
 room, so a namespace deleted later holds the request instead of failing it.
 """

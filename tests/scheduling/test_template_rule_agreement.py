@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from apps.inventory import selectors
+from apps.inventory.deviceconfig.selectors import deviceconfig_render, template_fit
+from apps.inventory.hami.template_rule import FitKind
 from apps.inventory.models import ChipType, Template
 from apps.scheduling import allocator as alloc
-from apps.scheduling.allocator.template_rule import FitKind
 from apps.scheduling.pods import vnpu_resources
 from apps.scheduling.snapshot import rules_for
 from simcluster import hami
@@ -105,13 +105,11 @@ def test_allocator_fit_and_simcluster_pick_the_same_template(guide_cluster, data
     rules = rules_for(guide_cluster)["Ascend310P"]
     (published,) = [
         c
-        for c in hami.chip_types_from_text(selectors.deviceconfig_render(guide_cluster))
+        for c in hami.chip_types_from_text(deviceconfig_render(guide_cluster))
         if c.common_word == "Ascend310P"
     ]
     for memory in data.draw(st.lists(_requests(chip), min_size=1, max_size=8)):
-        fit = selectors.template_fit(
-            guide_cluster, common_word="Ascend310P", memory=memory
-        )
+        fit = template_fit(guide_cluster, common_word="Ascend310P", memory=memory)
         simulated = _simcluster(published, memory, "hami-scheduler")
         assert simulated == fit, memory
         placed = alloc.allocate(

@@ -376,7 +376,7 @@ async def test_every_websocket_as_each_caller(
 
 
 def test_the_ci_role_cannot_restart_edit_templates_or_publish(world):
-    # The README's CI token: role ci. What the operator role it replaced could do.
+    # The CI token of docs/pipelines.md: role ci. What the operator role it replaced could do.
     client = _client(world, "ci")
     ids = world["ids"]
     cluster = ids["{cluster}"]

@@ -1,6 +1,6 @@
 """The simulated Volcano/HAMi binder: template rule, chip choice, annotations.
 
-Chip choice differs by scheduler (scheduler-behaviour.md): HAMi's scheduler
+Chip choice differs by scheduler (docs/scheduler-behaviour.md): HAMi's scheduler
 honours pins and chip health and scores by its policy; Volcano ignores pins
 and health, scores only with ``SchedulePolicy``/``ScheduleWeight`` (else any
 fitting chip, at random), frees a terminating pod's room at once, and serves

@@ -32,7 +32,7 @@ def _as_the_real_plugin_writes(fixture: dict, cw: str) -> dict:
     """The fixture node as a released plugin writes it.
 
     The fixtures were constructed from the plugin's source, not captured; the
-    real plugin (scheduler-behaviour.md, and kubestack) also writes
+    real plugin (docs/scheduler-behaviour.md, and kubestack) also writes
     ``"devicepairscore":{}`` in each chip, drops a sick chip's slots from
     ``huawei.com/<cw>``, and (v1.1.0, the guide's) writes no ``hami-vnpu-core``.
     """

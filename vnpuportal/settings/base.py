@@ -183,7 +183,7 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-# How often the start of each cluster's scheduler is read (apps.inventory.deviceconfig.in_effect).
+# How often the start of each cluster's scheduler is read (apps.inventory.deviceconfig.refresh).
 CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", default=10.0)
 # A scheduling pass (reconcile, reserve, admit) for every cluster with active
 # requests, and the evictions due, this often; passes also run at once when a
@@ -200,7 +200,7 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
         "schedule": 30.0,
     },
     # Which device-config version each cluster's scheduler loaded (its pods'
-    # start): requests are placed by it until a restart (apps.inventory.deviceconfig.in_effect).
+    # start): requests are placed by it until a restart (apps.inventory.deviceconfig.refresh).
     "config-loaded": {
         "task": "apps.inventory.tasks.config_loaded_refresh_task",
         "schedule": CONFIG_LOADED_REFRESH_SECONDS,
@@ -346,7 +346,7 @@ LOGGING = {
 }
 
 # =====================================================================================
-# Security and production (docker/, deploy/; README "Security and production").
+# Security and production (docker/, deploy/; docs/security.md).
 #
 # Production is DJANGO_DEBUG=false. There every HTTPS-only switch is on, so
 # `manage.py check --deploy --fail-level WARNING` is clean; the local demo
@@ -434,7 +434,7 @@ WATCHED_DEPLOYMENTS = env.list(
 )
 
 # =====================================================================================
-# Usage and cost (apps/metering; README "Usage and cost")
+# Usage and cost (apps/metering; docs/usage-and-cost.md)
 # =====================================================================================
 # The site's Prometheus, which scrapes Ascend's npu-exporter on every node; empty:
 # the usage pages show booked figures only and say why.
@@ -471,8 +471,8 @@ FRONTEND_DIST = BASE_DIR / "frontend" / "dist"
 WHITENOISE_ROOT = FRONTEND_DIST if FRONTEND_DIST.is_dir() else None
 WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
 # =====================================================================================
-# Scheduling: requests for CI, admission and preemption (apps/scheduling; README
-# "Requests for CI").
+# Scheduling: requests for CI, admission and preemption (apps/scheduling;
+# docs/pipelines.md and docs/scheduling.md).
 # =====================================================================================
 # An admitted pod still unbound after this long is deleted, its room released,
 # and the request tried again. Its room is booked, so Volcano binds it within

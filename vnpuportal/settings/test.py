@@ -2,16 +2,40 @@
 
 Tests must not depend on a developer's shell, so everything is pinned here,
 with one deliberate exception: DATABASE_URL and REDIS_URL are honoured, because
-CI runs the same suite against real PostgreSQL and Redis (the style guide pins
-SQLite; we need both, so the default stays SQLite and CI opts in).
+CI runs the same suite against real PostgreSQL and Redis (pinning SQLite alone
+would leave PostgreSQL's locks and COPY untested; we need both, so the default
+stays SQLite and CI opts in).
 """
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-secret-key-not-for-production")
 
-from .base import *  # noqa: F403
-from .base import BASE_DIR, env
+
+def _redis_db_of_worker(url: str, worker: str) -> str:
+    """REDIS_URL on a database of this pytest-xdist worker's own (gw0 -> 1,
+    gw1 -> 2, ...): the workers' Celery queues and channel groups would
+    otherwise take each other's messages. The server has 16 databases."""
+    base, _, tail = url.rpartition("/")
+    index = int(worker.removeprefix("gw") or 0) % 15 + 1
+    return f"{base}/{index}" if tail.isdigit() or tail == "" else f"{url}/{index}"
+
+
+_worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _worker:
+    # Set in the environment, not only in settings: tests and the processes
+    # they start read REDIS_URL, LOCK_DIR and the cache folders from it.
+    if os.environ.get("REDIS_URL"):
+        os.environ["REDIS_URL"] = _redis_db_of_worker(os.environ["REDIS_URL"], _worker)
+    _var = Path(__file__).resolve().parents[2] / "var"
+    # File locks (the SQLite default) are named after cluster ids, which
+    # every worker's database starts at 1.
+    os.environ.setdefault("LOCK_DIR", str(_var / f"locks-{_worker}"))
+
+# After the environment above: base reads it.
+from .base import *  # noqa: E402, F403
+from .base import BASE_DIR, env  # noqa: E402
 
 DEBUG = False
 # Pinned, whatever a developer's .env says: the test client speaks plain http.

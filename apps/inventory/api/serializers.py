@@ -7,6 +7,9 @@ from rest_framework import serializers
 
 from apps.inventory import selectors
 from apps.inventory.choices import ConnectionKind, SchedulerSetting, SyncState
+from apps.inventory.hami.catalog import allowed_template_names, chip_family
+from apps.inventory.hami.template_rule import Scheduler
+from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -23,7 +26,6 @@ from apps.inventory.models import (
 )
 from apps.inventory.room import fitting_templates
 from apps.inventory.scheduler import scheduler_in_effect
-from apps.scheduling.allocator.template_rule import Scheduler
 
 
 class SchedulerInEffectSerializer(serializers.Serializer):
@@ -190,15 +192,11 @@ class ChipTypeSerializer(serializers.ModelSerializer):
 
     def get_allowed_template_names(self, obj: ChipType) -> list[str]:
         """Names ascend-docker-runtime and the chip family accept (for the editor)."""
-        from apps.inventory.hami.catalog import allowed_template_names, chip_family
-
         return sorted(
             allowed_template_names(chip_family(obj.chip_name, obj.common_word))
         )
 
     def get_slots_per_chip(self, obj: ChipType) -> int:
-        from apps.inventory.hami.validation import slots_per_chip
-
         return slots_per_chip(obj.memory_allocatable, list(obj.templates.all()))
 
 
@@ -553,6 +551,7 @@ class SyncCursorSerializer(serializers.ModelSerializer):
             "last_error_at",
             "relists",
             "restarts",
+            "crashes",
             "events",
             "skipped_objects",
             "served",

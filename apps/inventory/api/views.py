@@ -22,7 +22,13 @@ from rest_framework.response import Response
 
 from apps.inventory import selectors, services
 from apps.inventory.api import serializers as s
-from apps.inventory.deviceconfig.selectors import deviceconfig_state
+from apps.inventory.deviceconfig.selectors import (
+    deviceconfig_render,
+    deviceconfig_state,
+    deviceconfig_version_get,
+    template_fit_answer,
+    text_diff,
+)
 from apps.inventory.filters import (
     ChipFilterSet,
     ChipTypeFilterSet,
@@ -31,6 +37,7 @@ from apps.inventory.filters import (
     SliceFilterSet,
     TemplateFilterSet,
 )
+from apps.inventory.hami.template_rule import Scheduler
 from apps.inventory.models import (
     Chip,
     ChipEvent,
@@ -43,7 +50,6 @@ from apps.inventory.models import (
     Slice,
     Template,
 )
-from apps.scheduling.allocator.template_rule import Scheduler
 
 ERRORS = {
     400: OpenApiResponse(description="invalid input; `errors` names each field"),
@@ -133,7 +139,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
         the config the scheduler loaded), and after a pending restart."""
         query = s.FitQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        answer = selectors.template_fit_answer(
+        answer = template_fit_answer(
             self.get_object(),
             common_word=query.validated_data["chip_type"],
             memory=query.validated_data.get("memory"),
@@ -154,7 +160,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
         self, request: Request, pk: str | None = None
     ) -> HttpResponse:
         """device-config.yaml as the portal would publish it (same shape, other keys kept)."""
-        text = selectors.deviceconfig_render(self.get_object())
+        text = deviceconfig_render(self.get_object())
         return HttpResponse(text, content_type="application/yaml; charset=utf-8")
 
 
@@ -359,10 +365,8 @@ class DeviceConfigVersionViewSet(
         version = self.get_object()
         query = s.DiffQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        other = selectors.deviceconfig_version_get(
-            version.cluster, query.validated_data["other"]
-        )
-        diff = selectors.text_diff(
+        other = deviceconfig_version_get(version.cluster, query.validated_data["other"])
+        diff = text_diff(
             version.text,
             other.text,
             before_label=f"v{version.number}",

@@ -10,7 +10,7 @@ the API shows it beside the published one.
 
 The version in effect is the newest one that changed the ConfigMap at or
 before the start of the scheduler's oldest pod. That start is read from the
-cluster by :func:`config_loaded_refresh` (a beat task, and after a restart);
+cluster by ``refresh.config_loaded_refresh`` (a beat task, and after a restart);
 until it is known (no pod seen, the workload missing) the published version is
 taken, as the portal did before, and the answer says so.
 
@@ -27,9 +27,9 @@ from functools import lru_cache
 from typing import Any
 
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
 from apps.inventory.choices import DeviceConfigSource as Source
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
     DeviceConfigError,
@@ -174,8 +174,6 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
 def _from_rows(cluster: Cluster, why: str) -> ConfigInEffect:
     """No live version to read (a cluster set up by import, not synced yet, or a
     stored text that does not parse): the portal's rows, as the only config."""
-    from apps.inventory.selectors import chip_type_specs
-
     return ConfigInEffect(
         version=None,
         published=None,
@@ -192,7 +190,7 @@ def chip_types_in_effect(cluster: Cluster) -> tuple[ChipTypeSpec, ...]:
     return config_in_effect(cluster).chip_types
 
 
-# --- refreshing the start time from the cluster (a service: it writes) ----------
+# --- which pod counts (``refresh`` reads the start time from the cluster) --------
 
 
 def oldest_running_start(pods: list[dict[str, Any]]) -> datetime | None:
@@ -208,89 +206,3 @@ def oldest_running_start(pods: list[dict[str, Any]]) -> datetime | None:
         if p["started_at"] is not None and not p["terminating"]
     ]
     return min(starts) if starts else None
-
-
-def config_loaded_refresh(cluster: Cluster) -> datetime | None:
-    """Read when the cluster's scheduler started, and store it.
-
-    The scheduler is the one requests go to (``scheduler_in_effect``); see
-    :func:`oldest_running_start` for which of its pods counts. Nothing is stored when the cluster cannot be reached (the last known
-    start stays).
-
-    Raises:
-        ClusterUnavailable: The cluster could not be reached.
-    """
-    from apps.common.exceptions import NotFound
-    from apps.inventory.deviceconfig.restarts import (
-        restart_component_get,
-        restart_states,
-    )
-    from apps.inventory.scheduler import scheduler_in_effect
-
-    kind = scheduler_in_effect(cluster).kind
-    name = _scheduler_workload(cluster, kind)
-    try:
-        component = restart_component_get(name)
-    except NotFound:
-        return None
-    (row,) = restart_states(cluster, only=component)["components"]
-    started = oldest_running_start(row["pods"])
-    Cluster.objects.filter(pk=cluster.pk).update(
-        config_loaded_at=started,
-        config_loaded_by=name,
-        config_loaded_checked_at=timezone.now(),
-    )
-    cluster.config_loaded_at, cluster.config_loaded_by = started, name
-    return started
-
-
-def _scheduler_workload(cluster: Cluster, kind: str) -> str:
-    """The name of the watched Deployment that runs the scheduler of ``kind``:
-    the one sync saw by its image, else the one named as the guide names it."""
-    from django.conf import settings
-
-    from apps.inventory.deviceconfig.versions import (
-        cluster_components,
-        first_of,
-        kind_by_name,
-    )
-
-    seen = first_of(cluster_components(cluster), kind)  # type: ignore[arg-type]
-    if seen is not None and seen.workload.startswith("Deployment "):
-        return seen.workload.split("/", 1)[1]
-    for ref in settings.WATCHED_DEPLOYMENTS:
-        name = ref.split("/", 1)[1]
-        if kind_by_name(name) == kind:
-            return name
-    return ""
-
-
-def config_loaded_refresh_soon(cluster_id: int) -> None:
-    """Read the scheduler's start again once the current transaction commits.
-
-    Called when it may have changed or matter at once: a scheduler Deployment
-    event seen by sync (a rollout moves its status as pods start and go), a
-    publish (the start must be known before a request is placed by it).
-    """
-    from django.db import transaction
-
-    from apps.inventory.tasks import config_loaded_refresh_task
-
-    transaction.on_commit(lambda: config_loaded_refresh_task.delay(cluster_id))
-
-
-def config_loaded_refresh_all(cluster_id: int | None = None) -> int:
-    """:func:`config_loaded_refresh` for one or every connected cluster; how many were read."""
-    from apps.common.exceptions import ClusterUnavailable
-    from apps.inventory.selectors import connected_cluster_ids
-
-    ids = [cluster_id] if cluster_id is not None else connected_cluster_ids()
-    read = 0
-    for cluster in Cluster.objects.filter(pk__in=ids):
-        try:
-            config_loaded_refresh(cluster)
-        except ClusterUnavailable as error:
-            log.info("config in effect of %s not read: %s", cluster.name, error)
-            continue
-        read += 1
-    return read

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.common.exceptions import NotFound
-from apps.inventory.kube import Gateway, cluster_gateway
-from apps.inventory.models import Cluster
-from apps.inventory.selectors import (
+from apps.inventory.deviceconfig.selectors import (
     deviceconfig_baseline,
     deviceconfig_drift_recorded,
     text_diff,
 )
+from apps.inventory.kube import Gateway, cluster_gateway
+from apps.inventory.models import Cluster
 
 DEVICE_CONFIG_KEY = "device-config.yaml"
 

@@ -17,9 +17,14 @@ from typing import Any, Literal
 from django.conf import settings
 
 from apps.common.exceptions import NotFound
+from apps.inventory.deviceconfig.in_effect import (
+    config_in_effect,
+    loaded_version,
+    oldest_running_start,
+)
+from apps.inventory.deviceconfig.selectors import deviceconfig_changed_at
 from apps.inventory.kube import Gateway, cluster_gateway
 from apps.inventory.models import Cluster
-from apps.inventory.selectors import deviceconfig_changed_at
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 
@@ -174,11 +179,6 @@ def _component_state(
 
 def _loaded_number(cluster: Cluster, pods: list[dict[str, Any]]) -> int | None:
     """The device-config version the component's oldest running pod read when it started."""
-    from apps.inventory.deviceconfig.in_effect import (
-        loaded_version,
-        oldest_running_start,
-    )
-
     started = oldest_running_start(pods)
     version = loaded_version(cluster, started) if started else None
     return version.number if version else None
@@ -210,8 +210,6 @@ def restart_states(
         rows = [_component_state(gateway, c, changed) for c in components]
     for row in rows:
         row["loaded_version"] = _loaded_number(cluster, row["pods"])
-    from apps.inventory.deviceconfig.in_effect import config_in_effect
-
     return {
         "cluster": cluster.name,
         "config_version": version.number if version else None,

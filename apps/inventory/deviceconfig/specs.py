@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db.models import Prefetch
+
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, TemplateSpec
-from apps.inventory.models import ChipType, Template
+from apps.inventory.models import ChipType, Cluster, Template
 
 
 def template_to_spec(template: Template) -> TemplateSpec:
@@ -64,3 +66,17 @@ def spec_template_fields(spec: TemplateSpec) -> dict[str, object]:
         "ai_cpu": spec.ai_cpu,
         "extra": dict(spec.extra),
     }
+
+
+def chip_type_specs(cluster: Cluster) -> list[ChipTypeSpec]:
+    """The portal's current chip types and templates of ``cluster``, in file order."""
+    chip_types = (
+        ChipType.objects.filter(cluster=cluster)
+        .order_by("position", "common_word")
+        .prefetch_related(
+            Prefetch(
+                "templates", queryset=Template.objects.order_by("position", "memory")
+            )
+        )
+    )
+    return [chip_type_to_spec(ct, ct.templates.all()) for ct in chip_types]

@@ -1,6 +1,6 @@
 """Which Volcano, HAMi scheduler and device plugin run, from the images sync mirrored.
 
-The version decides what a component reads (scheduler-behaviour.md, "Volcano
+The version decides what a component reads (docs/scheduler-behaviour.md, "Volcano
 scheduler configuration, by version" and "Device config shape, by component
 version"): which deviceshare arguments exist, whether a quoted ``"true"``
 counts, and which ``vnpus`` shape it parses. A version is read only from a
@@ -40,7 +40,7 @@ TITLES: dict[ComponentKind, str] = {
     "hami": "HAMi scheduler",
     "device_plugin": "HAMi Ascend device plugin",
 }
-# The reference guide's pre-release Volcano build (master of 2025-11-07, before
+# The guide's pre-release Volcano build (master of 2025-11-07, before
 # AscendHAMiVNPUEnable and the wrapper shape): the only one that reads the
 # guide's AscendVNPUEnable / ASCEND310PVNPUEnable.
 GUIDE_FORK_REPOSITORY = "lomtom-common/vc-scheduler"
@@ -204,7 +204,7 @@ def first_of(components: Iterable[Component], kind: ComponentKind) -> Component 
 def shape_effect(component: Component, shape: Shape) -> ShapeEffect:
     """What ``component`` does with a ``vnpus`` section of ``shape``.
 
-    From scheduler-behaviour.md, "Device config shape, by component version":
+    From docs/scheduler-behaviour.md, "Device config shape, by component version":
     the device plugin reads the list up to v1.2 and only the wrapper from
     v1.3; the HAMi scheduler the list up to v2.8 and only the wrapper from
     v2.9 (the other shape is fatal for both); Volcano reads the list from

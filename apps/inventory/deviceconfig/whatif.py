@@ -21,16 +21,17 @@ import dataclasses
 import re
 from typing import Any
 
+from apps.inventory.deviceconfig.selectors import deviceconfig_baseline
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.hami.deviceconfig import (
     ChipTypeSpec,
     DeviceConfigError,
     config_to_raw,
     parse_device_config,
 )
+from apps.inventory.hami.template_rule import templates_by_memory
 from apps.inventory.hami.validation import Issue, slots_per_chip, validate_configs
 from apps.inventory.models import Chip, Cluster, Slice
-from apps.inventory.selectors import chip_type_specs, deviceconfig_baseline
-from apps.scheduling.allocator.template_rule import templates_by_memory
 
 # Chip-level AICore/AICPU warnings are the over-commit ones (validation/_advice).
 _OVERCOMMIT_FIELD = re.compile(r"^vnpus\[\d+\]\.(aiCore|aiCPU)$")

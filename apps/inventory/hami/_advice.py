@@ -9,14 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-# The template rule lives with the allocator (pure, importable from both).
-from apps.scheduling.allocator.template_rule import (
-    GO_INSERTION_SORT_MAX,
-    shadowed_templates,
-    templates_by_memory,
-    whole_card_template,
-)
-
 from . import annotations as keys
 from ._issues import Issue
 from .catalog import (
@@ -28,6 +20,14 @@ from .catalog import (
     template_memory_from_name,
 )
 from .deviceconfig import ChipTypeSpec, TemplateSpec
+
+# The template rule lives with the allocator (pure, importable from both).
+from .template_rule import (
+    GO_INSERTION_SORT_MAX,
+    shadowed_templates,
+    templates_by_memory,
+    whole_card_template,
+)
 
 __all__ = [
     "HasMemory",

@@ -19,8 +19,6 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-from apps.scheduling.allocator.gosort import go_sort_slice_order
-
 from ._editor import ListSchema, sync_items
 from ._yaml import (
     YamlLimitError,
@@ -32,6 +30,7 @@ from ._yaml import (
     strict_equal,
     to_plain,
 )
+from .gosort import go_sort_slice_order
 
 __all__ = [
     "CHIP_TYPE_KEYS",

@@ -1,15 +1,14 @@
 """Writes of the inventory, one module per topic:
 
 - ``clusters``: registering, changing and removing clusters;
-- ``versions``: device-config versions (parse, store, import, observe) and the
-  pending writes recorded before each PUT;
 - ``templates``: chip types and templates, each change validated as a whole
   device config (the rules of ``apps.inventory.hami.validation``) first, so the
   portal's copy is always a config HAMi, the device plugin and Volcano accept;
 - ``usage``: the usage samples behind the charts.
 
 Each write records an AuditEvent with before and after. Callers use
-``services.<name>`` from here.
+``services.<name>`` from here. The device config's own writes (its versions
+and pending writes) are in ``apps.inventory.deviceconfig.services``.
 """
 
 from __future__ import annotations
@@ -33,16 +32,6 @@ from apps.inventory.services.templates import (
 from apps.inventory.services.usage import (
     usage_samples_record,
 )
-from apps.inventory.services.versions import (
-    deviceconfig_import,
-    deviceconfig_observe,
-    deviceconfig_parse,
-    deviceconfig_pending_settle,
-    deviceconfig_pending_write_claim,
-    deviceconfig_pending_write_record,
-    deviceconfig_version_store,
-    issues_by_field,
-)
 
 __all__ = [
     "CLUSTER_FIELDS",
@@ -54,14 +43,6 @@ __all__ = [
     "cluster_delete",
     "cluster_snapshot",
     "cluster_update",
-    "deviceconfig_import",
-    "deviceconfig_observe",
-    "deviceconfig_parse",
-    "deviceconfig_pending_settle",
-    "deviceconfig_pending_write_claim",
-    "deviceconfig_pending_write_record",
-    "deviceconfig_version_store",
-    "issues_by_field",
     "template_create",
     "template_delete",
     "template_update",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from apps.common.exceptions import ValidationFailed
 
 
 def full_clean(instance: Any) -> None:
     """``instance.full_clean()``, its errors as ValidationFailed naming each field."""
-    from django.core.exceptions import ValidationError
-
     try:
         instance.full_clean(validate_unique=False)
     except ValidationError as exc:

@@ -13,6 +13,7 @@ from django.db.models import Max
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
 from apps.inventory.deviceconfig.specs import (
+    chip_type_specs,
     spec_chip_type_fields,
     spec_template_fields,
 )
@@ -29,7 +30,6 @@ from apps.inventory.models import (
     Cluster,
     Template,
 )
-from apps.inventory.selectors import chip_type_specs
 
 
 def replace_chip_types(cluster: Cluster, specs: Sequence[ChipTypeSpec]) -> None:

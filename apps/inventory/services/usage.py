@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
 from apps.inventory.models import (
+    ChipEvent,
     Cluster,
+    UsageSample,
 )
+from apps.inventory.selectors import cluster_summary, fragmentation
 
 
 def usage_samples_record() -> int:
     """Record one UsageSample per cluster and chip type now; prune past retention."""
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.utils import timezone
-
-    from apps.inventory.models import UsageSample
-    from apps.inventory.selectors import cluster_summary, fragmentation
-
     now = timezone.now()
     samples = []
     for cluster in Cluster.objects.all():
@@ -45,7 +45,6 @@ def usage_samples_record() -> int:
         at__lt=now - timedelta(days=settings.USAGE_SAMPLE_RETENTION_DAYS)
     ).delete()
     # Chip history is kept as long as the usage samples.
-    from apps.inventory.models import ChipEvent
 
     ChipEvent.objects.filter(
         at__lt=now - timedelta(days=settings.USAGE_SAMPLE_RETENTION_DAYS)

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
+from apps.inventory.models import Cluster
 from apps.metering.models import ChipPrice
 from apps.metering.report import GROUPINGS
+from apps.metering.selectors import MAX_POINTS, window_for
 
 #: The longest history or report period one answer covers.
 MAX_PERIOD = timedelta(days=93)
@@ -33,8 +36,6 @@ class ClusterQuerySerializer(serializers.Serializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        from apps.inventory.models import Cluster
-
         attrs = super().validate(attrs)
         if "cluster" not in attrs:
             ids = list(Cluster.objects.values_list("id", flat=True)[:2])
@@ -122,8 +123,6 @@ class HistoryQuerySerializer(serializers.Serializer):
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        from apps.metering.selectors import MAX_POINTS, window_for
-
         try:
             window = window_for(attrs.get("start"), attrs.get("end"), attrs.get("step"))
         except (OverflowError, ValueError):
@@ -252,8 +251,6 @@ class ChipPriceSerializer(serializers.ModelSerializer):
         read_only_fields = ["common_word", "updated_at"]
 
     def get_currency(self, price: ChipPrice) -> str:
-        from django.conf import settings
-
         return settings.COST_CURRENCY
 
 

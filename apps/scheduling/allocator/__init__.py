@@ -14,7 +14,7 @@ from .errors import (
     SnapshotProblem,
 )
 from .revalidate import proposal_problem
-from .template_rule import all_shapes, resolve_shape
+from .shapes import all_shapes, resolve_shape
 from .types import (
     AllocationResult,
     Chip,

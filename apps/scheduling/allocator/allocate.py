@@ -36,7 +36,7 @@ from .lookahead import pick_with_lookahead
 from .policy import LOOKS_AHEAD, ChipKey, chip_key
 from .preempt import Candidate, VictimHeap, VictimSet, lower_bound, min_victim_set
 from .quota import QuotaState
-from .template_rule import all_shapes, resolve_shape
+from .shapes import all_shapes, resolve_shape
 from .types import (
     AllocationResult,
     Chip,

@@ -84,7 +84,7 @@ def scheduler_fits(total: Resources, used: Resources, shape: SliceShape) -> bool
     """Tell whether Volcano's device fit would take the shape on a chip.
 
     Volcano (deviceshare) counts type, a free slot, memory and AICore, never
-    AICPU and never health (scheduler-behaviour.md, "Choosing the chip").
+    AICPU and never health (docs/scheduler-behaviour.md, "Choosing the chip").
 
     Args:
         total: The chip's totals.

@@ -1,7 +1,7 @@
 """What a node can take under Volcano, which picks the chip itself.
 
 The portal names the node of a pod (required node affinity) but Volcano's
-deviceshare picks any fitting chip of it, at random (scheduler-behaviour.md,
+deviceshare picks any fitting chip of it, at random (docs/scheduler-behaviour.md,
 "Choosing the chip"). So per-chip bookings are not where the pods land: three
 vir02 and a vir01 booked on one 310P chip may be bound as two vir02 on each of
 two chips, and a vir04 booked on the second chip then fits nowhere on the
@@ -12,7 +12,7 @@ under every chip choice Volcano may make.
 yet are all placed, in whatever order and onto whatever fitting chips Volcano
 takes them, unless some of them can be put on the chips so that another
 fits on none. Volcano's fit is a free slot, the memory and the AICore
-(scheduler-behaviour.md; it checks no health and no AICPU), and a pod once
+(docs/scheduler-behaviour.md; it checks no health and no AICPU), and a pod once
 bound stays where it is (the chips' free room is what the bound pods leave).
 
 :func:`allocate_for_volcano` runs ``allocate`` and keeps only placements that

@@ -26,6 +26,7 @@ from apps.scheduling.filters import (
     RequestFilterSet,
 )
 from apps.scheduling.models import PreemptionProposal, Queue, QueueQuota, Request
+from apps.scheduling.throttling import RequestCreateRateThrottle
 
 ERRORS = {
     400: OpenApiResponse(description="invalid input; `errors` names each field"),
@@ -71,8 +72,6 @@ class RequestViewSet(
     def get_throttles(self) -> list[Any]:
         throttles = list(super().get_throttles())
         if self.action == "create":
-            from apps.scheduling.throttling import RequestCreateRateThrottle
-
             throttles.append(RequestCreateRateThrottle())
         return throttles
 

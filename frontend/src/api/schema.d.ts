@@ -1822,6 +1822,8 @@ export interface components {
       /** Format: int64 */
       restarts: number;
       /** Format: int64 */
+      crashes: number;
+      /** Format: int64 */
       events: number;
       skipped_objects: readonly components["schemas"]["SkippedObject"][];
       served: boolean;

@@ -219,7 +219,7 @@ export interface StackRow {
 export function StackBars({ rows, format }: { rows: StackRow[]; format: (v: number) => string }) {
   if (!rows.length) return <div className="empty">Nothing to show.</div>;
   return (
-    <div style={{ display: "grid", gridTemplateColumns: "110px minmax(0, 1fr) auto", gap: "8px 12px", alignItems: "center" }}>
+    <div className="stack-bars">
       {rows.map((r) => (
         <Row key={r.label} r={r} format={format} />
       ))}
@@ -233,16 +233,16 @@ function Row({ r, format }: { r: StackRow; format: (v: number) => string }) {
       <div className="ellipsis" title={r.label}>
         {r.label}
       </div>
-      <div className="bar" style={{ display: "flex", height: 18 }}>
+      <div className="bar stacked">
         {r.parts.map((p) => (
           <div
             key={p.name}
             title={`${p.name}: ${format(p.value)}`}
-            style={{ width: `${r.total > 0 ? (p.value / r.total) * 100 : 0}%`, background: p.color, height: "100%" }}
+            style={{ width: `${r.total > 0 ? (p.value / r.total) * 100 : 0}%`, background: p.color }}
           />
         ))}
       </div>
-      <div className="muted nowrap" style={{ fontSize: 12 }}>
+      <div className="muted nowrap small-text">
         {r.note}
       </div>
     </>

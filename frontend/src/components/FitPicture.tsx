@@ -11,7 +11,7 @@ export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitT
   const scale = capacity > 0 ? 100 / capacity : 0;
   return (
     <div data-testid="fit-picture">
-      <div style={{ display: "flex", alignItems: "center", gap: 12, marginBottom: 12, flexWrap: "wrap" }}>
+      <div className="hstack gap-12 mb-12 flex-wrap">
         <span>
           <b data-testid="fit-slots">{fit.slots}</b> slots per chip
         </span>
@@ -30,7 +30,7 @@ export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitT
         ))}
       </div>
       {fit.reserved > 0 && (
-        <div className="muted" style={{ marginTop: 8, fontSize: 12 }}>
+        <div className="muted mt-8 small-text">
           Grey: {mb(fit.reserved)} reserved (memoryCapacity {mb(capacity)} − memoryAllocatable), never given to slices. Hatched: memory left over.
         </div>
       )}
@@ -59,14 +59,14 @@ function FitRow({
       <div className="ellipsis">
         <b>{t.name || "(unnamed)"}</b> <span className="muted">{mb(t.memory)}</span>
         {t.smallest && (
-          <span className="badge info" style={{ marginLeft: 6 }} title="the smallest template sets the slot count">
+          <span className="badge info ml-6" title="the smallest template sets the slot count">
             slots
           </span>
         )}
       </div>
       <div className="track" title={t.invalid ?? `${t.fit} × ${mb(t.memory)}, ${mb(t.leftover)} left`}>
         {t.invalid ? (
-          <div className="rest" style={{ width: "100%", color: "var(--hot)" }}>
+          <div className="rest invalid">
             {t.invalid}
           </div>
         ) : (
@@ -79,7 +79,7 @@ function FitRow({
             <div className="rest" style={{ width: `${t.leftover * scale}%` }}>
               {t.leftover * scale > 9 ? mb(t.leftover) : ""}
             </div>
-            {reserved > 0 && <div className="reserved" style={{ width: `${reserved * scale}%`, marginLeft: "auto" }} />}
+            {reserved > 0 && <div className="reserved push-right" style={{ width: `${reserved * scale}%` }} />}
           </>
         )}
       </div>

@@ -119,7 +119,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
   };
 
   return (
-    <div ref={wrapRef} className="heat-wrap" style={{ maxHeight, overflow: "auto" }} data-testid="heatmap">
+    <div ref={wrapRef} className="heat-wrap" style={{ maxHeight }} data-testid="heatmap">
       {groups.length === 0 ? (
         <div className="empty">No chips match the filters.</div>
       ) : (
@@ -202,8 +202,8 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
       <div className="t-title">
         {c.node} · {c.type} #{c.index}
       </div>
-      {!c.healthy && <div style={{ color: "#ff8a80", fontWeight: 650 }}>unhealthy</div>}
-      {c.cordoned && <div style={{ color: "#f0bd5c" }}>cordoned</div>}
+      {!c.healthy && <div className="t-bad">unhealthy</div>}
+      {c.cordoned && <div className="t-warn">cordoned</div>}
       <div className="t-row"><span>memory</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
       <div className="t-row"><span>slots</span><span>{c.slotsUsed} / {c.slots}</span></div>
       <div className="t-row"><span>AICore</span><span>{c.coreUsed} / {c.core}</span></div>

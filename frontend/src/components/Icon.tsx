@@ -22,7 +22,7 @@ const PATHS: Record<string, string> = {
 
 export function Icon({ name, size = 16 }: { name: keyof typeof PATHS | string; size?: number }) {
   return (
-    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" aria-hidden style={{ flex: "none" }}>
+    <svg width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth={2} strokeLinecap="round" strokeLinejoin="round" aria-hidden className="icon">
       <path d={PATHS[name] ?? PATHS.info} />
     </svg>
   );

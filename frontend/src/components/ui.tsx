@@ -65,7 +65,7 @@ export function Banner({
 }) {
   return (
     <div className={`banner ${kind}`} role={kind === "error" ? "alert" : "status"} data-testid={testId}>
-      <span style={{ marginTop: 1 }}>
+      <span className="banner-icon">
         <Icon name={kind} />
       </span>
       <div className="grow">{children}</div>
@@ -202,7 +202,7 @@ export function Drawer({ title, onClose, children, actions }: { title: ReactNode
       <aside className="drawer" role="dialog" aria-label={typeof title === "string" ? title : "details"} data-testid="drawer">
         <div className="drawer-head">
           <h2>{title}</h2>
-          <div style={{ marginLeft: "auto", display: "flex", gap: 8 }}>
+          <div className="drawer-actions">
             {actions}
             <button className="btn small" onClick={onClose} aria-label="close">
               ✕
@@ -229,7 +229,7 @@ export function Modal({ title, onClose, children, footer }: { title: ReactNode; 
           </div>
         </div>
         <div className="panel-body">{children}</div>
-        {footer && <div className="panel-body" style={{ borderTop: "1px solid var(--line-2)", display: "flex", gap: 8, justifyContent: "flex-end" }}>{footer}</div>}
+        {footer && <div className="panel-body panel-foot">{footer}</div>}
       </div>
     </div>
   );
@@ -279,7 +279,7 @@ export function Pager({
       <span>
         {from.toLocaleString()}–{to.toLocaleString()} of {count.toLocaleString()}
       </span>
-      <span style={{ marginLeft: "auto" }} />
+      <span className="push-right" />
       <button className="btn small" disabled={page <= 1} onClick={() => onPage(1)}>
         «
       </button>
@@ -315,28 +315,6 @@ export function Segmented<T extends string>({
         </button>
       ))}
     </div>
-  );
-}
-
-/** A state filter for a paged list: "All states" or one of `states`; changing it goes back to page 1 (the caller's `onChange`). */
-export function StateFilter({
-  value,
-  states,
-  onChange,
-  testId,
-}: {
-  value: string;
-  states: readonly string[];
-  onChange: (state: string) => void;
-  testId?: string;
-}) {
-  return (
-    <select className="select" value={value} onChange={(e) => onChange(e.target.value)} aria-label="state" data-testid={testId}>
-      <option value="">All states</option>
-      {states.map((s) => (
-        <option key={s}>{s}</option>
-      ))}
-    </select>
   );
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { chipFit, slotsPerChip } from "./fit";
 
-// The reference guide's device config.
+// The guide's device config.
 const ascend310p = { memory_allocatable: 21527, memory_capacity: 24576, ai_core: 8, ai_cpu: 7 };
 const templates310p = [
   { name: "vir01", memory: 3072, ai_core: 1, ai_cpu: 1 },

@@ -1,6 +1,6 @@
 // How templates fit one chip: the numbers behind the templates editor's picture.
 //
-// HAMi's rules (reference/ascend-vnpu-facts.md): a chip has
+// HAMi's rules (docs/scheduler-behaviour.md, "The wire formats"): a chip has
 //   slots = memoryAllocatable // (smallest template memory)
 // and a template fits `memoryAllocatable // memory` times by memory, never more
 // than the slots. AICore and AICPU are not counted by HAMi: when the slices

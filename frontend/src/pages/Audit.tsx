@@ -1,12 +1,12 @@
 // The audit log: every change, who made it and why, with before and after.
 
-import { Fragment, useEffect, useState } from "react";
 import { api, qs } from "../api/client";
 import type { AuditEvent, Page } from "../api/types";
+import { EventTable, textOrDash, whenColumn, type EventColumn } from "../components/EventTable";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { DiffView, ErrorNote, Loading, Pager } from "../components/ui";
-import { dateTime } from "../lib/format";
 import { useQueryParam } from "../lib/router";
-import { useApi, useDebounced } from "../lib/useApi";
+import { useApi } from "../lib/useApi";
 import { useClusters } from "../state/cluster";
 
 const PAGE_SIZE = 50;
@@ -39,6 +39,8 @@ export function jsonDiff(before: unknown, after: unknown): string {
   return out.join("\n");
 }
 
+const OBJECT_TYPES = ["cluster", "chiptype", "template", "deviceconfigversion", "apitoken", "workload"];
+
 export function AuditPage() {
   const { cluster, clusters } = useClusters();
   const [scope, setScope] = useQueryParam("scope", "cluster");
@@ -47,24 +49,8 @@ export function AuditPage() {
   const [objectType, setObjectType] = useQueryParam("object_type");
   const [since, setSince] = useQueryParam("since");
   const [pageParam, setPage] = useQueryParam("page", "1");
-  const [actionInput, setActionInput] = useState(action);
-  const [actorInput, setActorInput] = useState(actor);
-  const actionQ = useDebounced(actionInput, 300);
-  const actorQ = useDebounced(actorInput, 300);
-  useEffect(() => {
-    if (actionQ !== action) {
-      setAction(actionQ);
-      setPage("1");
-    }
-  }, [actionQ]); // eslint-disable-line react-hooks/exhaustive-deps
-  useEffect(() => {
-    if (actorQ !== actor) {
-      setActor(actorQ);
-      setPage("1");
-    }
-  }, [actorQ]); // eslint-disable-line react-hooks/exhaustive-deps
   const page = Math.max(1, Number(pageParam) || 1);
-  const [open, setOpen] = useState<number | null>(null);
+  const refilter = backToPageOne(setPage);
 
   const events = useApi(
     (signal) =>
@@ -83,6 +69,14 @@ export function AuditPage() {
     [scope, cluster?.id, action, actor, objectType, since, page],
   );
   const clusterName = (id: number | null) => clusters.find((c) => c.id === id)?.name ?? (id === null ? "–" : `#${id}`);
+  const columns: EventColumn<AuditEvent>[] = [
+    whenColumn((e) => e.created_at),
+    { header: "Who", cell: (e) => e.actor_name || "–" },
+    { header: "Action", className: "mono", cell: (e) => e.action },
+    { header: "Object", cell: (e) => e.object_repr || `${e.object_type} ${e.object_id}` },
+    { header: "Cluster", cell: (e) => clusterName(e.cluster) },
+    { header: "Reason", maxWidth: 360, cell: (e) => textOrDash(e.reason) },
+  ];
 
   return (
     <>
@@ -91,91 +85,49 @@ export function AuditPage() {
         <span className="sub">{events.data ? `${events.data.count.toLocaleString()} events` : ""}</span>
       </div>
       <div className="panel">
-        <div className="toolbar">
-          <select className="select" value={scope} onChange={(e) => setScope(e.target.value)} aria-label="scope">
-            <option value="cluster">This cluster</option>
-            <option value="all">All clusters and system</option>
-          </select>
-          <input className="input" placeholder="Action (prefix: deviceconfig., template.)" value={actionInput} onChange={(e) => setActionInput(e.target.value)} style={{ width: 250 }} aria-label="action" />
-          <input className="input" placeholder="Actor" value={actorInput} onChange={(e) => setActorInput(e.target.value)} style={{ width: 130 }} aria-label="actor" />
-          <select
-            className="select"
-            value={objectType}
-            onChange={(e) => {
-              setObjectType(e.target.value);
-              setPage("1");
-            }}
-            aria-label="object type"
-          >
-            <option value="">All objects</option>
-            {["cluster", "chiptype", "template", "deviceconfigversion", "apitoken", "workload"].map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-          <label className="muted" style={{ display: "inline-flex", gap: 6, alignItems: "center" }}>
+        <FilterBar busy={events.loading}>
+          <SelectFilter
+            label="scope"
+            value={scope}
+            onChange={setScope}
+            options={[
+              { value: "cluster", label: "This cluster" },
+              { value: "all", label: "All clusters and system" },
+            ]}
+          />
+          <TextFilter
+            label="action"
+            placeholder="Action (prefix: deviceconfig., template.)"
+            value={action}
+            onChange={refilter(setAction)}
+            width={250}
+            debounceMs={300}
+          />
+          <TextFilter label="actor" placeholder="Actor" value={actor} onChange={refilter(setActor)} width={130} debounceMs={300} />
+          <SelectFilter label="object type" value={objectType} onChange={refilter(setObjectType)} options={OBJECT_TYPES} all="All objects" />
+          <label className="muted inline-field">
             since
-            <input
-              className="input"
-              type="datetime-local"
-              value={since}
-              onChange={(e) => {
-                setSince(e.target.value);
-                setPage("1");
-              }}
-            />
+            <input className="input" type="datetime-local" value={since} onChange={(e) => refilter(setSince)(e.target.value)} />
           </label>
-          <span className="grow" />
-          {events.loading && <span className="spinner" />}
-        </div>
+        </FilterBar>
         <ErrorNote error={events.error} onRetry={events.reload} />
         {!events.data && events.loading ? (
           <Loading />
-        ) : events.data?.results.length === 0 ? (
-          <div className="empty">No event matches.</div>
         ) : (
-          <div className="table-wrap">
-            <table className="data" data-testid="audit-table">
-              <thead>
-                <tr>
-                  <th>When</th>
-                  <th>Who</th>
-                  <th>Action</th>
-                  <th>Object</th>
-                  <th>Cluster</th>
-                  <th>Reason</th>
-                  <th />
-                </tr>
-              </thead>
-              <tbody>
-                {events.data?.results.map((e) => (
-                  <Fragment key={e.id}>
-                    <tr className={open === e.id ? "selected" : ""}>
-                      <td className="nowrap">{dateTime(e.created_at)}</td>
-                      <td>{e.actor_name || "–"}</td>
-                      <td className="mono">{e.action}</td>
-                      <td>{e.object_repr || `${e.object_type} ${e.object_id}`}</td>
-                      <td>{clusterName(e.cluster)}</td>
-                      <td style={{ maxWidth: 360 }}>{e.reason || <span className="muted">–</span>}</td>
-                      <td>
-                        {(e.before !== null || e.after !== null) && (
-                          <button className="btn small" onClick={() => setOpen(open === e.id ? null : e.id)}>
-                            {open === e.id ? "Hide" : "Changes"}
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                    {open === e.id && (
-                      <tr>
-                        <td colSpan={7} style={{ background: "#fbfcfd" }}>
-                          <DiffView diff={jsonDiff(e.before, e.after)} empty="No recorded change." />
-                        </td>
-                      </tr>
-                    )}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <EventTable
+            rows={events.data?.results ?? []}
+            rowKey={(e) => e.id}
+            columns={columns}
+            testId="audit-table"
+            scroll
+            empty={events.data ? "No event matches." : undefined}
+            details={{
+              has: (e) => e.before !== null || e.after !== null,
+              render: (e) => <DiffView diff={jsonDiff(e.before, e.after)} empty="No recorded change." />,
+              show: "Changes",
+              hide: "Hide",
+            }}
+          />
         )}
         {events.data && events.data.count > 0 && <Pager page={page} count={events.data.count} pageSize={PAGE_SIZE} onPage={(p) => setPage(String(p))} />}
       </div>

@@ -6,14 +6,36 @@
 import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { ChipEvent, Page } from "../api/types";
+import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, ErrorNote, Pager } from "../components/ui";
-import { ago, dateTime, mb } from "../lib/format";
+import { mb } from "../lib/format";
 import { useApi } from "../lib/useApi";
 
 export const HISTORY_PAGE_SIZE = 20;
 
 export function chipHistoryUrl(chipId: number, page: number, pageSize: number = HISTORY_PAGE_SIZE): string {
   return `/api/chips/${chipId}/history/${qs({ page: page > 1 ? page : undefined, page_size: pageSize })}`;
+}
+
+function chipEventColumns(now: number): EventColumn<ChipEvent>[] {
+  return [
+    whenColumn((e) => e.at, { now }),
+    { header: "Event", cell: (e) => (e.kind === "placed" ? <Badge kind="ok">placed</Badge> : <Badge>released</Badge>) },
+    {
+      header: "Pod",
+      cell: (e) => (
+        <>
+          <div className="mono">{e.pod_name}</div>
+          <div className="muted tiny-text">
+            {e.namespace}
+            {e.priority ? ` · priority ${e.priority}` : ""}
+          </div>
+        </>
+      ),
+    },
+    { header: "Template", cell: (e) => e.template || <span className="muted">whole card</span> },
+    { header: "Memory", num: true, cell: (e) => mb(e.memory) },
+  ];
 }
 
 /**
@@ -40,36 +62,7 @@ export function ChipHistory({ chipId, refresh, now }: { chipId: number; refresh?
         </div>
       ) : (
         <>
-          <table className="data" data-testid="chip-history">
-            <thead>
-              <tr>
-                <th>When</th>
-                <th>Event</th>
-                <th>Pod</th>
-                <th>Template</th>
-                <th className="num">Memory</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.results.map((e) => (
-                <tr key={e.id} data-testid="chip-history-row">
-                  <td className="nowrap" title={dateTime(e.at)}>
-                    {ago(e.at, now)}
-                  </td>
-                  <td>{e.kind === "placed" ? <Badge kind="ok">placed</Badge> : <Badge>released</Badge>}</td>
-                  <td>
-                    <div className="mono">{e.pod_name}</div>
-                    <div className="muted" style={{ fontSize: 11 }}>
-                      {e.namespace}
-                      {e.priority ? ` · priority ${e.priority}` : ""}
-                    </div>
-                  </td>
-                  <td>{e.template || <span className="muted">whole card</span>}</td>
-                  <td className="num">{mb(e.memory)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <EventTable rows={data.results} rowKey={(e) => e.id} columns={chipEventColumns(now)} testId="chip-history" rowTestId={() => "chip-history-row"} />
           {data.count > HISTORY_PAGE_SIZE && (
             <Pager page={page} count={data.count} pageSize={HISTORY_PAGE_SIZE} onPage={setPage} />
           )}

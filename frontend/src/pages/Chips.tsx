@@ -3,9 +3,10 @@
 // opens the chip: its slices, its history (slices placed and released, from the
 // API) and how its usage and health changed since the page opened.
 
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice, Template } from "../api/types";
+import { FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, CellBar, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
@@ -28,18 +29,18 @@ import {
 import { ago, dateTime, duration, ageSeconds, int, mb, pctText } from "../lib/format";
 import type { HeatMode } from "../lib/heatmap";
 import { useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useNow } from "../lib/useApi";
+import { useApi, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
-const STATES: { key: ChipState; label: string }[] = [
-  { key: "all", label: "All states" },
-  { key: "healthy", label: "Healthy" },
-  { key: "unhealthy", label: "Unhealthy" },
-  { key: "cordoned", label: "Cordoned" },
-  { key: "free", label: "Has room (smallest template)" },
-  { key: "full", label: "Full" },
-  { key: "busy", label: "In use" },
-  { key: "idle", label: "Idle" },
+const STATE_OPTIONS: { value: ChipState; label: string }[] = [
+  { value: "all", label: "All states" },
+  { value: "healthy", label: "Healthy" },
+  { value: "unhealthy", label: "Unhealthy" },
+  { value: "cordoned", label: "Cordoned" },
+  { value: "free", label: "Has room (smallest template)" },
+  { value: "full", label: "Full" },
+  { value: "busy", label: "In use" },
+  { value: "idle", label: "Idle" },
 ];
 
 /** Row height: .chip-row's height in styles.css, where its columns are too (a class, not a style per row). */
@@ -58,17 +59,13 @@ export function ChipsPage() {
   const [chipParam, setChipParam] = useQueryParam("chip");
   const [sortKey, setSortKey] = useState<SortKey>("node");
   const [sortDir, setSortDir] = useState<1 | -1>(1);
-  const [nodeInput, setNodeInput] = useState(nodeParam);
-  const nodeFilter = useDebounced(nodeInput, 150);
-  useEffect(() => setNodeParam(nodeFilter), [nodeFilter, setNodeParam]);
-  useEffect(() => setNodeInput(nodeParam), [nodeParam]);
 
   const chipsVersion = live?.chips.version ?? 0;
   const all = useMemo(() => live?.chips.sorted() ?? [], [live, chipsVersion]); // eslint-disable-line react-hooks/exhaustive-deps
   const types = useMemo(() => [...new Set(all.map((c) => c.type))].sort(), [all]);
   const filtered = useMemo(
-    () => filterChips(all, { node: nodeFilter, type, state: state as ChipState, templates, roomFor }),
-    [all, nodeFilter, type, state, templates, roomFor],
+    () => filterChips(all, { node: nodeParam, type, state: state as ChipState, templates, roomFor }),
+    [all, nodeParam, type, state, templates, roomFor],
   );
   const groups = useMemo(() => groupByNode(filtered), [filtered]);
   const sorted = useMemo(() => sortChips(filtered, { key: sortKey, dir: sortDir }), [filtered, sortKey, sortDir]);
@@ -108,65 +105,55 @@ export function ChipsPage() {
       </div>
 
       <div className="panel">
-        <div className="toolbar">
-          <input
-            className="input"
+        <FilterBar
+          actions={
+            <>
+              <span className="muted">Colour by</span>
+              <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
+              <Segmented
+                value={mode}
+                onChange={(v) => setView(v)}
+                label="granularity"
+                options={[
+                  { key: "chip", label: "Per chip" },
+                  { key: "node", label: "Per node" },
+                ]}
+              />
+            </>
+          }
+        >
+          <TextFilter
+            label="node filter"
             placeholder="Filter nodes (e.g. 910b-01, 310p)"
-            value={nodeInput}
-            onChange={(e) => setNodeInput(e.target.value)}
-            style={{ width: 240 }}
-            aria-label="node filter"
-            data-testid="node-filter"
+            value={nodeParam}
+            onChange={setNodeParam}
+            width={240}
+            debounceMs={150}
+            testId="node-filter"
           />
-          <select className="select" value={type} onChange={(e) => setType(e.target.value)} aria-label="chip type" data-testid="type-filter">
-            <option value="">All chip types</option>
-            {types.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-          <select className="select" value={state} onChange={(e) => setState(e.target.value)} aria-label="state" data-testid="state-filter">
-            {STATES.map((s) => (
-              <option key={s.key} value={s.key}>
-                {s.label}
-              </option>
-            ))}
-          </select>
-          <select className="select" value={roomFor} onChange={(e) => setRoomFor(e.target.value)} aria-label="room for template" data-testid="room-filter">
-            <option value="">Room for any template</option>
-            {[...templates].map(([cw, list]) => (
-              <optgroup key={cw} label={cw}>
-                {list.map((t) => (
-                  <option key={`${cw}/${t.name}`} value={t.name}>
-                    Room for {t.name} ({mb(t.memory)})
-                  </option>
-                ))}
-              </optgroup>
-            ))}
-          </select>
-          <span className="grow" />
-          <span className="muted">Colour by</span>
-          <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
-          <Segmented
-            value={mode}
-            onChange={(v) => setView(v)}
-            label="granularity"
-            options={[
-              { key: "chip", label: "Per chip" },
-              { key: "node", label: "Per node" },
-            ]}
+          <SelectFilter label="chip type" value={type} onChange={setType} options={types} all="All chip types" testId="type-filter" />
+          <SelectFilter label="state" value={state} onChange={setState} options={STATE_OPTIONS} testId="state-filter" />
+          <SelectFilter
+            label="room for template"
+            value={roomFor}
+            onChange={setRoomFor}
+            all="Room for any template"
+            groups={[...templates].map(([cw, list]) => ({
+              group: cw,
+              options: list.map((t) => ({ value: t.name, label: `Room for ${t.name} (${mb(t.memory)})` })),
+            }))}
+            testId="room-filter"
           />
-        </div>
-        <div className="toolbar" style={{ gap: 18 }}>
+        </FilterBar>
+        <div className="toolbar type-totals">
           {[...typeTotals.entries()].map(([t, v]) => (
-            <span key={t} style={{ display: "inline-flex", gap: 8, alignItems: "center" }}>
+            <span key={t} className="type-total">
               <b>{t}</b>
               <span className="muted">{v.chips} chips</span>
-              <span style={{ width: 140 }}>
+              <span className="w-140">
                 <UsageBar used={v.memUsed} total={v.mem} text={`mem ${pctText(v.memUsed, v.mem)}`} />
               </span>
-              <span style={{ width: 110 }}>
+              <span className="w-110">
                 <UsageBar used={v.slotsUsed} total={v.slots} text={`slots ${v.slotsUsed}/${v.slots}`} />
               </span>
             </span>
@@ -178,18 +165,18 @@ export function ChipsPage() {
             </span>
             {mode === "chip" ? (
               <span>
-                <span className="swatch" style={{ background: "#3a1614", border: "1px solid #ff6b61" }} />
+                <span className="swatch unhealthy-chip" />
                 unhealthy
               </span>
             ) : (
               <span>
-                <span className="swatch" style={{ background: "linear-gradient(135deg, #1d0908 45%, #e0a040 45%)" }} />
+                <span className="swatch unhealthy-node" />
                 node with unhealthy chips
               </span>
             )}
             <span>{mode === "node" ? "1 cell = 1 node (click to zoom in)" : "1 cell = 1 chip"}</span>
             <span>
-              <span className="swatch" style={{ background: "repeating-linear-gradient(45deg,#cfd5dd,#cfd5dd 2px,#8d97a3 2px,#8d97a3 3px)" }} />
+              <span className="swatch cordoned" />
               cordoned
             </span>
           </span>
@@ -202,13 +189,13 @@ export function ChipsPage() {
           version={chipsVersion}
           onSelectChip={(c) => setChipParam(String(c.id))}
           onSelectNode={(node) => {
-            setNodeInput(node);
+            setNodeParam(node);
             setView("chip");
           }}
         />
       </div>
 
-      <div className="panel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))`, minHeight: 120, display: "flex", flexDirection: "column" }}>
+      <div className="panel vpanel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))` }}>
         <VirtualRows
           count={sorted.length}
           rowHeight={ROW}
@@ -216,7 +203,7 @@ export function ChipsPage() {
           scrollToIndex={selectedIndex}
           testId="chips-table"
           header={
-            <div className="vrow vhead chip-row" style={{ height: 32 }} role="row" aria-rowindex={1}>
+            <div className="vrow vhead chip-row" role="row" aria-rowindex={1}>
               <button onClick={() => sortBy("node")}>Node{arrow("node")}</button>
               <button onClick={() => sortBy("type")}>Type{arrow("type")}</button>
               <span>#</span>
@@ -345,7 +332,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
         <div className="empty">This chip is not in the cluster any more.</div>
       ) : (
         <>
-          <div className="muted" style={{ marginBottom: 12 }}>
+          <div className="muted mb-12">
             <CopyText value={chip.uuid} testId="chip-uuid" />
           </div>
           <div className="type-card">
@@ -361,7 +348,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
             </div>
             <RoomLine chip={chip} templates={templates} />
           </div>
-          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Slices on this chip</h3>
+          <h3 className="section-title">Slices on this chip</h3>
           <ErrorNote error={slices.error} onRetry={slices.reload} />
           {slices.data && slices.data.results.length === 0 ? (
             <div className="empty">No slice on this chip.</div>
@@ -382,7 +369,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
                   <tr key={s.id}>
                     <td>
                       <div className="mono">{s.pod_name}</div>
-                      <div className="muted" style={{ fontSize: 11 }}>
+                      <div className="muted tiny-text">
                         {s.namespace}
                       </div>
                     </td>
@@ -400,11 +387,11 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
               </tbody>
             </table>
           )}
-          <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>History</h3>
+          <h3 className="section-title">History</h3>
           <ChipHistory key={chipId} chipId={chipId} refresh={chip} now={now} />
           {changes.length > 0 && (
             <>
-              <h3 style={{ fontSize: 13, margin: "18px 0 8px" }}>Usage and health since this page opened</h3>
+              <h3 className="section-title">Usage and health since this page opened</h3>
               <table className="data" data-testid="chip-changes">
                 <thead>
                   <tr>
@@ -438,7 +425,7 @@ function RoomLine({ chip, templates }: { chip: Chip; templates: TemplatesByType 
   if (!templates.get(chip.type)?.length) return null;
   const fits = fittingTemplates(chip, templates);
   return (
-    <div className="muted" style={{ marginTop: 10, fontSize: 12 }} data-testid="chip-room">
+    <div className="muted mt-10 small-text" data-testid="chip-room">
       {fits.length
         ? `Room for ${fits.map((t) => t.name).join(", ")} · largest: ${fits[fits.length - 1].name}`
         : "No room for any template (slot, memory, AICore or AICPU used up)"}

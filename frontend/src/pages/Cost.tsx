@@ -8,6 +8,7 @@ import { useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { ChipType, Page } from "../api/types";
 import type { ChipPrice, ReportGroupBy, ReportRow, UsageReport } from "../api/types";
+import { FilterBar } from "../components/FilterBar";
 import { Badge, Banner, ErrorNote, Loading, Segmented } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { dateTime } from "../lib/format";
@@ -84,7 +85,16 @@ export function CostPage() {
         </div>
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar
+          busy={report.loading}
+          actions={
+            !problem && (
+              <a className="btn small" href={reportUrl(id, group, period, "csv")} download data-testid="cost-csv">
+                Download CSV
+              </a>
+            )
+          }
+        >
           <Segmented
             value={period.kind}
             label="period"
@@ -127,19 +137,10 @@ export function CostPage() {
           <span className="muted" title="months and days are counted in UTC, as the API does">
             UTC
           </span>
-          <span className="muted" style={{ marginLeft: 8 }}>
-            Group by
-          </span>
+          <span className="muted ml-8">Group by</span>
           <Segmented value={group} label="group by" options={GROUPS} onChange={(g) => setGroup(g)} />
-          <span className="grow" />
-          {report.loading && <span className="spinner" />}
-          {!problem && (
-            <a className="btn small" href={reportUrl(id, group, period, "csv")} download data-testid="cost-csv">
-              Download CSV
-            </a>
-          )}
-        </div>
-        <div style={{ padding: "10px 14px 0" }}>
+        </FilterBar>
+        <div className="inset-top">
           {problem && (
             <Banner kind="info" testId="period-problem">
               {problem}
@@ -167,7 +168,7 @@ export function CostPage() {
 /** The period the report covers, as the API resolved it. */
 export function PeriodLine({ report }: { report: UsageReport }) {
   return (
-    <div className="muted" style={{ padding: "0 14px 8px", fontSize: 12 }} data-testid="report-period">
+    <div className="muted small-text period-line" data-testid="report-period">
       {utcText(report.start)} – {utcText(report.end)} · {hours(report.hours)} h so far · prices in {report.currency}
     </div>
   );
@@ -381,7 +382,7 @@ function PriceRow({
       <td className="num">
         {draft !== null ? (
           <input
-            className={`input${error ? " invalid" : ""}`}
+            className={`input w-110 align-right${error ? " invalid" : ""}`}
             value={draft}
             onChange={(e) => setDraft(e.target.value)}
             onKeyDown={(e) => {
@@ -391,7 +392,6 @@ function PriceRow({
                 setError(null);
               }
             }}
-            style={{ width: 110, textAlign: "right" }}
             aria-label={`price of ${word}`}
             autoFocus
             data-testid={`price-input-${word}`}
@@ -409,7 +409,7 @@ function PriceRow({
       </td>
       <td className="muted nowrap">{price ? dateTime(price.updated_at) : "—"}</td>
       {admin && (
-        <td className="nowrap" style={{ textAlign: "right" }}>
+        <td className="nowrap align-right">
           {draft !== null ? (
             <>
               <button className="btn small primary" disabled={busy} onClick={() => void save()} data-testid={`price-save-${word}`}>

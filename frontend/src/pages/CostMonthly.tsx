@@ -66,7 +66,7 @@ export function CostMonthlyPage() {
           </section>
         );
       })}
-      <div className="muted" style={{ marginTop: 12, fontSize: 11 }}>
+      <div className="muted mt-12 tiny-text">
         Printed from the vNPU Portal{any ? `, figures as of ${dateTime(any.metrics.queried_at)}` : ""}. Card-hours are slice-hours × the slice's
         share of its chip's AICores; cost is card-hours × the price per hour of the chip type.
       </div>

@@ -3,6 +3,7 @@
 
 import { api } from "../api/client";
 import type { CheckStatus, ClusterHealth, Drift, SyncCursor } from "../api/types";
+import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, DiffView, ErrorNote, Loading, SyncBadge } from "../components/ui";
 import { ago, dateTime, int } from "../lib/format";
 import { Link } from "../lib/router";
@@ -32,6 +33,37 @@ function withCode(text: string) {
   return text.split(/("[^"]+"|`[^`]+`)/).map((part, i) =>
     /^["`].*["`]$/.test(part) ? <code key={i}>{part.slice(1, -1)}</code> : <span key={i}>{part}</span>,
   );
+}
+
+/** A watch has failed since it last succeeded. */
+function failing(c: SyncCursor): boolean {
+  return !!c.last_error && (!c.last_success_at || (c.last_error_at ?? "") > c.last_success_at);
+}
+
+function syncColumns(now: number): EventColumn<SyncCursor>[] {
+  return [
+    { header: "Watch", className: "mono", cell: (c) => c.resource },
+    { header: "resourceVersion", className: "mono muted", cell: (c) => c.resource_version || "–" },
+    whenColumn((c) => c.last_success_at, { header: "Last success", now, nowrap: false }),
+    whenColumn((c) => c.last_event_at, { header: "Last event", now, nowrap: false }),
+    { header: "Events", num: true, cell: (c) => int(c.events) },
+    { header: "Relists", num: true, cell: (c) => int(c.relists) },
+    { header: "Restarts", num: true, cell: (c) => int(c.restarts) },
+    {
+      header: "Last error",
+      maxWidth: 380,
+      cell: (c) =>
+        !c.served ? (
+          <span className="muted">not served by this cluster (skipped)</span>
+        ) : c.last_error ? (
+          <span className={failing(c) ? "field-error" : "muted"} title={dateTime(c.last_error_at)}>
+            {c.last_error}
+          </span>
+        ) : (
+          <span className="muted">–</span>
+        ),
+    },
+  ];
 }
 
 export function HealthPage() {
@@ -97,7 +129,7 @@ export function HealthPage() {
         )}
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         <div className="panel">
           <div className="panel-head">
             <h2>Device config drift</h2>
@@ -115,7 +147,7 @@ export function HealthPage() {
                 </div>
               ) : (
                 <>
-                  <div style={{ marginBottom: 8 }}>
+                  <div className="mb-8">
                     Someone edited the ConfigMap outside the portal. <Link to="/templates?tab=publish">Adopt or publish over it</Link>.
                   </div>
                   <DiffView diff={drift.data.diff} />
@@ -139,49 +171,7 @@ export function HealthPage() {
           </div>
         )}
         <ErrorNote error={cursors.error} onRetry={cursors.reload} />
-        <div className="table-wrap">
-          <table className="data" data-testid="sync-table">
-            <thead>
-              <tr>
-                <th>Watch</th>
-                <th>resourceVersion</th>
-                <th>Last success</th>
-                <th>Last event</th>
-                <th className="num">Events</th>
-                <th className="num">Relists</th>
-                <th className="num">Restarts</th>
-                <th>Last error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {cursors.data?.map((c) => {
-                const failing = c.last_error && (!c.last_success_at || (c.last_error_at ?? "") > c.last_success_at);
-                return (
-                  <tr key={c.resource}>
-                    <td className="mono">{c.resource}</td>
-                    <td className="mono muted">{c.resource_version || "–"}</td>
-                    <td title={dateTime(c.last_success_at)}>{ago(c.last_success_at, now)}</td>
-                    <td title={dateTime(c.last_event_at)}>{ago(c.last_event_at, now)}</td>
-                    <td className="num">{int(c.events)}</td>
-                    <td className="num">{int(c.relists)}</td>
-                    <td className="num">{int(c.restarts)}</td>
-                    <td style={{ maxWidth: 380 }}>
-                      {!c.served ? (
-                        <span className="muted">not served by this cluster (skipped)</span>
-                      ) : c.last_error ? (
-                        <span className={failing ? "field-error" : "muted"} title={dateTime(c.last_error_at)}>
-                          {c.last_error}
-                        </span>
-                      ) : (
-                        <span className="muted">–</span>
-                      )}
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <EventTable rows={cursors.data ?? []} rowKey={(c) => c.resource} columns={syncColumns(now)} testId="sync-table" scroll />
       </div>
     </>
   );

@@ -68,7 +68,7 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
               {message}
             </div>
           )}
-          <button className="btn primary" type="submit" disabled={busy} style={{ justifyContent: "center" }}>
+          <button className="btn primary" type="submit" disabled={busy}>
             {busy ? "Signing in…" : "Sign in"}
           </button>
         </form>

@@ -6,9 +6,10 @@ import { useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Cluster, ClusterHealth, Drift, Fragmentation, Page, PendingPod, RestartStates, SyncCursor, UsageSample } from "../api/types";
 import { LineChart, seriesColor, StackBars, type Series } from "../components/Charts";
+import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, Banner, ErrorNote, Kpi, Segmented, SyncBadge, UsageBar } from "../components/ui";
 import { totalsByType, type Totals } from "../lib/chips";
-import { ago, dateTime, int, mb, pctText } from "../lib/format";
+import { ago, int, mb, pctText } from "../lib/format";
 import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
@@ -124,7 +125,7 @@ export function OverviewPage() {
           value={int(all.chips)}
           testId="kpi-chips"
           tone={all.unhealthy ? "warn" : undefined}
-          hint={all.unhealthy ? <span style={{ color: "var(--hot)" }}>{all.unhealthy} unhealthy</span> : "all healthy"}
+          hint={all.unhealthy ? <span className="hot-text">{all.unhealthy} unhealthy</span> : "all healthy"}
         />
         <Kpi label="Slices" value={int(all.slices)} hint={<Link to="/slices">browse slices</Link>} testId="kpi-slices" />
         <Kpi label="Free memory" value={mb(all.memFree)} hint={`${pctText(all.memUsed, all.mem)} used of ${mb(all.mem)}${unusable(all.mem - all.memUsed - all.memFree, mb)}`} testId="kpi-memory" />
@@ -148,7 +149,7 @@ export function OverviewPage() {
               <br />
               {watches.data &&
                 (failingWatches.length ? (
-                  <Link to="/health" style={{ color: "var(--hot)" }}>
+                  <Link to="/health" className="hot-text">
                     {failingWatches.length} of {watches.data.length} watches failing
                   </Link>
                 ) : (
@@ -159,7 +160,7 @@ export function OverviewPage() {
         />
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         {[...byType.entries()].map(([type, t]) => (
           <TypeCard key={type} type={type} t={t} />
         ))}
@@ -170,52 +171,26 @@ export function OverviewPage() {
         )}
       </div>
 
-      <div className="grid cols-2" style={{ marginTop: 14 }}>
+      <div className="grid cols-2 mt-14">
         <UsageChart clusterId={id} live={live} version={version} />
         <FragmentationPanel clusterId={id} chipsVersion={live?.chips.version ?? 0} />
       </div>
 
-      <div className="grid" style={{ gridTemplateColumns: "minmax(0, 2fr) minmax(0, 1fr)", marginTop: 14 }}>
+      <div className="grid pending-grid mt-14">
       <div className="panel">
         <div className="panel-head">
           <h2>Pending pods</h2>
           <span className="right">{pendingCount ? `${int(pendingCount)} waiting` : ""}</span>
         </div>
         <ErrorNote error={pending.error} onRetry={pending.reload} />
-        {pending.data && pending.data.results.length === 0 ? (
-          <div className="empty">No pod is waiting for a vNPU.</div>
-        ) : (
-          <div className="table-wrap">
-            <table className="data" data-testid="pending-table">
-              <thead>
-                <tr>
-                  <th>Pod</th>
-                  <th>Chip type</th>
-                  <th className="num">Memory</th>
-                  <th>Priority</th>
-                  <th>Why pending</th>
-                  <th>Waiting</th>
-                </tr>
-              </thead>
-              <tbody>
-                {pending.data?.results.map((p) => (
-                  <tr key={p.id}>
-                    <td className="mono">
-                      {p.namespace}/{p.name}
-                    </td>
-                    <td>{p.common_word || "–"}</td>
-                    <td className="num">{mb(p.memory)}</td>
-                    <td>
-                      {p.priority_class || "–"} <span className="muted">({p.priority})</span>
-                    </td>
-                    <td style={{ maxWidth: 520 }}>{p.reason || <span className="muted">no scheduler event yet</span>}</td>
-                    <td className="nowrap">{ago(p.created_at, now)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        )}
+        <EventTable
+          rows={pending.data?.results ?? []}
+          rowKey={(p) => p.id}
+          columns={pendingColumns(now)}
+          testId="pending-table"
+          scroll
+          empty={pending.data ? "No pod is waiting for a vNPU." : undefined}
+        />
       </div>
       <ActivityPanel live={live} now={now} />
       </div>
@@ -225,32 +200,46 @@ export function OverviewPage() {
           <div className="panel-head">
             <h2>All clusters</h2>
           </div>
-          <table className="data">
-            <thead>
-              <tr>
-                <th>Cluster</th>
-                <th>Sync</th>
-                <th>Last sync</th>
-                <th>Error</th>
-              </tr>
-            </thead>
-            <tbody>
-              {clusters.map((c) => (
-                <tr key={c.id} className={c.id === id ? "selected" : ""}>
-                  <td>{c.name}</td>
-                  <td>
-                    <SyncBadge state={c.sync_state} />
-                  </td>
-                  <td title={dateTime(c.last_sync_at)}>{ago(c.last_sync_at, now)}</td>
-                  <td className="muted">{c.last_sync_error || "–"}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <EventTable rows={clusters} rowKey={(c) => c.id} columns={clusterColumns(now)} rowClass={(c) => (c.id === id ? "selected" : "")} />
         </div>
       )}
     </>
   );
+}
+
+function pendingColumns(now: number): EventColumn<PendingPod>[] {
+  return [
+    {
+      header: "Pod",
+      className: "mono",
+      cell: (p) => (
+        <>
+          {p.namespace}/{p.name}
+        </>
+      ),
+    },
+    { header: "Chip type", cell: (p) => p.common_word || "–" },
+    { header: "Memory", num: true, cell: (p) => mb(p.memory) },
+    {
+      header: "Priority",
+      cell: (p) => (
+        <>
+          {p.priority_class || "–"} <span className="muted">({p.priority})</span>
+        </>
+      ),
+    },
+    { header: "Why pending", maxWidth: 520, cell: (p) => p.reason || <span className="muted">no scheduler event yet</span> },
+    { header: "Waiting", className: "nowrap", cell: (p) => ago(p.created_at, now) },
+  ];
+}
+
+function clusterColumns(now: number): EventColumn<Cluster>[] {
+  return [
+    { header: "Cluster", cell: (c) => c.name },
+    { header: "Sync", cell: (c) => <SyncBadge state={c.sync_state} /> },
+    whenColumn((c) => c.last_sync_at, { header: "Last sync", now, nowrap: false }),
+    { header: "Error", className: "muted", cell: (c) => c.last_sync_error || "–" },
+  ];
 }
 
 function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number }) {
@@ -415,19 +404,19 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
       <div className="panel-body">
         <ErrorNote error={frag.error} onRetry={frag.reload} />
         <StackBars rows={rows} format={mb} />
-        <div className="legend" style={{ marginTop: 12 }}>
+        <div className="legend mt-12">
           <span>
-            <span className="swatch" style={{ background: "#7cc79a" }} />
+            <span className="swatch usable" />
             usable free memory
           </span>
           <span>
-            <span className="swatch" style={{ background: "#e06c5f" }} />
+            <span className="swatch stranded" />
             stranded: on chips where not even the smallest template fits (slot, memory, AICore or AICPU used up)
           </span>
         </div>
         {(frag.data ?? []).map((f) => (
-          <div key={f.common_word} style={{ marginTop: 12 }} data-testid={`room-${f.common_word}`}>
-            <div className="muted" style={{ fontSize: 12, marginBottom: 4 }}>
+          <div key={f.common_word} className="mt-12" data-testid={`room-${f.common_word}`}>
+            <div className="muted small-text mb-4">
               {f.common_word}: {mb(f.free_memory)} free on {f.eligible_chips} usable chip{f.eligible_chips === 1 ? "" : "s"};{" "}
               {f.largest_template ? `largest slice that still fits: ${f.largest_template} (${mb(f.largest_template_memory)})` : "no template fits anywhere"}
             </div>

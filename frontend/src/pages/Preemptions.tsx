@@ -5,7 +5,8 @@
 import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { Badge, ErrorNote, Field, Loading, Modal, Pager, StateFilter } from "../components/ui";
+import { backToPageOne, FilterBar, StateFilter } from "../components/FilterBar";
+import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
@@ -82,13 +83,12 @@ export function DecisionForm({
       )}
       <Field label="Reason" errors={fieldErrors} hint="Recorded in the audit log.">
         <textarea
-          className="input"
           rows={3}
           value={reason}
           onChange={(e) => setReason(e.target.value)}
           aria-label="reason"
           data-testid="decision-reason"
-          style={{ width: "100%" }}
+          className="input full-width"
         />
       </Field>
     </Modal>
@@ -122,14 +122,11 @@ export function PreemptionsPage() {
         <span className="sub">{proposals.data ? `${proposals.data.count.toLocaleString()} proposals` : ""}</span>
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar busy={proposals.loading}>
           <StateFilter
             value={state}
             states={PROPOSAL_STATES}
-            onChange={(next) => {
-              setState(next);
-              setPage("1");
-            }}
+            onChange={backToPageOne(setPage)(setState)}
             testId="proposal-state"
           />
           {request && (
@@ -140,9 +137,7 @@ export function PreemptionsPage() {
               </button>
             </span>
           )}
-          <span className="grow" />
-          {proposals.loading && <span className="spinner" />}
-        </div>
+        </FilterBar>
         <ErrorNote error={proposals.error} onRetry={reload} />
         {!proposals.data && proposals.loading ? (
           <Loading />
@@ -190,7 +185,7 @@ export function PreemptionsPage() {
                       {p.victims.length === 0 ? (
                         <span className="muted">none</span>
                       ) : (
-                        <ul style={{ margin: 0, paddingLeft: 16 }}>
+                        <ul className="plain-list">
                           {p.victims.map((v) => (
                             <li key={`${v.namespace}/${v.pod}`}>
                               <span className="mono">

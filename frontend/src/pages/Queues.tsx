@@ -259,7 +259,7 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
           {m}
         </div>
       ))}
-      <p className="muted" style={{ marginTop: 0 }}>
+      <p className="muted mt-0">
         Limits on what the queue's running and reserved requests hold, per chip type. Empty is unlimited; a chip type without a row is unlimited.
       </p>
       {rows.map((r, i) => (

@@ -8,15 +8,54 @@
 import { useCallback, useRef, useState } from "react";
 import { api, qs } from "../api/client";
 import type { AuditEvent, CiRequest, Page, PendingPod, PreemptionProposal } from "../api/types";
+import { EventTable, type EventColumn } from "../components/EventTable";
 import { Badge, CopyText, ErrorNote, Loading } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, duration } from "../lib/format";
 import { asked, booked, canCancel, requestBadge } from "../lib/queue";
-import { chipNote, currentStep, isFinished, timeline } from "../lib/requestDetail";
+import { chipNote, currentStep, isFinished, timeline, type TimelineStep } from "../lib/requestDetail";
 import { Link } from "../lib/router";
 import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
+
+type TimedStep = TimelineStep & {
+  /** Seconds since the step before it that has a time. */
+  took: number | null;
+};
+
+function timed(steps: readonly TimelineStep[]): TimedStep[] {
+  return steps.map((step, i) => {
+    const previous = steps.slice(0, i).reverse().find((s) => s.at)?.at;
+    return { ...step, took: step.at && previous ? (Date.parse(step.at) - Date.parse(previous)) / 1000 : null };
+  });
+}
+
+function timelineColumns(current: TimelineStep["key"]): EventColumn<TimedStep>[] {
+  return [
+    { header: "", cell: (step) => (step.at ? "●" : "○") },
+    {
+      header: "Step",
+      cell: (step) => (
+        <>
+          <b>{step.label}</b>
+          <div className="muted">{step.hint}</div>
+        </>
+      ),
+    },
+    {
+      header: "When",
+      className: "nowrap",
+      title: (step) => (step.at ? dateTime(step.at) : undefined),
+      cell: (step) => (
+        <>
+          {step.at ? dateTime(step.at) : <span className="muted">{step.key === current ? "" : "–"}</span>}
+          {step.took !== null && step.took >= 0 && <div className="muted">+{duration(step.took)}</div>}
+        </>
+      ),
+    },
+  ];
+}
 
 export function RequestDetailPage({ id }: { id: number }) {
   const { live } = useClusters();
@@ -86,7 +125,7 @@ export function RequestDetailPage({ id }: { id: number }) {
       <ErrorNote error={request.error} onRetry={request.reload} />
       <div className="panel" data-testid="request-detail">
         <div className="panel-body">
-          <div style={{ display: "flex", gap: 12, alignItems: "center", flexWrap: "wrap" }}>
+          <div className="hstack gap-12 flex-wrap">
             <Badge kind={requestBadge(r.state)}>
               <span data-testid="detail-state">{r.state}</span>
             </Badge>
@@ -111,7 +150,7 @@ export function RequestDetailPage({ id }: { id: number }) {
             </div>
           )}
           {r.reason && (
-            <p data-testid="detail-reason" style={{ whiteSpace: "pre-wrap" }}>
+            <p data-testid="detail-reason" className="pre-wrap">
               <b>{r.state === "running" || isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>
               {r.reason}
             </p>
@@ -131,27 +170,16 @@ export function RequestDetailPage({ id }: { id: number }) {
             <h2>Timeline</h2>
           </div>
           <div className="panel-body">
-            <table className="data" data-testid="detail-timeline">
-              <tbody>
-                {steps.map((step, i) => {
-                  const previous = steps.slice(0, i).reverse().find((s) => s.at)?.at;
-                  const took = step.at && previous ? (Date.parse(step.at) - Date.parse(previous)) / 1000 : null;
-                  return (
-                    <tr key={step.key} data-testid={`step-${step.key}`} data-done={step.at ? "yes" : "no"} className={step.key === current ? "selected" : ""}>
-                      <td>{step.at ? "●" : "○"}</td>
-                      <td>
-                        <b>{step.label}</b>
-                        <div className="muted">{step.hint}</div>
-                      </td>
-                      <td className="nowrap" title={step.at ? dateTime(step.at) : undefined}>
-                        {step.at ? dateTime(step.at) : <span className="muted">{step.key === current ? "" : "–"}</span>}
-                        {took !== null && took >= 0 && <div className="muted">+{duration(took)}</div>}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
+            <EventTable
+              rows={timed(steps)}
+              rowKey={(step) => step.key}
+              columns={timelineColumns(current)}
+              head={false}
+              testId="detail-timeline"
+              rowTestId={(step) => `step-${step.key}`}
+              rowData={(step) => ({ done: step.at ? "yes" : "no" })}
+              rowClass={(step) => (step.key === current ? "selected" : "")}
+            />
             {!isFinished(r.state) && (
               <p className="muted">
                 In this state for {ago(r.updated_at, now).replace(" ago", "")}
@@ -211,7 +239,7 @@ export function RequestDetailPage({ id }: { id: number }) {
             <h2>Preemption proposals</h2>
           </div>
           <div className="panel-body">
-            <ul style={{ margin: 0, paddingLeft: 16 }}>
+            <ul className="plain-list">
               {proposals.data.results.map((p) => (
                 <li key={p.id}>
                   <Link to={`/preemptions?request=${r.id}`}>proposal #{p.id}</Link> <Badge kind={requestBadge(p.state)}>{p.state}</Badge>{" "}
@@ -234,7 +262,7 @@ export function RequestDetailPage({ id }: { id: number }) {
           {audit.data && audit.data.results.length === 0 ? (
             <div className="muted">No recorded change.</div>
           ) : (
-            <ul style={{ margin: 0, paddingLeft: 16 }} data-testid="detail-history">
+            <ul className="plain-list" data-testid="detail-history">
               {audit.data?.results.map((e) => (
                 <li key={e.id}>
                   <span className="mono">{e.action}</span> by {e.actor_name} <span className="muted">{dateTime(e.created_at)}</span>

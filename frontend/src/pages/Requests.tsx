@@ -3,15 +3,16 @@
 // deltas of the live socket and every 5 s. Operators cancel their own
 // unfinished requests, admins any.
 
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { Badge, CopyText, ErrorNote, Loading, Pager, StateFilter } from "../components/ui";
+import { backToPageOne, FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
+import { Badge, CopyText, ErrorNote, Loading, Pager } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
 import { Link, useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useLiveReload, useNow } from "../lib/useApi";
+import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
 
@@ -26,7 +27,7 @@ export function RequestsPage() {
   const [queue, setQueue] = useQueryParam("queue");
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
-  const [queueInput, setQueueInput] = useState(queue);
+  const refilter = backToPageOne(setPage);
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(new Set());
   const toggle = (id: number) =>
     setExpanded((open) => {
@@ -34,13 +35,6 @@ export function RequestsPage() {
       if (!next.delete(id)) next.add(id);
       return next;
     });
-  const queueSearch = useDebounced(queueInput, 300);
-  useEffect(() => {
-    if (queueSearch !== queue) {
-      setQueue(queueSearch);
-      setPage("1");
-    }
-  }, [queueSearch]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const id = cluster!.id;
   const requests = useApi(
@@ -74,34 +68,29 @@ export function RequestsPage() {
         <h1>Requests</h1>
         <span className="sub">{requests.data ? `${requests.data.count.toLocaleString()} requests` : ""}</span>
         {can("operator") && (
-          <Link to="/requests/new" className="btn primary" data-testid="request-new" style={{ marginLeft: "auto" }}>
+          <Link to="/requests/new" className="btn primary push-right" data-testid="request-new">
             Submit a request
           </Link>
         )}
       </div>
       <div className="panel">
-        <div className="toolbar">
+        <FilterBar busy={requests.loading}>
           <StateFilter
             value={state}
             states={REQUEST_STATES}
-            onChange={(next) => {
-              setState(next);
-              setPage("1");
-            }}
+            onChange={refilter(setState)}
             testId="request-state"
           />
-          <input
-            className="input"
-            type="search"
+          <TextFilter
+            label="queue"
             placeholder="Queue"
-            value={queueInput}
-            onChange={(e) => setQueueInput(e.target.value)}
-            aria-label="queue"
-            data-testid="request-queue"
+            search
+            value={queue}
+            onChange={refilter(setQueue)}
+            debounceMs={300}
+            testId="request-queue"
           />
-          <span className="grow" />
-          {requests.loading && <span className="spinner" />}
-        </div>
+        </FilterBar>
         <ErrorNote error={requests.error} onRetry={reload} />
         {!requests.data && requests.loading ? (
           <Loading />

@@ -74,7 +74,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
               <tr key={c.component}>
                 <td>
                   <div>{c.component}</div>
-                  <div className="muted" style={{ fontSize: 11 }}>
+                  <div className="muted tiny-text">
                     {c.kind} · {c.namespace}
                   </div>
                 </td>
@@ -82,7 +82,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                   <Badge kind={s.kind} title={c.message}>
                     {s.label}
                   </Badge>
-                  <div className="muted" style={{ fontSize: 11, maxWidth: 260 }}>
+                  <div className="muted tiny-text maxw-260">
                     {c.message}
                   </div>
                 </td>
@@ -91,7 +91,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                 </td>
                 <td className="nowrap">
                   {c.pods.filter((p) => p.ready).length}/{c.pods.length} ready
-                  {stale ? <span style={{ color: "var(--warn)" }}> · {stale} on old config</span> : null}
+                  {stale ? <span className="warn-text"> · {stale} on old config</span> : null}
                 </td>
                 <td>
                   {can("operator") && c.restart_state !== "missing" && (
@@ -139,7 +139,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
 export function InEffectNote({ effect }: { effect: ConfigInEffect }) {
   if (effect.version == null) return null;
   return (
-    <div className="panel-body" data-testid="config-in-effect" style={{ paddingBottom: 0 }}>
+    <div className="panel-body pb-0" data-testid="config-in-effect">
       {effect.pending_restart ? (
         <Banner kind="warn" testId="config-in-effect-pending">
           Requests are placed by <b>v{effect.version}</b>, which {effect.loaded_by} loaded when it started; the published <b>v{effect.published}</b>{" "}

@@ -2,17 +2,19 @@
 // filtered by chip type and phase, sorted and paginated by the API
 // (`?ordering=`); refreshed live.
 
-import { useEffect, useMemo, useState } from "react";
+import { useMemo } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice } from "../api/types";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { ErrorNote, Loading, Pager } from "../components/ui";
 import { ageSeconds, dateTime, duration, mb } from "../lib/format";
 import { orderingParam, orderingText, parseOrdering, toggleOrdering, type Ordering } from "../lib/ordering";
 import { Link, useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useNow, useThrottledEffect } from "../lib/useApi";
+import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
 const PAGE_SIZE = 50;
+const PHASES = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
 
 /** The fields `/api/slices/?ordering=` accepts. */
 export const SLICE_ORDERING = ["pod_name", "namespace", "node_name", "template", "memory", "priority", "started_at", "phase"] as const;
@@ -68,15 +70,8 @@ export function SlicesPage() {
     setPage("1");
   };
   const order = orderingParam(ordering, TIE_BREAKERS);
-  const [input, setInput] = useState(q);
-  const search = useDebounced(input, 250);
   const page = Math.max(1, Number(pageParam) || 1);
-  useEffect(() => {
-    if (search !== q) {
-      setQ(search);
-      setPage("1");
-    }
-  }, [search]); // eslint-disable-line react-hooks/exhaustive-deps
+  const refilter = backToPageOne(setPage);
 
   const id = cluster!.id;
   const slices = useApi(
@@ -107,48 +102,19 @@ export function SlicesPage() {
         <span className="sub">{slices.data ? `${slices.data.count.toLocaleString()} slices` : ""}</span>
       </div>
       <div className="panel">
-        <div className="toolbar">
-          <input
-            className="input"
-            type="search"
+        <FilterBar busy={slices.loading}>
+          <TextFilter
+            label="search slices"
             placeholder="Search pod, namespace, node or template"
-            value={input}
-            onChange={(e) => setInput(e.target.value)}
-            style={{ width: 320 }}
-            aria-label="search slices"
-            data-testid="slice-search"
+            search
+            value={q}
+            onChange={refilter(setQ)}
+            width={320}
+            testId="slice-search"
           />
-          <select
-            className="select"
-            value={type}
-            onChange={(e) => {
-              setType(e.target.value);
-              setPage("1");
-            }}
-            aria-label="chip type"
-          >
-            <option value="">All chip types</option>
-            {types.map((t) => (
-              <option key={t}>{t}</option>
-            ))}
-          </select>
-          <select
-            className="select"
-            value={phase}
-            onChange={(e) => {
-              setPhase(e.target.value);
-              setPage("1");
-            }}
-            aria-label="phase"
-          >
-            <option value="">All phases</option>
-            {["Pending", "Running", "Succeeded", "Failed", "Unknown"].map((p) => (
-              <option key={p}>{p}</option>
-            ))}
-          </select>
-          <span className="grow" />
-          {slices.loading && <span className="spinner" />}
-        </div>
+          <SelectFilter label="chip type" value={type} onChange={refilter(setType)} options={types} all="All chip types" />
+          <SelectFilter label="phase" value={phase} onChange={refilter(setPhase)} options={PHASES} all="All phases" />
+        </FilterBar>
         <ErrorNote error={slices.error} onRetry={slices.reload} />
         {!slices.data && slices.loading ? (
           <Loading />

@@ -155,9 +155,9 @@ function SubmitForm_() {
               <input className="input" inputMode="numeric" value={form.time_limit} onChange={(e) => set("time_limit", e.target.value)} aria-label="time limit" data-testid="submit-time-limit" />
             </Field>
           </div>
-          <div className="field" style={{ marginTop: 12 }}>
+          <div className="field mt-12">
             <label>Size</label>
-            <div style={{ display: "flex", gap: 10, alignItems: "center", flexWrap: "wrap" }}>
+            <div className="hstack gap-10 flex-wrap">
               <Segmented<SizeKind>
                 value={form.size}
                 onChange={(v) => set("size", v)}
@@ -190,7 +190,7 @@ function SubmitForm_() {
               </div>
             ))}
           </div>
-          <div className="form-grid" style={{ marginTop: 12 }}>
+          <div className="form-grid mt-12">
             <Field label="Image" errors={errors.image}>
               <input className="input" value={form.image} onChange={(e) => set("image", e.target.value)} aria-label="image" data-testid="submit-image" />
             </Field>
@@ -199,7 +199,7 @@ function SubmitForm_() {
             </Field>
           </div>
         </div>
-        <div className="panel-body" style={{ borderTop: "1px solid var(--line-2)", display: "flex", gap: 8, justifyContent: "flex-end" }}>
+        <div className="panel-body panel-foot">
           <Link to="/requests" className="btn">
             Cancel
           </Link>

@@ -63,7 +63,7 @@ export function TemplatesPage() {
           )}
         </span>
       </div>
-      <div className="panel" style={{ marginBottom: 14 }}>
+      <div className="panel mb-14">
         <div className="tabs" role="tablist">
           {(
             [
@@ -96,9 +96,9 @@ export function TemplatesPage() {
                 {types.map((t) => (
                   <li key={t.id}>
                     <button className={t.id === selected?.id ? "on" : ""} onClick={() => setTypeParam(t.common_word)} data-testid={`chip-type-${t.common_word}`}>
-                      <span style={{ flex: 1 }}>
+                      <span className="flex-1">
                         {t.common_word}
-                        <div className="muted" style={{ fontSize: 11, fontWeight: 400 }}>
+                        <div className="muted tiny-text fw-400">
                           {t.chip_name} · {t.templates.length} templates · {t.slots_per_chip} slots
                         </div>
                       </span>

@@ -47,7 +47,7 @@ export function IssuedToken({ issued, rotated, onClose }: { issued: ApiTokenIssu
         <b>Copy this token now: you will not see it again.</b> The portal keeps only its hash.
         {rotated && " The old token no longer works."}
       </p>
-      <div data-testid="issued-token" style={{ wordBreak: "break-all", padding: "8px 0" }}>
+      <div data-testid="issued-token" className="issued-token">
         <CopyText value={issued.token} testId="issued-copy" />
       </div>
       <p className="muted">

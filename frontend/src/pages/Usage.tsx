@@ -6,15 +6,16 @@
 // row opens its history: used against booked over a period, drag to zoom in
 // (the zoomed window is fetched again at a finer step).
 
-import { memo, useCallback, useEffect, useMemo, useState } from "react";
+import { memo, useCallback, useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { ChipUsage, MetricsStatus, SliceUsage, UsageHistory, UsageList } from "../api/types";
 import { LineChart, type Series } from "../components/Charts";
+import { CheckFilter, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, Banner, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { dateTime, duration, int, mb } from "../lib/format";
 import { Link, useQueryParam } from "../lib/router";
-import { useApi, useDebounced, useLiveReload } from "../lib/useApi";
+import { useApi, useLiveReload } from "../lib/useApi";
 import {
   bookedUsedText,
   chipAicore,
@@ -44,6 +45,7 @@ import { useClusters } from "../state/cluster";
 
 /** Usage comes from Prometheus, not from live events: poll it now and then. */
 const POLL_MS = 30_000;
+/** Row height: .usage-chip-row's and .usage-slice-row's height in styles.css. */
 const ROW = 30;
 
 export function UsagePage() {
@@ -93,7 +95,7 @@ export function MetricsBanner({ metrics }: { metrics: MetricsStatus | undefined 
   const text = metricsBanner(metrics);
   if (!text) return null;
   return (
-    <div style={{ padding: "10px 14px 0" }}>
+    <div className="inset-top">
       <Banner kind={metrics?.configured ? "warn" : "info"} testId="metrics-banner">
         {text}
       </Banner>
@@ -132,7 +134,9 @@ const mbRound = (v: number | null | undefined) => (v === null || v === undefined
 
 // --- chips ----------------------------------------------------------------------------
 
-const CHIP_COLUMNS = "minmax(140px,1.4fr) 30px 90px minmax(160px,1fr) minmax(160px,1fr) 48px minmax(110px,0.8fr) minmax(150px,1.2fr)";
+// The columns and height of a chip row are .usage-chip-row's in styles.css (a class, not a style per row).
+
+const CHIP_SORT_OPTIONS = CHIP_SORTS.map((s) => ({ value: s.key, label: s.label }));
 
 function ChipsTab() {
   const { cluster } = useClusters();
@@ -141,10 +145,6 @@ function ChipsTab() {
   const [flagged, setFlagged] = useQueryParam("flagged");
   const [sortParam, setSort] = useQueryParam("sort", "node");
   const [chipParam, setChip] = useQueryParam("chip");
-  const [nodeInput, setNodeInput] = useState(nodeParam);
-  const nodeFilter = useDebounced(nodeInput, 150);
-  useEffect(() => setNodeParam(nodeFilter), [nodeFilter, setNodeParam]);
-  useEffect(() => setNodeInput(nodeParam), [nodeParam]);
   const sort: ChipSort = CHIP_SORTS.some((s) => s.key === sortParam) ? (sortParam as ChipSort) : "node";
 
   const chips = useApi((signal) => api.get<UsageList<ChipUsage>>(`/api/usage/chips/${qs({ cluster: id })}`, signal), [id]);
@@ -153,8 +153,8 @@ function ChipsTab() {
   const ok = !!metrics?.available;
   const all = useMemo(() => chips.data?.results ?? [], [chips.data]);
   const rows = useMemo(
-    () => sortUsageChips(filterUsageChips(all, { node: nodeFilter, flaggedOnly: flagged === "1" }), sort, ok),
-    [all, nodeFilter, flagged, sort, ok],
+    () => sortUsageChips(filterUsageChips(all, { node: nodeParam, flaggedOnly: flagged === "1" }), sort, ok),
+    [all, nodeParam, flagged, sort, ok],
   );
   const flaggedCount = useMemo(() => all.filter((c) => c.flags.length > 0).length, [all]);
   const selectedId = chipParam ? Number(chipParam) : null;
@@ -164,39 +164,26 @@ function ChipsTab() {
 
   return (
     <>
-      <div className="toolbar">
-        <input
-          className="input"
-          placeholder="Filter nodes"
-          value={nodeInput}
-          onChange={(e) => setNodeInput(e.target.value)}
-          style={{ width: 220 }}
-          aria-label="node filter"
-          data-testid="usage-node-filter"
-        />
-        <label className="nowrap" style={{ display: "inline-flex", gap: 6, alignItems: "center" }}>
-          <input type="checkbox" checked={flagged === "1"} onChange={(e) => setFlagged(e.target.checked ? "1" : "")} data-testid="flagged-only" />
-          Flagged only
-        </label>
+      <FilterBar
+        busy={chips.loading}
+        summary={
+          <span className="muted" data-testid="usage-chip-count">
+            {chips.data ? `${int(rows.length)} of ${int(all.length)} chips · ${int(flaggedCount)} flagged` : ""}
+          </span>
+        }
+        actions={
+          <button className="btn small" onClick={chips.reload}>
+            Refresh
+          </button>
+        }
+      >
+        <TextFilter label="node filter" placeholder="Filter nodes" value={nodeParam} onChange={setNodeParam} width={220} debounceMs={150} testId="usage-node-filter" />
+        <CheckFilter label="Flagged only" checked={flagged === "1"} onChange={(on) => setFlagged(on ? "1" : "")} testId="flagged-only" />
         <span className="muted">Sort by</span>
-        <select className="select" value={sort} onChange={(e) => setSort(e.target.value)} aria-label="sort" data-testid="usage-sort">
-          {CHIP_SORTS.map((s) => (
-            <option key={s.key} value={s.key}>
-              {s.label}
-            </option>
-          ))}
-        </select>
-        <span className="grow" />
-        <span className="muted" data-testid="usage-chip-count">
-          {chips.data ? `${int(rows.length)} of ${int(all.length)} chips · ${int(flaggedCount)} flagged` : ""}
-        </span>
-        {chips.loading && <span className="spinner" />}
-        <button className="btn small" onClick={chips.reload}>
-          Refresh
-        </button>
-      </div>
+        <SelectFilter label="sort" value={sort} onChange={setSort} options={CHIP_SORT_OPTIONS} testId="usage-sort" />
+      </FilterBar>
       <MetricsBanner metrics={metrics} />
-      <div style={{ padding: "0 14px" }}>
+      <div className="inset-x">
         <ErrorNote error={chips.error} onRetry={chips.reload} />
       </div>
       <Legend />
@@ -205,7 +192,7 @@ function ChipsTab() {
       ) : rows.length === 0 ? (
         <div className="empty">{all.length ? "No chip matches the filters." : "No chip in this cluster."}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 260px))`, minHeight: 120 }}>
+        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 260px))` }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -213,7 +200,7 @@ function ChipsTab() {
             scrollToIndex={selectedIndex}
             testId="usage-chips-table"
             header={
-              <div className="vrow vhead" style={{ gridTemplateColumns: CHIP_COLUMNS, height: 32 }} role="row">
+              <div className="vrow vhead usage-chip-row" role="row">
                 <button onClick={() => setSort("node")}>Node{sort === "node" ? " ▲" : ""}</button>
                 <span>#</span>
                 <span>Type</span>
@@ -251,17 +238,17 @@ function ChipsTab() {
 
 function Legend() {
   return (
-    <div className="legend" style={{ padding: "8px 14px" }}>
+    <div className="legend usage-legend">
       <span>
-        <span className="swatch" style={{ background: "#c9dbf8" }} />
+        <span className="swatch booked" />
         booked
       </span>
       <span>
-        <span className="swatch" style={{ background: "#2f6fde" }} />
+        <span className="swatch used" />
         used
       </span>
       <span>
-        <span className="swatch" style={{ background: "#d6453d" }} />
+        <span className="swatch over" />
         used above booked
       </span>
     </div>
@@ -285,8 +272,7 @@ const ChipUsageRow = memo(function ChipUsageRow({
   return (
     <div
       role="row"
-      className={`vrow${selected ? " selected" : ""}`}
-      style={{ gridTemplateColumns: CHIP_COLUMNS, height: ROW }}
+      className={`vrow usage-chip-row${selected ? " selected" : ""}`}
       onClick={() => onSelect(c.chip)}
       data-chip-id={c.chip}
       data-testid="usage-chip-row"
@@ -322,7 +308,7 @@ const ChipUsageRow = memo(function ChipUsageRow({
 function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boolean }) {
   const health = healthView(c);
   return (
-    <div className="type-card" style={{ marginBottom: 14 }}>
+    <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-chip-summary">
         <span className="k">AICore</span>
         <span>
@@ -337,7 +323,7 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
         <span className="k">Health</span>
         <span title={health.title}>{health.title}</span>
       </div>
-      <div style={{ marginTop: 8, fontSize: 12 }}>
+      <div className="mt-8 small-text">
         <Link to={`/chips?chip=${c.chip}`}>Open in Nodes & chips</Link>
       </div>
     </div>
@@ -346,8 +332,12 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
 
 // --- slices ---------------------------------------------------------------------------
 
-const SLICE_COLUMNS =
-  "minmax(80px,0.7fr) minmax(140px,1.2fr) minmax(70px,0.6fr) minmax(160px,1.1fr) minmax(80px,0.7fr) minmax(120px,0.9fr) minmax(150px,1fr) 64px minmax(110px,0.9fr)";
+// The columns and height of a slice row are .usage-slice-row's in styles.css.
+
+const SLICE_FLAGS = [
+  { value: "idle", label: "Idle" },
+  { value: "over_memory", label: "Over memory" },
+];
 
 function SlicesTab() {
   const { cluster } = useClusters();
@@ -355,10 +345,6 @@ function SlicesTab() {
   const [flag, setFlag] = useQueryParam("flag");
   const [q, setQ] = useQueryParam("q");
   const [sliceParam, setSlice] = useQueryParam("slice");
-  const [input, setInput] = useState(q);
-  const search = useDebounced(input, 200);
-  useEffect(() => setQ(search), [search, setQ]);
-  useEffect(() => setInput(q), [q]);
 
   const slices = useApi(
     (signal) => api.get<UsageList<SliceUsage>>(`/api/usage/slices/${qs({ cluster: id, flag })}`, signal),
@@ -368,7 +354,7 @@ function SlicesTab() {
   const metrics = slices.data?.metrics;
   const ok = !!metrics?.available;
   const all = useMemo(() => slices.data?.results ?? [], [slices.data]);
-  const rows = useMemo(() => filterUsageSlices(all, search), [all, search]);
+  const rows = useMemo(() => filterUsageSlices(all, q), [all, q]);
   const selectedId = sliceParam ? Number(sliceParam) : null;
   const selected = selectedId === null ? null : (all.find((s) => s.slice === selectedId) ?? null);
   const selectedIndex = useMemo(() => (selectedId === null ? -1 : rows.findIndex((s) => s.slice === selectedId)), [rows, selectedId]);
@@ -376,41 +362,41 @@ function SlicesTab() {
 
   return (
     <>
-      <div className="toolbar">
-        <input
-          className="input"
-          type="search"
+      <FilterBar
+        busy={slices.loading}
+        summary={
+          <span className="muted" data-testid="usage-slice-count">
+            {slices.data ? `${int(rows.length)} of ${int(all.length)} slices` : ""}
+          </span>
+        }
+        actions={
+          <button className="btn small" onClick={slices.reload}>
+            Refresh
+          </button>
+        }
+      >
+        <TextFilter
+          label="search slices"
           placeholder="Search namespace, pod, queue, node or template"
-          value={input}
-          onChange={(e) => setInput(e.target.value)}
-          style={{ width: 300 }}
-          aria-label="search slices"
-          data-testid="usage-slice-search"
+          search
+          value={q}
+          onChange={setQ}
+          width={300}
+          debounceMs={200}
+          testId="usage-slice-search"
         />
-        <select className="select" value={flag} onChange={(e) => setFlag(e.target.value)} aria-label="flag" data-testid="usage-flag-filter">
-          <option value="">All slices</option>
-          <option value="idle">Idle</option>
-          <option value="over_memory">Over memory</option>
-        </select>
-        <span className="grow" />
-        <span className="muted" data-testid="usage-slice-count">
-          {slices.data ? `${int(rows.length)} of ${int(all.length)} slices` : ""}
-        </span>
-        {slices.loading && <span className="spinner" />}
-        <button className="btn small" onClick={slices.reload}>
-          Refresh
-        </button>
-      </div>
+        <SelectFilter label="flag" value={flag} onChange={setFlag} options={SLICE_FLAGS} all="All slices" testId="usage-flag-filter" />
+      </FilterBar>
       <MetricsBanner metrics={metrics} />
-      <div style={{ padding: "0 14px" }}>
+      <div className="inset-x">
         <ErrorNote error={slices.error} onRetry={slices.reload} />
       </div>
       {!slices.data ? (
         slices.loading && <Loading label="Loading usage" />
       ) : rows.length === 0 ? (
-        <div className="empty">{flag || search ? "No slice matches." : "No slice in this cluster."}</div>
+        <div className="empty">{flag || q ? "No slice matches." : "No slice in this cluster."}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))`, minHeight: 120 }}>
+        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))` }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -418,7 +404,7 @@ function SlicesTab() {
             scrollToIndex={selectedIndex}
             testId="usage-slices-table"
             header={
-              <div className="vrow vhead" style={{ gridTemplateColumns: SLICE_COLUMNS, height: 32 }} role="row">
+              <div className="vrow vhead usage-slice-row" role="row">
                 <span>Namespace</span>
                 <span>Pod</span>
                 <span>Queue</span>
@@ -467,8 +453,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
   return (
     <div
       role="row"
-      className={`vrow${selected ? " selected" : ""}`}
-      style={{ gridTemplateColumns: SLICE_COLUMNS, height: ROW }}
+      className={`vrow usage-slice-row${selected ? " selected" : ""}`}
       onClick={() => onSelect(s.slice)}
       data-slice-id={s.slice}
       data-testid="usage-slice-row"
@@ -486,7 +471,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
       <span className="ellipsis">{s.template || <span className="muted">whole card</span>}</span>
       {core === null ? (
         <span className="muted" title={`${s.aicore} AICores booked; use not known`}>
-          — <span style={{ fontSize: 11 }}>of {s.aicore} cores</span>
+          — <span className="tiny-text">of {s.aicore} cores</span>
         </span>
       ) : (
         <UsageBar used={core} total={100} text={`${percent(core)} of ${s.aicore} cores`} title={`${percent(core)} of the slice's ${s.aicore} AICores`} />
@@ -511,7 +496,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
 
 function SliceSummary({ slice: s, metricsOk }: { slice: SliceUsage; metricsOk: boolean }) {
   return (
-    <div className="type-card" style={{ marginBottom: 14 }}>
+    <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-slice-summary">
         <span className="k">Chip</span>
         <span>
@@ -583,8 +568,8 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
 
   return (
     <div data-testid="usage-history">
-      <div className="toolbar" style={{ padding: "0 0 10px", border: "none" }}>
-        <h3 style={{ fontSize: 13, margin: 0 }}>History</h3>
+      <div className="toolbar history-bar">
+        <h3>History</h3>
         <Segmented
           value={range}
           label="period"
@@ -608,7 +593,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
         <span className="grow" />
         {history.loading && <span className="spinner" />}
       </div>
-      <div className="muted" style={{ fontSize: 12, marginBottom: 8 }} data-testid="history-window">
+      <div className="muted small-text mb-8" data-testid="history-window">
         {zoom ? "Zoomed to " : ""}
         {timeText(shown.start, withDay)} – {timeText(shown.end, withDay)}
         {data ? ` · a point every ${duration(data.step)}` : ""}
@@ -623,7 +608,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
       </div>
       <ErrorNote error={history.error} onRetry={history.reload} />
       {usedMissing && (
-        <div className="muted" style={{ fontSize: 12, marginBottom: 8 }}>
+        <div className="muted small-text mb-8">
           {metricsBanner(data.metrics)}
         </div>
       )}
@@ -631,7 +616,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
         history.loading && <Loading label="Loading the history" />
       ) : (
         <>
-          <h4 style={{ fontSize: 12, margin: "4px 0" }}>AICore, % {kind === "chips" ? "of the chip" : "of the slice"}</h4>
+          <h4 className="chart-title">AICore, % {kind === "chips" ? "of the chip" : "of the slice"}</h4>
           <LineChart
             key={`aicore-${chartKey}`}
             series={toSeries(charts.aicore)}
@@ -644,7 +629,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             onResetZoom={onReset}
             empty="No AICore samples in this period."
           />
-          <h4 style={{ fontSize: 12, margin: "14px 0 4px" }}>HBM</h4>
+          <h4 className="chart-title mt-14">HBM</h4>
           <LineChart
             key={`memory-${chartKey}`}
             series={toSeries(charts.memory)}
@@ -658,7 +643,7 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             empty="No HBM samples in this period."
           />
           {data && (
-            <div className="muted" style={{ fontSize: 11, marginTop: 6 }} title={dateTime(data.metrics.queried_at)}>
+            <div className="muted tiny-text mt-6" title={dateTime(data.metrics.queried_at)}>
               Dashed: booked. Solid: used (Prometheus).
             </div>
           )}

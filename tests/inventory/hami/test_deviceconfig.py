@@ -76,16 +76,16 @@ def _configmap_text() -> str:
 
 
 def _recorded_sums() -> dict[str, str]:
-    """SHA256SUMS: the shared fixtures' checksums, taken when they were copied."""
+    """SHA256SUMS: the data files' checksums, taken when they were copied in."""
     lines = (FIXTURES / "SHA256SUMS").read_text().splitlines()
     return {name: digest for digest, name in (line.split() for line in lines)}
 
 
 @pytest.mark.parametrize("name", sorted(_recorded_sums()))
 def test_repo_fixtures_are_unchanged_copies_of_the_shared_ones(name):
-    """The copies in tests/fixtures are the shared ones byte for byte (the
-    test reads nothing outside the repository: the sums were recorded with
-    ``sha256sum`` in ../shared/fixtures)."""
+    """The data files in tests/fixtures are byte for byte the ones copied in
+    (the sums were recorded with ``sha256sum`` from the originals). Their
+    README is the repository's own description of them and is not summed."""
     digest = hashlib.sha256((FIXTURES / name).read_bytes()).hexdigest()
     assert digest == _recorded_sums()[name]
 

@@ -14,7 +14,7 @@ from apps.inventory.hami.deviceconfig import (
     TemplateSpec,
     parse_device_config,
 )
-from apps.scheduling.allocator.template_rule import (
+from apps.inventory.hami.template_rule import (
     FitKind,
     FitResult,
     Scheduler,

@@ -14,7 +14,7 @@ def test_importing_the_package_loads_no_framework():
     code = (
         "import sys\n"
         "import apps.inventory.hami, apps.inventory.hami.deviceconfig, "
-        "apps.inventory.hami.validation, apps.scheduling.allocator.template_rule, "
+        "apps.inventory.hami.validation, apps.inventory.hami.template_rule, "
         "apps.inventory.hami.annotations, apps.inventory.hami.catalog\n"
         f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS})\n"
         "assert not loaded, loaded\n"

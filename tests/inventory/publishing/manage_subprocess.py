@@ -38,7 +38,7 @@ def child_env(**extra: str) -> dict[str, str]:
 def run_shell(script: str, cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     """Run a bash script verbatim in ``cwd``, stopping at the first failing command.
 
-    ``cwd`` gets a ``manage.py`` link to this checkout's, so that a README
+    ``cwd`` gets a ``manage.py`` link to this checkout's, so that a documented
     block saying ``python manage.py ...`` runs unchanged.
     """
     link = cwd / "manage.py"

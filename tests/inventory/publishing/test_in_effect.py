@@ -13,10 +13,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from apps.inventory.deviceconfig.in_effect import (
-    config_in_effect,
-    config_loaded_refresh,
-)
+from apps.inventory.deviceconfig.in_effect import config_in_effect
+from apps.inventory.deviceconfig.refresh import config_loaded_refresh
 from apps.inventory.models import Template
 from apps.scheduling.snapshot import rules_for
 from tests.guide import POD_310P
@@ -149,8 +147,8 @@ def test_a_stored_text_that_does_not_parse_falls_back_to_the_portals_templates(
     guide_cluster,
 ):
     # an older release recorded a version this one cannot read
+    from apps.inventory.deviceconfig.specs import chip_type_specs
     from apps.inventory.models import DeviceConfigVersion
-    from apps.inventory.selectors import chip_type_specs
 
     DeviceConfigVersion.objects.create(
         cluster=guide_cluster,

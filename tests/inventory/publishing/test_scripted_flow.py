@@ -1,4 +1,6 @@
-"""The README's scripted publish (export, edit, check, import, publish), run verbatim.
+"""The documented scripted publish (export, edit, check, import, publish), run verbatim.
+
+The block is read from docs/templates.md, after its scripted-publish marker.
 
 An import is a draft: the live config it never touched must not look like a
 hand edit afterwards. Run against a live config in both ``vnpus`` shapes.
@@ -22,12 +24,12 @@ FIXTURES = ROOT / "tests" / "fixtures"
 MARKER = "<!-- scripted-publish:"
 
 
-def readme_block() -> str:
-    """The bash block that follows the scripted-publish marker in README.md."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def documented_block() -> str:
+    """The bash block that follows the scripted-publish marker in docs/templates.md."""
+    text = (ROOT / "docs" / "templates.md").read_text(encoding="utf-8")
     after = text[text.index(MARKER) :]
     match = re.search(r"```bash\n(.*?)```", after, re.DOTALL)
-    assert match, "README.md: no bash block after the scripted-publish marker"
+    assert match, "docs/templates.md: no bash block after the scripted-publish marker"
     return match.group(1)
 
 
@@ -54,7 +56,7 @@ def editor(tmp_path: Path) -> Path:
         ("device-config-wrapper.yaml", "vnpus:\n  hamiVnpuCore: false\n  configs:"),
     ],
 )
-def test_readme_scripted_flow_publishes(
+def test_documented_scripted_flow_publishes(
     fixture, shape_line, connect, hand_edit, set_images, live_text, tmp_path
 ):
     # given a live config of this shape, which the first sync adopts, and
@@ -68,9 +70,9 @@ def test_readme_scripted_flow_publishes(
     work = tmp_path / "work"
     work.mkdir()
 
-    # when the README's block runs verbatim
+    # when the documented block runs verbatim
     done = run_shell(
-        readme_block(),
+        documented_block(),
         cwd=work,
         CLUSTER=cluster.name,
         EDITOR=str(editor(tmp_path)),

@@ -18,8 +18,8 @@ from apps.inventory.sync.derive import (
     pod_slices,
     slim_pod,
 )
-from apps.inventory.sync.engine import skipped_entry
 from apps.inventory.sync.targets import Target
+from apps.inventory.sync.watcher import skipped_entry
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PODS = ("pod-310p-vir01.json", "pod-910b4-vir05.json")

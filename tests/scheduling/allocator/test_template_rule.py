@@ -266,7 +266,7 @@ def test_placement_reports_the_booked_amounts() -> None:
     )
 
 
-# --- ties and boundaries (scheduler-behaviour.md, "Template rule ties") ------
+# --- ties and boundaries (docs/scheduler-behaviour.md, "Template rule ties") ------
 
 TIED = dataclasses.replace(
     P310,

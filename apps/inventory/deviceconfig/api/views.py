@@ -19,13 +19,13 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from apps.inventory import selectors
 from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.api import serializers as s
+from apps.inventory.deviceconfig.health import cluster_health
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 from apps.inventory.deviceconfig.restarts import restart_states
+from apps.inventory.deviceconfig.selectors import deviceconfig_unpublished
 from apps.inventory.deviceconfig.whatif import template_what_if
-from apps.inventory.health import cluster_health
 from apps.inventory.models import Cluster
 
 TAGS = ["publishing"]
@@ -173,7 +173,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
         query = _valid(s.DriftQuerySerializer, request.query_params)
         cluster = self.get_object()
         data = deviceconfig_drift(cluster, live=query["live"])
-        data["unpublished"] = selectors.deviceconfig_unpublished(cluster)
+        data["unpublished"] = deviceconfig_unpublished(cluster)
         return Response(s.DriftSerializer(data).data)
 
     @extend_schema(

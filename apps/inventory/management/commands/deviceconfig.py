@@ -1,6 +1,6 @@
 """``manage.py deviceconfig check|import|export|fit``: the device-config on the command line.
 
-Scripts rely on these names and exit codes (see the README):
+Scripts rely on these names and exit codes (docs/command-line.md):
   check FILE                    exit 0 when valid (warnings printed), 1 with one line per error
   import FILE --cluster NAME    create the cluster if missing, store a version, set chip types
   export --cluster NAME         print the YAML the portal would publish
@@ -26,13 +26,18 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.common.exceptions import Conflict, DomainError
-from apps.inventory import selectors, services
+from apps.inventory import selectors
 from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 from apps.inventory.deviceconfig.publishing import PublishResult
+from apps.inventory.deviceconfig.selectors import (
+    deviceconfig_render,
+    template_fit_answer,
+)
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
+from apps.inventory.hami.template_rule import FitKind, Scheduler
 from apps.inventory.hami.validation import validate_configs
-from apps.scheduling.allocator.template_rule import FitKind, Scheduler
 
 
 def _read(path: str) -> str:
@@ -139,7 +144,7 @@ class Command(BaseCommand):
         )
 
     def _import(self, options: dict[str, Any]) -> None:
-        version = services.deviceconfig_import(
+        version = deviceconfig_import(
             cluster_name=options["cluster"],
             text=_read(options["file"]),
             reason=options["reason"],
@@ -151,11 +156,11 @@ class Command(BaseCommand):
 
     def _export(self, options: dict[str, Any]) -> None:
         cluster = selectors.cluster_get(options["cluster"])
-        self.stdout.write(selectors.deviceconfig_render(cluster), ending="")
+        self.stdout.write(deviceconfig_render(cluster), ending="")
 
     def _fit(self, options: dict[str, Any]) -> None:
         cluster = selectors.cluster_get(options["cluster"])
-        answer = selectors.template_fit_answer(
+        answer = template_fit_answer(
             cluster,
             common_word=options["chip_type"],
             memory=options["memory"],

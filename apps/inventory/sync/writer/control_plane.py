@@ -8,14 +8,14 @@ from typing import Any
 
 from django.db import transaction
 
+from apps.inventory.deviceconfig.refresh import config_loaded_refresh_soon
+from apps.inventory.deviceconfig.services import deviceconfig_observe
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigError,
     DeviceConfigLimitError,
     parse_device_config,
 )
-from apps.inventory.models import (
-    Cluster,
-)
+from apps.inventory.models import Cluster, ClusterObject, PriorityClass
 from apps.inventory.sync.writer.base import (
     VOLCANO_QUEUE_KIND,
     Events,
@@ -40,8 +40,6 @@ class ControlPlaneMixin(WriterBase):
     def replace_objects(
         self, kind: str, namespace: str, name: str, items: Sequence[Mapping[str, Any]]
     ) -> None:
-        from apps.inventory.models import ClusterObject
-
         with transaction.atomic():
             if not items:
                 ClusterObject.objects.filter(
@@ -56,8 +54,6 @@ class ControlPlaneMixin(WriterBase):
                 self._store_object(kind, obj)
 
     def apply_object_events(self, kind: str, events: Events) -> None:
-        from apps.inventory.models import ClusterObject
-
         with transaction.atomic():
             for event_type, obj in events:
                 meta = obj.get("metadata") or {}
@@ -74,16 +70,10 @@ class ControlPlaneMixin(WriterBase):
                 # A watched Deployment is a scheduler: a rollout moves its
                 # status as pods start and go, so the config it placed by
                 # may have changed (apps.inventory.deviceconfig.in_effect).
-                from apps.inventory.deviceconfig.in_effect import (
-                    config_loaded_refresh_soon,
-                )
-
                 config_loaded_refresh_soon(self.cluster.pk)
 
     def replace_volcano_queues(self, items: Sequence[Mapping[str, Any]]) -> None:
         """Mirror every Volcano Queue (cluster-scoped), dropping the ones gone."""
-        from apps.inventory.models import ClusterObject
-
         with transaction.atomic():
             names = [(i.get("metadata") or {}).get("name", "") for i in items]
             gone = ClusterObject.objects.filter(
@@ -111,8 +101,6 @@ class ControlPlaneMixin(WriterBase):
 
     def _store_object(self, kind: str, obj: Mapping[str, Any]) -> bool:
         """Store one object; True when it is new or changed."""
-        from apps.inventory.models import ClusterObject
-
         meta = obj.get("metadata") or {}
         namespace, name = meta.get("namespace", ""), meta.get("name", "")
         rv = meta.get("resourceVersion", "")
@@ -141,18 +129,17 @@ class ControlPlaneMixin(WriterBase):
                 Event.OBJECT,
                 object_payload(kind, namespace, name, rv),
             )
-        if is_device_config:
-            from apps.inventory.services import deviceconfig_observe
-
-            if text is not None and deviceconfig_observe(
+        if (
+            is_device_config
+            and text is not None
+            and deviceconfig_observe(
                 cluster=self.cluster, text=text, resource_version=rv
-            ):
-                self.reapply_chip_types()
+            )
+        ):
+            self.reapply_chip_types()
         return created or changed
 
     def replace_priority_classes(self, items: Sequence[Mapping[str, Any]]) -> None:
-        from apps.inventory.models import PriorityClass
-
         with transaction.atomic():
             names = {(i.get("metadata") or {}).get("name") for i in items}
             PriorityClass.objects.filter(cluster=self.cluster).exclude(
@@ -162,8 +149,6 @@ class ControlPlaneMixin(WriterBase):
                 self._store_priority_class(item)
 
     def apply_priority_class_events(self, events: Events) -> None:
-        from apps.inventory.models import PriorityClass
-
         with transaction.atomic():
             for event_type, obj in events:
                 name = (obj.get("metadata") or {}).get("name", "")
@@ -175,8 +160,6 @@ class ControlPlaneMixin(WriterBase):
                     self._store_priority_class(obj)
 
     def _store_priority_class(self, obj: Mapping[str, Any]) -> None:
-        from apps.inventory.models import PriorityClass
-
         PriorityClass.objects.update_or_create(
             cluster=self.cluster,
             name=(obj.get("metadata") or {}).get("name", ""),

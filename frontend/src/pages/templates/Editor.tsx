@@ -232,7 +232,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
           </span>
         </div>
         {saved && (
-          <div className="panel-body" style={{ paddingBottom: 0 }}>
+          <div className="panel-body pb-0">
             <Banner kind="ok" testId="saved">
               {saved} Not live yet: publish to write it to the ConfigMap.
             </Banner>
@@ -241,7 +241,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
         <table className="data" data-testid="templates-table">
           <thead>
             <tr>
-              <th style={{ width: "30%" }}>Name</th>
+              <th className="w-30pct">Name</th>
               <th>Memory (MB)</th>
               <th>AICore</th>
               <th>AICPU</th>
@@ -350,7 +350,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
             </Banner>
           )}
           {typeWarnings.length > 0 && (
-            <ul style={{ margin: "12px 0 0", paddingLeft: 18, color: "var(--ink-2)" }} data-testid="warnings">
+            <ul className="warnings-list" data-testid="warnings">
               {typeWarnings.map((w, i) => (
                 <li key={i}>
                   <Badge kind="warn">{w.severity}</Badge> {w.message}
@@ -397,13 +397,12 @@ function TemplateRow({
   const nameHint = !f.name?.length && !isAllowedName(values.name ?? "", allowedNames);
   const input = (field: string, props: React.InputHTMLAttributes<HTMLInputElement> = {}) => (
     <input
-      className={`input${f[field] ? " invalid" : ""}`}
+      className={`input full-width${f[field] ? " invalid" : ""}`}
       value={values[field] ?? ""}
       readOnly={!canEdit}
       onChange={(e) => onChange(field, e.target.value)}
       name={field}
       aria-invalid={!!f[field]}
-      style={{ width: "100%" }}
       {...props}
     />
   );
@@ -411,7 +410,7 @@ function TemplateRow({
     <>
       <tr data-testid={testId}>
         <td>
-          <div style={{ display: "flex", gap: 6, alignItems: "center" }}>
+          <div className="hstack gap-6">
             {input("name", {
               list: suggestions.length ? listId : undefined,
               placeholder: suggestions.length ? `e.g. ${suggestions[0]}` : undefined,
@@ -428,7 +427,7 @@ function TemplateRow({
           )}
           <FieldErrorsView messages={f.name} />
           {nameHint && (
-            <div className="muted" style={{ fontSize: 11 }} data-testid="name-hint">
+            <div className="muted tiny-text" data-testid="name-hint">
               not a template name {commonWord} accepts ({allowedNames.join(", ")})
             </div>
           )}
@@ -446,7 +445,7 @@ function TemplateRow({
           <FieldErrorsView messages={f.ai_cpu} />
         </td>
         <td className="num">{fitAlone !== undefined ? `× ${fitAlone}` : "–"}</td>
-        <td className="nowrap" style={{ textAlign: "right" }}>
+        <td className="nowrap align-right">
           {actions}
         </td>
       </tr>

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../../api/client";
 import type { DeviceConfigVersion, Diff, Page, PublishResult } from "../../api/types";
+import { EventTable, textOrDash, type EventColumn } from "../../components/EventTable";
 import { Badge, Banner, DiffView, ErrorNote, Field, Loading, Modal } from "../../components/ui";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { dateTime } from "../../lib/format";
@@ -35,6 +36,47 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
   const [rollback, setRollback] = useState<DeviceConfigVersion | null>(null);
   const [done, setDone] = useState<PublishResult | null>(null);
   const byId = (id: number | null) => list.find((v) => v.id === id);
+  const newest = list[0]?.id;
+  const columns: EventColumn<DeviceConfigVersion>[] = [
+    { header: "A", cell: (v) => <input type="radio" name="a" checked={a === v.id} onChange={() => setA(v.id)} aria-label={`compare from v${v.number}`} /> },
+    { header: "B", cell: (v) => <input type="radio" name="b" checked={b === v.id} onChange={() => setB(v.id)} aria-label={`compare to v${v.number}`} /> },
+    {
+      header: "Version",
+      cell: (v) => (
+        <>
+          <b>v{v.number}</b> {v.id === newest && <Badge kind="info">newest</Badge>}
+        </>
+      ),
+    },
+    { header: "Source", cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{v.source}</Badge> },
+    {
+      header: "Who · when",
+      className: "nowrap",
+      cell: (v) => (
+        <>
+          {v.author ?? <span className="muted">{v.source === "observed" ? "by hand" : "system"}</span>}
+          <div className="muted tiny-text">{dateTime(v.created_at)}</div>
+        </>
+      ),
+    },
+    { header: "Reason", maxWidth: 260, cell: (v) => textOrDash(v.reason) },
+    {
+      header: "",
+      className: "nowrap",
+      cell: (v) => (
+        <>
+          <button className="btn small" onClick={() => setViewing(v)}>
+            View
+          </button>{" "}
+          {can("operator") && v.id !== newest && (
+            <button className="btn small" onClick={() => setRollback(v)} data-testid={`rollback-v${v.number}`}>
+              Roll back
+            </button>
+          )}
+        </>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -43,7 +85,7 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
           Rolled back: v{done.number} now holds the text of v{done.rollback_of ?? "?"} (resourceVersion {done.resource_version}).
         </Banner>
       )}
-      <div className="grid cols-2" style={{ gridTemplateColumns: "minmax(0,1.1fr) minmax(0,1fr)" }}>
+      <div className="grid versions-grid">
         <div className="panel">
           <div className="panel-head">
             <h2>Versions</h2>
@@ -53,56 +95,7 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
           {!versions.data ? (
             <Loading />
           ) : (
-            <div className="table-wrap">
-              <table className="data" data-testid="versions-table">
-                <thead>
-                  <tr>
-                    <th>A</th>
-                    <th>B</th>
-                    <th>Version</th>
-                    <th>Source</th>
-                    <th>Who · when</th>
-                    <th>Reason</th>
-                    <th />
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.map((v, i) => (
-                    <tr key={v.id} className={v.id === b ? "selected" : ""}>
-                      <td>
-                        <input type="radio" name="a" checked={a === v.id} onChange={() => setA(v.id)} aria-label={`compare from v${v.number}`} />
-                      </td>
-                      <td>
-                        <input type="radio" name="b" checked={b === v.id} onChange={() => setB(v.id)} aria-label={`compare to v${v.number}`} />
-                      </td>
-                      <td>
-                        <b>v{v.number}</b> {i === 0 && <Badge kind="info">newest</Badge>}
-                      </td>
-                      <td>
-                        <Badge kind={SOURCE_KIND[v.source]}>{v.source}</Badge>
-                      </td>
-                      <td className="nowrap">
-                        {v.author ?? <span className="muted">{v.source === "observed" ? "by hand" : "system"}</span>}
-                        <div className="muted" style={{ fontSize: 11 }}>
-                          {dateTime(v.created_at)}
-                        </div>
-                      </td>
-                      <td style={{ maxWidth: 260 }}>{v.reason || <span className="muted">–</span>}</td>
-                      <td className="nowrap">
-                        <button className="btn small" onClick={() => setViewing(v)}>
-                          View
-                        </button>{" "}
-                        {can("operator") && i > 0 && (
-                          <button className="btn small" onClick={() => setRollback(v)} data-testid={`rollback-v${v.number}`}>
-                            Roll back
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <EventTable rows={list} rowKey={(v) => v.id} columns={columns} testId="versions-table" rowClass={(v) => (v.id === b ? "selected" : "")} scroll />
           )}
         </div>
         <div className="panel">

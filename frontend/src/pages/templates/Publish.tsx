@@ -139,13 +139,13 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           <b>Drift:</b> the ConfigMap differs from the portal's v{drift.baseline_version} (someone edited it by hand). Publishing will be refused until
           an admin adopts the live config or publishes over it.
           {can("admin") && (
-            <div style={{ marginTop: 6 }}>
+            <div className="mt-6">
               <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
                 Adopt the live config
               </button>
             </div>
           )}
-          <details style={{ marginTop: 6 }}>
+          <details className="mt-6">
             <summary>What changed by hand</summary>
             <DiffView diff={drift.diff} />
           </details>
@@ -155,7 +155,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       {invalid && (
         <Banner kind="error">
           <b>The portal's config is invalid; it cannot be published:</b>
-          <ul style={{ margin: "4px 0 0", paddingLeft: 18 }}>
+          <ul className="bullets">
             {config!.errors.map((e, i) => (
               <li key={i}>{e.message}</li>
             ))}
@@ -165,7 +165,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       {shapeWarnings.length > 0 && (
         <Banner kind={crashes ? "error" : "warn"} testId="shape-warnings">
           <b>Not every running component can read this config's {shapeWarnings[0].shape} shape of vnpus:</b>
-          <ul style={{ margin: "4px 0 0", paddingLeft: 18 }}>
+          <ul className="bullets">
             {shapeWarnings.map((w) => (
               <li key={w.workload}>
                 {w.message}
@@ -214,7 +214,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                 e.preventDefault();
                 void publish(false);
               }}
-              style={{ display: "flex", flexDirection: "column", gap: 10, maxWidth: 720 }}
+              className="publish-form"
             >
               <Field label="Reason (kept with the version and in the audit log)" errors={errors.fields.reason}>
                 <textarea
@@ -229,7 +229,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
               </Field>
               {needsConfirm && (
                 <Field label="" errors={errors.fields.confirm_shape}>
-                  <label style={{ display: "flex", gap: 6, alignItems: "center" }}>
+                  <label className="hstack gap-6">
                     <input type="checkbox" checked={confirmShape} onChange={(e) => setConfirmShape(e.target.checked)} name="confirm_shape" data-testid="confirm-shape" />
                     Write it anyway: a component above exits at its next start until its version or the shape changes
                   </label>
@@ -237,7 +237,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
               )}
               {(breaking.length > 0 || errors.fields.confirm_breaking) && (
                 <Field label="" errors={errors.fields.confirm_breaking}>
-                  <label style={{ display: "flex", gap: 6, alignItems: "flex-start" }}>
+                  <label className="hstack gap-6 align-start">
                     <input
                       type="checkbox"
                       required
@@ -259,7 +259,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                   {errors.form.join(" ")}
                 </div>
               )}
-              <div style={{ display: "flex", gap: 8, alignItems: "center" }}>
+              <div className="hstack gap-8">
                 <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
                   data-testid="publish"
                 >
@@ -271,11 +271,11 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           )}
           <ErrorNote error={failure} />
           {conflict && (
-            <div style={{ marginTop: 12 }} data-testid="publish-conflict">
+            <div className="mt-12" data-testid="publish-conflict">
               <Banner kind="error">
                 <b>{conflict.code === ErrorCode.DRIFT ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
                 {can("admin") ? (
-                  <div style={{ display: "flex", gap: 8, marginTop: 8 }}>
+                  <div className="flex gap-8 mt-8">
                     <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
                       Adopt the live config
                     </button>
@@ -288,7 +288,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                     )}
                   </div>
                 ) : (
-                  <div style={{ marginTop: 6 }}>Ask an admin to adopt the live config or to publish over it.</div>
+                  <div className="mt-6">Ask an admin to adopt the live config or to publish over it.</div>
                 )}
               </Banner>
               {conflict.detail && (
@@ -343,16 +343,16 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
         ))}
         {changed.length === 0 && whatIf.invalid_slices.length === 0 && whatIf.already_invalid_slices.length === 0 && <div className="muted">No change to slots or templates since the last publish.</div>}
         {changed.map((c) => (
-          <div key={c.common_word} style={{ marginBottom: 10 }}>
+          <div key={c.common_word} className="mb-10">
             <b>{c.common_word}</b> <Badge kind="info">{c.chip_type_change}</Badge>{" "}
             {c.slots_per_chip_before !== null && c.slots_per_chip_before !== c.slots_per_chip ? (
-              <span style={{ color: "var(--warn)" }}>
+              <span className="warn-text">
                 slots per chip {c.slots_per_chip_before} → <b>{c.slots_per_chip}</b>
               </span>
             ) : (
               <span className="muted">{c.slots_per_chip} slots per chip</span>
             )}
-            <ul style={{ margin: "4px 0", paddingLeft: 18 }}>
+            <ul className="bullets mb-4">
               {c.templates
                 .filter((t) => t.template_change !== "unchanged")
                 .map((t) => (
@@ -361,12 +361,12 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
                   </li>
                 ))}
               {c.removed_templates.map((n) => (
-                <li key={n} style={{ color: "var(--hot)" }}>
+                <li key={n} className="hot-text">
                   {n}: removed
                 </li>
               ))}
               {c.overcommit.map((o, i) => (
-                <li key={i} style={{ color: "var(--warn)" }}>
+                <li key={i} className="warn-text">
                   {o}
                 </li>
               ))}
@@ -374,7 +374,7 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
           </div>
         ))}
         {whatIf.removed_chip_types.map((r) => (
-          <div key={r.common_word} style={{ color: "var(--hot)" }}>
+          <div key={r.common_word} className="hot-text">
             Chip type {r.common_word} removed{r.renamed_to ? ` (renamed to ${r.renamed_to})` : ""}.
           </div>
         ))}
@@ -382,7 +382,7 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
           <SliceTable
             slices={whatIf.invalid_slices}
             testId="impact-breaks"
-            color="var(--hot)"
+            tone="hot"
             title={`${plural(whatIf.invalid_slices.length, "running slice")} this publish would break`}
           />
         )}
@@ -390,12 +390,12 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
           <SliceTable
             slices={whatIf.already_invalid_slices}
             testId="impact-already-broken"
-            color="var(--warn)"
+            tone="warn"
             title={`${plural(whatIf.already_invalid_slices.length, "running slice")} already broken by the published config (not this publish)`}
           />
         )}
         {whatIf.overbooked_chips.length > 0 && (
-          <div style={{ marginTop: 8, color: "var(--warn)" }}>
+          <div className="mt-8 warn-text">
             {whatIf.overbooked_chips.length} chip{whatIf.overbooked_chips.length > 1 ? "s" : ""} would hold more slices than their new slot count (e.g.{" "}
             {whatIf.overbooked_chips[0].node_name} #{whatIf.overbooked_chips[0].chip_index}: {whatIf.overbooked_chips[0].slots_used} used of{" "}
             {whatIf.overbooked_chips[0].slots_per_chip}).
@@ -415,10 +415,10 @@ function slicePods(slices: WhatIfSlice[]): string[] {
   return [...new Set(slices.map((s) => `${s.namespace}/${s.pod_name}`))];
 }
 
-function SliceTable({ slices, title, color, testId }: { slices: WhatIfSlice[]; title: string; color: string; testId: string }) {
+function SliceTable({ slices, title, tone, testId }: { slices: WhatIfSlice[]; title: string; tone: "hot" | "warn"; testId: string }) {
   return (
     <div data-testid={testId}>
-      <div style={{ margin: "8px 0 4px", color, fontWeight: 650 }}>{title}</div>
+      <div className={`slice-table-title ${tone}-text`}>{title}</div>
       <table className="data">
         <thead>
           <tr>

@@ -1,7 +1,8 @@
-"""The README's pipeline example, run verbatim with real curl against the demo.
+"""The documented pipeline example, run verbatim with real curl against the demo.
 
-The ``bash`` block of README's "Requests for CI" is read from README.md (not
-copied here) and each of its commands is run by bash, as a person pasting it
+The ``bash`` block of "Request a vNPU over REST" in docs/pipelines.md (the
+example the README sends a newcomer to) is read from the page (not copied
+here) and each of its commands is run by bash, as a person pasting it
 would, against the demo as ``manage.py demo`` sets it up on simcluster's
 ``guide`` scenario (``harness/stack.py``: a fresh database, sync, uvicorn).
 Only two things are filled in: the token that ``createtoken`` prints goes
@@ -31,14 +32,14 @@ import pytest
 from harness.stack import ROOT, Stack
 from tests.polling import wait_for
 
-README = ROOT / "README.md"
-SECTION = "## Requests for CI"
+PAGE = ROOT / "docs" / "pipelines.md"
+SECTION = "## Request a vNPU over REST"
 TIMEOUT = 90.0
 
 
-def readme_block() -> str:
-    """The first ```bash block of the README's "Requests for CI" section."""
-    text = README.read_text()
+def example_block() -> str:
+    """The first ```bash block of the page's "Request a vNPU over REST" section."""
+    text = PAGE.read_text()
     section = text.split(f"\n{SECTION}\n", 1)[1].split("\n## ", 1)[0]
     return section.split("```bash\n", 1)[1].split("\n```", 1)[0]
 
@@ -65,7 +66,7 @@ def split_commands(block: str) -> list[tuple[str, list[str]]]:
             continue
         commands.append((current, []))
         current = ""
-    assert not current, f"unterminated command in the README: {current!r}"
+    assert not current, f"unterminated command in docs/pipelines.md: {current!r}"
     return commands
 
 
@@ -104,7 +105,7 @@ def curl_answer(output: str) -> tuple[int, dict]:
 
 
 def shown_fields(comments: list[str], request_id: int) -> dict[str, object]:
-    """The ``"key": value`` pairs a README comment shows (elided values left out)."""
+    """The ``"key": value`` pairs a comment of the example shows (elided values left out)."""
     text = " ".join(comments).replace("42", str(request_id))
     fields: dict[str, object] = {}
     for key, raw in re.findall(r'"(\w+)": ("[^"]*"|\d+)', text):
@@ -120,7 +121,7 @@ def demo(tmp_path_factory) -> Iterator[Stack]:
     stack = Stack(
         "guide",
         sim_options={"ready_delay": 0.1, "pod_shutdown_seconds": 0.3},
-        workdir=tmp_path_factory.mktemp("readme-demo"),
+        workdir=tmp_path_factory.mktemp("pipeline-demo"),
     )
     stack.start(wait_for_chips=4)
     try:
@@ -129,19 +130,19 @@ def demo(tmp_path_factory) -> Iterator[Stack]:
         stack.stop()
 
 
-def test_the_readmes_pipeline_example_runs_verbatim_on_the_demo(demo, tmp_path):
+def test_the_documented_pipeline_example_runs_verbatim_on_the_demo(demo, tmp_path):
     # Never skipped: without curl this fails and says so.
     assert shutil.which("curl"), (
-        "the README's example needs curl (apt-get install curl)"
+        "the pipeline example needs curl (apt-get install curl)"
     )
-    commands = split_commands(readme_block())
+    commands = split_commands(example_block())
     curlrc = tmp_path / ".curlrc"
     curlrc.write_text('write-out = "\\n%{http_code}"\n')
     env = {
         **demo.env(),
         "CURL_HOME": str(tmp_path),
         "PORTAL": demo.url,
-        # `python manage.py ...` is this interpreter (the README assumes the venv).
+        # `python manage.py ...` is this interpreter (the page assumes the venv).
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
     shell = Shell(env, tmp_path)

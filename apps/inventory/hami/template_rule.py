@@ -17,12 +17,11 @@ memories up to 12 templates, Go's own deterministic order beyond). Then
   request over ``memoryCapacity``: it books 0 MB and creates the smallest
   template (HAMi: refused).
 
-The allocator, the fit API and command, the publish what-if and simcluster all
-call :func:`fit_template` (and the allocator :func:`resolve_shape` on top of it),
-so the portal books the template the scheduler hands out. It lives in the
-allocator package because the allocator may import only the stdlib and itself;
-``apps.inventory.hami`` imports it from here (no cycle: nothing here imports
-the inventory).
+The allocator (``apps.scheduling.allocator.shapes``), the fit API and command,
+the publish what-if and simcluster all call :func:`fit_template`, so the portal
+books the template the scheduler hands out. It is a rule of the HAMi format, so
+it lives with the format, below the inventory and scheduling that both read it;
+like the rest of this package it imports only the stdlib.
 """
 
 from __future__ import annotations
@@ -32,20 +31,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from .errors import InvalidRequest
 from .gosort import GO_INSERTION_SORT_MAX, go_sort_slice_order
-from .types import ChipTypeRules, SliceShape, TemplateShape
 
 __all__ = [
     "GO_INSERTION_SORT_MAX",
+    "ChipTypeLike",
     "FitKind",
     "FitResult",
     "Scheduler",
-    "all_shapes",
+    "TemplateLike",
     "fit_template",
-    "resolve_shape",
     "shadowed_templates",
     "templates_by_memory",
+    "whole_card_fit",
     "whole_card_template",
 ]
 
@@ -85,7 +83,7 @@ class FitResult:
 
 
 class TemplateLike(Protocol):
-    """A template as any caller holds it (``TemplateShape``, ``TemplateSpec``)."""
+    """A template as any caller holds it (the allocator's ``TemplateShape``, ``TemplateSpec``)."""
 
     @property
     def name(self) -> str: ...
@@ -167,7 +165,16 @@ def shadowed_templates(chip_type: ChipTypeLike) -> dict[str, str]:
     return shadowed
 
 
-def _whole_card(chip_type: ChipTypeLike, why: str) -> FitResult:
+def whole_card_fit(chip_type: ChipTypeLike, why: str) -> FitResult:
+    """Return what a whole card of the chip type books, ``why`` leading the reason.
+
+    Args:
+        chip_type: The chip type.
+        why: Why the request is a whole card, for the reason.
+
+    Returns:
+        A whole card booking memoryAllocatable, or the template it becomes.
+    """
     word, whole = chip_type.common_word, chip_type.memory_allocatable
     template = whole_card_template(chip_type)
     if template is None:
@@ -205,11 +212,11 @@ def fit_template(
     """
     word = chip_type.common_word
     if memory is None:
-        return _whole_card(chip_type, "no memory requested")
+        return whole_card_fit(chip_type, "no memory requested")
     if memory < 0:
         return FitResult(FitKind.INVALID, None, 0, f"{word}: {memory} MB is negative")
     if memory == 0 and scheduler is Scheduler.VOLCANO:
-        return _whole_card(chip_type, "0 MB asks Volcano for a whole card")
+        return whole_card_fit(chip_type, "0 MB asks Volcano for a whole card")
     ordered = templates_by_memory(chip_type.templates)
     for t in ordered:
         if memory <= t.memory:
@@ -226,7 +233,7 @@ def fit_template(
             if ordered
             else "asked of a chip type without templates"
         )
-        return _whole_card(chip_type, f"{memory} MB is {why}")
+        return whole_card_fit(chip_type, f"{memory} MB is {why}")
     over = f"{memory} MB is more than memoryCapacity {chip_type.memory_capacity} MB"
     if scheduler is Scheduler.HAMI:
         return FitResult(FitKind.INVALID, None, 0, f"{word}: {over}")
@@ -245,97 +252,3 @@ def fit_template(
         0,
         f"{word}: {over}: Volcano books 0 MB and gives a whole card",
     )
-
-
-def _shape(rules: ChipTypeRules, name: str, memory: int) -> SliceShape:
-    t = next(t for t in rules.templates if t.name == name)
-    return SliceShape(t.name, memory, t.ai_core, t.ai_cpu)
-
-
-def whole_card(rules: ChipTypeRules) -> SliceShape:
-    """Return what a whole-card request of a chip type books.
-
-    Args:
-        rules: The chip type.
-
-    Returns:
-        A shape with no template that books memoryAllocatable and all AICore
-        and AICPU of the chip type (the allocator uses each chip's own
-        totals); or, when a template has memoryAllocatable MB, that template.
-    """
-    fit = _whole_card(rules, "whole card")
-    if fit.template is not None:
-        return _shape(rules, fit.template, fit.memory)
-    return SliceShape(None, rules.memory_allocatable, rules.ai_core, rules.ai_cpu)
-
-
-def all_shapes(rules: ChipTypeRules) -> tuple[SliceShape, ...]:
-    """Return every shape a request of this chip type can turn into.
-
-    Args:
-        rules: The chip type.
-
-    Returns:
-        The template shapes that can be handed out (rule order), then the
-        whole card unless it is one of them.
-    """
-    shadowed = shadowed_templates(rules)
-    shapes = [
-        SliceShape(t.name, t.memory, t.ai_core, t.ai_cpu)
-        for t in templates_by_memory(rules.templates)
-        if t.name not in shadowed
-    ]
-    whole = whole_card(rules)
-    if whole not in shapes:
-        shapes.append(whole)
-    return tuple(shapes)
-
-
-def resolve_shape(
-    rules: ChipTypeRules, *, memory: int | None, template: str | None
-) -> SliceShape:
-    """Apply the template rule to one portal request.
-
-    The portal's pod asks for the chosen template's memory (or no memory for
-    a whole card), and HAMi and Volcano read that alike, so this uses HAMi's
-    reading of the user's request.
-
-    Args:
-        rules: The chip type the request asks for.
-        memory: Requested MB; None asks for a whole card.
-        template: An explicit template name; when given it wins over ``memory``.
-
-    Returns:
-        The shape the request books.
-
-    Raises:
-        InvalidRequest: The template is unknown or can never be handed out
-            (another template has the same memory and comes first), the
-            memory is negative, or the memory is more than ``memoryCapacity``.
-    """
-    if template is not None:
-        named: TemplateShape | None = next(
-            (t for t in rules.templates if t.name == template), None
-        )
-        if named is None:
-            known = (
-                ", ".join(t.name for t in templates_by_memory(rules.templates))
-                or "none"
-            )
-            raise InvalidRequest(
-                f"unknown template {template} for {rules.common_word} (known: {known})"
-            )
-        winner = shadowed_templates(rules).get(template)
-        if winner is not None:
-            raise InvalidRequest(
-                f"template {template} of {rules.common_word} is never handed out: "
-                f"{winner} has the same memory ({named.memory} MB) and comes first, "
-                f"so the scheduler creates {winner}; ask for {winner}"
-            )
-        memory = named.memory
-    fit = fit_template(rules, memory)
-    if fit.kind is FitKind.INVALID:
-        raise InvalidRequest(fit.reason)
-    if fit.template is not None:
-        return _shape(rules, fit.template, fit.memory)
-    return SliceShape(None, fit.memory, rules.ai_core, rules.ai_cpu)

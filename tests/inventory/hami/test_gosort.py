@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from apps.scheduling.allocator.gosort import GO_INSERTION_SORT_MAX, go_sort_slice_order
+from apps.inventory.hami.gosort import GO_INSERTION_SORT_MAX, go_sort_slice_order
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "gosort"
 

@@ -8,7 +8,7 @@ every running component's version, the device-plugin DaemonSet, node
 registrations and a recorded hand edit of the device config. The live reads
 are elsewhere: the ConfigMap and its drift in ``apps.inventory.deviceconfig.liveconfig``,
 restart state in ``apps.inventory.deviceconfig.restarts``. The facts behind each check are
-in scheduler-behaviour.md ("Volcano scheduler configuration, by version",
+in docs/scheduler-behaviour.md ("Volcano scheduler configuration, by version",
 "Device config shape, by component version", "Volcano's own preemption",
 "Choosing the chip").
 Last, whether Volcano Queues are mirrored (skipped, with the reason, on a
@@ -24,6 +24,8 @@ import yaml
 from django.conf import settings
 from django.db.models import Count
 
+from apps.inventory.deviceconfig.selectors import deviceconfig_drift_recorded
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.deviceconfig.versions import (
     Component,
     cluster_components,
@@ -34,7 +36,6 @@ from apps.inventory.deviceconfig.versions import (
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
-from apps.inventory.selectors import chip_type_specs, deviceconfig_drift_recorded
 from apps.inventory.sync.targets import VOLCANO_QUEUES
 
 VOLCANO_CONFIG_KEY = "volcano-scheduler.conf"
@@ -42,7 +43,8 @@ VOLCANO_CONFIG_KEY = "volcano-scheduler.conf"
 CheckStatus = Literal["ok", "warn", "fail"]
 _RANK = {"ok": 0, "warn": 1, "fail": 2}
 UPSTREAM_ENABLE = "deviceshare.AscendHAMiVNPUEnable"
-# Names from the reference guide; no Volcano release reads them (facts, section 5).
+# Names from the guide; no Volcano release reads them (docs/scheduler-behaviour.md,
+# "Volcano scheduler configuration, by version").
 GUIDE_ENABLE = ("deviceshare.AscendVNPUEnable", "deviceshare.ASCEND310PVNPUEnable")
 GEOMETRIES_NAME = "deviceshare.KnownGeometriesCMName"
 GEOMETRIES_NAMESPACE = "deviceshare.KnownGeometriesCMNamespace"
@@ -52,7 +54,7 @@ SCHEDULE_POLICY = "deviceshare.SchedulePolicy"
 SCHEDULE_WEIGHT = "deviceshare.ScheduleWeight"
 NODE_LOCK = "deviceshare.NodeLockEnable"
 # Releases up to here score spread wrongly (a chip with one vNPU first) and do
-# not recheck the device predicate when preempting (scheduler-behaviour.md).
+# not recheck the device predicate when preempting (docs/scheduler-behaviour.md).
 SPREAD_BUG_UNTIL = NO_DEVICE_EVICTION_UNTIL = (1, 15, 1)
 
 

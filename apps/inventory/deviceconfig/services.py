@@ -1,5 +1,6 @@
-"""Device-config versions: parse, store, import and observe; and the writes the portal is about to make
-(pending writes), recorded before the PUT so a publish killed after it is recognised."""
+"""Writes of the device config: its versions (parse, store, import and observe),
+and the writes the portal is about to make (pending writes), recorded before
+the PUT so a publish killed after it is recognised."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from django.db.models import Max
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
 from apps.inventory.choices import ConnectionKind, DeviceConfigShape, DeviceConfigSource
+from apps.inventory.deviceconfig.selectors import (
+    deviceconfig_baseline,
+    deviceconfig_last_live,
+)
+from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigDocument,
     DeviceConfigError,
@@ -25,7 +31,6 @@ from apps.inventory.models import (
     DeviceConfigPendingWrite,
     DeviceConfigVersion,
 )
-from apps.inventory.selectors import chip_type_specs
 from apps.inventory.services.clusters import cluster_create
 from apps.inventory.services.templates import replace_chip_types
 
@@ -153,8 +158,6 @@ def deviceconfig_observe(
     newest version seen live (imports are drafts, never live). Returns the
     new version, or None when nothing changed.
     """
-    from apps.inventory.selectors import deviceconfig_baseline, deviceconfig_last_live
-
     latest = deviceconfig_last_live(cluster)
     if latest is not None and latest.text == text:
         if resource_version and latest.resource_version != resource_version:

@@ -7,7 +7,7 @@ but it is deterministic: its only "randomness" is an xorshift seeded with the
 slice's length. Up to 12 elements it is a plain insertion sort, which keeps
 equal keys in their input order; above that, equal keys can move. Reproducing
 it (rather than a stable sort) keeps the portal's choice equal to the
-scheduler's for any number of templates. ``tests/scheduling/allocator/
+scheduler's for any number of templates. ``tests/inventory/hami/
 test_gosort.py`` checks it against orders recorded from Go itself.
 
 Translated from ``src/sort/zsortfunc.go`` and ``sort.go`` (BSD licence).

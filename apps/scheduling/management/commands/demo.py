@@ -1,11 +1,14 @@
-"""``manage.py demo``: what the README's run command sets up for a newcomer.
+"""``manage.py demo``: what the README's run command (scripts/run.sh) sets up for a newcomer.
 
 Idempotent: an ``admin`` user (password ``admin``, for the local demo only),
 the cluster ``demo``: connected to a simulated cluster when ``--kubeconfig`` is
 given (its first sync adopts the cluster's device config), otherwise with the
-reference guide's device config imported; and the queue ``ci`` whose pods may
-run in namespace ``ci``, what the README's pipeline example uses (simcluster's
+guide's device config imported; and the queue ``ci`` whose pods may
+run in namespace ``ci``, what the pipeline example of docs/pipelines.md uses (simcluster's
 guide scenario has that namespace, its Volcano queue and the PriorityClasses).
+
+It lives in scheduling, the floor that sees both the inventory (the cluster)
+and the queues; the guide's device config stays with the inventory.
 """
 
 from __future__ import annotations
@@ -18,16 +21,21 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from apps.accounts.services import user_set_role
+from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import Cluster
-from apps.inventory.services import deviceconfig_import
 from apps.scheduling.models import Queue
 from apps.scheduling.services import queue_create
 
-# The queue of the README's "Requests for CI" example, and the namespace its pods use.
+# The queue of the pipeline example (docs/pipelines.md), and the namespace its pods use.
 CI_QUEUE = "ci"
 CI_NAMESPACE = "ci"
 
-GUIDE_CONFIG = Path(__file__).resolve().parents[2] / "demo" / "guide-device-config.yaml"
+GUIDE_CONFIG = (
+    Path(__file__).resolve().parents[3]
+    / "inventory"
+    / "demo"
+    / "guide-device-config.yaml"
+)
 
 
 class Command(BaseCommand):
@@ -65,7 +73,7 @@ class Command(BaseCommand):
                 cluster_name=options["cluster"],
                 text=GUIDE_CONFIG.read_text(),
                 actor=admin,
-                reason="demo: the reference guide's device config",
+                reason="demo: the guide's device config",
             )
             self.stdout.write(
                 f"created cluster {options['cluster']} with the guide's device config"
@@ -76,7 +84,7 @@ class Command(BaseCommand):
                 actor=admin,
                 cluster=cluster,
                 name=CI_QUEUE,
-                description="the README's pipeline example",
+                description="the pipeline example of the docs",
                 allowed_namespaces=[CI_NAMESPACE],
             )
             self.stdout.write(
