@@ -121,6 +121,16 @@ def test_wait_until_names_what_it_waited_for_and_the_last_error():
     assert "nobody home" in str(failure.value)
 
 
+def test_wait_until_asks_a_callable_what_at_the_failure():
+    seen = []
+
+    def what() -> str:
+        return f"3 rows (saw {len(seen)})"
+
+    with pytest.raises(WaitTimeout, match=r"waiting for 3 rows \(saw [1-9]\d*\)"):
+        processes.wait_until(lambda: seen.append(1), what, 0.2, 0.05)
+
+
 def test_wait_until_lets_an_unexpected_error_through():
     with pytest.raises(ZeroDivisionError):
         processes.wait_until(lambda: 1 / 0, "a division", 5)
