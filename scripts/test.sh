@@ -5,13 +5,15 @@
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
 #
-# --fast: the fast lane for a change in progress (lint, types, and the pure and
-# unit tests: the allocator, the HAMi formats, the settings), in well under a
-# minute, with no services, frontend or Go. Further arguments go to pytest.
+# --fast: the fast lane, run before every commit (lint, types, and every test
+# that needs nothing but this Python: no browser, control plane, fault
+# injection, services, subprocesses of the portal or Go-built tools), chosen by
+# the markers tests/conftest.py sets (docs/testing.md). On SQLite, whatever
+# DATABASE_URL and REDIS_URL say. Further arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
-FAST_TESTS=(tests/scheduling/allocator tests/inventory/hami tests/test_settings_module.py)
+FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
 
 if [ "${1:-}" != "--fast" ]; then
   # The Go builds (kubectl, the real control plane, helm; cached by version,
@@ -38,8 +40,8 @@ echo "==> mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
 mypy
 if [ "${1:-}" = "--fast" ]; then
   shift
-  echo "==> pytest, the fast lane"
-  exec python -m pytest "${FAST_TESTS[@]}" "$@"
+  echo "==> pytest, the fast lane (-m \"$FAST_LANE\")"
+  exec env -u DATABASE_URL -u REDIS_URL python -m pytest -q -m "$FAST_LANE" "$@"
 fi
 echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run

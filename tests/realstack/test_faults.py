@@ -46,10 +46,10 @@ from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.pods import LABEL_REQUEST
 from apps.scheduling.services import request_create
+from harness.portal import Running, keep_follow_ups_queued
 from kubestack.scenarios import slice_pod
 from tests.faults.test_worker_killed import RUN_TASK, spawn
 from tests.polling import wait_for
-from tests.portal import Running, keep_follow_ups_queued
 from tests.realstack import test_templates
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 from tests.realstack.figures import FaultFigures, add
