@@ -18,11 +18,11 @@ FAST_LANE="not browser and not realstack and not faults and not slow and not pro
 if [ "${1:-}" != "--fast" ]; then
   # The Go builds (kubectl, the real control plane, helm; cached by version,
   # so a warm run finds them at once) start first and run beside everything
-  # else, niced so that the checks and tests come first. pytest waits for
-  # kubectl, which most tests run; the real-stack tests wait for the control
-  # plane and the Helm tests for helm (kubestack.build.wait_for_background_build),
-  # and run last. A cold build used to hold the first real-stack test, and
-  # with it every test after it, for twenty minutes.
+  # else, niced so that the checks and tests come first. A test that runs
+  # kubectl or helm waits for its stage (the shims below); the real-stack
+  # tests wait for the control plane (kubestack.build.wait_for_background_build)
+  # and run last, the Helm tests after them. A cold build used to hold the
+  # first real-stack test, and with it every test after it, for twenty minutes.
   export KUBESTACK_BUILD_DIR="$PWD/var/kubestack-build"
   rm -rf "$KUBESTACK_BUILD_DIR"
   mkdir -p "$KUBESTACK_BUILD_DIR"
