@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -211,18 +212,27 @@ def prometheus(
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Run the tests in the order scripts/test.sh's background build ends its
-    stages: those that need only kubectl first, then the real-stack tests
-    (the control plane), then the Helm tests (helm). A cold build then
-    overlaps every other test instead of holding the first real-stack test
-    and all that came after it. Each test is marked with what it needs first
-    (the lanes choose by those marks)."""
+    """Mark each test with what it needs (the lanes choose by those marks),
+    then order and group them for scripts/test.sh's workers.
+
+    The browser tests first (one group, one portal); the real-stack tests
+    (one group, one control plane) first too when the control plane is
+    built, else after the rest, in the order the background build ends its
+    stages; the Helm tests last. A cold build thus overlaps every test that
+    does not need it, and a warm run starts its two long serial groups at
+    once while the other workers share the rest."""
     _mark_needs(items)
+    control_plane_built = _stage_built("control-plane")
 
     def stage(item: pytest.Item) -> int:
         if item.get_closest_marker("helm"):
-            return 2
-        return 1 if item.get_closest_marker("realstack") else 0
+            return 3
+        if item.get_closest_marker("realstack"):
+            # Built already (a warm run): the longest group starts first, so
+            # the other workers share the rest beside it.
+            return 0 if control_plane_built else 2
+        # The browser tests share one portal on one worker: start it early.
+        return 0 if "e2e" in item.path.relative_to(config.rootpath).parts[:2] else 1
 
     items.sort(key=stage)  # stable: the order within a stage is kept
     # Under pytest-xdist (--dist loadgroup), the tests that share a costly
@@ -232,6 +242,16 @@ def pytest_collection_modifyitems(
             item.add_marker(pytest.mark.xdist_group("realstack"))
         elif "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
             item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
+def _stage_built(stage: str) -> bool:
+    """Whether scripts/test.sh's background build has ended ``stage`` well
+    (True without such a build: the binaries were built beforehand)."""
+    folder = os.environ.get("KUBESTACK_BUILD_DIR")
+    if not folder:
+        return True
+    done = Path(folder) / f"{stage}.rc"
+    return done.is_file() and done.read_text().strip() == "0"
 
 
 @pytest.hookimpl(wrapper=True)
