@@ -39,7 +39,6 @@ ALLOWED: dict[str, str] = {
     "apps/inventory/sync/writer/pods.py:PodsMixin._sync_slices": INVENTORY,
     "apps/scheduling/admission.py:_admit": "to split",
     "apps/scheduling/allocation.py:persist_result": "to split",
-    "apps/scheduling/allocator/allocate.py": "to split",
     "apps/scheduling/allocator/volcano_room.py:allocate_for_volcano": "to split",
     "apps/scheduling/pods.py:pod_manifest": "to split",
     "apps/scheduling/podsecurity.py:_baseline": "to split",
