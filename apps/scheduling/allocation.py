@@ -1,6 +1,6 @@
 """Booking an allocation result: reservations, proposals and reasons.
 
-Called inside ``services.allocation_create``'s transaction, with the cluster's
+Called inside ``services.allocations.allocation_create``'s transaction, with the cluster's
 row and the pending requests locked.
 
 Proposals are stable across passes: while a request waits for a decision, the

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from apps.scheduling import services
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
+from apps.scheduling.services import queues
 from tests.polling import wait_for
 from tests.portal import Running, ci_request, request_state, token_client, wait_running
 
@@ -31,7 +31,7 @@ CAPABILITY = {"huawei.com/Ascend310P": "4", "huawei.com/Ascend310P-memory": "200
 
 @pytest.fixture
 def portal_queue(kube_stack, real_cluster, admin_user):
-    queue = services.queue_create(
+    queue = queues.queue_create(
         actor=admin_user,
         cluster=real_cluster,
         name=NAME,
