@@ -44,7 +44,6 @@ ALLOWED: dict[str, str] = {
     "apps/scheduling/podsecurity.py:_baseline": "to split",
     "apps/scheduling/snapshot.py:build_snapshot": "to split",
     "simcluster/__main__.py:parser": "to split",
-    "simcluster/api.py": "to split",
     "simcluster/scenarios.py:scale": "to split",
     "simcluster/watch.py:open_watch": "to split",
 }
