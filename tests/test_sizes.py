@@ -37,9 +37,6 @@ ALLOWED: dict[str, str] = {
     "apps/inventory/sync/targets.py:targets_for": INVENTORY,
     "apps/inventory/sync/writer/nodes.py:NodesMixin._upsert_chips": INVENTORY,
     "apps/inventory/sync/writer/pods.py:PodsMixin._sync_slices": INVENTORY,
-    "simcluster/__main__.py:parser": "to split",
-    "simcluster/scenarios.py:scale": "to split",
-    "simcluster/watch.py:open_watch": "to split",
 }
 
 
