@@ -1,10 +1,11 @@
 """Writes of requests: submit one for a vNPU, cancel or release one.
 
-A submission is checked as a whole before anything is written: its fields,
-then against the cluster (chip type and HAMi's template rule, PriorityClass,
-queue and its pod policy, namespace), so that a pipeline hears of every
-mistake at once, as a 400 naming the field. The same idempotency key (per
-user) returns the earlier request instead of a second one.
+A submission is checked before anything is written: once its cluster is
+found, its fields (every malformed one named in one 400), then the token's
+queue limit (403), then against the cluster (chip type and HAMi's template rule, PriorityClass, the
+queue's pod policy, the namespace), each a 400 naming the field, so a
+pipeline hears of a mistake at once. The same idempotency key (per user)
+returns the earlier request instead of a second one.
 """
 
 from __future__ import annotations
