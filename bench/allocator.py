@@ -43,9 +43,9 @@ from apps.scheduling.allocator.fit import Resources, booking, fits
 from apps.scheduling.allocator.shapes import resolve_shape
 
 # The guide's chip types, defined once for the tests and this benchmark.
-from tests.scheduling.allocator.builders import B4 as ASCEND_910B4
-from tests.scheduling.allocator.builders import P310 as ASCEND_310P
-from tests.scheduling.allocator.builders import RULES, SLOTS
+from harness.chip_types import B4 as ASCEND_910B4
+from harness.chip_types import P310 as ASCEND_310P
+from harness.chip_types import RULES, SLOTS
 
 QUEUES = ("prod", "research", "ci", "batch")
 

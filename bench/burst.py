@@ -13,7 +13,7 @@ end. The requests are vir01, vir01, vir02 repeated (267 vir01-sized units for
 
 The portal runs in this process as a deployment does, without Celery workers:
 sync (list + watch) and the beat's scheduling passes in threads
-(``tests.portal.Running``), passes also run inline after each submission (the
+(``harness.portal.Running``), passes also run inline after each submission (the
 embedded mode). The requests are POSTed at once by CI pipelines (token
 clients, four or more in parallel).
 
@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.sync import _bench_db_url, _drop_db, _recreate_db  # noqa: E402
+from harness import processes  # noqa: E402
 
 DB_NAME = "vnpu_bench_burst"
 PER_PIPELINE = 50  # below THROTTLE_REQUEST_CREATE's 60 a minute
@@ -85,8 +85,8 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
     from apps.inventory.sync.engine import sync_once
     from apps.scheduling.choices import FINAL_STATES, RequestState
     from apps.scheduling.models import Request
-    from tests.polling import wait_for
-    from tests.portal import Running, burst_templates, submit_burst
+    from harness.portal import Running, burst_templates, submit_burst
+    from harness.processes import wait_until
 
     cluster = cluster_create(
         actor=None,
@@ -114,7 +114,7 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
             return states <= {RequestState.RUNNING, *FINAL_STATES}
 
         try:
-            wait_for(settled, f"the burst on {name} to settle", timeout=timeout)
+            wait_until(settled, f"the burst on {name} to settle", timeout=timeout)
         except AssertionError as error:
             print(f"{name}: {error}", flush=True)
         wall = time.monotonic() - started
@@ -133,8 +133,9 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
     )
 
 
-def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
-    sim = subprocess.Popen(
+def _start_sim(nodes: int, kubeconfig: Path) -> processes.Process:
+    sim = processes.start(
+        "sim",
         [
             sys.executable,
             "-m",
@@ -148,16 +149,14 @@ def _start_sim(nodes: int, kubeconfig: Path) -> subprocess.Popen[str]:
             "--kubeconfig",
             str(kubeconfig),
         ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.STDOUT,
-        text=True,
+        kubeconfig.parent,
     )
-    deadline = time.monotonic() + 120
-    while not (kubeconfig.exists() and kubeconfig.stat().st_size):
-        if sim.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit("simcluster did not start")
-        time.sleep(0.2)
+    processes.wait_until(
+        lambda: kubeconfig.exists() and kubeconfig.stat().st_size,
+        f"simcluster to write {kubeconfig}",
+        120,
+        watched=[sim],
+    )
     return sim
 
 
@@ -226,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                 "simcluster", tmp / "sim.kubeconfig", args.requests, args.timeout
             )
         finally:
-            sim.terminate()
-            sim.wait(timeout=30)
+            processes.stop(sim, grace=30)
         print(simulated.line("simcluster"), flush=True)
         ratio = real.percentile(0.95) / simulated.percentile(0.95)
         print(

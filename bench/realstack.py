@@ -49,6 +49,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.sync import _bench_db_url, _drop_db, _recreate_db, _start_sim  # noqa: E402
+from harness import processes  # noqa: E402
 
 DB_NAME = "vnpu_bench_real"  # not bench.sync's: the two may run at once
 SYNC_RATIO_AIM = 2.0  # issue 19: initial sync <= 2x the download and parse of its lists
@@ -276,12 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         if stack is not None:
             stack.stop()
         if sim is not None:
-            sim.terminate()
-            try:
-                sim.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                sim.kill()
-                sim.wait(timeout=10)
+            processes.stop(sim, grace=30)
         from django.db import connections
 
         connections.close_all()

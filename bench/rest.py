@@ -53,7 +53,6 @@ import os
 import shutil
 import signal
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -71,8 +70,10 @@ if str(ROOT) not in sys.path:
 
 from bench.sync import _kubeconfig_endpoint, _patch_load, _start_sim  # noqa: E402
 from bench.ui import line, pick_postgres, scale_stack  # noqa: E402
-from tests.e2e.stack import Stack  # noqa: E402
-from tests.faults.services import PrivatePostgres, PrivateRedis  # noqa: E402
+from harness import processes  # noqa: E402
+from harness.processes import celery_command, wait_until  # noqa: E402
+from harness.services import PrivatePostgres, PrivateRedis  # noqa: E402
+from harness.stack import Stack  # noqa: E402
 
 ME = "me"
 # (mix label, endpoints asked in turn by every client)
@@ -419,54 +420,32 @@ class Pool:
     def command(self) -> list[str]:
         # docker/entrypoint-worker.sh, with its concurrency raised as the Helm
         # values ask (above the number of clusters: each sync task holds a slot).
-        return [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "vnpuportal",
+        return celery_command(
             "worker",
-            "--loglevel",
-            "WARNING",
-            "--pool",
-            "prefork",
-            "--concurrency",
-            str(self.concurrency),
-            "--hostname",
-            self.hostname,
-            "-O",
-            "fair",
-            "--without-gossip",
-            "--without-mingle",
-        ]
+            pool="prefork",
+            concurrency=self.concurrency,
+            loglevel="WARNING",
+            name=self.hostname,
+            extra=["-O", "fair"],
+        )
 
     def start(self) -> None:
         from vnpuportal.celery import app
 
-        self.stack.processes.launch("worker", self.command())
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.stack.procs["worker"].poll() is not None:
-                raise SystemExit("worker exited:\n" + self.stack.logs("worker"))
-            if app.control.ping(timeout=1.0):  # a private Redis: only this worker
-                break
-        else:
-            raise SystemExit("worker not ready:\n" + self.stack.logs("worker"))
+        worker = self.stack.processes.launch("worker", self.command())
+        wait_until(
+            lambda: app.control.ping(timeout=1.0),  # a private Redis: only this worker
+            "the worker to answer a ping",
+            120,
+            watched=[worker],
+        )
         self.stack.processes.launch(
             "beat",
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "vnpuportal",
+            celery_command(
                 "beat",
-                "--schedule",
-                str(self.stack.workdir / "beat-schedule"),
-                "--pidfile=",
-                "--loglevel",
-                "WARNING",
-            ],
+                schedule=self.stack.workdir / "beat-schedule",
+                loglevel="WARNING",
+            ),
         )
 
     def stop(self) -> None:
@@ -498,12 +477,8 @@ def wait_listed(
 
     need = {cid: len(targets_for(Cluster.objects.get(pk=cid))) for cid in cluster_ids}
     done: dict[int, float] = {}
-    deadline = time.monotonic() + timeout
-    while len(done) < len(need):
-        if time.monotonic() > deadline:
-            raise SystemExit(
-                f"initial syncs not done after {timeout:g} s: {sorted(done)} of {sorted(need)}"
-            )
+
+    def all_listed() -> bool:
         for cid in need:
             if cid in done:
                 continue
@@ -516,7 +491,9 @@ def wait_listed(
                 done[cid] = time.perf_counter() - started
         if check:
             check()
-        time.sleep(0.2)
+        return len(done) == len(need)
+
+    wait_until(all_listed, f"the initial syncs of clusters {sorted(need)}", timeout)
     return done
 
 
@@ -630,7 +607,7 @@ class Bench:
     stack: Stack
     pool: Pool
     kubeconfigs: list[Path]
-    sims: list[subprocess.Popen[str]]
+    sims: list[processes.Process]
     pg_pid: Callable[[], int] | None
     redis_pid: int
     connections: ConnectionPeak
@@ -657,7 +634,7 @@ class Bench:
         before the end: a signal from outside, or a crash)."""
         for k, sim in enumerate(self.sims):
             if sim.poll() is not None:
-                output = sim.stdout.read() if sim.stdout else ""
+                output = sim.output()
                 raise SystemExit(
                     f"simcluster {k} (pid {sim.pid}) exited with {sim.returncode}; "
                     f"its output:\n{output[-2000:]}"
@@ -752,7 +729,9 @@ def part_two(bench: Bench, tokens: list[str], demo: int, unloaded: Run) -> None:
     )
     churn = Churn(bench.kubeconfigs, args.churn_rate).start()
     try:
-        time.sleep(3)  # the churn reaches its rate
+        # pacing, not a wait on a condition: the churn reaches its rate before
+        # it is measured
+        time.sleep(3)
         sent0, applied0 = churn.total(), pods_events(ids)
         cpu0, started = bench.cpu(), time.perf_counter()
         bench.connections.take()
@@ -885,7 +864,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         pg_pid = pg.server_pid
         database = (
             f"a private PostgreSQL {pg.bin.parent.name} (initdb in a temp dir as "
-            f"tests/faults/services.py makes it: fsync=off; max_connections="
+            f"harness/services.py makes it: fsync=off; max_connections="
             f"{PG_MAX_CONNECTIONS})"
         )
     else:
@@ -922,9 +901,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         starter.shutdown(wait=True)
         for future in futures:
             if future.exception() is None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    future.result().wait(timeout=15)
-                future.result().kill()
+                processes.stop(future.result(), grace=15)
 
     cleanups.append(stop_sims)
     t0 = time.perf_counter()
@@ -1007,7 +984,9 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
     cpu0, sessions0 = bench.cpu(), connections_peak.sessions()
     unloaded = rest_run(stack.url, tokens, demo, args.seconds, args.warmup)
     cpu = cpu_line(cpu0, bench.cpu())
-    time.sleep(1)  # sessions are counted as they end
+    # PostgreSQL counts a session as it ends and reports its statistics within
+    # about a second; there is no event to wait on
+    time.sleep(1)
     sessions = connections_peak.sessions() - sessions0
     print_run(unloaded, demo)
     print(key_figures(unloaded), flush=True)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -52,10 +51,10 @@ if str(ROOT) not in sys.path:
 from bench.sync import (  # noqa: E402
     _bench_db_url,
     _drop_db,
-    _free_port,
     _recreate_db,
     _start_sim,
 )
+from harness import processes  # noqa: E402
 
 REFERENCE = {"nodes": 1000, "pods": 30000, "slice_pods": 20000}
 DB_NAME = "vnpu_bench_scale"
@@ -237,33 +236,16 @@ def _database_counts(database_url: str) -> tuple[int, int, float]:
     return row[0], row[1], row[2] / 2**20
 
 
-def _wait_http(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    import urllib.error
-    import urllib.request
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit("uvicorn exited before answering")
-        try:
-            with urllib.request.urlopen(url + "/api/auth/login/", timeout=2):  # noqa: S310
-                return
-        except urllib.error.HTTPError:
-            return  # it answers (405 for a GET)
-        except OSError:
-            time.sleep(0.2)
-    raise SystemExit("uvicorn did not answer")
-
-
 def _web_figures(
     env: dict[str, str], figures: Figures, runs: int, browser: bool
 ) -> None:
     """Start uvicorn on the size's database; REST and page loads; its peak RSS."""
-    from tests.e2e.stack import ApiClient
+    from harness.stack import ApiClient
 
-    port = _free_port()
+    port = processes.free_port()
     url = f"http://127.0.0.1:{port}"
-    web = subprocess.Popen(
+    web = processes.start(
+        "web",
         [
             sys.executable,
             "-m",
@@ -277,11 +259,12 @@ def _web_figures(
             "--log-level",
             "warning",
         ],
-        cwd=ROOT,
+        Path(tempfile.mkdtemp(prefix="vnpu-bench-scale-")),
         env=env,
     )
     try:
-        _wait_http(url, web)
+        # any answer will do (405 for a GET of the login endpoint)
+        processes.wait_for_http(url + "/api/auth/login/", watched=[web])
         client = ApiClient(url)
         client.login()
         status, clusters = client.call("GET", "/api/clusters/")
@@ -309,11 +292,7 @@ def _web_figures(
             figures.page_s.update(_page_loads(url, figures.nodes * 8, runs))
         figures.web_rss_mib = _vm_hwm_mib(web.pid)
     finally:
-        web.send_signal(signal.SIGTERM)
-        try:
-            web.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            web.kill()
+        processes.stop(web, grace=20)
 
 
 def _page_loads(url: str, chips: int, runs: int) -> dict[str, float]:
@@ -321,7 +300,7 @@ def _page_loads(url: str, chips: int, runs: int) -> dict[str, float]:
     from playwright.sync_api import sync_playwright
 
     from bench.ui import OVERVIEW_JS, USABLE_JS
-    from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS
+    from harness.stack import CHROMIUM, CHROMIUM_ARGS
 
     expected = f"{chips:,}"
     loads: dict[str, list[float]] = {"chips page": [], "overview": []}
@@ -417,11 +396,7 @@ def measure(factor: float, base: str, args: argparse.Namespace) -> Figures:
         )
         _web_figures(env, figures, args.runs, browser=not args.no_browser)
     finally:
-        sim.send_signal(signal.SIGTERM)
-        try:
-            sim.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            sim.kill()
+        processes.stop(sim, grace=30)
         if not args.keep_database:
             _drop_db(base, DB_NAME)
     figures.placements_per_s = _placements_per_s(size["nodes"], args.requests)
@@ -528,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.runs = min(args.runs, 3)
     if not args.no_browser:
-        from tests.e2e.stack import ensure_frontend_built
+        from harness.stack import ensure_frontend_built
 
         ensure_frontend_built()
     base = os.environ.get(

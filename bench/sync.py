@@ -24,10 +24,7 @@ import argparse
 import asyncio
 import json
 import os
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -36,15 +33,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from harness import processes
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _bench_db_url(base: str, name: str = "vnpu_bench") -> str:
@@ -73,8 +66,9 @@ def _drop_db(base: str, name: str = "vnpu_bench") -> None:
 
 def _start_sim(
     args: argparse.Namespace, kubeconfig: Path, timeout: float = 120
-) -> subprocess.Popen[str]:
-    # A process of its own: the simulator must not share a GIL with sync.
+) -> processes.Process:
+    # A process of its own: the simulator must not share a GIL with sync. Its
+    # output goes to sim.log beside the kubeconfig it writes once it serves.
     command = [
         sys.executable,
         "-m",
@@ -97,18 +91,17 @@ def _start_sim(
         "--bookmark-interval",
         "1",
     ]
-    sim = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    deadline = time.monotonic() + timeout
-    while not (kubeconfig.exists() and kubeconfig.stat().st_size):
-        if sim.poll() is not None or time.monotonic() > deadline:
-            sim.kill()  # a late one too: its output ends, and nothing is left running
-            sim.wait()
-            raise SystemExit(
-                f"simcluster did not start: {sim.stdout.read() if sim.stdout else ''}"
-            )
-        time.sleep(0.2)
+    sim = processes.start(f"sim-{kubeconfig.stem}", command, kubeconfig.parent)
+    try:
+        processes.wait_until(
+            lambda: kubeconfig.exists() and kubeconfig.stat().st_size,
+            f"simcluster to write {kubeconfig}",
+            timeout,
+            watched=[sim],
+        )
+    except (processes.ProcessError, processes.WaitTimeout):
+        processes.stop(sim, grace=0)  # a late one too: nothing is left running
+        raise
     return sim
 
 
@@ -284,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     from apps.inventory.sync.engine import sync_once, sync_run
 
     call_command("migrate", verbosity=0)
-    procs: list[subprocess.Popen[str]] = []
+    procs: list[processes.Process] = []
     tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-"))
     try:
         kubeconfig = tmp / "kubeconfig"
@@ -360,13 +353,19 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         runner.start()
-        deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
+
+        def pods_watcher_absorbed() -> Any:
             watchers = {w.target.key: w for w in holder.get("watchers", [])}
-            pods_watcher = watchers.get("pods")
-            if pods_watcher and pods_watcher.stats.events >= len(names):
-                break
-            time.sleep(0.05)
+            watcher = watchers.get("pods")
+            return watcher if watcher and watcher.stats.events >= len(names) else None
+
+        # polled often: the time it returns is the figure
+        pods_watcher = processes.wait_until(
+            pods_watcher_absorbed,
+            f"the pods watcher to absorb {len(names)} events",
+            600,
+            0.05,
+        )
         absorbed = time.perf_counter() - started
         events = pods_watcher.stats.events if pods_watcher else 0
         print(
@@ -377,10 +376,11 @@ def main(argv: list[str] | None = None) -> int:
         # 3. latency to a WebSocket client through uvicorn + Redis, under a steady patch load
         user = user_ensure(username="bench", role="viewer")
         token = token_create(user=user).plaintext
-        port = _free_port()
+        port = processes.free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         procs.append(
-            subprocess.Popen(
+            processes.start(
+                "web",
                 [
                     sys.executable,
                     "-m",
@@ -391,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
                     "--log-level",
                     "warning",
                 ],
-                cwd=ROOT,
+                tmp,
                 env=env,
             )
         )
@@ -416,13 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         stop.set()
         runner.join(timeout=60)
     finally:
-        for proc in procs:
-            proc.send_signal(signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        processes.stop_all(procs)
         from django.db import connections
 
         connections.close_all()

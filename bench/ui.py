@@ -2,7 +2,7 @@
 
 Run: ``python -m bench.ui [--quick] [--nodes 1000] [--pods 30000] [--slice-pods 20000]``.
 
-Starts the whole portal the way the browser tests do (``tests/e2e/stack.py``:
+Starts the whole portal the way the browser tests do (``harness/stack.py``:
 simcluster ``scale``, a temp SQLite database, ``sync``, ``uvicorn``), waits
 for the initial sync, then measures in Chromium:
 
@@ -72,7 +72,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.e2e.stack import (  # noqa: E402
+from harness.processes import wait_until  # noqa: E402
+from harness.stack import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     ApiClient,
@@ -252,6 +253,19 @@ def against_frame(p95: float) -> str:
     return f"(aim {aim:g} ms, within the clock's {CLOCK_RESOLUTION_MS:g} ms: {verdict})"
 
 
+def wait_slices(stack: Stack, expected: int, timeout: float) -> None:
+    """Until the pods' initial list has landed (99% of the slice pods)."""
+    client = stack.api()
+
+    def landed() -> bool:
+        status, body = client.call(
+            "GET", f"/api/slices/?cluster={stack.cluster_id}&page_size=1"
+        )
+        return status == 200 and body["count"] >= expected * 0.99
+
+    wait_until(landed, f"{expected} slice pods synced", timeout, 1)
+
+
 def line(label: str, value: str) -> None:
     print(f"{label:<52} {value}", flush=True)
 
@@ -384,14 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{time.perf_counter() - t1:7.1f} s",
         )
         # Let the pods' initial list land too (slices), then settle.
-        deadline = time.monotonic() + args.sync_timeout
-        while time.monotonic() < deadline:
-            status, body = client.call(
-                "GET", f"/api/slices/?cluster={stack.cluster_id}&page_size=1"
-            )
-            if status == 200 and body["count"] >= args.slice_pods * 0.99:
-                break
-            time.sleep(1)
+        wait_slices(stack, args.slice_pods, args.sync_timeout)
         line(
             "initial sync: slices in the database", f"{time.perf_counter() - t1:7.1f} s"
         )
@@ -556,6 +563,8 @@ def main(argv: list[str] | None = None) -> int:
             for label, quiet in (("", False), (", sync paused", True)):
                 if quiet:  # the UI's own cost, without the sync process competing for the 2 cores
                     os.killpg(sync_pid, signal.SIGSTOP)
+                    # pacing, not a wait on a condition: the page's work
+                    # started before the pause ends before it is measured
                     time.sleep(1)
                 try:
                     page.goto(stack.url + "/chips")

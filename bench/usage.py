@@ -2,10 +2,10 @@
 
 Run: ``python -m bench.usage [--quick] [--nodes 1000] [--slice-pods 20000]``.
 
-Starts the portal as the browser tests do (``tests/e2e/stack.py``: simcluster
+Starts the portal as the browser tests do (``harness/stack.py``: simcluster
 ``scale``, a fresh database, ``sync``, ``uvicorn``), and a real Prometheus
 (Debian's ``prometheus``) scraping every simulated node's npu-exporter
-(``tests/prometheus.py``); the web process is pointed at it. Then, on the
+(``harness/prometheus.py``); the web process is pointed at it. Then, on the
 same server and in the same run:
 
 - REST: ``/api/usage/chips/`` (every chip: the database's booking joined with
@@ -32,9 +32,17 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.ui import USABLE_JS, fmt, line, pick_postgres, scale_stack, timed_get  # noqa: E402
-from tests.e2e.stack import CHROMIUM, CHROMIUM_ARGS, Stack, ensure_frontend_built  # noqa: E402
-from tests.prometheus import Prometheus, binary  # noqa: E402
+from bench.ui import (  # noqa: E402
+    USABLE_JS,
+    fmt,
+    line,
+    pick_postgres,
+    scale_stack,
+    timed_get,
+    wait_slices,
+)
+from harness.prometheus import Prometheus, binary  # noqa: E402
+from harness.stack import CHROMIUM, CHROMIUM_ARGS, Stack, ensure_frontend_built  # noqa: E402
 
 USAGE_USABLE_JS = """(expected) => {
   const count = document.querySelector('[data-testid=usage-chip-count]');
@@ -62,20 +70,6 @@ def prometheus_share(prom: Prometheus, runs: int) -> list[float]:
         client.query_many(queries)
         out.append(time.perf_counter() - t)
     return out
-
-
-def wait_slices(stack: Stack, expected: int, timeout: float) -> None:
-    """Until the pods' initial list has landed (99% of the slice pods)."""
-    client = stack.api()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status, body = client.call(
-            "GET", f"/api/slices/?cluster={stack.cluster_id}&page_size=1"
-        )
-        if status == 200 and body["count"] >= expected * 0.99:
-            return
-        time.sleep(1)
-    raise SystemExit(f"slices not synced within {timeout:g} s")
 
 
 def each_query(prom: Prometheus, runs: int) -> None:

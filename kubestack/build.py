@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.processes import WaitTimeout, wait_until
 from kubestack import versions
 
 GOMOD = Path(__file__).resolve().parent / "gomod"
@@ -228,19 +229,20 @@ def wait_for_background_build(stage: str, timeout: float = 3600.0) -> None:
         raise ValueError(f"no build stage {stage!r} (stages: {', '.join(STAGES)})")
     done, log = Path(folder) / f"{stage}.rc", Path(folder) / "build.log"
     started = time.monotonic()
-    announced = False
-    while not done.is_file() or not done.read_text().strip():
-        if not announced:
-            print(
-                f"\n==> waiting for the background build of {stage} ({log})", flush=True
-            )
-            announced = True
-        if time.monotonic() - started > timeout:
+
+    def ended() -> str:
+        return done.read_text().strip() if done.is_file() else ""
+
+    announced = not ended()
+    if announced:
+        print(f"\n==> waiting for the background build of {stage} ({log})", flush=True)
+        try:
+            wait_until(ended, f"the background build of {stage} ({log})", timeout, 1)
+        except WaitTimeout:
             raise BuildError(
                 f"the build of {stage} did not end in {timeout:.0f} s ({log})"
-            )
-        time.sleep(1)
-    if done.read_text().strip() != "0":
+            ) from None
+    if ended() != "0":
         tail = log.read_text(errors="replace")[-4000:] if log.is_file() else ""
         raise BuildError(f"the build of {stage} failed ({log}):\n{tail}")
     if announced:

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from apps.inventory.hami.annotations import (
     ContainerDevice,
-    RuntimeInfo,
     encode_pod_devices,
+)
+from apps.inventory.hami.runtime_info import (
+    RuntimeInfo,
     render_runtime_info,
 )
 from kubestack import kwok, volcano

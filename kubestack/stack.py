@@ -136,7 +136,7 @@ class KubeStack:
             for process in running[1:]:
                 process.terminate()
             for process in reversed(running):
-                process.stop()
+                process.stop(grace=5)
             self.processes.clear()
         if self._own_workdir and not self.keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
@@ -288,7 +288,7 @@ class KubeStack:
             with self._lock:
                 old = self.processes.pop("vc-scheduler", None)
                 if old is not None:
-                    old.stop()
+                    old.stop(grace=5)
                 self.processes["vc-scheduler"] = self._spawn_vc_scheduler()
             self.wait_volcano_ready()
 
@@ -770,10 +770,4 @@ class KubeStack:
 
 def _end(process: Process, hard: bool) -> None:
     """Stop a process: SIGKILL its group at once (``hard``), or SIGTERM then wait."""
-    if not hard:
-        process.stop()
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.popen.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.popen.wait(10)
+    process.stop(grace=5, sig=signal.SIGKILL if hard else signal.SIGTERM)

@@ -5,22 +5,24 @@
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
 #
-# --fast: the fast lane for a change in progress (lint, types, and the pure and
-# unit tests: the allocator, the HAMi formats, the settings), in well under a
-# minute, with no services, frontend or Go. Further arguments go to pytest.
+# --fast: the fast lane, run before every commit (lint, types, and every test
+# that needs nothing but this Python: no browser, control plane, fault
+# injection, services, subprocesses of the portal or Go-built tools), chosen by
+# the markers tests/conftest.py sets (docs/testing.md). On SQLite, whatever
+# DATABASE_URL and REDIS_URL say. Further arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
-FAST_TESTS=(tests/scheduling/allocator tests/inventory/hami tests/test_settings_module.py)
+FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
 
 if [ "${1:-}" != "--fast" ]; then
   # The Go builds (kubectl, the real control plane, helm; cached by version,
   # so a warm run finds them at once) start first and run beside everything
-  # else, niced so that the checks and tests come first. pytest waits for
-  # kubectl, which most tests run; the real-stack tests wait for the control
-  # plane and the Helm tests for helm (kubestack.build.wait_for_background_build),
-  # and run last. A cold build used to hold the first real-stack test, and
-  # with it every test after it, for twenty minutes.
+  # else, niced so that the checks and tests come first. A test that runs
+  # kubectl or helm waits for its stage (the shims below); the real-stack
+  # tests wait for the control plane (kubestack.build.wait_for_background_build)
+  # and run last, the Helm tests after them. A cold build used to hold the
+  # first real-stack test, and with it every test after it, for twenty minutes.
   export KUBESTACK_BUILD_DIR="$PWD/var/kubestack-build"
   rm -rf "$KUBESTACK_BUILD_DIR"
   mkdir -p "$KUBESTACK_BUILD_DIR"
@@ -38,8 +40,8 @@ echo "==> mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
 mypy
 if [ "${1:-}" = "--fast" ]; then
   shift
-  echo "==> pytest, the fast lane"
-  exec python -m pytest "${FAST_TESTS[@]}" "$@"
+  echo "==> pytest, the fast lane (-m \"$FAST_LANE\")"
+  exec env -u DATABASE_URL -u REDIS_URL python -m pytest -q -m "$FAST_LANE" "$@"
 fi
 echo "==> makemigrations --check"
 python manage.py makemigrations --check --dry-run
@@ -57,9 +59,27 @@ echo "==> frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
 # kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
-export PATH="$tool_path:$PATH"
-echo "==> waiting for kubectl (Go build, cached by version; cold: a few minutes)"
-python -c "from kubestack.build import wait_for_background_build as w; w('kubectl')"
+# Until the background build has made them, kubectl and helm on PATH are
+# shims that wait for their stage and then run the real one: pytest starts
+# at once, and only a test that runs one of them waits (cold: a few minutes).
+shims="$KUBESTACK_BUILD_DIR/shims"
+mkdir -p "$shims"
+IFS=: read -r kubectl_dir helm_dir _ <<<"$tool_path"
+for tool in kubectl helm; do
+  if [ "$tool" = kubectl ]; then real="$kubectl_dir/kubectl"; else real="$helm_dir/helm"; fi
+  cat >"$shims/$tool" <<SHIM
+#!/bin/sh
+# $tool from scripts/test.sh's background build, once its stage has ended.
+while [ ! -s "$KUBESTACK_BUILD_DIR/$tool.rc" ]; do sleep 1; done
+if [ "\$(cat "$KUBESTACK_BUILD_DIR/$tool.rc")" != 0 ]; then
+  echo "the background build of $tool failed: $KUBESTACK_BUILD_DIR/build.log" >&2
+  exit 1
+fi
+exec "$real" "\$@"
+SHIM
+  chmod +x "$shims/$tool"
+done
+export PATH="$shims:$tool_path:$PATH"
 # Several workers (pytest-xdist): much of the suite waits on processes,
 # sockets and sync loops rather than the CPU. The tests that share one
 # control plane, or one portal and browser, stay on one worker each

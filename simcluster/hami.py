@@ -14,7 +14,6 @@ from apps.inventory.hami.annotations import (
     AnnotationError,
     ContainerDevice,
     DeviceInfo,
-    RuntimeInfo,
     allocated_common_word,
     allocated_key,
     encode_pod_devices,
@@ -22,16 +21,19 @@ from apps.inventory.hami.annotations import (
     no_use_uuid_key,
     parse_node_register,
     parse_pod_devices,
-    parse_runtime_info,
     register_key,
     render_handshake_reported,
     render_node_register,
-    render_runtime_info,
     runtime_key,
     to_allocate_key,
     use_uuid_key,
 )
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
+from apps.inventory.hami.runtime_info import (
+    RuntimeInfo,
+    parse_runtime_info,
+    render_runtime_info,
+)
 from apps.inventory.hami.template_rule import (
     FitKind,
     FitResult,

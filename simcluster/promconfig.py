@@ -5,7 +5,7 @@ the simulator's ``/exporter/targets`` (each target carries its ``node`` label,
 scheme and metrics path). Over HTTPS both the discovery and the scrapes trust
 the simulator's own certificate (``ca_file``), as a kubeconfig does.
 
-Used by the test harness (``tests/prometheus.py``) and by the demo::
+Used by the test harness (``harness/prometheus.py``) and by the demo::
 
     python -m simcluster.promconfig --kubeconfig var/simcluster.kubeconfig \\
         --out var/prometheus.yml --scrape-interval 5s

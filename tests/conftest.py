@@ -2,13 +2,35 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TESTS = Path(__file__).resolve().parent
+FIXTURES = TESTS / "fixtures"
+
+# The lanes (docs/testing.md) are chosen by markers of what a test needs. They
+# are set here, by folder and by fixture, so that a new test lands in the right
+# lane without anyone remembering to mark it; a test marks itself only for what
+# cannot be seen from outside (``slow``, ``processes``, ``tools`` without the
+# ``kubectl`` fixture).
+MARK_BY_FOLDER = {
+    "e2e": "browser",
+    "realstack": "realstack",
+    "faults": "faults",
+}
+MARK_BY_FIXTURE = {
+    "page": "browser",
+    "browser": "browser",
+    "prometheus": "prometheus",
+    "redis_layer": "redis",
+    "kubectl": "tools",
+}
+# A test that calls ``missing()`` unless the database is PostgreSQL needs it.
+POSTGRES_ONLY = 'connection.vendor != "postgresql"'
 # Pods start and stop quickly and bookmarks come often, so tests do not wait
 # on the simulator's realistic delays.
 FAST_SIM: dict[str, Any] = {
@@ -16,6 +38,34 @@ FAST_SIM: dict[str, Any] = {
     "pod_shutdown_seconds": 0.3,
     "bookmark_interval": 0.5,
 }
+
+
+def _marks_of(item: pytest.Item) -> set[str]:
+    marks: set[str] = set()
+    try:
+        folder = Path(item.path).resolve().relative_to(TESTS).parts[0]
+    except ValueError:
+        folder = ""
+    if folder in MARK_BY_FOLDER:
+        marks.add(MARK_BY_FOLDER[folder])
+    fixtures = set(getattr(item, "fixturenames", ()))
+    marks |= {mark for name, mark in MARK_BY_FIXTURE.items() if name in fixtures}
+    function = getattr(item, "function", None)
+    if function is not None:
+        try:
+            source = inspect.getsource(function)
+        except (OSError, TypeError):
+            source = ""
+        if POSTGRES_ONLY in source:
+            marks.add("postgres")
+    return marks
+
+
+def _mark_needs(items: list[pytest.Item]) -> None:
+    """Mark each test with what it needs (see MARK_BY_FOLDER)."""
+    for item in items:
+        for mark in sorted(_marks_of(item) - {m.name for m in item.iter_markers()}):
+            item.add_marker(mark)
 
 
 @pytest.fixture
@@ -141,9 +191,9 @@ def prometheus(
 ) -> Iterator[Any]:
     """A real Prometheus scraping ``sim``'s npu-exporters (every second unless
     ``prometheus_options`` says otherwise), started and scraped once (``.url``,
-    ``.query(expr)``, ``.wait_until(expr)``; see tests/prometheus.py). Its log is
+    ``.query(expr)``, ``.wait_until(expr)``; see harness/prometheus.py). Its log is
     added to a failed test's report."""
-    from tests.prometheus import Prometheus, binary
+    from harness.prometheus import Prometheus, binary
     from tests.requires import missing
 
     if binary() is None:
@@ -165,7 +215,9 @@ def pytest_collection_modifyitems(
     stages: those that need only kubectl first, then the real-stack tests
     (the control plane), then the Helm tests (helm). A cold build then
     overlaps every other test instead of holding the first real-stack test
-    and all that came after it."""
+    and all that came after it. Each test is marked with what it needs first
+    (the lanes choose by those marks)."""
+    _mark_needs(items)
 
     def stage(item: pytest.Item) -> int:
         if item.get_closest_marker("helm"):

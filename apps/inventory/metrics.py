@@ -42,81 +42,43 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     )
     for cluster_id, sync_state in Cluster.objects.values_list("id", "sync_state"):
         state.add_metric([names[cluster_id], str(sync_state)], 1)
+    yield state
+    yield from _stream_families(now, names)
+
+
+def _stream_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
+    """Per stream (one resource of one cluster), from the SyncCursor rows; and
+    each cluster's lag, from its least recently confirmed stream."""
     lag = GaugeMetricFamily(
         "vnpu_cluster_sync_lag_seconds",
         "Seconds since the least recently confirmed stream of the cluster was in "
         "step with the API server (grows while a watch is down).",
         labels=["cluster"],
     )
-    per_stream: dict[str, Any] = {
-        "age": GaugeMetricFamily(
-            "vnpu_sync_stream_last_success_age_seconds",
-            "Seconds since one stream (list+watch of one resource) last succeeded.",
-            labels=["cluster", "resource"],
-        ),
-        "failing": GaugeMetricFamily(
-            "vnpu_sync_stream_failing",
-            "1 when the stream's last error is newer than its last success.",
-            labels=["cluster", "resource"],
-        ),
-        "restarts": CounterMetricFamily(
-            "vnpu_sync_watch_restarts",
-            "Watchers that resumed a stream from its stored resourceVersion (a "
-            "worker handed over, restarted or died).",
-            labels=["cluster", "resource"],
-        ),
-        "crashes": CounterMetricFamily(
-            "vnpu_sync_watcher_crashes",
-            "Watchers of the stream that died of an unexpected error and were "
-            "restarted (each is logged once with its traceback).",
-            labels=["cluster", "resource"],
-        ),
-        "relists": CounterMetricFamily(
-            "vnpu_sync_relists",
-            "Full relists after the API server expired the resourceVersion (410).",
-            labels=["cluster", "resource"],
-        ),
-        "events": CounterMetricFamily(
-            "vnpu_sync_events",
-            "Watch events applied to the database.",
-            labels=["cluster", "resource"],
-        ),
-    }
+    per_stream = _stream_family_set()
+    counters = ("restarts", "crashes", "relists", "events")
     oldest: dict[int, datetime | None] = {}
-    cursors = SyncCursor.objects.values_list(
+    cursors = SyncCursor.objects.values(
         "cluster_id",
         "resource",
         "last_success_at",
         "last_error",
         "last_error_at",
-        "restarts",
-        "crashes",
-        "relists",
-        "events",
+        *counters,
     )
-    for (
-        cluster_id,
-        resource,
-        success,
-        error,
-        error_at,
-        restarts,
-        crashes,
-        relists,
-        events,
-    ) in cursors:
-        labels = [names.get(cluster_id, str(cluster_id)), resource]
+    for cursor in cursors:
+        cluster_id, success = cursor["cluster_id"], cursor["last_success_at"]
+        labels = [names.get(cluster_id, str(cluster_id)), cursor["resource"]]
         age = _age(now, success)
         if age is not None:
             per_stream["age"].add_metric(labels, age)
-        failing = bool(error) and (
+        error_at = cursor["last_error_at"]
+        failing = bool(cursor["last_error"]) and (
             success is None or (error_at is not None and error_at > success)
         )
         per_stream["failing"].add_metric(labels, int(failing))
-        per_stream["restarts"].add_metric(labels, restarts)
-        per_stream["crashes"].add_metric(labels, crashes)
-        per_stream["relists"].add_metric(labels, relists)
-        per_stream["events"].add_metric(labels, events)
+        for counter in counters:
+            per_stream[counter].add_metric(labels, cursor[counter])
         # A stream that never succeeded leaves the cluster without a lag value.
         previous = oldest.get(cluster_id, now)
         oldest[cluster_id] = (
@@ -125,9 +87,47 @@ def sync_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     for cluster_id, since in oldest.items():
         if since is not None and cluster_id in names:
             lag.add_metric([names[cluster_id]], _age(now, since) or 0.0)
-    yield state
     yield lag
     yield from per_stream.values()
+
+
+def _stream_family_set() -> dict[str, Any]:
+    """The per-stream families, by the SyncCursor field (or figure) each reports."""
+    labels = ["cluster", "resource"]
+    return {
+        "age": GaugeMetricFamily(
+            "vnpu_sync_stream_last_success_age_seconds",
+            "Seconds since one stream (list+watch of one resource) last succeeded.",
+            labels=labels,
+        ),
+        "failing": GaugeMetricFamily(
+            "vnpu_sync_stream_failing",
+            "1 when the stream's last error is newer than its last success.",
+            labels=labels,
+        ),
+        "restarts": CounterMetricFamily(
+            "vnpu_sync_watch_restarts",
+            "Watchers that resumed a stream from its stored resourceVersion (a "
+            "worker handed over, restarted or died).",
+            labels=labels,
+        ),
+        "crashes": CounterMetricFamily(
+            "vnpu_sync_watcher_crashes",
+            "Watchers of the stream that died of an unexpected error and were "
+            "restarted (each is logged once with its traceback).",
+            labels=labels,
+        ),
+        "relists": CounterMetricFamily(
+            "vnpu_sync_relists",
+            "Full relists after the API server expired the resourceVersion (410).",
+            labels=labels,
+        ),
+        "events": CounterMetricFamily(
+            "vnpu_sync_events",
+            "Watch events applied to the database.",
+            labels=labels,
+        ),
+    }
 
 
 def usage_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:

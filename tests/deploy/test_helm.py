@@ -83,6 +83,7 @@ def _container(deployment: dict[str, Any]) -> dict[str, Any]:
 # --- lint and render -------------------------------------------------------------------
 
 
+@pytest.mark.tools
 @pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
 def test_helm_lint_is_clean(variant: Path | None):
     args = ["lint", str(CHART), "--strict", "--namespace", NAMESPACE]
@@ -101,6 +102,7 @@ def test_there_are_ci_variants():
     }
 
 
+@pytest.mark.tools
 @pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
 def test_every_variant_renders_the_portal(variant: Path | None):
     values = _values(variant)
@@ -133,6 +135,7 @@ def test_every_variant_renders_the_portal(variant: Path | None):
     assert service["spec"]["selector"]["app.kubernetes.io/component"] == "web"
 
 
+@pytest.mark.tools
 def test_the_default_matches_the_plain_manifests():
     """Probes, resources, security and mounts are those of deploy/30-50 (kept in step)."""
     objects = render()
@@ -164,6 +167,7 @@ def test_the_default_matches_the_plain_manifests():
     assert "exec" in _container(_one(objects, "Deployment", "-worker"))["livenessProbe"]
 
 
+@pytest.mark.tools
 def test_settings_reach_the_pods():
     objects = render(CHART / "ci" / "scaled-values.yaml")
     config = _one(objects, "ConfigMap")["data"]
@@ -196,6 +200,7 @@ def _container_of_job(job: dict[str, Any]) -> dict[str, Any]:
 # --- RBAC ------------------------------------------------------------------------------
 
 
+@pytest.mark.tools
 def test_the_cluster_role_is_the_plain_least_privilege_role():
     role = _one(render(), "ClusterRole")
     plain = _plain("ClusterRole", "vnpuportal")
@@ -213,6 +218,7 @@ def test_the_cluster_role_is_the_plain_least_privilege_role():
     ]
 
 
+@pytest.mark.tools
 def test_the_cluster_role_follows_the_watched_cluster_names():
     """Other object names: the same grants, on those names and no others."""
     rename = {
@@ -237,6 +243,7 @@ def test_the_cluster_role_follows_the_watched_cluster_names():
 # --- network ---------------------------------------------------------------------------
 
 
+@pytest.mark.tools
 def test_network_policies():
     objects = render()
     web = _one(objects, "NetworkPolicy", "-web")
@@ -291,6 +298,7 @@ def test_network_policies():
     assert not _find(render(CHART / "ci" / "minimal-values.yaml"), "NetworkPolicy")
 
 
+@pytest.mark.tools
 def test_ingress_is_optional():
     assert not _find(render(), "Ingress")
     objects = render(CHART / "ci" / "ingress-values.yaml")
@@ -308,6 +316,7 @@ def test_ingress_is_optional():
 # --- secrets ---------------------------------------------------------------------------
 
 
+@pytest.mark.tools
 def test_a_generated_secret_holds_urls_django_reads_back():
     objects = render(CHART / "ci" / "ingress-values.yaml")
     data = {
@@ -335,6 +344,7 @@ def test_a_generated_secret_holds_urls_django_reads_back():
     assert data["METRICS_TOKEN"] == "scrape-me"
 
 
+@pytest.mark.tools
 def test_an_existing_secret_is_used_and_nothing_is_inlined():
     sentinels = {
         "postgresql.password": "PG-SENTINEL-4711",
@@ -389,6 +399,7 @@ BAD_VALUES = [
 ]
 
 
+@pytest.mark.tools
 @pytest.mark.parametrize(("sets", "named"), BAD_VALUES, ids=[n for _, n in BAD_VALUES])
 def test_bad_values_are_refused_by_the_schema(sets: dict[str, str], named: str):
     args = []
@@ -402,6 +413,7 @@ def test_bad_values_are_refused_by_the_schema(sets: dict[str, str], named: str):
     assert lint.returncode != 0, f"helm lint accepted {sets}"
 
 
+@pytest.mark.tools
 def test_the_schema_accepts_the_defaults_it_documents():
     """Every key of values.yaml is described by the schema (none is left unchecked)."""
     import json

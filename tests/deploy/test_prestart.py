@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.services import PrivatePostgres, PrivateRedis, free_port
+from harness.processes import free_port
+from harness.services import PrivatePostgres, PrivateRedis
+
+pytestmark = pytest.mark.processes
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESTART = str(ROOT / "docker" / "prestart.py")

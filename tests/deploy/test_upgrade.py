@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -34,8 +33,9 @@ from typing import Any
 
 import pytest
 
+from harness import processes
+from harness.services import PrivateRedis
 from simcluster.server import SimCluster
-from tests.faults.services import PrivateRedis
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -171,33 +171,14 @@ def test_the_previous_release_is_on_disk():
         assert (app, name) in on_disk, f"{app}.{name} of {PREVIOUS_RELEASE_COMMIT}"
 
 
-def _start_worker(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "vnpuportal",
-                "worker",
-                "--pool",
-                "threads",
-                "--concurrency",
-                "4",
-                "--loglevel",
-                "INFO",
-                "--without-gossip",
-                "--without-mingle",
-                "-n",
-                f"upgrade-{os.getpid()}@%h",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=out,
-            start_new_session=True,
-        )
+def _start_worker(env: dict[str, str], logs: Path) -> processes.Process:
+    """The worker, logging to ``logs/worker.log``."""
+    return processes.start(
+        "worker",
+        processes.celery_command("worker", name=f"upgrade-{os.getpid()}@%h"),
+        logs,
+        env=env,
+    )
 
 
 class Passes:
@@ -270,7 +251,7 @@ def test_upgrade_with_workers_running_loses_nothing(
     assert all(before[table] for table in ("scheduling_request", "accounts_apitoken"))
 
     live = ids["clusters"]["live"]
-    worker = _start_worker(portal_env, tmp_path / "worker.log")
+    worker = _start_worker(portal_env, tmp_path)
     try:
         # The worker is busy with the live cluster's passes while the migration runs.
         passes = Passes(portal_env["REDIS_URL"], live)
@@ -286,31 +267,30 @@ def test_upgrade_with_workers_running_loses_nothing(
 
         # Requests progress on the upgraded database (passes until they are placed).
         migrated_at = time.monotonic()
-        deadline = migrated_at + 90
         progressed: dict[str, Any] = {}
-        while time.monotonic() < deadline:
+
+        def all_progressed() -> bool:
             passes.send()
-            time.sleep(1)
             now = _data(portal_env, "snapshot", previous)["scheduling_request"]
-            progressed = {
-                str(pk): now[str(pk)]
+            progressed.clear()
+            progressed.update(
+                (str(pk), now[str(pk)])
                 for pk in ids["pending"]
                 if now[str(pk)]["state"] != "pending"
-            }
-            if len(progressed) == len(ids["pending"]):
-                break
+            )
+            return len(progressed) == len(ids["pending"])
+
+        # all of them fit on the live cluster's free chips (a pass a second)
+        processes.wait_until(
+            all_progressed,
+            "every pending request to be placed after the upgrade",
+            90,
+            1,
+            watched=[worker],
+        )
         placed_seconds = time.monotonic() - migrated_at
-        log = (tmp_path / "worker.log").read_text(errors="replace")
-        # all of them fit on the live cluster's free chips
-        assert len(progressed) == len(ids["pending"]), log[-4000:]
-        assert worker.poll() is None, log[-3000:]
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait(timeout=10)
+        processes.stop(worker, grace=30)
 
     after = _data(portal_env, "snapshot", previous)
     placed = {str(pk) for pk in progressed}

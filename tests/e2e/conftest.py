@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stack import (
+from harness.stack import (
     CHROMIUM,
     CHROMIUM_ARGS,
     Stack,

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def metered(portal: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.prometheus import Prometheus, binary
+    from harness.prometheus import Prometheus, binary
 
     if binary() is None:
         missing("prometheus is not installed (apt-get install prometheus)")

@@ -4,7 +4,7 @@ The ``bash`` block of "Request a vNPU over REST" in docs/pipelines.md (the
 example the README sends a newcomer to) is read from the page (not copied
 here) and each of its commands is run by bash, as a person pasting it
 would, against the demo as ``manage.py demo`` sets it up on simcluster's
-``guide`` scenario (``tests/e2e/stack.py``: a fresh database, sync, uvicorn).
+``guide`` scenario (``harness/stack.py``: a fresh database, sync, uvicorn).
 Only two things are filled in: the token that ``createtoken`` prints goes
 where the block says ``vnp_...``, and the id the first POST answers replaces
 the example's ``42``. ``PORTAL`` points at this stack's port (the block keeps
@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import ROOT, Stack
+from harness.stack import ROOT, Stack
 from tests.polling import wait_for
 
 PAGE = ROOT / "docs" / "pipelines.md"

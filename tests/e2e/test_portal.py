@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from harness.stack import pinned_pod
 from tests.e2e.conftest import SCREENSHOTS, login
-from tests.e2e.stack import pinned_pod
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.browser

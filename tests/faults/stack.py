@@ -19,9 +19,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from harness.processes import (
+    ProcessSet,
+    WaitTimeout,
+    celery_command,
+    free_port,
+    wait_until,
+)
+from harness.services import PrivatePostgres, PrivateRedis, production_env
 from simcluster.server import SimCluster
-from tests.faults.services import PrivatePostgres, PrivateRedis, production_env
-from tests.processes import PortalProcesses, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LIVENESS_SECONDS = 15.0
@@ -65,7 +71,7 @@ class Stack:
         self.kubeconfig = self.sim.write_kubeconfig(self.dir / "kubeconfig")
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.processes = PortalProcesses(self.dir, lambda: self.env)
+        self.processes = ProcessSet(self.dir, lambda: self.env)
         self.env = {
             **production_env(
                 "stack-", self.pg.create_database("portal"), self.redis.url(0)
@@ -101,37 +107,10 @@ class Stack:
             str(s.port),
             "--no-access-log",
         ],
-        "worker": lambda s: [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "vnpuportal",
-            "worker",
-            "--pool",
-            "threads",
-            "--concurrency",
-            "8",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "-n",
-            f"worker-{time.monotonic_ns()}@%h",
-        ],
-        "beat": lambda s: [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "vnpuportal",
-            "beat",
-            "--schedule",
-            str(s.dir / "beat-schedule"),
-            "--pidfile=",
-            "--loglevel",
-            "INFO",
-        ],
+        "worker": lambda s: celery_command(
+            "worker", concurrency=8, name=f"worker-{time.monotonic_ns()}@%h"
+        ),
+        "beat": lambda s: celery_command("beat", schedule=s.dir / "beat-schedule"),
     }
 
     def run_python(self, code: str, *args: str) -> str:
@@ -221,15 +200,14 @@ class Stack:
             return status, raw.decode(errors="replace")
 
     def wait(self, predicate: Any, timeout: float, what: str) -> float:
-        """Poll until ``predicate()``; returns the seconds it took."""
+        """Poll until ``predicate()`` (a poll may fail while things restart);
+        returns the seconds it took."""
         started = time.monotonic()
-        while time.monotonic() - started < timeout:
-            try:
-                if predicate():
-                    return time.monotonic() - started
-            except Exception:  # noqa: S110 - a poll may fail while things restart
-                pass
-            time.sleep(0.25)
-        raise AssertionError(
-            f"timed out after {timeout}s waiting for {what}\n--- web\n{self.log('web')[-3000:]}\n--- worker\n{self.log('worker')[-3000:]}"
-        )
+        try:
+            wait_until(predicate, what, timeout, 0.25, ignore=(Exception,))
+        except WaitTimeout as error:
+            raise WaitTimeout(
+                f"{error}\n--- web\n{self.log('web')[-3000:]}"
+                f"\n--- worker\n{self.log('worker')[-3000:]}"
+            ) from None
+        return time.monotonic() - started

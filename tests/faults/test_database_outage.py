@@ -28,12 +28,8 @@ import websockets
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.db_unavailable import database_unavailable
-from tests.faults.services import (
-    PrivatePostgres,
-    PrivateRedis,
-    free_port,
-    production_env,
-)
+from harness.processes import free_port
+from harness.services import PrivatePostgres, PrivateRedis, production_env
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow

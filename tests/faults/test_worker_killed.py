@@ -37,9 +37,9 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.passes import scheduling_pass
 from apps.scheduling.services.requests import request_create
+from harness.portal import keep_follow_ups_queued
 from tests.faults.figures import record_and_check
 from tests.polling import wait_for
-from tests.portal import keep_follow_ups_queued
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,16 +90,22 @@ def spawn(code: str, *args: str, **env: str) -> subprocess.Popen[str]:
 def kill_when(
     process: subprocess.Popen[str], ready: Callable[[], bool], timeout: float = 30
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while not ready():
+
+    def at_the_kill_point() -> bool:
+        if ready():
+            return True
         if process.poll() is not None:
             pytest.fail(
                 f"the worker ended before the kill point:\n{process.stdout.read()}"
             )
-        if time.monotonic() > deadline:
-            process.kill()
-            pytest.fail("the kill point never came")
-        time.sleep(0.02)
+        return False
+
+    try:
+        # polled often: the kill must land right at the point
+        wait_for(at_the_kill_point, "the kill point", timeout, interval=0.02)
+    except AssertionError:
+        process.kill()
+        raise
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=10)
 

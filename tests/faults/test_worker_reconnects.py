@@ -11,8 +11,6 @@ must instead reconnect by itself and run a task sent after the restart.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,8 @@ from celery import Celery
 from kombu import Connection
 from kombu.transport import redis as kombu_redis
 
-from tests.faults.services import PrivateRedis
+from harness import processes
+from harness.services import PrivateRedis
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.slow
@@ -36,7 +35,7 @@ def redis_server() -> Iterator[PrivateRedis]:
     server.stop()
 
 
-def _start_worker(redis_url: str, pool: str, workdir: Path) -> subprocess.Popen[bytes]:
+def _start_worker(redis_url: str, pool: str, workdir: Path) -> processes.Process:
     env = {
         **{
             k: v
@@ -50,32 +49,17 @@ def _start_worker(redis_url: str, pool: str, workdir: Path) -> subprocess.Popen[
         "LOCK_DIR": str(workdir / "locks"),
     }
     env.pop("CACHE_URL", None)
-    log = (workdir / "worker.log").open("wb")
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "vnpuportal",
+    return processes.start(
+        "worker",
+        processes.celery_command(
             "worker",
-            "--include",
-            "tests.faults.reconnect_tasks",
-            "--pool",
-            pool,
-            "--concurrency",
-            "2",
-            "--loglevel",
-            "INFO",
-            "--without-gossip",
-            "--without-mingle",
-            "-n",
-            f"reconnect-{pool}-{time.monotonic_ns()}@%h",
-        ],
-        cwd=ROOT,
+            pool=pool,
+            concurrency=2,
+            name=f"reconnect-{pool}-{time.monotonic_ns()}@%h",
+            extra=["--include", "tests.faults.reconnect_tasks"],
+        ),
+        workdir,
         env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
     )
 
 
@@ -101,12 +85,7 @@ def test_worker_reconnects_after_a_redis_restart(redis_server, tmp_path, pool):
         assert worker.pid in _ran_by(sender, tmp_path / "after", 60)
         assert worker.poll() is None
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        processes.stop(worker, grace=20)
         sender.close()
     log = (tmp_path / "worker.log").read_text(errors="replace")
     assert "Unrecoverable error" not in log, log[-4000:]

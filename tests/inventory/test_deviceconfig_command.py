@@ -34,6 +34,7 @@ def _manage(
     )
 
 
+@pytest.mark.processes
 def test_check_exit_codes(fixtures_dir, tmp_path):
     # given a valid file, when checked, then exit 0 and the slot-count warnings are printed
     ok = _manage(
@@ -58,6 +59,7 @@ def test_check_exit_codes(fixtures_dir, tmp_path):
     assert any("memoryCapacity" in e or "memoryAllocatable" in e for e in errors)
 
 
+@pytest.mark.processes
 def test_check_unreadable_and_garbage(tmp_path):
     assert (
         _manage("deviceconfig", "check", str(tmp_path / "missing.yaml")).returncode == 1
@@ -69,6 +71,7 @@ def test_check_unreadable_and_garbage(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize(
     ("content", "says"),
     [
@@ -178,6 +181,7 @@ def test_fit_prints_template_whole_card_or_fails(fixtures_dir, capsys):
         )
 
 
+@pytest.mark.processes
 def test_fit_exit_code_from_the_shell(fixtures_dir, tmp_path):
     # a database of its own: the subprocess cannot see the test transaction
     db = f"sqlite:///{tmp_path / 'cli.sqlite3'}"

@@ -85,6 +85,7 @@ def test_a_worker_process_removes_its_files_on_shutdown(temp_dir):
     assert list(temp_dir.iterdir()) == []
 
 
+@pytest.mark.processes
 def test_a_process_removes_its_files_at_exit(tmp_path):
     code = (
         "import django; django.setup()\n"

@@ -16,9 +16,9 @@ import pytest
 from apps.inventory.models import Chip
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
+from harness.portal import Running, burst_templates, submit_burst
 from kubestack.scenarios import more_310p_nodes
 from tests.polling import wait_for
-from tests.portal import Running, burst_templates, submit_burst
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 
 pytestmark = [

@@ -46,10 +46,10 @@ from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.pods import LABEL_REQUEST
 from apps.scheduling.services.requests import request_create
+from harness.portal import Running, keep_follow_ups_queued
 from kubestack.scenarios import slice_pod
 from tests.faults.test_worker_killed import RUN_TASK, spawn
 from tests.polling import wait_for
-from tests.portal import Running, keep_follow_ups_queued
 from tests.realstack import test_templates
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 from tests.realstack.figures import FaultFigures, add
@@ -72,13 +72,13 @@ PUBLISH_KILLED_AFTER_PUT = """
 import os, signal, sys
 import django
 django.setup()
-from apps.inventory.deviceconfig import publishing
+from apps.inventory.deviceconfig import guarded_write, publishing
 from apps.inventory.models import Cluster
-put = publishing._put
+put = guarded_write._put
 def put_then_die(*args, **kwargs):
     put(*args, **kwargs)
     os.kill(os.getpid(), signal.SIGKILL)
-publishing._put = put_then_die
+guarded_write._put = put_then_die
 publishing.deviceconfig_publish(
     cluster=Cluster.objects.get(pk=int(sys.argv[1])), actor=None, reason="killed after PUT"
 )
@@ -665,19 +665,19 @@ def test_apiserver_killed_mid_publish(
     watch_cache_restored,
     monkeypatch,
 ):
-    from apps.inventory.deviceconfig import publishing
+    from apps.inventory.deviceconfig import guarded_write
 
     test_templates._vir02(real_cluster, 5120, admin_user)
     writes_before = kube_stack.etcd_object_writes("configmaps", CM_NS, CM_NAME)
     at_put, go = threading.Event(), threading.Event()
-    put = publishing._put
+    put = guarded_write._put
 
     def put_when_told(*args: Any, **kwargs: Any) -> str:
         at_put.set()
         go.wait(30)
         return put(*args, **kwargs)
 
-    monkeypatch.setattr(publishing, "_put", put_when_told)
+    monkeypatch.setattr(guarded_write, "_put", put_when_told)
     outcome: list[str] = []
 
     def publish() -> None:
@@ -703,7 +703,7 @@ def test_apiserver_killed_mid_publish(
             kube_stack.stop_apiserver(hard=True)
         publisher.join(timeout=60)
         kube_stack.start_apiserver()
-        monkeypatch.setattr(publishing, "_put", put)
+        monkeypatch.setattr(guarded_write, "_put", put)
         _retry_and_record(
             "kube-apiserver killed mid-publish (etcd frozen)",
             kube_stack,

@@ -15,10 +15,10 @@ from apps.inventory.models import Chip, Slice
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.services.allocations import allocation_create
+from harness.portal import Running, request_state, token_client
+from harness.portal import wait_running as running
 from kubestack.scenarios import slice_pod, wait_running
 from tests.polling import wait_for
-from tests.portal import Running, request_state, token_client
-from tests.portal import wait_running as running
 from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
 
 pytestmark = [

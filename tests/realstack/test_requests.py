@@ -16,16 +16,16 @@ import pytest
 from apps.inventory.models import Slice
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
-from kubestack.scenarios import slice_pod, wait_running
-from tests.polling import wait_for
-from tests.portal import (
+from harness.portal import (
     Running,
     ci_request,
     request_state,
     submit_urgent_vir04,
     token_client,
 )
-from tests.portal import wait_running as running
+from harness.portal import wait_running as running
+from kubestack.scenarios import slice_pod, wait_running
+from tests.polling import wait_for
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 
 pytestmark = [

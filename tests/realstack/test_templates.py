@@ -29,10 +29,10 @@ from apps.inventory.models import Template
 from apps.inventory.sync.engine import sync_once
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.passes import scheduling_pass
+from harness.portal import ci_request, token_client
 from kubestack.scenarios import slice_pod, wait_running
 from simcluster import guide_data
 from tests.polling import wait_for
-from tests.portal import ci_request, token_client
 
 pytestmark = [
     pytest.mark.realstack,

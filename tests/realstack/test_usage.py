@@ -19,8 +19,8 @@ from apps.inventory.models import Slice
 from apps.metering.models import Booking, ChipPrice
 from apps.metering.services import metering_refresh
 from apps.scheduling.models import Request
+from harness.portal import Running, ci_request, token_client
 from tests.polling import wait_for
-from tests.portal import Running, ci_request, token_client
 from tests.realstack.test_requests import _running_or_explain
 
 pytestmark = [

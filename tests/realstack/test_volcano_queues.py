@@ -17,8 +17,14 @@ import pytest
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
 from apps.scheduling.services import queues
+from harness.portal import (
+    Running,
+    ci_request,
+    request_state,
+    token_client,
+    wait_running,
+)
 from tests.polling import wait_for
-from tests.portal import Running, ci_request, request_state, token_client, wait_running
 
 pytestmark = [
     pytest.mark.realstack,

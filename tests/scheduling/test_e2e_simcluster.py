@@ -13,14 +13,14 @@ from rest_framework.test import APIClient
 from apps.inventory.models import Chip, Slice
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Queue, Request
-from tests.polling import wait_for
-from tests.portal import (
+from harness.portal import (
     Running,
     request_state,
     submit_urgent_vir04,
     token_client,
     wait_running,
 )
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -115,6 +115,7 @@ except RuntimeError:
 """
 
 
+@pytest.mark.processes
 def test_a_production_process_leaks_no_secret_in_pages_or_logs():
     env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
     env.update(

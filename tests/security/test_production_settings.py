@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.processes
+
 ROOT = Path(__file__).resolve().parents[2]
 # A process that ignores the developer's .env, like a container (which has none).
 NO_DOTENV = (

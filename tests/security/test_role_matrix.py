@@ -258,6 +258,7 @@ def _concrete(template: str, ids: dict) -> str:
     return template
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("caller", list(CALLERS))
 def test_every_endpoint_answers_each_caller_as_intended(caller, world, monkeypatch):
     # No cluster behind the guide: calls that would reach one fail fast instead.

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kubernetes import client
 
 CHIP0 = "52E6B438-F2A74DE4-269E0D37-6513270E-A6A3A450"  # holds the fixture's vir01
@@ -381,6 +382,7 @@ def test_volcano_binpacks_with_a_schedule_policy_and_weight(
         assert _chip_of(_running(core, wait_for, f"b{i}")) == CHIP0
 
 
+@pytest.mark.slow
 def test_volcano_hands_out_a_terminating_pods_room_and_the_node_refuses_it(
     sim_factory, tmp_path: Path, wait_for
 ) -> None:

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from kubernetes import client
 
 from apps.inventory.hami.annotations import parse_node_register, parse_pod_devices
@@ -53,6 +54,7 @@ def test_scale_scenario_is_consistent(sim_factory, tmp_path: Path) -> None:
     assert page.metadata.remaining_item_count == 502
 
 
+@pytest.mark.slow
 def test_full_scale_builds_in_seconds() -> None:
     started = time.monotonic()
     sim = SimCluster("scale", port=0, tls=False, device_plugin=False)
@@ -61,6 +63,7 @@ def test_full_scale_builds_in_seconds() -> None:
     assert built < 15, built
 
 
+@pytest.mark.processes
 def test_cli_starts_writes_kubeconfig_and_stops_on_sigterm(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kc"
     proc = subprocess.Popen(

@@ -15,7 +15,6 @@ from apps.inventory.models import (
     ChipEvent,
     ChipType,
     Cluster,
-    DeviceConfigVersion,
     Node,
     PendingPod,
     PriorityClass,
@@ -317,47 +316,6 @@ class SliceSerializer(serializers.ModelSerializer):
         ]
 
 
-class DeviceConfigVersionSerializer(serializers.ModelSerializer):
-    author = serializers.CharField(
-        source="author.username",
-        read_only=True,
-        default=None,
-        allow_null=True,
-        help_text="null: no user (imported, observed by sync, or the user is gone)",
-    )
-
-    class Meta:
-        model = DeviceConfigVersion
-        fields = [
-            "id",
-            "cluster",
-            "number",
-            "shape",
-            "source",
-            "author",
-            "reason",
-            "sha256",
-            "resource_version",
-            "created_at",
-            "text",
-        ]
-
-
-class DeviceConfigVersionListSerializer(DeviceConfigVersionSerializer):
-    class Meta(DeviceConfigVersionSerializer.Meta):
-        fields = [f for f in DeviceConfigVersionSerializer.Meta.fields if f != "text"]
-
-
-class DiffSerializer(serializers.Serializer):
-    before = serializers.IntegerField(help_text="version id")
-    after = serializers.IntegerField(help_text="version id")
-    diff = serializers.CharField(help_text="unified diff; empty when equal")
-
-
-class DiffQuerySerializer(serializers.Serializer):
-    other = serializers.IntegerField(help_text="id of the version to compare with")
-
-
 class FitQuerySerializer(serializers.Serializer):
     chip_type = serializers.CharField(help_text="commonWord, e.g. Ascend310P")
     memory = serializers.IntegerField(
@@ -391,72 +349,6 @@ class FitAnswerSerializer(FitResultSerializer):
         allow_null=True,
         help_text="the published version's answer, when the scheduler still runs "
         "an older one and the answers differ",
-    )
-
-
-class ValidationIssueSerializer(serializers.Serializer):
-    field = serializers.CharField()
-    message = serializers.CharField()
-    chip_type = serializers.CharField(allow_null=True)
-    template = serializers.CharField(allow_null=True)
-    severity = serializers.CharField()
-
-
-class ShapeWarningSerializer(serializers.Serializer):
-    component = serializers.ChoiceField(choices=["volcano", "hami", "device_plugin"])
-    workload = serializers.CharField(
-        help_text="e.g. DaemonSet kube-system/hami-ascend-device-plugin"
-    )
-    image = serializers.CharField(allow_blank=True)
-    version = serializers.CharField(
-        allow_null=True, help_text="from the image's release tag; null: unknown"
-    )
-    shape = serializers.ChoiceField(choices=["list", "wrapper"])
-    effect = serializers.ChoiceField(
-        choices=["crash", "fallback", "unknown"],
-        help_text="crash: it cannot parse the shape and exits at its next start "
-        "(publishing needs confirm_shape); fallback: it silently uses its "
-        "310P3-only default; unknown: its version is unknown",
-    )
-    message = serializers.CharField()
-    fix = serializers.CharField(allow_blank=True)
-
-
-class ConfigInEffectSerializer(serializers.Serializer):
-    version = serializers.IntegerField(
-        allow_null=True,
-        help_text="the device-config version requests are placed by now: the one "
-        "the scheduler loaded when it started",
-    )
-    published = serializers.IntegerField(
-        allow_null=True, help_text="the newest version written to the ConfigMap"
-    )
-    pending_restart = serializers.BooleanField(
-        help_text="the scheduler runs an older version than the published one"
-    )
-    loaded_by = serializers.CharField(
-        allow_blank=True, help_text="the scheduler workload whose pods were read"
-    )
-    loaded_at = serializers.DateTimeField(
-        allow_null=True, help_text="when its oldest pod started (null: not read yet)"
-    )
-    why = serializers.CharField()
-
-
-class DeviceConfigStateSerializer(serializers.Serializer):
-    yaml = serializers.CharField(help_text="what the portal would publish")
-    base_version = serializers.IntegerField(allow_null=True)
-    diff_from_base = serializers.CharField()
-    errors = ValidationIssueSerializer(many=True)
-    warnings = ValidationIssueSerializer(many=True)
-    shape_warnings = ShapeWarningSerializer(
-        many=True,
-        help_text="running components that cannot (or may not) read the vnpus "
-        "shape of this config",
-    )
-    in_effect = ConfigInEffectSerializer(
-        help_text="the version the scheduler places by, which may be older than "
-        "the published one until it restarts"
     )
 
 

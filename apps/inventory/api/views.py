@@ -22,6 +22,7 @@ from rest_framework.response import Response
 
 from apps.inventory import selectors, services
 from apps.inventory.api import serializers as s
+from apps.inventory.deviceconfig.api import serializers as dcs
 from apps.inventory.deviceconfig.selectors import (
     deviceconfig_render,
     deviceconfig_state,
@@ -147,12 +148,12 @@ class ClusterViewSet(viewsets.ModelViewSet):
         )
         return Response(s.FitAnswerSerializer(answer).data)
 
-    @extend_schema(responses={200: s.DeviceConfigStateSerializer, **ERRORS})
+    @extend_schema(responses={200: dcs.DeviceConfigStateSerializer, **ERRORS})
     @action(detail=True, methods=["get"], url_path="device-config")
     def device_config(self, request: Request, pk: str | None = None) -> Response:
         """The config the portal would publish, its validation, and its diff from the last stored version."""
         data = deviceconfig_state(self.get_object())
-        return Response(s.DeviceConfigStateSerializer(data).data)
+        return Response(dcs.DeviceConfigStateSerializer(data).data)
 
     @extend_schema(responses={(200, "application/yaml"): YAML_RESPONSE, **ERRORS})
     @action(detail=True, methods=["get"], url_path="device-config/export")
@@ -348,22 +349,22 @@ class DeviceConfigVersionViewSet(
 
     def get_serializer_class(self):
         return (
-            s.DeviceConfigVersionListSerializer
+            dcs.DeviceConfigVersionListSerializer
             if self.action == "list"
-            else s.DeviceConfigVersionSerializer
+            else dcs.DeviceConfigVersionSerializer
         )
 
     @extend_schema(
         parameters=[
             OpenApiParameter("other", int, required=True, description="version id")
         ],
-        responses={200: s.DiffSerializer, **ERRORS},
+        responses={200: dcs.DiffSerializer, **ERRORS},
     )
     @action(detail=True, methods=["get"])
     def diff(self, request: Request, pk: str | None = None) -> Response:
         """Unified diff from this version to ``other`` (any two versions of the same cluster)."""
         version = self.get_object()
-        query = s.DiffQuerySerializer(data=request.query_params)
+        query = dcs.DiffQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         other = deviceconfig_version_get(version.cluster, query.validated_data["other"])
         diff = text_diff(

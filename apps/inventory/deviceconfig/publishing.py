@@ -43,94 +43,44 @@ This replaces ``kubectl edit cm hami-scheduler-device``. The rules, and why:
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any
 
-from django.db import transaction
 from django.utils import timezone
 
-from apps.accounts.choices import Role
-from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
-from apps.common.crashpoints import crash_point
 from apps.common.exceptions import (
     NotFound,
-    PermissionDenied,
-    ValidationFailed,
 )
-from apps.inventory import services
 from apps.inventory.choices import DeviceConfigSource
+from apps.inventory.deviceconfig.guarded_write import PublishResult, guarded_publish
 from apps.inventory.deviceconfig.liveconfig import (
-    DEVICE_CONFIG_KEY,
     LiveConfigMap,
-    configmap_path,
     live_device_config_read,
 )
-from apps.inventory.deviceconfig.refresh import config_loaded_refresh_soon
 from apps.inventory.deviceconfig.restarts import (
     RESTARTED_AT,
     restart_component_get,
     restart_states,
 )
-from apps.inventory.deviceconfig.selectors import deviceconfig_baseline, text_diff
+from apps.inventory.deviceconfig.selectors import deviceconfig_baseline
 from apps.inventory.deviceconfig.services import (
     deviceconfig_import,
     deviceconfig_parse,
-    deviceconfig_pending_settle,
-    deviceconfig_pending_write_claim,
-    deviceconfig_pending_write_record,
-    deviceconfig_version_store,
 )
 from apps.inventory.deviceconfig.specs import chip_type_specs
-from apps.inventory.deviceconfig.versions import ShapeReader, shape_warnings
 from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.errors import (
     BreaksRunningSlices,
-    Drift,
-    NoBaseline,
     NoChange,
-    UnreadableShape,
 )
 from apps.inventory.hami.deviceconfig import (
-    DeviceConfigDocument,
     DeviceConfigError,
     parse_device_config,
     render_device_config,
 )
-from apps.inventory.hami.validation import Issue, validate_configs
-from apps.inventory.kube import Gateway, KubeError, cluster_gateway
+from apps.inventory.kube import KubeError, cluster_gateway
 from apps.inventory.models import Cluster, DeviceConfigVersion
-
-# A metadata-only write between our GET and PUT is retried this many times.
-MAX_ATTEMPTS = 3
-
-Propose = Callable[[LiveConfigMap, DeviceConfigVersion], str]
-
-
-@dataclass(frozen=True)
-class PublishResult:
-    """What a publish (or rollback) wrote.
-
-    Attributes:
-        version: The new ``published`` version.
-        diff: Unified diff from the live text it replaced to the new text.
-        warnings: Validation warnings of the new text (slot counts...).
-        previous_resource_version: The ConfigMap's resourceVersion before.
-        forced: It was published over drift (``force``).
-        rollback_of: The version number it restored, for a rollback.
-        shape_warnings: Running components that cannot (or may not) read
-            the written ``vnpus`` shape.
-    """
-
-    version: DeviceConfigVersion
-    diff: str
-    warnings: tuple[Issue, ...]
-    previous_resource_version: str
-    forced: bool = False
-    rollback_of: int | None = None
-    shape_warnings: tuple[ShapeReader, ...] = ()
 
 
 def deviceconfig_publish(
@@ -184,7 +134,7 @@ def deviceconfig_publish(
             document = parse_device_config(baseline.text)
         return render_device_config(document, specs)
 
-    return _publish(
+    return guarded_publish(
         cluster=cluster,
         actor=actor,
         actor_name=actor_name,
@@ -238,7 +188,7 @@ def deviceconfig_rollback(
             f"cluster {cluster.name!r} has no device-config version {number}"
         )
     deviceconfig_parse(target.text)  # refuse an invalid one before any call
-    return _publish(
+    return guarded_publish(
         cluster=cluster,
         actor=actor,
         actor_name=actor_name,
@@ -334,100 +284,7 @@ def workload_restart(
     return restart_states(cluster, only=target)["components"][0]
 
 
-# --- the guarded write -------------------------------------------------------------
-
-
-def _require_admin_for_force(actor: Any) -> None:
-    # None is the command line: whoever runs manage.py owns the portal.
-    role = user_role(actor) if actor is not None else Role.ADMIN
-    if role is None or not role.allows(Role.ADMIN):
-        raise PermissionDenied(
-            "publishing over drift (force) needs the admin role",
-            detail={"force": ["only an admin may publish over someone else's edit"]},
-        )
-
-
-def _drift_conflict(
-    cluster: Cluster,
-    baseline: DeviceConfigVersion,
-    live: LiveConfigMap,
-    proposed: str,
-    message: str,
-) -> Drift:
-    last_seen = f"v{baseline.number} (last seen)"
-    return Drift(
-        f"cluster {cluster.name!r}: {message}",
-        detail={
-            "baseline_version": baseline.number,
-            "live_resource_version": live.resource_version,
-            "last_seen": baseline.text,
-            "live": live.text,
-            "proposed": proposed,
-            "diff_live": text_diff(
-                baseline.text,
-                live.text,
-                before_label=last_seen,
-                after_label=f"live (resourceVersion {live.resource_version})",
-            ),
-            "diff_proposed": text_diff(
-                baseline.text, proposed, before_label=last_seen, after_label="proposed"
-            ),
-        },
-    )
-
-
-def _safe_propose(
-    propose: Propose, live: LiveConfigMap, baseline: DeviceConfigVersion
-) -> str:
-    # The proposal only illustrates a conflict here; never fail while explaining one.
-    try:
-        return propose(live, baseline)
-    except DeviceConfigError:
-        return ""
-
-
-def _validated(
-    proposed: str, live: LiveConfigMap
-) -> tuple[DeviceConfigDocument, tuple[Issue, ...]]:
-    """Parse and validate the proposal; warnings compare with the live chip types."""
-    document, _ = deviceconfig_parse(proposed)
-    try:
-        previous = parse_device_config(live.text).raw_configs
-    except DeviceConfigError:
-        previous = None
-    return document, validate_configs(document.raw_configs, previous=previous).warnings
-
-
-def _shape_guard(
-    cluster: Cluster, document: DeviceConfigDocument, confirmed: bool
-) -> tuple[ShapeReader, ...]:
-    """Refuse a shape a running component cannot parse unless confirmed; return the warnings."""
-    readers = tuple(shape_warnings(cluster, document))
-    crashing = [r for r in readers if r.effect == "crash"]
-    if crashing and not confirmed:
-        said = "; ".join(f"{r.message} ({r.fix})" for r in crashing)
-        raise UnreadableShape(
-            f"confirm_shape: {said}",
-            detail={
-                "confirm_shape": [
-                    f"{said}; send confirm_shape: true to write it anyway"
-                ]
-            },
-        )
-    return readers
-
-
-def _put(gateway: Gateway, cluster: Cluster, live: LiveConfigMap, text: str) -> str:
-    """PUT the object just read with only the text changed; returns the new resourceVersion."""
-    obj = dict(live.obj)
-    obj["data"] = {**(live.obj.get("data") or {}), DEVICE_CONFIG_KEY: text}
-    # The resourceVersion read with it makes the API server refuse a stale write.
-    obj["metadata"] = {
-        **(live.obj.get("metadata") or {}),
-        "resourceVersion": live.resource_version,
-    }
-    answer = gateway.call("PUT", configmap_path(cluster), body=obj)
-    return str((answer.get("metadata") or {}).get("resourceVersion", ""))
+# --- what a publish must not break unasked ---------------------------------------
 
 
 def _breaking_guard(cluster: Cluster, confirmed: Collection[str]) -> None:
@@ -452,183 +309,4 @@ def _breaking_guard(cluster: Cluster, confirmed: Collection[str]) -> None:
                 "confirm_breaking to publish anyway"
             ],
         },
-    )
-
-
-def _publish(
-    *,
-    cluster: Cluster,
-    actor: Any,
-    actor_name: str,
-    reason: str,
-    force: bool,
-    propose: Propose,
-    confirm_shape: bool = False,
-    rollback_of: int | None = None,
-    guard: Callable[[], None] | None = None,
-) -> PublishResult:
-    """The guarded read-modify-write shared by publish and rollback (see the module doc).
-
-    ``guard`` runs before each write, once the baseline is settled; it
-    raises to refuse the write.
-    """
-    reason = reason.strip()
-    if not reason:
-        raise ValidationFailed(
-            "reason: required",
-            detail={
-                "reason": ["say why; it is kept with the version and the audit log"]
-            },
-        )
-    if force:
-        _require_admin_for_force(actor)
-    baseline = deviceconfig_baseline(cluster)
-    if baseline is None:
-        raise NoBaseline(
-            f"cluster {cluster.name!r} has no device config the portal owns yet: "
-            "sync or adopt the live one first"
-        )
-    with cluster_gateway(cluster) as gateway:
-        live = live_device_config_read(cluster, gateway)
-        if live.text != baseline.text:
-            # A publish killed after its PUT: the live text is the portal's own.
-            # Settled here, or by a sync that claimed the pending write first
-            # (then the baseline read again is that write).
-            baseline = (
-                deviceconfig_pending_settle(
-                    cluster=cluster,
-                    text=live.text,
-                    resource_version=live.resource_version,
-                )
-                or deviceconfig_baseline(cluster)
-                or baseline
-            )
-        # The live text we may write over: the baseline, or with force the
-        # drifted text the admin chose to replace.
-        accepted = baseline.text
-        if live.text != baseline.text:
-            if not force:
-                raise _drift_conflict(
-                    cluster,
-                    baseline,
-                    live,
-                    _safe_propose(propose, live, baseline),
-                    "the device config was changed outside the portal since "
-                    f"v{baseline.number}; adopt it or publish over it (force)",
-                )
-            accepted = live.text
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            proposed = propose(live, baseline)
-            document, warnings = _validated(proposed, live)
-            if proposed == live.text:
-                raise NoChange(
-                    "nothing to publish: the cluster already has this device config",
-                    detail={"non_field_errors": ["the live device config is the same"]},
-                )
-            if guard is not None:
-                guard()
-            readers = _shape_guard(cluster, document, confirm_shape)
-            pending = deviceconfig_pending_write_record(
-                cluster=cluster,
-                text=proposed,
-                actor=actor,
-                actor_name=actor_name,
-                reason=reason,
-                forced=live.text != baseline.text,
-                rollback_of=rollback_of,
-                baseline_number=baseline.number,
-                previous_resource_version=live.resource_version,
-            )
-            try:
-                new_rv = _put(gateway, cluster, live, proposed)
-                break
-            except KubeError as exc:
-                if exc.status is not None and 400 <= exc.status < 500:
-                    # Refused: nothing was written. (After a 5xx or a lost
-                    # connection the write may have landed; the row stays.)
-                    deviceconfig_pending_write_claim(pending)
-                if exc.status != 409:
-                    raise
-            fresh = live_device_config_read(cluster, gateway)
-            if fresh.text != accepted or attempt == MAX_ATTEMPTS:
-                raise _drift_conflict(
-                    cluster,
-                    baseline,
-                    fresh,
-                    _safe_propose(propose, fresh, baseline),
-                    "someone wrote the ConfigMap while the portal was publishing; "
-                    "nothing was written",
-                )
-            live = fresh  # only metadata changed: retry on the new resourceVersion
-    crash_point("after_configmap_put")
-    # The scheduler's start must be known before a request is placed by the
-    # config in effect (apps.inventory.deviceconfig.in_effect), whoever records the version.
-    config_loaded_refresh_soon(cluster.pk)
-    diff = text_diff(
-        live.text,
-        proposed,
-        before_label=f"live (resourceVersion {live.resource_version})",
-        after_label=f"published (resourceVersion {new_rv})",
-    )
-    forced = accepted != baseline.text
-    with transaction.atomic():
-        if not deviceconfig_pending_write_claim(pending):
-            # Sync saw the new text first and recorded this very write.
-            recorded = deviceconfig_baseline(cluster)
-            if recorded is not None and recorded.text == proposed:
-                return PublishResult(
-                    version=recorded,
-                    diff=diff,
-                    warnings=warnings,
-                    previous_resource_version=live.resource_version,
-                    forced=accepted != baseline.text,
-                    rollback_of=rollback_of,
-                    shape_warnings=readers,
-                )
-        before_specs = [dataclasses.asdict(s) for s in chip_type_specs(cluster)]
-        version = deviceconfig_version_store(
-            cluster=cluster,
-            text=proposed,
-            source=DeviceConfigSource.PUBLISHED,
-            actor=actor,
-            reason=reason,
-            resource_version=new_rv,
-        )
-        after: dict[str, Any] = {
-            "version": version.number,
-            "resource_version": new_rv,
-            "diff": diff,
-            "forced": forced,
-            "rollback_of": rollback_of,
-        }
-        before: dict[str, Any] = {
-            "version": baseline.number,
-            "resource_version": live.resource_version,
-        }
-        if rollback_of is not None:
-            # A plain publish wrote the portal's own chip types; a rollback
-            # makes the restored text the portal's copy again.
-            services.chip_types_replace(cluster=cluster, specs=document.chip_types())
-            before["chip_types"] = before_specs
-            after["chip_types"] = [
-                dataclasses.asdict(s) for s in chip_type_specs(cluster)
-            ]
-        audit_record(
-            actor=actor,
-            actor_name=actor_name,
-            action="deviceconfig.publish",
-            target=version,
-            cluster=cluster,
-            before=before,
-            after=after,
-            reason=reason,
-        )
-    return PublishResult(
-        version=version,
-        diff=diff,
-        warnings=warnings,
-        previous_resource_version=live.resource_version,
-        forced=forced,
-        rollback_of=rollback_of,
-        shape_warnings=readers,
     )

@@ -1,6 +1,7 @@
 """Node and pod annotations written by HAMi, Volcano and the Ascend plugin.
 
-Formats from the facts file, sections 2 and 3. Parsers are as lenient as the
+Formats from the facts file, sections 2 and 3 (the device plugin's runtime
+info, ``huawei.com/<commonWord>``, is in ``apps.inventory.hami.runtime_info``). Parsers are as lenient as the
 Go code where it is deliberate (case-insensitive JSON keys, missing keys
 meaning zero) and strict where Go would silently misread (non-numeric
 memory). Renderers reproduce the Go output byte for byte.
@@ -8,13 +9,13 @@ memory). Renderers reproduce the Go output byte for byte.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from ._annotation_json import AnnotationError, fold_keys, json_field, load_json_list
 from ._gojson import go_map, marshal
 
 __all__ = [
@@ -44,7 +45,6 @@ __all__ = [
     "ContainerDevice",
     "DeviceInfo",
     "HandshakeState",
-    "RuntimeInfo",
     "allocated_common_word",
     "allocated_key",
     "encode_pod_devices",
@@ -54,14 +54,12 @@ __all__ = [
     "parse_handshake",
     "parse_node_register",
     "parse_pod_devices",
-    "parse_runtime_info",
     "pod_slices",
     "register_key",
     "registrations",
     "render_handshake_reported",
     "render_handshake_requesting",
     "render_node_register",
-    "render_runtime_info",
     "runtime_key",
     "to_allocate_key",
     "use_uuid_key",
@@ -104,10 +102,6 @@ REPORTED_TIME_FORMAT = "%Y.%m.%d %H:%M:%S"
 REQUESTING_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 _DEVICE_FIELDS = 4  # uuid,type,usedmem,usedcores
-
-
-class AnnotationError(ValueError):
-    """An annotation value cannot be parsed."""
 
 
 class BindPhase(StrEnum):
@@ -176,50 +170,6 @@ def allocated_common_word(key: str) -> str | None:
     return None
 
 
-# --- JSON helpers ---------------------------------------------------------
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-# One decoder for every annotation: ``json.loads`` with an option builds a new
-# one per call, a fifth of the parse on a 20,000-slice first list.
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
-
-
-def _load_json_list(value: str, what: str) -> list[Any]:
-    if not isinstance(value, str):
-        raise AnnotationError(f"{what}: expected a string, got {type(value).__name__}")
-    try:
-        data = _DECODER.decode(value)
-    except ValueError as exc:
-        raise AnnotationError(f"{what}: not valid JSON ({exc})") from exc
-    if data is None:  # Go decodes "null" into an empty slice
-        return []
-    if not isinstance(data, list):
-        raise AnnotationError(f"{what}: expected a JSON array")
-    return data
-
-
-def _fold_keys(item: Any, what: str) -> dict[str, Any]:
-    """Lower-case the keys; Go matches JSON keys to fields case-insensitively."""
-    if not isinstance(item, dict):
-        raise AnnotationError(f"{what}: expected a JSON object, got {item!r}")
-    # The last of duplicate keys wins, as in Go.
-    return {key.lower(): value for key, value in item.items()}
-
-
-def _field(fields: Mapping[str, Any], key: str, kind: type, what: str) -> Any:
-    value = fields.get(key)
-    if value is None:  # missing or null: Go leaves the zero value
-        return kind()
-    wrong_bool = kind is int and isinstance(value, bool)
-    if wrong_bool or not isinstance(value, kind):
-        raise AnnotationError(f"{what}: {key} must be {kind.__name__}, got {value!r}")
-    return value
-
-
 # --- node registration ----------------------------------------------------
 
 
@@ -265,22 +215,22 @@ class DeviceInfo:
 
 
 def _device_info(item: Any, what: str) -> DeviceInfo:
-    fields = _fold_keys(item, what)
+    fields = fold_keys(item, what)
     custominfo = fields.get("custominfo")
     if custominfo is not None and not isinstance(custominfo, dict):
         raise AnnotationError(
             f"{what}: custominfo must be an object, got {custominfo!r}"
         )
     return DeviceInfo(
-        id=_field(fields, "id", str, what),
-        index=_field(fields, "index", int, what),
-        count=_field(fields, "count", int, what),
-        devmem=_field(fields, "devmem", int, what),
-        devcore=_field(fields, "devcore", int, what),
-        type=_field(fields, "type", str, what),
-        numa=_field(fields, "numa", int, what),
-        mode=_field(fields, "mode", str, what),
-        health=_field(fields, "health", bool, what),
+        id=json_field(fields, "id", str, what),
+        index=json_field(fields, "index", int, what),
+        count=json_field(fields, "count", int, what),
+        devmem=json_field(fields, "devmem", int, what),
+        devcore=json_field(fields, "devcore", int, what),
+        type=json_field(fields, "type", str, what),
+        numa=json_field(fields, "numa", int, what),
+        mode=json_field(fields, "mode", str, what),
+        health=json_field(fields, "health", bool, what),
         custominfo=custominfo or {},
     )
 
@@ -298,7 +248,7 @@ def parse_node_register(value: str) -> list[DeviceInfo]:
         AnnotationError: Not a JSON array of objects, or a field has the
             wrong JSON type.
     """
-    items = _load_json_list(value, "node-register")
+    items = load_json_list(value, "node-register")
     return [_device_info(item, f"node-register[{n}]") for n, item in enumerate(items)]
 
 
@@ -578,103 +528,3 @@ def pod_slices(
             raise AnnotationError(f"{key}: {exc}") from exc
         slices.extend((word, device) for devices in containers for device in devices)
     return slices
-
-
-# --- runtime info ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RuntimeInfo:
-    """One entry of ``huawei.com/<commonWord>`` (HAMi ``RuntimeInfo``).
-
-    Attributes:
-        uuid: Chip ID.
-        temp: Template name; "" for a whole card or hami-core mode.
-        memory: MB (HAMi >= v2.9 / v2.10, see the facts).
-        core: Core percentage in hami-core mode.
-    """
-
-    uuid: str
-    temp: str = ""
-    memory: int = 0
-    core: int = 0
-
-
-def parse_runtime_info(value: str) -> list[RuntimeInfo]:
-    """Parse ``huawei.com/<commonWord>``.
-
-    Args:
-        value: JSON array of ``{"UUID", "temp", "memory", "core"}`` objects.
-
-    Returns:
-        The entries.
-
-    Raises:
-        AnnotationError: Not a JSON array of objects, or wrong field types.
-    """
-    items = _load_json_list(value, "runtime info")
-    result = []
-    for n, item in enumerate(items):
-        fast = _runtime_info_as_written(item)
-        if fast is not None:
-            result.append(fast)
-            continue
-        what = f"runtime info[{n}]"
-        fields = _fold_keys(item, what)
-        result.append(
-            RuntimeInfo(
-                uuid=_field(fields, "uuid", str, what),
-                temp=_field(fields, "temp", str, what),
-                memory=_field(fields, "memory", int, what),
-                core=_field(fields, "core", int, what),
-            )
-        )
-    return result
-
-
-_RUNTIME_KEYS = frozenset(("UUID", "temp", "memory", "core"))
-
-
-def _runtime_info_as_written(item: Any) -> RuntimeInfo | None:
-    """The entry when it is exactly as HAMi writes it (its own key names,
-    values of the right types, nulls as zero values); None for anything else,
-    which the general path folds, checks and explains.
-
-    Every slice's pod has one of these: folding and checking each key
-    generally was a third of deriving a first list's slices.
-    """
-    if type(item) is not dict or not _RUNTIME_KEYS.issuperset(item):
-        return None
-    uuid, temp = item.get("UUID"), item.get("temp")
-    memory, core = item.get("memory"), item.get("core")
-    if not (
-        (uuid is None or type(uuid) is str)
-        and (temp is None or type(temp) is str)
-        and (memory is None or type(memory) is int)
-        and (core is None or type(core) is int)
-    ):
-        return None
-    return RuntimeInfo(
-        uuid=uuid or "", temp=temp or "", memory=memory or 0, core=core or 0
-    )
-
-
-def render_runtime_info(items: Sequence[RuntimeInfo]) -> str:
-    """Render ``huawei.com/<commonWord>`` as HAMi writes it.
-
-    Args:
-        items: The entries.
-
-    Returns:
-        Compact JSON with Go's field names and ``omitempty``.
-    """
-    rendered = []
-    for item in items:
-        pairs = [
-            ("UUID", item.uuid),
-            ("temp", item.temp),
-            ("memory", item.memory),
-            ("core", item.core),
-        ]
-        rendered.append({key: value for key, value in pairs if value})
-    return marshal(rendered)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from apps.inventory.hami import annotations as ann
+from apps.inventory.hami.runtime_info import parse_runtime_info
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ def _runtime_templates(
     if not raw:
         return {}
     try:
-        return {item.uuid: item.temp for item in ann.parse_runtime_info(raw)}
+        return {item.uuid: item.temp for item in parse_runtime_info(raw)}
     except ValueError:
         return {}
 

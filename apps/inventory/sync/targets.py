@@ -53,40 +53,14 @@ def _objects(
 
 
 def targets_for(cluster: Cluster) -> list[Target]:
-    """The streams of one cluster (names of control-plane objects from settings)."""
-    volcano_ns, volcano_cm = settings.VOLCANO_SCHEDULER_CONFIGMAP.split("/", 1)
-    plugin_ns, plugin_ds = settings.DEVICE_PLUGIN_DAEMONSET.split("/", 1)
-    single = [
-        (
-            "configmap:device-config",
-            "ConfigMap",
-            f"/api/v1/namespaces/{cluster.device_config_namespace}/configmaps",
-            cluster.device_config_name,
-        ),
-        (
-            "configmap:volcano-scheduler",
-            "ConfigMap",
-            f"/api/v1/namespaces/{volcano_ns}/configmaps",
-            volcano_cm,
-        ),
-        (
-            "daemonset:device-plugin",
-            "DaemonSet",
-            f"/apis/apps/v1/namespaces/{plugin_ns}/daemonsets",
-            plugin_ds,
-        ),
-    ]
-    for ref in settings.WATCHED_DEPLOYMENTS:
-        namespace, name = ref.split("/", 1)
-        single.append(
-            (
-                f"deployment:{name}",
-                "Deployment",
-                f"/apis/apps/v1/namespaces/{namespace}/deployments",
-                name,
-            )
-        )
-    result = [
+    """The streams of one cluster: the lists of the inventory, then the
+    single control-plane objects (their names from settings)."""
+    return [*_listed_targets(), *_single_object_targets(cluster)]
+
+
+def _listed_targets() -> list[Target]:
+    """Whole lists: nodes, pods, events, PriorityClasses, Volcano's Queues."""
+    return [
         Target(
             "nodes",
             "/api/v1/nodes",
@@ -132,7 +106,45 @@ def targets_for(cluster: Cluster) -> list[Target]:
             optional=True,
         ),
     ]
+
+
+def _single_object_targets(cluster: Cluster) -> list[Target]:
+    """One object each: the device config, Volcano's scheduler conf, the device
+    plugin's DaemonSet and the watched Deployments (the schedulers)."""
+    volcano_ns, volcano_cm = settings.VOLCANO_SCHEDULER_CONFIGMAP.split("/", 1)
+    plugin_ns, plugin_ds = settings.DEVICE_PLUGIN_DAEMONSET.split("/", 1)
+    single = [
+        (
+            "configmap:device-config",
+            "ConfigMap",
+            f"/api/v1/namespaces/{cluster.device_config_namespace}/configmaps",
+            cluster.device_config_name,
+        ),
+        (
+            "configmap:volcano-scheduler",
+            "ConfigMap",
+            f"/api/v1/namespaces/{volcano_ns}/configmaps",
+            volcano_cm,
+        ),
+        (
+            "daemonset:device-plugin",
+            "DaemonSet",
+            f"/apis/apps/v1/namespaces/{plugin_ns}/daemonsets",
+            plugin_ds,
+        ),
+    ]
+    for ref in settings.WATCHED_DEPLOYMENTS:
+        namespace, name = ref.split("/", 1)
+        single.append(
+            (
+                f"deployment:{name}",
+                "Deployment",
+                f"/apis/apps/v1/namespaces/{namespace}/deployments",
+                name,
+            )
+        )
+    targets = []
     for key, kind, path, name in single:
         full, events = _objects(kind, path, name)
-        result.append(Target(key, path, name, full, events, kind))
-    return result
+        targets.append(Target(key, path, name, full, events, kind))
+    return targets

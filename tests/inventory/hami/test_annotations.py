@@ -18,17 +18,19 @@ from apps.inventory.hami.annotations import (
     ContainerDevice,
     DeviceInfo,
     HandshakeState,
-    RuntimeInfo,
     encode_pod_devices,
     parse_handshake,
     parse_node_register,
     parse_pod_devices,
-    parse_runtime_info,
     pod_slices,
     registrations,
     render_handshake_reported,
     render_handshake_requesting,
     render_node_register,
+)
+from apps.inventory.hami.runtime_info import (
+    RuntimeInfo,
+    parse_runtime_info,
     render_runtime_info,
 )
 
@@ -412,6 +414,7 @@ _RUNTIME = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(devices=st.lists(_DEVICE, max_size=4))
 def test_node_register_round_trip(devices):
@@ -438,6 +441,7 @@ def _go_dict(device: DeviceInfo) -> dict[str, object]:
     return {key: value for key, value in fields.items() if value}
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     floats=st.dictionaries(
@@ -452,6 +456,7 @@ def test_float_custominfo_renders_stably(floats):
     assert json.loads(once)[0].get("custominfo", {}) == floats
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(containers=st.lists(st.lists(_CONTAINER_DEVICE, max_size=3), max_size=4))
 def test_pod_devices_round_trip(containers):

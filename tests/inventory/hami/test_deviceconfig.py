@@ -695,6 +695,7 @@ _SETTINGS = settings(
 )
 
 
+@pytest.mark.slow
 @_SETTINGS
 @given(skeleton=_skeletons(), chips=_CHIPS)
 def test_render_then_parse_gives_the_chip_types_back(skeleton, chips):
@@ -715,6 +716,7 @@ def test_render_then_parse_gives_the_chip_types_back(skeleton, chips):
     assert semantic_equal(render_device_config(again), out)
 
 
+@pytest.mark.slow
 @_SETTINGS
 @given(skeleton=_skeletons(), first=_CHIPS, second=_CHIPS)
 def test_editing_an_edited_document(skeleton, first, second):
@@ -753,6 +755,7 @@ def _fixture_edits(draw: st.DrawFn) -> list[ChipTypeSpec]:
     return edited
 
 
+@pytest.mark.slow
 @_SETTINGS
 @given(wanted=_fixture_edits())
 def test_fixture_comments_follow_their_chip_type(wanted):

@@ -82,6 +82,7 @@ def test_chip_type_without_templates_gives_whole_cards():
     assert fit_template(chip, 0).memory == 21527
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     memories=st.lists(

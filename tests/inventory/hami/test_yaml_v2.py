@@ -119,6 +119,7 @@ def _same(left: object, right: object) -> bool:
     return type(left) is type(right) and left == right
 
 
+@pytest.mark.tools
 def test_resolution_matches_the_real_yaml_v2_on_tricky_scalars():
     # given each tricky scalar as a plain mapping value
     parsed = yaml_v2_parse([f"k: {text}\n" for text in TRICKY])
@@ -134,6 +135,7 @@ def test_resolution_matches_the_real_yaml_v2_on_tricky_scalars():
 _PLAIN_CHARS = string.ascii_letters + string.digits + "+-._~:"
 
 
+@pytest.mark.tools
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(
@@ -202,6 +204,7 @@ def _chips(draw: st.DrawFn) -> list[ChipTypeSpec]:
     return chips
 
 
+@pytest.mark.tools
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     chips=_chips(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -155,3 +156,21 @@ def url(cluster: Any) -> Callable[[str], str]:
 def wait_until() -> Callable[..., Any]:
     """``wait_until(predicate, timeout=10)``: poll until truthy, else fail the test."""
     return functools.partial(polling.wait_for, timeout=10.0, interval=0.1)
+
+
+@pytest.fixture
+def later_second() -> Callable[[], None]:
+    """Wait until the clock is in a later whole second than now: Kubernetes
+    stamps whole seconds, so a change in the second a pod started is not after
+    it. (Half a second on average, where a fixed sleep took more than one.)"""
+
+    def wait() -> None:
+        second = int(time.time())
+        polling.wait_for(
+            lambda: int(time.time()) > second,
+            "a later whole second",
+            timeout=5,
+            interval=0.01,
+        )
+
+    return wait

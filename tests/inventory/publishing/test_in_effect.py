@@ -10,8 +10,6 @@ tests/realstack/test_templates.py.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.management import call_command
 
@@ -63,10 +61,17 @@ def test_an_unpublished_edit_changes_nothing_a_request_gets(
 
 
 def test_after_a_publish_the_loaded_version_places_until_the_restart(
-    cluster, loaded, operator_client, viewer_client, url, wait_until, capsys
+    cluster,
+    loaded,
+    operator_client,
+    viewer_client,
+    url,
+    wait_until,
+    capsys,
+    later_second,
 ):
     # given a publish in a later second than the scheduler's start (whole-second stamps)
-    time.sleep(1.05)
+    later_second()
     template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
     operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
     answer = operator_client.post(

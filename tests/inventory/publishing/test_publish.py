@@ -9,7 +9,7 @@ import yaml
 
 from apps.audit.models import AuditEvent
 from apps.inventory.choices import DeviceConfigSource
-from apps.inventory.deviceconfig import publishing
+from apps.inventory.deviceconfig import guarded_write
 from apps.inventory.models import DeviceConfigVersion, Template
 from tests.guide import POD_310P
 
@@ -147,7 +147,7 @@ def test_write_between_read_and_put_is_refused_with_fresh_data(
     cluster, live_text, hand_edit, operator_client, url, monkeypatch
 ):
     # given someone edits the ConfigMap right after the portal read it
-    real_read = publishing.live_device_config_read
+    real_read = guarded_write.live_device_config_read
     baseline = live_text()
     hand = baseline.replace("memory: 6144", "memory: 6000")
     calls = []
@@ -159,7 +159,9 @@ def test_write_between_read_and_put_is_refused_with_fresh_data(
         calls.append(seen)
         return seen
 
-    monkeypatch.setattr(publishing, "live_device_config_read", read_then_someone_writes)
+    monkeypatch.setattr(
+        guarded_write, "live_device_config_read", read_then_someone_writes
+    )
     operator_client.patch(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )
@@ -179,7 +181,7 @@ def test_metadata_only_change_in_between_is_retried(
     cluster, kubectl, live_cm, operator_client, url, monkeypatch
 ):
     # given someone only labels the ConfigMap between the portal's read and write
-    real_read = publishing.live_device_config_read
+    real_read = guarded_write.live_device_config_read
     calls = []
 
     def read_then_label(*args, **kwargs):
@@ -191,7 +193,7 @@ def test_metadata_only_change_in_between_is_retried(
         calls.append(seen)
         return seen
 
-    monkeypatch.setattr(publishing, "live_device_config_read", read_then_label)
+    monkeypatch.setattr(guarded_write, "live_device_config_read", read_then_label)
     operator_client.patch(
         f"/api/templates/{_template(cluster, 'vir01').pk}/", {"memory": 4096}
     )

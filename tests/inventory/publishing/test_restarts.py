@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -23,9 +22,9 @@ def _states(client, url) -> dict[str, str]:
 
 
 @pytest.fixture
-def published(cluster, operator_client, url):
+def published(cluster, operator_client, url, later_second):
     """A publish made in a later second than the pods' start (stamps are whole seconds)."""
-    time.sleep(1.05)
+    later_second()
     template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
     operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
     answer = operator_client.post(

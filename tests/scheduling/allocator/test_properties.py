@@ -23,6 +23,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,8 @@ from apps.scheduling.allocator import (
 from apps.scheduling.allocator.fit import ZERO, Resources, booking, fits
 from apps.scheduling.allocator.policy import chip_key
 from tests.scheduling.allocator.builders import BY_WORD, RULES, SLOTS
+
+pytestmark = pytest.mark.slow
 
 NOW_S = 1000.0
 # (highest victim priority, victims, seconds lost, chip id, victim ids)

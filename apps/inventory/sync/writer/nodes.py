@@ -4,6 +4,7 @@ written, and the chips whose capacity changed recounted."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -49,6 +50,17 @@ NODE_FIELDS = (
     "unschedulable",
     "resource_version",
 )
+
+
+@dataclass
+class _ChipPlan:
+    """What writing some nodes' chips does to the stored rows."""
+
+    wanted: set[str] = field(default_factory=set)  # uuids the nodes report
+    new: list[dict[str, Any]] = field(default_factory=list)  # rows to insert
+    changed: list[Chip] = field(default_factory=list)  # rows to update
+    # (node id, chip type) -> (handshake, at): only the handshake moved
+    handshakes: dict[tuple[int, str], tuple[str, Any]] = field(default_factory=dict)
 
 
 class NodesMixin(WriterBase):
@@ -172,13 +184,37 @@ class NodesMixin(WriterBase):
                 cluster=self.cluster, node_id__in_array=list(node_ids.values())
             )
         }
-        wanted_uuids: set[str] = set()
-        new_chips, changed = [], []
-        handshakes: dict[tuple[int, str], tuple[str, Any]] = {}
+        plan = self._chip_plan(states, node_ids, stored)
+        self._adopt_moved_chips(plan)
+        insert_rows(Chip, plan.new)
+        Chip.objects.bulk_update(plan.changed, [*CHIP_FIELDS, "node"], batch_size=2000)
+        for (node_id, common_word), (kind, at) in plan.handshakes.items():
+            Chip.objects.order_by().filter(
+                cluster=self.cluster, node_id=node_id, common_word=common_word
+            ).update(handshake=kind, handshake_at=at)
+        removed = [uuid for uuid in stored if uuid not in plan.wanted]
+        if removed:
+            Chip.objects.order_by().filter(
+                cluster=self.cluster, uuid__in_array=removed
+            ).delete()
+        return (
+            {c["uuid"] for c in plan.new}
+            | {c.uuid for c in plan.changed}
+            | set(removed)
+        )
+
+    def _chip_plan(
+        self,
+        states: Sequence[NodeState],
+        node_ids: Mapping[str, int],
+        stored: Mapping[str, Chip],
+    ) -> _ChipPlan:
+        """Compare the nodes' chips with the stored rows of those nodes."""
+        plan = _ChipPlan()
         for state in states:
             node_id = node_ids[state.name]
             for chip in state.chips:
-                wanted_uuids.add(chip.uuid)
+                plan.wanted.add(chip.uuid)
                 values = {
                     "common_word": chip.common_word,
                     "index": chip.index,
@@ -195,7 +231,7 @@ class NodesMixin(WriterBase):
                 }
                 row = stored.get(chip.uuid)
                 if row is None:
-                    new_chips.append(
+                    plan.new.append(
                         {
                             "cluster_id": self.cluster.pk,
                             "node_id": node_id,
@@ -204,48 +240,39 @@ class NodesMixin(WriterBase):
                             **handshake,
                         }
                     )
-                    continue
-                if row.node_id != node_id or any(
+                elif row.node_id != node_id or any(
                     getattr(row, k) != v for k, v in values.items()
                 ):
                     for key, value in {**values, **handshake}.items():
                         setattr(row, key, value)
                     row.node_id = node_id
-                    changed.append(row)
+                    plan.changed.append(row)
                 elif (row.handshake, row.handshake_at) != (
                     chip.handshake,
                     chip.handshake_at,
                 ):
-                    handshakes[(node_id, chip.common_word)] = (
+                    plan.handshakes[(node_id, chip.common_word)] = (
                         chip.handshake,
                         chip.handshake_at,
                     )
-        # A chip that moved from another node row is matched by uuid across the cluster.
+        return plan
+
+    def _adopt_moved_chips(self, plan: _ChipPlan) -> None:
+        """A "new" chip that moved from another node row is matched by uuid
+        across the cluster, and updated instead of inserted."""
         moved = {
             c.uuid: c
             for c in Chip.objects.order_by().filter(
-                cluster=self.cluster, uuid__in_array=[c["uuid"] for c in new_chips]
+                cluster=self.cluster, uuid__in_array=[c["uuid"] for c in plan.new]
             )
         }
-        for chip in list(new_chips):
+        for chip in list(plan.new):
             if chip["uuid"] in moved:
                 row = moved[chip["uuid"]]
                 for key in (*CHIP_FIELDS, "node_id"):
                     setattr(row, key, chip[key])
-                changed.append(row)
-                new_chips.remove(chip)
-        insert_rows(Chip, new_chips)
-        Chip.objects.bulk_update(changed, [*CHIP_FIELDS, "node"], batch_size=2000)
-        for (node_id, common_word), (kind, at) in handshakes.items():
-            Chip.objects.order_by().filter(
-                cluster=self.cluster, node_id=node_id, common_word=common_word
-            ).update(handshake=kind, handshake_at=at)
-        removed = [uuid for uuid in stored if uuid not in wanted_uuids]
-        if removed:
-            Chip.objects.order_by().filter(
-                cluster=self.cluster, uuid__in_array=removed
-            ).delete()
-        return {c["uuid"] for c in new_chips} | {c.uuid for c in changed} | set(removed)
+                plan.changed.append(row)
+                plan.new.remove(chip)
 
     def _after_node_change(self, touched: set[str] | None, gone: Sequence[str]) -> None:
         """Link waiting slices and recount usage of the touched chips (None: all)."""

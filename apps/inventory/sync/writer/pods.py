@@ -4,6 +4,7 @@ pending vNPU pods."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
@@ -60,6 +61,17 @@ STORED_FIELDS = (
     "chip_id",
     *SLICE_FIELDS,
 )
+
+
+@dataclass
+class _SlicePlan:
+    """What writing some pods' slices does to the stored rows."""
+
+    wanted: set[tuple[str, str, str, int]] = field(default_factory=set)
+    new: list[dict[str, Any]] = field(default_factory=list)  # rows to insert
+    changed: list[Slice] = field(default_factory=list)  # rows to update
+    updated: list[dict[str, Any]] = field(default_factory=list)  # them, as stored
+    touched: set[str] = field(default_factory=set)  # chips whose usage moves
 
 
 class PodsMixin(WriterBase):
@@ -122,6 +134,27 @@ class PodsMixin(WriterBase):
         self, wanted: Sequence[SliceState], scope: set[tuple[str, str]] | None
     ) -> None:
         """Diff ``wanted`` against stored slices (all of them, or only the pods in ``scope``)."""
+        stored = self._stored_slices(scope)
+        plan = self._slice_plan(wanted, stored, self._chips_of(wanted, scope))
+        removed = [row for key, row in stored.items() if key not in plan.wanted]
+        self._record_history(plan.new, removed, first_list=scope is None and not stored)
+        insert_rows(Slice, plan.new)
+        Slice.objects.bulk_update(
+            plan.changed, [*SLICE_FIELDS, "chip"], batch_size=2000
+        )
+        if removed:
+            Slice.objects.order_by().filter(
+                id__in_array=[r["id"] for r in removed]
+            ).delete()
+            plan.touched.update(r["chip_uuid"] for r in removed)
+        self._announce_slices(plan, removed)
+        # A full list recounts every chip: cheaper than naming 8,000 of them.
+        self.recompute_usage(plan.touched if scope is not None else None)
+
+    def _stored_slices(
+        self, scope: set[tuple[str, str]] | None
+    ) -> dict[tuple[str, str, str, int], dict[str, Any]]:
+        """The stored slices (of the pods in ``scope``), by slice key."""
         stored_qs = Slice.objects.order_by().filter(cluster=self.cluster)
         if scope is not None:
             # By (namespace, name) pairs, so the unique index (cluster,
@@ -131,36 +164,45 @@ class PodsMixin(WriterBase):
             stored_qs = stored_qs.filter(PairIn("namespace", "pod_name", scope))
         # Plain dicts, not model instances: a batch of 2,000 pods built 2,000
         # instances to compare a dozen columns, half of a watch batch's time.
-        stored = {
+        return {
             (s["namespace"], s["pod_name"], s["chip_uuid"], s["container_index"]): s
             for s in stored_qs.values(*STORED_FIELDS)
         }
+
+    def _chips_of(
+        self, wanted: Sequence[SliceState], scope: set[tuple[str, str]] | None
+    ) -> dict[str, tuple[int, int]]:
+        """uuid -> (chip id, AICore) of the chips the slices name."""
         chips = Chip.objects.order_by().filter(cluster=self.cluster)
         if scope is not None:
             # A full list names nearly every chip: all of them, without an
             # array of every uuid to send and match (150 ms at 80,000 chips).
             chips = chips.filter(uuid__in_array={s.chip_uuid for s in wanted})
-        chip_ids: dict[str, int] = {}
-        chip_aicore: dict[str, int] = {}
-        for uuid, chip_id, aicore in chips.values_list("uuid", "id", "aicore"):
-            chip_ids[uuid] = chip_id
-            chip_aicore[uuid] = aicore
-        touched: set[str] = set()
-        new_rows: list[dict[str, Any]] = []
-        changed: list[Slice] = []
-        updated: list[dict[str, Any]] = []  # the changed rows, as now stored
-        wanted_keys: set[tuple[str, str, str, int]] = set()
+        return {
+            uuid: (chip_id, aicore)
+            for uuid, chip_id, aicore in chips.values_list("uuid", "id", "aicore")
+        }
+
+    def _slice_plan(
+        self,
+        wanted: Sequence[SliceState],
+        stored: Mapping[tuple[str, str, str, int], dict[str, Any]],
+        chips: Mapping[str, tuple[int, int]],
+    ) -> _SlicePlan:
+        """Compare the wanted slices with the stored rows."""
+        plan = _SlicePlan()
         for state in wanted:
-            wanted_keys.add(state.key)
+            plan.wanted.add(state.key)
             values = self._slice_row(state)
+            chip_id, chip_aicore = chips.get(state.chip_uuid, (None, 0))
             if values["aicore"] == -1:
-                values["aicore"] = chip_aicore.get(state.chip_uuid, 0)
+                values["aicore"] = chip_aicore
             row = stored.get(state.key)
             if row is None:
-                new_rows.append(
+                plan.new.append(
                     {
                         "cluster_id": self.cluster.pk,
-                        "chip_id": chip_ids.get(state.chip_uuid),
+                        "chip_id": chip_id,
                         "chip_uuid": state.chip_uuid,
                         "namespace": state.namespace,
                         "pod_name": state.pod_name,
@@ -168,26 +210,23 @@ class PodsMixin(WriterBase):
                         **values,
                     }
                 )
-                touched.add(state.chip_uuid)
-            else:
-                values["chip_id"] = chip_ids.get(state.chip_uuid)
-                if any(row[k] != v for k, v in values.items()):
-                    changed.append(Slice(id=row["id"], **values))
-                    updated.append({**row, **values})
-                    touched.add(state.chip_uuid)
-        removed = [row for key, row in stored.items() if key not in wanted_keys]
-        self._record_history(new_rows, removed, first_list=scope is None and not stored)
-        insert_rows(Slice, new_rows)
-        Slice.objects.bulk_update(changed, [*SLICE_FIELDS, "chip"], batch_size=2000)
-        if removed:
-            Slice.objects.order_by().filter(
-                id__in_array=[r["id"] for r in removed]
-            ).delete()
-            touched.update(r["chip_uuid"] for r in removed)
+                plan.touched.add(state.chip_uuid)
+                continue
+            values["chip_id"] = chip_id
+            if any(row[k] != v for k, v in values.items()):
+                plan.changed.append(Slice(id=row["id"], **values))
+                plan.updated.append({**row, **values})
+                plan.touched.add(state.chip_uuid)
+        return plan
+
+    def _announce_slices(
+        self, plan: _SlicePlan, removed: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Deltas to the cluster's browsers, and ``slices_changed``, on commit."""
         group = cluster_group(self.cluster.pk)
-        if new_rows or changed:
+        if plan.new or plan.changed:
             broadcast_on_commit(
-                group, Event.SLICES, slices_payload([*new_rows, *updated])
+                group, Event.SLICES, slices_payload([*plan.new, *plan.updated])
             )
         if removed:
             broadcast_on_commit(
@@ -195,11 +234,9 @@ class PodsMixin(WriterBase):
                 Event.SLICES_REMOVED,
                 slices_removed_payload(pod_of(r) for r in removed),
             )
-        # A full list recounts every chip: cheaper than naming 8,000 of them.
-        self.recompute_usage(touched if scope is not None else None)
-        if new_rows or removed:
+        if plan.new or removed:
             cluster_id = self.cluster.pk
-            added = {pod_of(r) for r in new_rows}
+            added = {pod_of(r) for r in plan.new}
             gone = {pod_of(r) for r in removed}
             transaction.on_commit(
                 lambda: slices_changed.send(

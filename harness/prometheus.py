@@ -18,16 +18,15 @@ import contextlib
 import json
 import shutil
 import ssl
-import subprocess
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+from harness import processes
+from harness.processes import ProcessError, WaitTimeout, free_port
 from simcluster import promconfig
-from tests.polling import wait_for
-from tests.processes import free_port
 
 DEBIAN_BINARY = "/usr/bin/prometheus"
 LOG_TAIL = 4000
@@ -61,7 +60,7 @@ class Prometheus:
         self.scrape_interval = scrape_interval
         self.executable = executable or binary() or DEBIAN_BINARY
         self.port = 0
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: processes.Process | None = None
         self.log_path = directory / "prometheus.log"
         self.config_path = directory / "prometheus.yml"
 
@@ -93,15 +92,8 @@ class Prometheus:
     def stop(self, grace: float = 10) -> None:
         """Terminate it, and kill it when it takes longer than ``grace`` s."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
+        if proc is not None:
+            processes.stop(proc, grace)
 
     def __enter__(self) -> Prometheus:
         return self.start()
@@ -134,34 +126,26 @@ class Prometheus:
         self.port = free_port()
         tsdb = self.dir / "tsdb"
         tsdb.mkdir(exist_ok=True)
-        with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    self.executable,
-                    f"--config.file={self.config_path}",
-                    f"--storage.tsdb.path={tsdb}",
-                    f"--web.listen-address=127.0.0.1:{self.port}",
-                    "--storage.tsdb.retention.time=1d",
-                ],
-                cwd=self.dir,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        self.proc = processes.start(
+            "prometheus",
+            [
+                self.executable,
+                f"--config.file={self.config_path}",
+                f"--storage.tsdb.path={tsdb}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+                "--storage.tsdb.retention.time=1d",
+            ],
+            self.dir,
+            cwd=self.dir,
+        )
 
     # -- waiting --------------------------------------------------------------
     def _wait(self, check: Any, what: str, timeout: float) -> Any:
-        def alive_and(check: Any = check) -> Any:
-            if self.proc is None or self.proc.poll() is not None:
-                raise PrometheusError(
-                    f"Prometheus exited while waiting for {what}:\n"
-                    + self.log(LOG_TAIL)
-                )
-            return check()
-
         try:
-            return wait_for(alive_and, what, timeout=timeout, interval=0.2)
-        except AssertionError as exc:
+            return processes.wait_until(
+                check, what, timeout, watched=[self.proc] if self.proc else []
+            )
+        except (ProcessError, WaitTimeout) as exc:
             raise PrometheusError(
                 f"{exc}\n--- Prometheus log ---\n{self.log(LOG_TAIL)}"
             ) from None

@@ -1,9 +1,10 @@
 """The portal at work in a test: sync and beat in threads, a CI client, request states.
 
 Shared by the end-to-end tests against simcluster and against the real control
-plane (tests/realstack): the same code paths a deployment runs (list + watch
-sync, the beat's scheduling passes, eager Celery for what they enqueue), with
-the REST API as a pipeline sees it.
+plane (tests/realstack) and by bench.burst: the same code paths a deployment
+runs (list + watch sync, the beat's scheduling passes, eager Celery for what
+they enqueue), with the REST API as a pipeline sees it. Django must be set up
+before it is imported.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from apps.accounts.services import token_create, user_ensure
 from apps.inventory.sync.engine import sync_run
 from apps.scheduling.choices import RequestState
 from apps.scheduling.tasks import schedule_clusters_task
-from tests.polling import wait_for
+from harness.processes import wait_until
 
 
 class Running:
@@ -54,7 +55,7 @@ class Running:
         """Wait until ``count`` more scheduling passes have finished: the time for
         whatever they would do, before asserting that nothing happened."""
         target = self.passes + count
-        wait_for(lambda: self.passes >= target, f"{count} scheduling passes", timeout)
+        wait_until(lambda: self.passes >= target, f"{count} scheduling passes", timeout)
 
     def __enter__(self) -> Running:
         self.threads = [
@@ -94,7 +95,7 @@ def wait_running(client: APIClient, request_id: int, timeout: float = 20) -> dic
     """The request once it runs (as its submitter reads it); a timeout says
     where it stopped (state, reason, attempts)."""
     try:
-        return wait_for(
+        return wait_until(
             lambda: (
                 (s := request_state(client, request_id))["state"]
                 == RequestState.RUNNING

@@ -33,9 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.processes import PortalProcesses, free_port
+from harness.processes import ProcessSet, free_port, wait_for_http, wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
 DIST_INDEX = FRONTEND / "dist" / "index.html"
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -185,7 +185,7 @@ class Stack:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.sim: Any = None
-        self.processes = PortalProcesses(self.workdir, self.env)
+        self.processes = ProcessSet(self.workdir, self.env)
         self.procs = self.processes.procs
         self.cluster_id: int | None = None
         self.postgres_url = postgres_url
@@ -341,35 +341,24 @@ class Stack:
         return client
 
     def _wait_http(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.procs["web"].poll() is not None:
-                raise StackError("uvicorn exited:\n" + self.logs("web"))
-            try:
-                with urllib.request.urlopen(self.url + "/api/auth/login/", timeout=2):  # noqa: S310
-                    return
-            except urllib.error.HTTPError:
-                return  # 405 for GET: the server answers
-            except OSError:
-                time.sleep(0.2)
-        raise StackError("uvicorn did not answer:\n" + self.logs("web"))
+        # any answer will do (405 for a GET of the login endpoint)
+        wait_for_http(
+            self.url + "/api/auth/login/", timeout, watched=[self.procs["web"]]
+        )
 
     def _wait_chips(self, client: ApiClient, count: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        rows = 0
-        while time.monotonic() < deadline:
-            if self.procs["sync"].poll() is not None:
-                raise StackError("sync exited:\n" + self.logs("sync"))
+        def synced() -> bool:
             status, body = client.call(
                 "GET", f"/api/clusters/{self.cluster_id}/chip-usage/"
             )
-            rows = len(body["rows"]) if status == 200 else 0
-            if rows >= count:
-                return
-            time.sleep(0.5)
-        raise StackError(
-            f"only {rows} of {count} chips synced after {timeout}s:\n"
-            + self.logs("sync")
+            return status == 200 and len(body["rows"]) >= count
+
+        wait_until(
+            synced,
+            f"{count} chips synced",
+            timeout,
+            0.5,
+            watched=[self.procs["sync"]],
         )
 
     def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
@@ -402,7 +391,7 @@ class Stack:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-if __name__ == "__main__":  # a dev stack: python tests/e2e/stack.py [scenario]
+if __name__ == "__main__":  # a dev stack: python -m harness.stack [scenario]
 
     def _interrupt(*_: Any) -> None:
         raise KeyboardInterrupt

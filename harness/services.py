@@ -1,4 +1,5 @@
-"""Private, throw-away PostgreSQL and Redis servers for the restart tests.
+"""Private, throw-away PostgreSQL and Redis servers for the restart tests and
+bench.rest.
 
 The machine's shared PostgreSQL (5432) and Redis (6379) are never touched:
 each test session that needs them gets its own ``initdb`` cluster in a temp
@@ -12,14 +13,12 @@ import contextlib
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from tests.processes import free_port
-from tests.requires import missing
+from harness.processes import Process, free_port, port_open, start, wait_for_port
+from harness.requires import missing
 
 
 def production_env(
@@ -48,17 +47,6 @@ def _as_postgres(args: list[str]) -> list[str]:
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--", *args]
     return args
-
-
-def _wait_port(port: int, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 class PrivatePostgres:
@@ -114,12 +102,12 @@ class PrivatePostgres:
 
     def start(self) -> None:
         self._ctl("start")
-        _wait_port(self.port)
+        wait_for_port(self.port)
 
     def restart(self) -> None:
         """``pg_ctl restart -m fast``: every connection is cut."""
         self._ctl("restart", "-m", "fast")
-        _wait_port(self.port)
+        wait_for_port(self.port)
 
     def server_pid(self) -> int:
         """The postmaster's pid (postmaster.pid): a restart changes it."""
@@ -169,11 +157,12 @@ class PrivateRedis:
         self.dir = Path(tempfile.mkdtemp(prefix="vnpu-redis-"))
         self.port = free_port()
         self.appendonly = appendonly
-        self.process: subprocess.Popen[bytes] | None = None
+        self.process: Process | None = None
         self.start()
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
+        self.process = start(
+            "redis",
             [
                 "redis-server",
                 "--bind",
@@ -189,10 +178,9 @@ class PrivateRedis:
                 "--appendfsync",
                 "always",
             ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            self.dir,
         )
-        _wait_port(self.port)
+        wait_for_port(self.port, watched=[self.process])
 
     def shutdown(self) -> None:
         """``redis-cli shutdown nosave`` (the AOF, if on, keeps what was queued)."""
@@ -202,7 +190,7 @@ class PrivateRedis:
             check=False,
         )
         if self.process is not None:
-            self.process.wait(timeout=10)
+            self.process.popen.wait(timeout=10)
             self.process = None
 
     def restart(self) -> None:
@@ -218,8 +206,4 @@ class PrivateRedis:
 
     def listening(self) -> bool:
         """Whether a connection to its port is accepted now."""
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                return True
-        except OSError:
-            return False
+        return port_open(self.port)

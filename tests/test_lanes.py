@@ -1,0 +1,87 @@
+"""The lanes (docs/testing.md): tests/conftest.py marks each test with what it
+needs, and scripts/test.sh --fast runs those that need none of it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from tests.conftest import TESTS, _marks_of
+
+ROOT = TESTS.parent
+
+
+def _item(path: Path, fixtures: tuple[str, ...] = (), function=None):
+    return SimpleNamespace(path=path, fixturenames=fixtures, function=function)
+
+
+def test_a_folder_marks_its_tests():
+    assert _marks_of(_item(TESTS / "e2e" / "test_x.py")) == {"browser"}
+    assert _marks_of(_item(TESTS / "realstack" / "sub" / "t.py")) == {"realstack"}
+    assert _marks_of(_item(TESTS / "faults" / "test_y.py")) == {"faults"}
+    assert _marks_of(_item(TESTS / "scheduling" / "test_api.py")) == set()
+
+
+def test_a_fixture_marks_the_tests_that_use_it():
+    here = TESTS / "inventory" / "test_x.py"
+    assert _marks_of(_item(here, ("db", "kubectl"))) == {"tools"}
+    assert _marks_of(_item(here, ("prometheus",))) == {"prometheus"}
+    assert _marks_of(_item(here, ("redis_layer",))) == {"redis"}
+    assert _marks_of(_item(here, ("page",))) == {"browser"}
+
+
+def _needs_postgres():
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        raise AssertionError("only on PostgreSQL")
+
+
+def test_a_test_that_checks_for_postgresql_is_marked_postgres():
+    here = TESTS / "inventory" / "test_x.py"
+    assert _marks_of(_item(here, function=_needs_postgres)) == {"postgres"}
+    assert _marks_of(_item(here, function=test_a_folder_marks_its_tests)) == set()
+
+
+def _fast_lane() -> str:
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    found = re.search(r'^FAST_LANE="([^"]+)"$', script, re.MULTILINE)
+    assert found, "scripts/test.sh defines FAST_LANE"
+    return found.group(1)
+
+
+def test_the_fast_lane_leaves_out_every_marker_of_a_need():
+    # every marker declared for a need (all but websockets, which needs only
+    # the in-memory layer) is left out of the fast lane
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"
+    ]["markers"]
+    needs = {line.split(":")[0] for line in declared} - {"websockets"}
+    assert set(re.findall(r"not (\w+)", _fast_lane())) == needs
+
+
+@pytest.mark.slow
+def test_the_fast_lane_has_at_least_700_tests_and_none_of_the_slow_folders():
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", _fast_lane()],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    tests = [line for line in done.stdout.splitlines() if "::" in line]
+    assert len(tests) >= 700, len(tests)
+    assert not [
+        t
+        for t in tests
+        if t.startswith(("tests/e2e/", "tests/realstack/", "tests/faults/"))
+    ]
