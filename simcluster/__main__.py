@@ -16,11 +16,20 @@ from simcluster.server import SimCluster
 
 
 def parser() -> argparse.ArgumentParser:
-    """The CLI options."""
+    """The CLI options (in the order ``--help`` lists them)."""
     p = argparse.ArgumentParser(
         prog="python -m simcluster",
         description="Simulated Kubernetes API server with Ascend vNPUs.",
     )
+    _add_server_options(p)
+    _add_scenario_options(p)
+    _add_controller_options(p)
+    _add_access_and_fault_options(p)
+    return p
+
+
+def _add_server_options(p: argparse.ArgumentParser) -> None:
+    """Where it listens and how clients reach it."""
     p.add_argument(
         "--port", type=int, default=0, help="listen port; 0 picks a free one"
     )
@@ -36,6 +45,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--kubeconfig", help="write a kubeconfig here (contexts simcluster, readonly)"
     )
+
+
+def _add_scenario_options(p: argparse.ArgumentParser) -> None:
+    """What the cluster holds, and the watch history kept."""
     p.add_argument("--scenario", choices=SCENARIOS, default="guide")
     p.add_argument(
         "--nodes",
@@ -50,6 +63,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--history", type=int, default=10000, help="watch history window (events)"
     )
+
+
+def _add_controller_options(p: argparse.ArgumentParser) -> None:
+    """The simulated controllers and how fast things happen."""
     p.add_argument(
         "--no-device-plugin", action="store_true", help="no simulated device plugin"
     )
@@ -90,6 +107,10 @@ def parser() -> argparse.ArgumentParser:
         default=300.0,
         help="lifetime of list continue tokens (s)",
     )
+
+
+def _add_access_and_fault_options(p: argparse.ArgumentParser) -> None:
+    """Tokens, Volcano objects, injected faults, logging."""
     p.add_argument(
         "--plain-http",
         action="store_true",
@@ -110,7 +131,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--watch-drop-after-events", type=int, default=0)
     p.add_argument("--watch-drop-after-seconds", type=float, default=0.0)
     p.add_argument("-v", "--verbose", action="store_true", help="log every request")
-    return p
 
 
 def options_from(args: argparse.Namespace) -> dict[str, Any]:

@@ -408,32 +408,14 @@ def _slice_annotations(
 
 
 def scale(nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000) -> Scenario:
-    """``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and ``pods`` pods."""
+    """``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and ``pods`` pods.
+
+    The first ``slice_pods`` pods (while room lasts) hold a vNPU slice, taken
+    round-robin over the healthy chips; the others run without one.
+    """
     scn = Scenario()
     _base(scn)
-    chip_types = {
-        c.chip_name: c for c in hami.chip_types_from_text(guide_data.DEVICE_CONFIG_YAML)
-    }
-    all_types = list(chip_types.values())
-    chips_free: list[list[Any]] = []  # [node, chip, chip_type, slots left, memory left]
-    node_names: list[str] = []
-    for i in range(nodes):
-        name = f"npu-node-{i:04d}"
-        chip_name = "310P3" if i % 2 == 0 else "910B4"
-        chips = [
-            Chip(die_id(f"{name}/{k}"), chip_name, not (i % 50 == 7 and k == 7))
-            for k in range(8)
-        ]
-        scn.hardware.set_node(name, chips)
-        scn.add(resources.NODE, _node(name, chips, all_types))
-        node_names.append(name)
-        spec = chip_types[chip_name]
-        count = hami.slots_per_chip(spec.memory_allocatable, spec.templates)
-        chips_free.extend(
-            [name, chip, spec, count, spec.memory_allocatable]
-            for chip in chips
-            if chip.healthy
-        )
+    node_names, chips_free = _scale_nodes(scn, nodes)
     _deployment(
         scn,
         "volcano-system",
@@ -470,57 +452,116 @@ def scale(nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000) -> Scen
         }
         placed = None
         if made_slices < slice_pods and chips_free:
-            for _ in range(len(chips_free)):
-                entry = chips_free[cursor % len(chips_free)]
-                cursor += 1
-                spec = entry[2]
-                template = spec.templates[
-                    (cursor // len(chips_free) + n) % len(spec.templates)
-                ]
-                if entry[3] > 0 and entry[4] >= template.memory:
-                    entry[3] -= 1
-                    entry[4] -= template.memory
-                    placed = (entry, template)
-                    break
+            placed, cursor = _next_free_chip(chips_free, cursor, n)
         if placed is not None:
-            (node, chip, spec, _, _), template = placed
-            cw = spec.common_word
-            limits = {
-                spec.resource_name: "1",
-                spec.resource_memory_name: str(template.memory),
-            }
-            pod["spec"]["containers"][0]["resources"] = {
-                "limits": limits,
-                "requests": dict(limits),
-            }
-            pod["spec"]["schedulerName"] = "volcano"
-            pod["spec"]["priorityClassName"] = "batch-medium"
-            pod["metadata"]["annotations"] = _slice_annotations(
-                node, cw, chip.uuid, template.memory, template.name, stamp
-            )
+            entry, template = placed
+            node = _give_slice(pod, entry, template, stamp)
             made_slices += 1
         else:
             node = node_names[n % len(node_names)]
         pod["spec"]["nodeName"] = node
         _pod_defaults(pod)
-        pod["status"] = {
-            "phase": "Running",
-            "startTime": created,
-            "hostIP": node_ip(node),
-            "podIP": pod_ip(uid),
-            "qosClass": "BestEffort",
-            "conditions": [
-                {
-                    "type": t,
-                    "status": "True",
-                    "lastProbeTime": None,
-                    "lastTransitionTime": created,
-                }
-                for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
-            ],
-        }
+        pod["status"] = _running_status(node, uid, created)
         scn.add(resources.POD, pod)
     return scn
+
+
+def _scale_nodes(scn: Scenario, nodes: int) -> tuple[list[str], list[list[Any]]]:
+    """Add the scale scenario's nodes, one chip in 400 unhealthy.
+
+    Returns:
+        The node names, and per healthy chip ``[node, chip, chip type, slots
+        left, memory left]``, in order.
+    """
+    chip_types = {
+        c.chip_name: c for c in hami.chip_types_from_text(guide_data.DEVICE_CONFIG_YAML)
+    }
+    all_types = list(chip_types.values())
+    chips_free: list[list[Any]] = []  # [node, chip, chip_type, slots left, memory left]
+    node_names: list[str] = []
+    for i in range(nodes):
+        name = f"npu-node-{i:04d}"
+        chip_name = "310P3" if i % 2 == 0 else "910B4"
+        chips = [
+            Chip(die_id(f"{name}/{k}"), chip_name, not (i % 50 == 7 and k == 7))
+            for k in range(8)
+        ]
+        scn.hardware.set_node(name, chips)
+        scn.add(resources.NODE, _node(name, chips, all_types))
+        node_names.append(name)
+        spec = chip_types[chip_name]
+        count = hami.slots_per_chip(spec.memory_allocatable, spec.templates)
+        chips_free.extend(
+            [name, chip, spec, count, spec.memory_allocatable]
+            for chip in chips
+            if chip.healthy
+        )
+    return node_names, chips_free
+
+
+def _next_free_chip(
+    chips_free: list[list[Any]], cursor: int, n: int
+) -> tuple[tuple[list[Any], Any] | None, int]:
+    """Book a template on the next chip (round-robin from ``cursor``) with room.
+
+    The template rotates with the round and the pod number ``n``, so the
+    slices mix every template of the chip type.
+
+    Returns:
+        ``(chip entry, template)`` or None when no chip has room, and the
+        cursor to start from next.
+    """
+    for _ in range(len(chips_free)):
+        entry = chips_free[cursor % len(chips_free)]
+        cursor += 1
+        spec = entry[2]
+        template = spec.templates[(cursor // len(chips_free) + n) % len(spec.templates)]
+        if entry[3] > 0 and entry[4] >= template.memory:
+            entry[3] -= 1
+            entry[4] -= template.memory
+            return (entry, template), cursor
+    return None, cursor
+
+
+def _give_slice(pod: Obj, entry: list[Any], template: Any, stamp: str) -> str:
+    """Make ``pod`` hold a slice of ``template`` on the entry's chip, as HAMi
+    annotates a bound pod; returns the chip's node."""
+    node, chip, spec, _, _ = entry
+    cw = spec.common_word
+    limits = {
+        spec.resource_name: "1",
+        spec.resource_memory_name: str(template.memory),
+    }
+    pod["spec"]["containers"][0]["resources"] = {
+        "limits": limits,
+        "requests": dict(limits),
+    }
+    pod["spec"]["schedulerName"] = "volcano"
+    pod["spec"]["priorityClassName"] = "batch-medium"
+    pod["metadata"]["annotations"] = _slice_annotations(
+        node, cw, chip.uuid, template.memory, template.name, stamp
+    )
+    return node
+
+
+def _running_status(node: str, uid: str, created: str) -> dict[str, Any]:
+    """The status of a pod running (and Ready) on ``node`` since ``created``."""
+    return {
+        "phase": "Running",
+        "startTime": created,
+        "hostIP": node_ip(node),
+        "podIP": pod_ip(uid),
+        "qosClass": "BestEffort",
+        "conditions": [
+            {
+                "type": t,
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": created,
+            }
+            for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+        ],
+    }
 
 
 def build(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from simcluster import errors
-from simcluster.faults import Faults
+from simcluster.faults import Faults, FaultSettings
 from simcluster.listing import object_filter
 from simcluster.resources import ResourceType
 from simcluster.store import Store, WatchEvent, dumps
@@ -109,77 +110,123 @@ def open_watch(
         timeout = float(query.get("timeoutSeconds") or options.default_timeout)
     except ValueError:
         raise errors.bad_request("invalid timeoutSeconds") from None
-    bookmarks = truthy(query.get("allowWatchBookmarks"))
+    watch = _Watch(
+        store,
+        res,
+        namespace,
+        predicate,
+        faults,
+        stopping,
+        options,
+        encode,
+        bookmarks=truthy(query.get("allowWatchBookmarks")),
+    )
+    return watch.stream(start_rv, initial_events, timeout)
 
-    def event(kind: str, obj: dict[str, Any], raw: bytes) -> bytes:
-        return _line(kind, encode(obj) if encode is not None else raw)
 
-    def bookmark(rv: int, end_of_initial: bool = False) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(rv)}
-        if end_of_initial:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-        obj = {"kind": res.kind, "apiVersion": res.group_version, "metadata": meta}
-        return event("BOOKMARK", obj, dumps(obj))
+@dataclass
+class _Watch:
+    """One watch's stream: the initial objects (if asked), then the changes.
 
-    def stream() -> Iterator[bytes]:
+    The stream ends at the timeout or when the server stops; the fault
+    settings may drop it after a number of events or seconds.
+    """
+
+    store: Store
+    res: ResourceType
+    namespace: str | None
+    predicate: Predicate | None
+    faults: Faults
+    stopping: threading.Event
+    options: WatchOptions
+    encode: Callable[[dict[str, Any]], bytes] | None
+    bookmarks: bool
+    sent: int = 0
+
+    def stream(
+        self, start_rv: int, initial_events: bool, timeout: float
+    ) -> Iterator[bytes]:
+        """The events, as lines of the watch's body."""
         started = time.monotonic()
         deadline = started + timeout
-        sent = 0
         if start_rv == 0 or initial_events:
-            last, items = store.list(res, namespace)
-            for item in items:
-                if predicate is None or predicate(item.obj):
-                    yield event("ADDED", item.obj, item.raw)
-                    sent += 1
-                    drop_after = faults.settings.watch_drop_after_events
-                    if drop_after and sent >= drop_after:
-                        faults.count("watch_drop")
-                        raise WatchDropped
-            if initial_events:
-                yield bookmark(last, end_of_initial=True)
+            last = yield from self._initial(initial_events)
         else:
             last = start_rv
         last_bookmark = time.monotonic()
-        while not stopping.is_set():
+        while not self.stopping.is_set():
             now = time.monotonic()
-            settings = faults.settings
+            settings = self.faults.settings
             if settings.watch_drop_after_seconds and (
                 now - started >= settings.watch_drop_after_seconds
             ):
-                faults.count("watch_drop")
+                self.faults.count("watch_drop")
                 raise WatchDropped
             if now >= deadline:
                 break
             wait = min(0.5, deadline - now)
             try:
-                events, current = store.events_since(last, wait)
+                events, current = self.store.events_since(last, wait)
             except errors.ApiError as exc:
                 yield _line("ERROR", dumps(exc.status()))
                 return
-            for change in events:
-                if change.res_key != res.key or (
-                    namespace and change.namespace != namespace
-                ):
-                    continue
-                kind = _translate(change, predicate)
-                if kind is None:
-                    continue
-                yield event(kind, change.obj, change.raw)
-                sent += 1
-                if (
-                    settings.watch_drop_after_events
-                    and sent >= settings.watch_drop_after_events
-                ):
-                    faults.count("watch_drop")
-                    raise WatchDropped
+            yield from self._changes(events, settings)
             last = current
             if (
-                bookmarks
-                and time.monotonic() - last_bookmark >= options.bookmark_interval
+                self.bookmarks
+                and time.monotonic() - last_bookmark >= self.options.bookmark_interval
             ):
-                yield bookmark(last)
+                yield self.bookmark(last)
                 last_bookmark = time.monotonic()
-        if bookmarks:
-            yield bookmark(last)
+        if self.bookmarks:
+            yield self.bookmark(last)
 
-    return stream()
+    def _initial(self, initial_events: bool) -> Generator[bytes, None, int]:
+        """ADDED for each object there now; returns the store's resource version."""
+        last, items = self.store.list(self.res, self.namespace)
+        for item in items:
+            if self.predicate is None or self.predicate(item.obj):
+                yield self.event("ADDED", item.obj, item.raw)
+                self._count_sent(self.faults.settings)
+        if initial_events:
+            yield self.bookmark(last, end_of_initial=True)
+        return last
+
+    def _changes(
+        self, events: list[WatchEvent], settings: FaultSettings
+    ) -> Iterator[bytes]:
+        """The changes to the watched objects among ``events``."""
+        for change in events:
+            if change.res_key != self.res.key or (
+                self.namespace and change.namespace != self.namespace
+            ):
+                continue
+            kind = _translate(change, self.predicate)
+            if kind is None:
+                continue
+            yield self.event(kind, change.obj, change.raw)
+            self._count_sent(settings)
+
+    def _count_sent(self, settings: FaultSettings) -> None:
+        """Count an event sent; drop the watch once the faults say so."""
+        self.sent += 1
+        drop_after = settings.watch_drop_after_events
+        if drop_after and self.sent >= drop_after:
+            self.faults.count("watch_drop")
+            raise WatchDropped
+
+    def event(self, kind: str, obj: dict[str, Any], raw: bytes) -> bytes:
+        """One event line (``obj`` encoded when the watch encodes)."""
+        return _line(kind, self.encode(obj) if self.encode is not None else raw)
+
+    def bookmark(self, rv: int, end_of_initial: bool = False) -> bytes:
+        """A BOOKMARK at ``rv`` (marking the end of the initial events if so)."""
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if end_of_initial:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {
+            "kind": self.res.kind,
+            "apiVersion": self.res.group_version,
+            "metadata": meta,
+        }
+        return self.event("BOOKMARK", obj, dumps(obj))

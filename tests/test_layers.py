@@ -287,7 +287,7 @@ def test_an_import_runs_the_packages_above_the_module(tmp_path):
     ("module", "target", "upward"),
     [
         ("apps.audit.selectors", "apps.scheduling.selectors", True),
-        ("apps.scheduling.services", "apps.inventory.models", False),
+        ("apps.scheduling.services.requests", "apps.inventory.models", False),
         ("apps.inventory.hami.validation", "apps.inventory.models", True),
         ("apps.live.events", "apps.audit.models", True),
     ],

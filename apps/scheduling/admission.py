@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Any
 
 from django.utils import timezone
 
@@ -118,23 +119,80 @@ def _admit(
     ops: ClusterOps,
     now: datetime,
 ) -> bool:
+    """Create the request's pod on its reserved chip and make it Admitted.
+
+    Returns:
+        Whether the request was admitted (False: it failed, gave its room
+        back, or waits for the next pass).
+    """
     node = reservation.chip.node
-    # Checked again here: the queue's policy may have tightened since submission,
-    # and a stored request must not create a pod it now forbids.
+    refusal = _pod_policy_refusal(request)
+    if refusal is not None:
+        return _fail(request, refusal)
+    manifest = _manifest(request, reservation, chip_type, scheduler)
+    if not _create_pod(request, manifest, ops):
+        return False
+    crash_point("after_pod_create")
+    moved = states.request_move(
+        request.pk,
+        from_states=[RequestState.RESERVED],
+        to=RequestState.ADMITTED,
+        admitted_at=now,
+        reason=with_caveat(
+            f"pod {request.namespace}/{request.pod_name} created; waiting for "
+            + (
+                f"{scheduler.scheduler_name} to bind it to chip "
+                f"{reservation.chip.uuid} of {node.name}"
+                if scheduler.honours_pins
+                else f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
+            )
+            + (
+                "; the node is held for it since the preemption"
+                if reservation.proposal is not None
+                else ""
+            ),
+            reservation.caveat,
+        ),
+    )
+    if not moved:
+        # Cancelled while we were creating it: the pod must not outlive the request.
+        try:
+            ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
+        except KubeError:
+            Request.objects.filter(pk=request.pk).update(pod_cleanup=True)
+    return moved
+
+
+def _pod_policy_refusal(request: Request) -> str | None:
+    """Why the queue's pod policy forbids the request's pod now, if it does.
+
+    Checked again here: the queue's policy may have tightened since
+    submission, and a stored request must not create a pod it now forbids.
+    """
     violations = pod_policy_violations(
         queue=request.queue,
         namespace=request.namespace,
         workload=request.workload or None,
         pod_template=request.pod_template,
     )
-    if violations:
-        return _fail(
-            request,
-            f"the pod policy of queue {request.queue.name} forbids this pod: "
-            + "; ".join(f"{v.field}: {v.message}" for v in violations[:5])
-            + (f" (and {len(violations) - 5} more)" if len(violations) > 5 else ""),
-        )
-    manifest = pod_manifest(
+    if not violations:
+        return None
+    return (
+        f"the pod policy of queue {request.queue.name} forbids this pod: "
+        + "; ".join(f"{v.field}: {v.message}" for v in violations[:5])
+        + (f" (and {len(violations) - 5} more)" if len(violations) > 5 else "")
+    )
+
+
+def _manifest(
+    request: Request,
+    reservation: Reservation,
+    chip_type: ChipType,
+    scheduler: SchedulerInEffect,
+) -> dict[str, Any]:
+    """The request's pod, steered to its reserved chip for the scheduler in effect."""
+    node = reservation.chip.node
+    return pod_manifest(
         name=request.pod_name,
         namespace=request.namespace,
         request_id=request.pk,
@@ -158,6 +216,15 @@ def _admit(
         scheduler_name=scheduler.scheduler_name,
         pin_chip=scheduler.honours_pins,
     )
+
+
+def _create_pod(request: Request, manifest: dict[str, Any], ops: ClusterOps) -> bool:
+    """POST the pod; adopt it if this request's pod exists already.
+
+    Returns:
+        True when the pod exists now; False when the request failed, gave its
+        room back, or waits for the next pass (the reason says which).
+    """
     try:
         ops.create_pod(request.namespace, manifest)
     except PodExists as exists:
@@ -193,35 +260,7 @@ def _admit(
             _unbook(request, missing_namespace_reason(request.namespace))
             return False
         return _fail(request, f"the API server refused the pod: {exc}")
-    crash_point("after_pod_create")
-    moved = states.request_move(
-        request.pk,
-        from_states=[RequestState.RESERVED],
-        to=RequestState.ADMITTED,
-        admitted_at=now,
-        reason=with_caveat(
-            f"pod {request.namespace}/{request.pod_name} created; waiting for "
-            + (
-                f"{scheduler.scheduler_name} to bind it to chip "
-                f"{reservation.chip.uuid} of {node.name}"
-                if scheduler.honours_pins
-                else f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
-            )
-            + (
-                "; the node is held for it since the preemption"
-                if reservation.proposal is not None
-                else ""
-            ),
-            reservation.caveat,
-        ),
-    )
-    if not moved:
-        # Cancelled while we were creating it: the pod must not outlive the request.
-        try:
-            ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
-        except KubeError:
-            Request.objects.filter(pk=request.pk).update(pod_cleanup=True)
-    return moved
+    return True
 
 
 def _unbook(request: Request, reason: str) -> None:

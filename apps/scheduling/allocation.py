@@ -1,6 +1,6 @@
 """Booking an allocation result: reservations, proposals and reasons.
 
-Called inside ``services.allocation_create``'s transaction, with the cluster's
+Called inside ``services.allocations.allocation_create``'s transaction, with the cluster's
 row and the pending requests locked.
 
 Proposals are stable across passes: while a request waits for a decision, the
@@ -123,22 +123,7 @@ def persist_result(
     for placement in result.placements:
         request = pending[int(placement.request_id)]
         _supersede(open_proposals.pop(request.pk, None), "placed without preemption")
-        uuid, node = snap.chip_rows[int(placement.chip_id)]
-        shown = placement.template or "a whole card"
-        reserve(
-            request,
-            chip_id=int(placement.chip_id),
-            chip_uuid=uuid,
-            node=node,
-            template=placement.template,
-            memory=placement.memory,
-            aicore=placement.ai_core,
-            aicpu=placement.ai_cpu,
-            proposal=None,
-            now=now,
-            reason=f"room reserved for {shown} on chip {uuid} of {node}; creating the pod",
-            caveat=_caveat_text(placement.caveat, snap),
-        )
+        _reserve_placement(request, placement, snap, now)
         decided["reserved"].append(request.pk)
 
     for planned in result.proposals:
@@ -146,50 +131,97 @@ def persist_result(
         proposal = _proposal(
             cluster, request, planned, snap, now, open_proposals.pop(request.pk, None)
         )
-        if approve is not None and _auto_approves(request, proposal):
-            gap = request.priority - proposal.max_victim_priority
-            approve(
-                proposal,
-                request,
-                actor=actor,
-                reason=(
-                    f"auto-approved: priority gap {gap} >= "
-                    f"PREEMPTION_AUTO_APPROVE_PRIORITY_GAP "
-                    f"{settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP}"
-                ),
-                auto=True,
-                now=now,
-            )
-            decided["reserved"].append(request.pk)
-            continue
-        _set_reason(
-            request,
-            f"waiting for an admin to approve preemption proposal {proposal.pk}: "
-            f"evict {_victim_list(proposal.victims)} from chip {proposal.chip_uuid} "
-            f"of {proposal.node}",
-        )
-        decided["proposed"].append(request.pk)
+        outcome = _approve_or_ask(request, proposal, actor, approve, now)
+        decided[outcome].append(request.pk)
 
     for waiting in result.waiting:
         request = pending[int(waiting.request_id)]
         _supersede(
             open_proposals.pop(request.pk, None), f"no longer needed: {waiting.reason}"
         )
-        if waiting.code == alloc.WaitReason.INVALID:
-            # It can never be served under the cluster's current device config.
-            request.state = RequestState.FAILED
-            request.finished_at = now
-            request.reason = f"cannot be served: {waiting.reason}"
-            request.save(update_fields=["state", "finished_at", "reason", "updated_at"])
-            notify.request_changed(request)
-            decided["failed"].append(request.pk)
-            continue
-        reason = waiting.reason
-        if waiting.code == alloc.WaitReason.UNGUARANTEED:
-            reason = _caveat_text(reason, snap) + " (PLACE_UNGUARANTEED is off)"
-        _set_reason(request, reason + _rejection_note(request))
-        decided["waiting"].append(request.pk)
+        decided[_fail_or_wait(request, waiting, snap, now)].append(request.pk)
     return decided
+
+
+def _reserve_placement(
+    request: Request, placement: alloc.Placement, snap: Snapshot, now: datetime
+) -> None:
+    """Book the room the allocator placed the request in."""
+    uuid, node = snap.chip_rows[int(placement.chip_id)]
+    shown = placement.template or "a whole card"
+    reserve(
+        request,
+        chip_id=int(placement.chip_id),
+        chip_uuid=uuid,
+        node=node,
+        template=placement.template,
+        memory=placement.memory,
+        aicore=placement.ai_core,
+        aicpu=placement.ai_cpu,
+        proposal=None,
+        now=now,
+        reason=f"room reserved for {shown} on chip {uuid} of {node}; creating the pod",
+        caveat=_caveat_text(placement.caveat, snap),
+    )
+
+
+def _approve_or_ask(
+    request: Request,
+    proposal: PreemptionProposal,
+    actor: Any,
+    approve: Approver | None,
+    now: datetime,
+) -> str:
+    """Approve the proposal at once if the policy allows, else ask an admin.
+
+    Returns:
+        ``"reserved"`` (approved: the request has its room) or ``"proposed"``.
+    """
+    if approve is not None and _auto_approves(request, proposal):
+        gap = request.priority - proposal.max_victim_priority
+        approve(
+            proposal,
+            request,
+            actor=actor,
+            reason=(
+                f"auto-approved: priority gap {gap} >= "
+                f"PREEMPTION_AUTO_APPROVE_PRIORITY_GAP "
+                f"{settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP}"
+            ),
+            auto=True,
+            now=now,
+        )
+        return "reserved"
+    _set_reason(
+        request,
+        f"waiting for an admin to approve preemption proposal {proposal.pk}: "
+        f"evict {_victim_list(proposal.victims)} from chip {proposal.chip_uuid} "
+        f"of {proposal.node}",
+    )
+    return "proposed"
+
+
+def _fail_or_wait(
+    request: Request, waiting: alloc.Waiting, snap: Snapshot, now: datetime
+) -> str:
+    """Fail a request that can never be served; otherwise say why it waits.
+
+    Returns:
+        ``"failed"`` or ``"waiting"``.
+    """
+    if waiting.code == alloc.WaitReason.INVALID:
+        # It can never be served under the cluster's current device config.
+        request.state = RequestState.FAILED
+        request.finished_at = now
+        request.reason = f"cannot be served: {waiting.reason}"
+        request.save(update_fields=["state", "finished_at", "reason", "updated_at"])
+        notify.request_changed(request)
+        return "failed"
+    reason = waiting.reason
+    if waiting.code == alloc.WaitReason.UNGUARANTEED:
+        reason = _caveat_text(reason, snap) + " (PLACE_UNGUARANTEED is off)"
+    _set_reason(request, reason + _rejection_note(request))
+    return "waiting"
 
 
 def _auto_approves(request: Request, proposal: PreemptionProposal) -> bool:

@@ -7,7 +7,7 @@ nothing: the running one (or the next beat, a few seconds later) does the work.
 
 1. reconcile: requests and proposals follow what sync shows; the portal's
    Volcano Queues are created or corrected (``volcano.volcano_queues_ensure``);
-2. reserve (``services.allocation_create``): one transaction books room,
+2. reserve (``services.allocations.allocation_create``): one transaction books room,
    leaving out (pending, with the reason) requests whose namespace the
    cluster's namespace list lacks;
 3. admit (``admission.requests_admit``): pods are created for the booked
@@ -27,10 +27,11 @@ from datetime import datetime
 from apps.common import locks
 from apps.common.crashpoints import crash_point
 from apps.inventory.models import Cluster
-from apps.scheduling import kube, selectors, services
+from apps.scheduling import kube, selectors
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
+from apps.scheduling.services import allocations
 from apps.scheduling.volcano import volcano_queues_ensure
 
 log = logging.getLogger(__name__)
@@ -41,8 +42,8 @@ class PassReport:
     """What one pass did."""
 
     reconciled: ReconcileReport | None = None
-    allocation: services.AllocationOutcome = field(
-        default_factory=services.AllocationOutcome
+    allocation: allocations.AllocationOutcome = field(
+        default_factory=allocations.AllocationOutcome
     )
     admitted: list[int] = field(default_factory=list)
 
@@ -97,7 +98,7 @@ def scheduling_pass(
                 namespaces = (
                     _namespaces(ops) if selectors.has_pending(cluster_id) else None
                 )
-                report.allocation = services.allocation_create(
+                report.allocation = allocations.allocation_create(
                     cluster_id=cluster_id, namespaces=namespaces, now=now
                 )
             except InvalidSnapshot:

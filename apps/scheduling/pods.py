@@ -142,11 +142,37 @@ def pod_manifest(
     }
     if pin_chip:
         annotations[uuid_annotation(common_word)] = chip_uuid
+    _set_scheduling(spec, scheduler_name, priority_class)
+    _require_node(spec, node_hostname)
+    if tolerate_hold:
+        _tolerate_hold(spec, request_id)
+    _limit_first_container(spec, resources)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": annotations,
+        },
+        "spec": spec,
+    }
+
+
+def _set_scheduling(
+    spec: dict[str, Any], scheduler_name: str, priority_class: str
+) -> None:
+    """Name the scheduler and the PriorityClass; the pod restarts never by default."""
     spec["schedulerName"] = scheduler_name
     spec["priorityClassName"] = priority_class
     # The admission controller derives it from the class; a stale copy would be refused.
     spec.pop("priority", None)
     spec.setdefault("restartPolicy", "Never")
+
+
+def _require_node(spec: dict[str, Any], node_hostname: str) -> None:
+    """Keep the pod's own node affinity, but require the reserved node."""
     affinity = spec.setdefault("affinity", {})
     affinity["nodeAffinity"] = {
         **(affinity.get("nodeAffinity") or {}),
@@ -164,33 +190,31 @@ def pod_manifest(
             ]
         },
     }
-    if tolerate_hold:
-        taint = hold_taint(request_id)
-        spec["tolerations"] = [
-            *(spec.get("tolerations") or []),
-            {
-                "key": taint["key"],
-                "operator": "Equal",
-                "value": taint["value"],
-                "effect": taint["effect"],
-            },
-        ]
-    # One vNPU serves one container (HAMi, ascend-docker-runtime): the first.
+
+
+def _tolerate_hold(spec: dict[str, Any], request_id: int) -> None:
+    """Tolerate the taint that holds the node for this request (a preemption)."""
+    taint = hold_taint(request_id)
+    spec["tolerations"] = [
+        *(spec.get("tolerations") or []),
+        {
+            "key": taint["key"],
+            "operator": "Equal",
+            "value": taint["value"],
+            "effect": taint["effect"],
+        },
+    ]
+
+
+def _limit_first_container(spec: dict[str, Any], resources: Mapping[str, str]) -> None:
+    """Ask for the vNPU as limits and requests of the first container.
+
+    One vNPU serves one container (HAMi, ascend-docker-runtime): the first.
+    """
     first = spec["containers"][0]
     res = first.setdefault("resources", {})
     res["limits"] = {**(res.get("limits") or {}), **resources}
     res["requests"] = {**(res.get("requests") or {}), **resources}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": namespace,
-            "labels": labels,
-            "annotations": annotations,
-        },
-        "spec": spec,
-    }
 
 
 def template_of(

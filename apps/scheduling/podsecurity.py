@@ -328,10 +328,20 @@ def standard_violations(
 
 
 def _baseline(metadata: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Violation]:
+    found = _baseline_pod(metadata, spec)
+    user_namespace = spec.get("hostUsers") is False
+    for path, container in _containers(spec):
+        found += _baseline_container(path, container, user_namespace)
+    return found
+
+
+def _baseline_pod(
+    metadata: Mapping[str, Any], spec: Mapping[str, Any]
+) -> list[Violation]:
+    """Baseline's checks of the pod as a whole (host namespaces, sysctls, ...)."""
     found = []
     pod = f"{ROOT}.spec"
     pod_sc = _map(spec.get("securityContext"))
-    user_namespace = spec.get("hostUsers") is False
     for key in ("hostNetwork", "hostPID", "hostIPC"):
         if spec.get(key) is True:
             found.append(Violation(f"{pod}.{key}", "host namespaces are not allowed"))
@@ -376,44 +386,51 @@ def _baseline(metadata: Mapping[str, Any], spec: Mapping[str, Any]) -> list[Viol
                     "AppArmor must be runtime/default or localhost/*",
                 )
             )
-    for path, container in _containers(spec):
-        sc = _map(container.get("securityContext"))
-        at = f"{path}.securityContext"
-        if sc.get("privileged") is True:
-            found.append(Violation(f"{at}.privileged", "privileged is not allowed"))
-        if _map(sc.get("windowsOptions")).get("hostProcess") is True:
+    return found
+
+
+def _baseline_container(
+    path: str, container: Mapping[str, Any], user_namespace: bool
+) -> list[Violation]:
+    """Baseline's checks of one container (privileges, capabilities, ports, ...)."""
+    found = []
+    sc = _map(container.get("securityContext"))
+    at = f"{path}.securityContext"
+    if sc.get("privileged") is True:
+        found.append(Violation(f"{at}.privileged", "privileged is not allowed"))
+    if _map(sc.get("windowsOptions")).get("hostProcess") is True:
+        found.append(
+            Violation(
+                f"{at}.windowsOptions.hostProcess", "host processes are not allowed"
+            )
+        )
+    added = [str(c) for c in _list(_map(sc.get("capabilities")).get("add"))]
+    bad = sorted(c for c in added if c not in BASELINE_CAPABILITIES)
+    if bad:
+        found.append(
+            Violation(
+                f"{at}.capabilities.add",
+                f"capabilities beyond the default set: {', '.join(bad)}",
+            )
+        )
+    for index, port in enumerate(_list(container.get("ports"))):
+        if _map(port).get("hostPort") not in (None, 0):
             found.append(
                 Violation(
-                    f"{at}.windowsOptions.hostProcess", "host processes are not allowed"
+                    f"{path}.ports[{index}].hostPort", "host ports are not allowed"
                 )
             )
-        added = [str(c) for c in _list(_map(sc.get("capabilities")).get("add"))]
-        bad = sorted(c for c in added if c not in BASELINE_CAPABILITIES)
-        if bad:
-            found.append(
-                Violation(
-                    f"{at}.capabilities.add",
-                    f"capabilities beyond the default set: {', '.join(bad)}",
-                )
-            )
-        for index, port in enumerate(_list(container.get("ports"))):
-            if _map(port).get("hostPort") not in (None, 0):
-                found.append(
-                    Violation(
-                        f"{path}.ports[{index}].hostPort", "host ports are not allowed"
-                    )
-                )
-        if sc.get("procMount") not in (None, "Default") and not user_namespace:
-            found.append(
-                Violation(f"{at}.procMount", "only the Default /proc mount is allowed")
-            )
-        found += _selinux(sc, at)
-        found += _apparmor(sc, at)
-        if _seccomp_type(sc) == "Unconfined":
-            found.append(
-                Violation(f"{at}.seccompProfile.type", "Unconfined is not allowed")
-            )
-        found += _host_probes(container, path)
+    if sc.get("procMount") not in (None, "Default") and not user_namespace:
+        found.append(
+            Violation(f"{at}.procMount", "only the Default /proc mount is allowed")
+        )
+    found += _selinux(sc, at)
+    found += _apparmor(sc, at)
+    if _seccomp_type(sc) == "Unconfined":
+        found.append(
+            Violation(f"{at}.seccompProfile.type", "Unconfined is not allowed")
+        )
+    found += _host_probes(container, path)
     return found
 
 

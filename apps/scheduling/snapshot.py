@@ -125,7 +125,8 @@ def build_snapshot(
     """Everything ``allocate`` needs to serve ``pending`` in ``cluster``.
 
     Only the chip types the pending requests ask for are loaded: the other
-    chips cannot change any decision of this pass.
+    chips cannot change any decision of this pass. Usage counts the slices
+    running on the chips and the reservations whose pod has no slice yet.
     """
     snap = Snapshot()
     rules = rules_for(cluster)
@@ -146,7 +147,35 @@ def build_snapshot(
         .order_by("pk")
     )
     chip_ids = {c.pk for c in chips}
-    slices = list(
+    usage = _Usage({c.pk: c.common_word for c in chips})
+    slices = _slice_values(cluster, chip_ids)
+    _add_running(snap, usage, cluster, slices, now)
+    _add_reservations(snap, usage, cluster, chip_ids, slices)
+    _add_chips(snap, usage, chips)
+    _add_quotas(snap, usage, cluster, words)
+    return snap
+
+
+@dataclass
+class _Usage:
+    """What is booked so far while a snapshot is built.
+
+    Per chip: memory, slots, AICore, AICPU; per (queue, chip type): memory,
+    slots.
+    """
+
+    word_of: dict[int, str]
+    chips: defaultdict[int, list[int]] = field(
+        default_factory=lambda: defaultdict(lambda: [0, 0, 0, 0])
+    )
+    queues: defaultdict[tuple[str, str], list[int]] = field(
+        default_factory=lambda: defaultdict(lambda: [0, 0])
+    )
+
+
+def _slice_values(cluster: Cluster, chip_ids: set[int]) -> list[dict[str, Any]]:
+    """The slices on the chips, as the columns the snapshot reads, by pk."""
+    return list(
         Slice.objects.filter(cluster=cluster, chip_id__in_array=chip_ids)
         .order_by("pk")
         .values(
@@ -165,20 +194,25 @@ def build_snapshot(
             "started_at",
         )
     )
+
+
+def _add_running(
+    snap: Snapshot,
+    usage: _Usage,
+    cluster: Cluster,
+    slices: list[dict[str, Any]],
+    now: datetime,
+) -> None:
+    """Count each slice's use and add it as a running slice (and its row)."""
     owners = _portal_pods(cluster, slices)
     leaving = _victims_leaving(cluster)
-    with_slice = {(s["namespace"], s["pod_name"]) for s in slices}
-
-    used: dict[int, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
-    queue_used: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    word_of = {c.pk: c.common_word for c in chips}
     now_s = now.timestamp()
     for s in slices:
         owner = owners.get((s["namespace"], s["pod_name"]))
         queue = owner[1] if owner else ""
-        _add(used[s["chip_id"]], s["memory"], s["aicore"], s["aicpu"])
+        _add(usage.chips[s["chip_id"]], s["memory"], s["aicore"], s["aicpu"])
         if queue:
-            _add(queue_used[(queue, word_of[s["chip_id"]])], s["memory"])
+            _add(usage.queues[(queue, usage.word_of[s["chip_id"]])], s["memory"])
         key = (s["namespace"], s["pod_name"])
         sid = f"s{s['id']}"
         snap.running.append(
@@ -213,6 +247,19 @@ def build_snapshot(
             request_id=owner[0] if owner else None,
         )
 
+
+def _add_reservations(
+    snap: Snapshot,
+    usage: _Usage,
+    cluster: Cluster,
+    chip_ids: set[int],
+    slices: list[dict[str, Any]],
+) -> None:
+    """Count the reservations on the chips whose pod has no slice yet.
+
+    They are also the chips' unbound bookings (``Snapshot.unbound``).
+    """
+    with_slice = {(s["namespace"], s["pod_name"]) for s in slices}
     for r in Reservation.objects.filter(
         cluster=cluster, chip_id__in_array=chip_ids
     ).values(
@@ -227,16 +274,20 @@ def build_snapshot(
         # Once sync shows the pod's Slice, the slice is what counts.
         if (r["request__namespace"], r["request__pod_name"]) in with_slice:
             continue
-        _add(used[r["chip_id"]], r["memory"], r["aicore"], r["aicpu"])
+        _add(usage.chips[r["chip_id"]], r["memory"], r["aicore"], r["aicpu"])
         snap.unbound.setdefault(str(r["chip_id"]), []).append(
             (r["memory"], r["aicore"] or 0)
         )
         _add(
-            queue_used[(r["request__queue__name"], word_of[r["chip_id"]])], r["memory"]
+            usage.queues[(r["request__queue__name"], usage.word_of[r["chip_id"]])],
+            r["memory"],
         )
 
+
+def _add_chips(snap: Snapshot, usage: _Usage, chips: list[Chip]) -> None:
+    """Add each chip with its totals and the use counted."""
     for c in chips:
-        memory_used, slots_used, aicore_used, aicpu_used = used[c.pk]
+        memory_used, slots_used, aicore_used, aicpu_used = usage.chips[c.pk]
         snap.chip_rows[c.pk] = (c.uuid, c.node.name)
         snap.chip_labels[c.pk] = f"{c.uuid} (index {c.index})"
         snap.chips.append(
@@ -259,10 +310,17 @@ def build_snapshot(
             )
         )
 
+
+def _add_quotas(
+    snap: Snapshot, usage: _Usage, cluster: Cluster, words: set[str]
+) -> None:
+    """Add the quotas of the chip types asked for, with each queue's use counted."""
     for q in QueueQuota.objects.filter(
         queue__cluster=cluster, common_word__in=words
     ).select_related("queue"):
-        memory_used, slots_used = queue_used.get((q.queue.name, q.common_word), (0, 0))
+        memory_used, slots_used = usage.queues.get(
+            (q.queue.name, q.common_word), (0, 0)
+        )
         snap.quotas.append(
             alloc.QueueQuota(
                 queue=q.queue.name,
@@ -273,7 +331,6 @@ def build_snapshot(
                 slots_used=slots_used,
             )
         )
-    return snap
 
 
 def _add(totals: list[int], memory: int, aicore: int = 0, aicpu: int = 0) -> None:

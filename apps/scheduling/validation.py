@@ -2,7 +2,7 @@
 
 Each returns field errors as ``{"path": [messages]}`` (paths like
 ``pod_template.spec.containers[0].image``) so the API answers 400 naming the
-field, before anything is written.
+field, before anything is written; ``fail`` raises them as that 400.
 """
 
 from __future__ import annotations
@@ -11,11 +11,25 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from apps.common.exceptions import ValidationFailed
+
 FieldErrors = dict[str, list[str]]
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 IDEMPOTENCY_KEY = re.compile(r"^[A-Za-z0-9._:/-]{1,128}$")
+
+
+def fail(errors: FieldErrors) -> None:
+    """Raise a 400 naming every field in ``errors`` (nothing when it is empty)."""
+    if errors:
+        raise invalid(errors)
+
+
+def invalid(errors: FieldErrors) -> ValidationFailed:
+    """The 400 naming every field in ``errors``; its message quotes the first."""
+    first, messages = next(iter(errors.items()))
+    return ValidationFailed(f"{first}: {messages[0]}", detail=errors)
 
 
 def namespace_errors(namespace: str) -> FieldErrors:

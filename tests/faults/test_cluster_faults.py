@@ -205,7 +205,7 @@ def test_admission_under_faults_creates_one_pod_per_request(
     from apps.scheduling.choices import RequestState
     from apps.scheduling.models import Request, Reservation
     from apps.scheduling.passes import scheduling_pass
-    from apps.scheduling.services import request_create
+    from apps.scheduling.services.requests import request_create
 
     core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
     sim.set_faults(

@@ -134,7 +134,7 @@ def server_errors():
 def callers(
     keep_test_connection, sim_cluster, admin_user, settings
 ) -> dict[str, dict[str, str]]:
-    from apps.scheduling.services import queue_create
+    from apps.scheduling.services.queues import queue_create
 
     settings.THROTTLE_RATES = {
         "login": "10000/min",

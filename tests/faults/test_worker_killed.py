@@ -36,7 +36,7 @@ from apps.inventory.sync.engine import sync_once, sync_run
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.passes import scheduling_pass
-from apps.scheduling.services import request_create
+from apps.scheduling.services.requests import request_create
 from harness.portal import keep_follow_ups_queued
 from tests.faults.figures import record_and_check
 from tests.polling import wait_for

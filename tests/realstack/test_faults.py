@@ -45,7 +45,7 @@ from apps.inventory.models import Cluster, DeviceConfigVersion, SyncCursor
 from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.pods import LABEL_REQUEST
-from apps.scheduling.services import request_create
+from apps.scheduling.services.requests import request_create
 from harness.portal import Running, keep_follow_ups_queued
 from kubestack.scenarios import slice_pod
 from tests.faults.test_worker_killed import RUN_TASK, spawn

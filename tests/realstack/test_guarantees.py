@@ -14,7 +14,7 @@ from apps.inventory.hami.annotations import allocated_key
 from apps.inventory.models import Chip, Slice
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request, Reservation
-from apps.scheduling.services import allocation_create
+from apps.scheduling.services.allocations import allocation_create
 from harness.portal import Running, request_state, token_client
 from harness.portal import wait_running as running
 from kubestack.scenarios import slice_pod, wait_running

@@ -397,7 +397,7 @@ def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(
     submission; a request that got past it (the namespace deleted since) is
     held by the pass, with the reason, before any room is booked."""
     from apps.scheduling.passes import scheduling_pass
-    from apps.scheduling.services import queue_create
+    from apps.scheduling.services.queues import queue_create
 
     missing = "vnpu-no-such-namespace"
     queue_create(
@@ -421,9 +421,12 @@ def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(
 
     # As if the namespace had existed at submission and been deleted since.
     monkeypatch.setattr(
-        "apps.scheduling.services._namespace_check", lambda cluster, namespace: "x"
+        "apps.scheduling.services.requests._namespace_check",
+        lambda cluster, namespace: "x",
     )
-    monkeypatch.setattr("apps.scheduling.services._enqueue_pass", lambda pk: None)
+    monkeypatch.setattr(
+        "apps.scheduling.services.followups.pass_after_commit", lambda pk: None
+    )
     accepted = ci.post("/api/requests/", body, format="json")
     assert accepted.status_code == 201, accepted.json()
     report = scheduling_pass(real_cluster.pk)

@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from apps.scheduling import services
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
+from apps.scheduling.services import queues
 from harness.portal import (
     Running,
     ci_request,
@@ -37,7 +37,7 @@ CAPABILITY = {"huawei.com/Ascend310P": "4", "huawei.com/Ascend310P-memory": "200
 
 @pytest.fixture
 def portal_queue(kube_stack, real_cluster, admin_user):
-    queue = services.queue_create(
+    queue = queues.queue_create(
         actor=admin_user,
         cluster=real_cluster,
         name=NAME,

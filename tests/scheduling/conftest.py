@@ -54,10 +54,11 @@ def no_auto_pass(monkeypatch):
     and eager Celery would run the pass inside ``request_create``.
     """
     monkeypatch.setattr(
-        "apps.scheduling.services._enqueue_pass", lambda cluster_id: None
+        "apps.scheduling.services.followups.pass_after_commit", lambda cluster_id: None
     )
     monkeypatch.setattr(
-        "apps.scheduling.services._enqueue_reconcile", lambda cluster_id: None
+        "apps.scheduling.services.followups.reconcile_after_commit",
+        lambda cluster_id: None,
     )
 
 

@@ -273,7 +273,7 @@ class World:
         )
 
     def request(self, actor: Any, **fields: Any) -> Any:
-        from apps.scheduling.services import request_create
+        from apps.scheduling.services.requests import request_create
 
         data = {
             "cluster": self.cluster.pk,

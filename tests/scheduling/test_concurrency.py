@@ -13,10 +13,10 @@ import time
 import pytest
 from django.db import connection
 
-from apps.scheduling import services
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request, Reservation
 from apps.scheduling.passes import scheduling_pass
+from apps.scheduling.services import allocations
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -53,14 +53,14 @@ def _in_threads(target, args_list):
 @pytest.fixture
 def slow_snapshot(monkeypatch):
     """Widen the window between reading usage and booking, where a race would bite."""
-    real = services.build_snapshot
+    real = allocations.build_snapshot
 
     def slow(*args, **kwargs):
         snap = real(*args, **kwargs)
         time.sleep(0.3)
         return snap
 
-    monkeypatch.setattr(services, "build_snapshot", slow)
+    monkeypatch.setattr(allocations, "build_snapshot", slow)
 
 
 def test_concurrent_allocations_of_different_requests_never_double_book(
@@ -72,7 +72,7 @@ def test_concurrent_allocations_of_different_requests_never_double_book(
     ids = [world.request(operator, template="vir02", memory=None).pk for _ in range(6)]
 
     outcomes = _in_threads(
-        lambda pk: services.allocation_create(
+        lambda pk: allocations.allocation_create(
             cluster_id=world.cluster.pk, request_ids=[pk]
         ),
         [(pk,) for pk in ids],

@@ -12,7 +12,7 @@ import pytest
 from apps.inventory.choices import SchedulerSetting
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import PreemptionProposal, Reservation
-from apps.scheduling.services import allocation_create
+from apps.scheduling.services.allocations import allocation_create
 from tests.scheduling.helpers import run_pass
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,9 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "apps" / "scheduling"
 
 
-def _imports(path: Path) -> set[str]:
-    """The sibling modules ``path`` imports, at any depth of its code."""
+def _imports(path: Path, unit: str) -> set[str]:
+    """The sibling modules (or subpackages) ``path`` imports, at any depth of its
+    code; ``unit`` is the one it belongs to."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
@@ -27,12 +28,21 @@ def _imports(path: Path) -> set[str]:
             for alias in node.names:
                 if alias.name.startswith("apps.scheduling."):
                     found.add(alias.name.split(".")[2])
-    return found - {path.stem}
+    return found - {unit}
 
 
 def _graph() -> dict[str, set[str]]:
-    modules = {p.stem: p for p in PACKAGE.glob("*.py")}
-    return {name: _imports(path) & set(modules) for name, path in modules.items()}
+    # A subpackage (services/, api/, ...) is one node, with its modules' imports.
+    units = {p.stem: [p] for p in PACKAGE.glob("*.py")}
+    units |= {
+        d.name: sorted(d.rglob("*.py"))
+        for d in PACKAGE.iterdir()
+        if (d / "__init__.py").is_file()
+    }
+    return {
+        name: set().union(*(_imports(path, name) for path in paths)) & set(units)
+        for name, paths in units.items()
+    }
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:

@@ -12,7 +12,8 @@ from apps.inventory.models import ChipType, Slice
 from apps.scheduling.choices import RequestState
 from apps.scheduling.kube import KubeError
 from apps.scheduling.models import Queue, QueueQuota, Request, Reservation
-from apps.scheduling.services import allocation_create, request_cancel
+from apps.scheduling.services.allocations import allocation_create
+from apps.scheduling.services.requests import request_cancel
 from tests.scheduling.helpers import run_pass
 
 pytestmark = pytest.mark.django_db

@@ -179,7 +179,7 @@ def test_a_victim_still_terminating_on_the_api_server_keeps_the_pod_back(
 def test_a_cancelled_request_gives_its_held_node_back(
     world, operator, admin_user, full, fake_ops
 ):
-    from apps.scheduling.services import request_cancel
+    from apps.scheduling.services.requests import request_cancel
 
     request, proposal = _approved(world, operator, admin_user)
     fake_ops.blocked.add("big")  # a budget holds the eviction back
@@ -323,7 +323,7 @@ def test_a_proposal_is_superseded_when_room_frees_up_on_its_own(
 
 
 def test_a_cancelled_request_supersedes_its_proposal(world, operator, full, fake_ops):
-    from apps.scheduling.services import request_cancel
+    from apps.scheduling.services.requests import request_cancel
 
     request = _urgent(world, operator)
     run_pass(world.cluster)

@@ -13,11 +13,11 @@ from django.utils import timezone
 
 from apps.inventory.models import ChipType, ClusterObject, SyncCursor
 from apps.inventory.sync.engine import sync_once
-from apps.scheduling import services
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.choices import RequestState
 from apps.scheduling.kube import KubeError
 from apps.scheduling.models import Queue, QueueQuota, Reservation
+from apps.scheduling.services import allocations, queues
 from apps.scheduling.volcano import MANAGED_LABEL, capability
 from tests.scheduling.helpers import run_pass
 
@@ -45,7 +45,7 @@ def _set_state(custom, name: str, state: str) -> None:
 
 
 def _portal_queue(live, admin_user, name: str, **quota) -> Queue:
-    return services.queue_create(
+    return queues.queue_create(
         actor=admin_user,
         cluster=live.cluster,
         name=name,
@@ -101,7 +101,7 @@ def test_a_portal_queue_becomes_an_open_volcano_queue_kept_in_step(
     assert shown["reason"] == ""
 
     # a quota change reaches the Volcano Queue (its state untouched)
-    services.queue_update(
+    queues.queue_update(
         actor=admin_user,
         queue=queue,
         quotas=[{"chip_type": "Ascend310P", "slots_limit": 2}],
@@ -224,7 +224,7 @@ def test_a_reserved_request_whose_queue_closed_gives_its_room_back(
         data={"metadata": {"name": "default"}, "status": {"state": "Open"}},
     )
     request = world.request(operator)
-    services.allocation_create(cluster_id=world.cluster.pk)
+    allocations.allocation_create(cluster_id=world.cluster.pk)
     request.refresh_from_db()
     assert request.state == RequestState.RESERVED
 

@@ -405,11 +405,11 @@ def test_deleting_a_queue_whose_cluster_was_just_deleted_is_a_404(
     monkeypatch, guide_cluster, admin_user
 ):
     from apps.inventory.models import Cluster
-    from apps.scheduling import services
     from apps.scheduling.api import views
+    from apps.scheduling.services import queues
 
-    queue = services.queue_create(actor=admin_user, cluster=guide_cluster, name="q1")
-    real_delete = services.queue_delete
+    queue = queues.queue_create(actor=admin_user, cluster=guide_cluster, name="q1")
+    real_delete = queues.queue_delete
 
     def cluster_deleted_meanwhile(*, actor, queue):
         # the race: the cluster (and, by cascade, the queue) is deleted after
@@ -418,7 +418,7 @@ def test_deleting_a_queue_whose_cluster_was_just_deleted_is_a_404(
         Cluster.objects.filter(pk=queue.cluster_id).delete()
         return real_delete(actor=actor, queue=queue)
 
-    monkeypatch.setattr(views.services, "queue_delete", cluster_deleted_meanwhile)
+    monkeypatch.setattr(views, "queue_delete", cluster_deleted_meanwhile)
     token = token_create(user=admin_user).plaintext
     response = Client(raise_request_exception=False).delete(
         f"/api/queues/{queue.pk}/", HTTP_AUTHORIZATION=f"Bearer {token}"

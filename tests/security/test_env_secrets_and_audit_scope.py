@@ -30,7 +30,8 @@ TEMPLATE_SECRET = "template-secret-77"
 @pytest.fixture
 def scene(guide_cluster, operator, admin_user, viewer, settings):
     from apps.inventory.models import PriorityClass
-    from apps.scheduling.services import queue_create, request_create
+    from apps.scheduling.services.queues import queue_create
+    from apps.scheduling.services.requests import request_create
 
     settings.THROTTLE_RATES = {
         "login": "1000/min",

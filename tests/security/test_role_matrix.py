@@ -169,7 +169,8 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
         Template,
     )
     from apps.inventory.sync.writer import ClusterWriter
-    from apps.scheduling.services import queue_create, request_create
+    from apps.scheduling.services.queues import queue_create
+    from apps.scheduling.services.requests import request_create
 
     settings.THROTTLE_RATES = {
         "login": "1000/min",

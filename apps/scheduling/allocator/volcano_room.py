@@ -215,44 +215,66 @@ def allocate_for_volcano(
             node_chips[(chip.node, chip.common_word)].append(chip)
     avoided: dict[str, set[str]] = defaultdict(set)  # request id → nodes
 
-    def unsafe(result: AllocationResult) -> list[Placement]:
-        sent: dict[tuple[str, str], list[PodSize]] = {
-            key: [_size(p) for c in members for p in unbound.get(c.id, ())]
-            for key, members in node_chips.items()
-        }
-        found = []
-        for placement in result.placements:
-            key = (placement.node, by_id[placement.chip_id].common_word)
-            rooms = [_room(c, unbound.get(c.id, ())) for c in node_chips[key]]
-            size = (placement.memory, placement.ai_core)
-            if places_all(rooms, [*sent[key], size]):
-                sent[key].append(size)
-            else:
-                found.append(placement)
-        return found
-
     current = request_list
     for round_ in range(ROUNDS + 1):
         result = allocate(current, chip_list, rule_list, **options)
-        bad = unsafe(result)
+        bad = _unsafe(result, node_chips, by_id, unbound)
         if not bad:
             return _explained(result, avoided)
         for placement in bad:
             avoided[placement.request_id].add(placement.node)
         if round_ == ROUNDS:
             return _explained(_without(result, bad), avoided)
-        current = [
-            replace(
-                r,
-                excluded_chips=r.excluded_chips
-                | {c.id for c in chip_list if c.node in avoided[r.id]},
-                allow_preemption=False,
-            )
-            if r.id in avoided
-            else r
-            for r in request_list
-        ]
+        current = _avoiding(request_list, chip_list, avoided)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _unsafe(
+    result: AllocationResult,
+    node_chips: Mapping[tuple[str, str], Sequence[Chip]],
+    by_id: Mapping[str, Chip],
+    unbound: Mapping[str, Sequence[int | PodSize]],
+) -> list[Placement]:
+    """The placements Volcano might not place, in order.
+
+    Each placement is checked with the node's unbound pods and the placements
+    before it on the node (``places_all``); an unsafe one is left out of what
+    the next ones are checked with.
+    """
+    sent: dict[tuple[str, str], list[PodSize]] = {
+        key: [_size(p) for c in members for p in unbound.get(c.id, ())]
+        for key, members in node_chips.items()
+    }
+    found = []
+    for placement in result.placements:
+        key = (placement.node, by_id[placement.chip_id].common_word)
+        rooms = [_room(c, unbound.get(c.id, ())) for c in node_chips[key]]
+        size = (placement.memory, placement.ai_core)
+        if places_all(rooms, [*sent[key], size]):
+            sent[key].append(size)
+        else:
+            found.append(placement)
+    return found
+
+
+def _avoiding(
+    requests: Sequence[Request],
+    chips: Sequence[Chip],
+    avoided: Mapping[str, set[str]],
+) -> list[Request]:
+    """The requests, each excluding the chips of the nodes it must avoid and,
+    if it avoids any, without preemption (those nodes free up once bound)."""
+    return [
+        replace(
+            r,
+            excluded_chips=r.excluded_chips
+            | {c.id for c in chips if c.node in avoided[r.id]},
+            allow_preemption=False,
+        )
+        if r.id in avoided
+        else r
+        for r in requests
+    ]
 
 
 def _room(chip: Chip, unbound: Sequence[int | PodSize]) -> ChipRoom:

@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
-from apps.scheduling import decisions, selectors, services, volcano
+from apps.scheduling import decisions, selectors, volcano
 from apps.scheduling.api import serializers as s
 from apps.scheduling.filters import (
     PreemptionProposalFilterSet,
@@ -26,6 +26,8 @@ from apps.scheduling.filters import (
     RequestFilterSet,
 )
 from apps.scheduling.models import PreemptionProposal, Queue, QueueQuota, Request
+from apps.scheduling.services.queues import queue_create, queue_delete, queue_update
+from apps.scheduling.services.requests import request_cancel, request_create
 from apps.scheduling.throttling import RequestCreateRateThrottle
 
 ERRORS = {
@@ -117,7 +119,7 @@ class RequestViewSet(
         fields = dict(data.validated_data)
         if fields.get("workload") is not None:
             fields["workload"] = dict(fields["workload"])
-        created_request, created = services.request_create(
+        created_request, created = request_create(
             actor=request.user, token=request.auth, **fields
         )
         created_request = selectors.request_queryset().get(pk=created_request.pk)
@@ -137,9 +139,7 @@ class RequestViewSet(
     )
     def destroy(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         obj = self.get_object()
-        cancelled = services.request_cancel(
-            request=obj, actor=request.user, token=request.auth
-        )
+        cancelled = request_cancel(request=obj, actor=request.user, token=request.auth)
         return Response(s.RequestSerializer(cancelled, context=self._page([])).data)
 
 
@@ -193,7 +193,7 @@ class QueueViewSet(viewsets.ModelViewSet):
         data = s.QueueSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        queue = services.queue_create(
+        queue = queue_create(
             actor=request.user,
             cluster=fields["cluster"],
             name=fields["name"],
@@ -208,7 +208,7 @@ class QueueViewSet(viewsets.ModelViewSet):
         data = s.QueueUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        services.queue_update(
+        queue_update(
             actor=request.user,
             queue=queue,
             description=fields.get("description"),
@@ -218,7 +218,7 @@ class QueueViewSet(viewsets.ModelViewSet):
         return self._respond(queue, status.HTTP_200_OK)
 
     def destroy(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
-        services.queue_delete(actor=request.user, queue=self.get_object())
+        queue_delete(actor=request.user, queue=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     def _respond(self, queue: Queue, code: int) -> Response:

@@ -24,7 +24,7 @@ from apps.accounts.services import user_set_role
 from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import Cluster
 from apps.scheduling.models import Queue
-from apps.scheduling.services import queue_create
+from apps.scheduling.services.queues import queue_create
 
 # The queue of the pipeline example (docs/pipelines.md), and the namespace its pods use.
 CI_QUEUE = "ci"

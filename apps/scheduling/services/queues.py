@@ -1,0 +1,212 @@
+"""Writes of queues: create, update and delete, with quotas and pod policy.
+
+A queue has a quota per chip type (memory and slots, either unlimited) and a
+pod policy (allowed namespaces, Pod Security level, allowed service accounts).
+Each write records an AuditEvent with before and after and starts a pass, as
+a changed quota or policy may let waiting requests in or hold them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from apps.audit.services import audit_record
+from apps.common.exceptions import NotFound
+from apps.inventory.models import ChipType, Cluster
+from apps.scheduling.choices import PodSecurityLevel
+from apps.scheduling.errors import QueueInUse
+from apps.scheduling.models import Queue, QueueQuota, Request
+from apps.scheduling.services import followups
+from apps.scheduling.validation import fail, namespace_errors
+
+SERVICE_ACCOUNT_NAME = re.compile(
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+)
+
+
+def _queue_snapshot(queue: Queue) -> dict[str, Any]:
+    return {
+        "name": queue.name,
+        "description": queue.description,
+        "allowed_namespaces": list(queue.allowed_namespaces or []),
+        "pod_security": queue.pod_security,
+        "allowed_service_accounts": list(queue.allowed_service_accounts or []),
+        "quotas": [
+            {
+                "chip_type": q.common_word,
+                "memory_limit": q.memory_limit,
+                "slots_limit": q.slots_limit,
+            }
+            for q in queue.quotas.order_by("common_word")
+        ],
+    }
+
+
+def _quotas_set(queue: Queue, quotas: Sequence[dict[str, Any]]) -> None:
+    words = [q["chip_type"] for q in quotas]
+    duplicates = sorted({w for w in words if words.count(w) > 1})
+    if duplicates:
+        fail({"quotas": [f"chip type {duplicates[0]!r} appears twice"]})
+    known = set(
+        ChipType.objects.filter(cluster_id=queue.cluster_id).values_list(
+            "common_word", flat=True
+        )
+    )
+    for index, q in enumerate(quotas):
+        if q["chip_type"] not in known:
+            fail(
+                {
+                    f"quotas[{index}].chip_type": [
+                        f"no chip type {q['chip_type']!r} in this cluster"
+                    ]
+                }
+            )
+    QueueQuota.objects.filter(queue=queue).exclude(common_word__in=words).delete()
+    for q in quotas:
+        QueueQuota.objects.update_or_create(
+            queue=queue,
+            common_word=q["chip_type"],
+            defaults={
+                "memory_limit": q.get("memory_limit"),
+                "slots_limit": q.get("slots_limit"),
+            },
+        )
+
+
+def _pod_policy_errors(
+    allowed_namespaces: Sequence[str] | None,
+    pod_security: str | None,
+    allowed_service_accounts: Sequence[str] | None,
+) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for index, namespace in enumerate(allowed_namespaces or ()):
+        if namespace_errors(namespace):
+            errors[f"allowed_namespaces[{index}]"] = [
+                "a DNS-1123 label: lowercase letters, digits and '-', at most 63 "
+                "characters"
+            ]
+    if pod_security is not None and pod_security not in PodSecurityLevel.values:
+        errors["pod_security"] = [f"one of {', '.join(PodSecurityLevel.values)}"]
+    for index, account in enumerate(allowed_service_accounts or ()):
+        if len(account) > 253 or not SERVICE_ACCOUNT_NAME.match(account):
+            errors[f"allowed_service_accounts[{index}]"] = [
+                "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.'"
+            ]
+    return errors
+
+
+@transaction.atomic
+def queue_create(
+    *,
+    actor: Any,
+    cluster: Cluster,
+    name: str,
+    description: str = "",
+    quotas: Sequence[dict[str, Any]] = (),
+    allowed_namespaces: Sequence[str] = (),
+    pod_security: str = PodSecurityLevel.RESTRICTED,
+    allowed_service_accounts: Sequence[str] = (),
+) -> Queue:
+    """Create a queue with its quotas per chip type and its pod policy.
+
+    Raises:
+        ValidationFailed: The name is taken in the cluster, a quota names an
+            unknown or repeated chip type, or the pod policy is malformed.
+    """
+    if Queue.objects.filter(cluster=cluster, name=name).exists():
+        fail({"name": [f"queue {name!r} already exists in cluster {cluster.name!r}"]})
+    fail(_pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts))
+    queue = Queue.objects.create(
+        cluster=cluster,
+        name=name,
+        description=description,
+        allowed_namespaces=sorted(set(allowed_namespaces)),
+        pod_security=pod_security,
+        allowed_service_accounts=sorted(set(allowed_service_accounts)),
+    )
+    _quotas_set(queue, quotas)
+    audit_record(
+        actor=actor, action="queue.create", target=queue, after=_queue_snapshot(queue)
+    )
+    followups.pass_after_commit(cluster.pk)
+    return queue
+
+
+@transaction.atomic
+def queue_update(
+    *,
+    actor: Any,
+    queue: Queue,
+    description: str | None = None,
+    quotas: Sequence[dict[str, Any]] | None = None,
+    allowed_namespaces: Sequence[str] | None = None,
+    pod_security: str | None = None,
+    allowed_service_accounts: Sequence[str] | None = None,
+) -> Queue:
+    """Change a queue's description, quotas and/or pod policy (the name is fixed).
+
+    A quota change takes effect at the next allocation pass; what is already
+    admitted keeps running even if it is now over the quota. A tighter pod
+    policy also holds for requests already submitted: their pods are checked
+    again when they are built, and a pod it forbids fails its request.
+    """
+    fail(_pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts))
+    before = _queue_snapshot(queue)
+    changed = []
+    if description is not None:
+        queue.description = description
+        changed.append("description")
+    if allowed_namespaces is not None:
+        queue.allowed_namespaces = sorted(set(allowed_namespaces))
+        changed.append("allowed_namespaces")
+    if pod_security is not None:
+        queue.pod_security = pod_security
+        changed.append("pod_security")
+    if allowed_service_accounts is not None:
+        queue.allowed_service_accounts = sorted(set(allowed_service_accounts))
+        changed.append("allowed_service_accounts")
+    if changed:
+        queue.save(update_fields=[*changed, "updated_at"])
+    if quotas is not None:
+        _quotas_set(queue, quotas)
+    audit_record(
+        actor=actor,
+        action="queue.update",
+        target=queue,
+        before=before,
+        after=_queue_snapshot(queue),
+    )
+    followups.pass_after_commit(queue.cluster_id)
+    return queue
+
+
+@transaction.atomic
+def queue_delete(*, actor: Any, queue: Queue) -> None:
+    """Delete a queue that no request refers to.
+
+    Raises:
+        NotFound: The queue is gone (its cluster was deleted since the caller
+            loaded it); auditing it would name a deleted cluster and fail at commit.
+        Conflict: Requests (of any state; they are the queue's history) use it.
+    """
+    # Locking the row orders this delete against a concurrent cluster delete
+    # (which cascades to its queues): whichever comes second sees the outcome.
+    if not Queue.objects.select_for_update().filter(pk=queue.pk).exists():
+        raise NotFound(f"queue {queue.name!r} no longer exists")
+    used = Request.objects.filter(queue=queue).count()
+    if used:
+        raise QueueInUse(
+            f"queue {queue.name!r} has {used} request(s); it cannot be deleted",
+            detail={"requests": used},
+        )
+    audit_record(
+        actor=actor,
+        action="queue.delete",
+        target=queue,
+        before=_queue_snapshot(queue),
+    )
+    queue.delete()
