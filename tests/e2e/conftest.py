@@ -46,12 +46,12 @@ def _chromium_or_skip() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium_path() -> str:
     return _chromium_or_skip()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def portal(chromium_path: str) -> Iterator[Stack]:
     """The running portal (``.url``, ``.kubectl()``, ``.api()``, ``.manage()``)."""
     try:
@@ -69,7 +69,12 @@ def portal(chromium_path: str) -> Iterator[Stack]:
     stack.stop()
 
 
-@pytest.fixture(scope="session")
+# Package-scoped (tests/e2e is a package for that): Playwright's sync API
+# keeps an event loop running in the test's thread while it is open, and
+# Django then refuses database calls there (SynchronousOnlyOperation). The
+# browser tests run as one group on one xdist worker, so this closes it before
+# that worker takes any other test.
+@pytest.fixture(scope="package")
 def browser(chromium_path: str) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
