@@ -611,10 +611,28 @@ class KubeStack:
         """What the components need before they start: CRDs, namespaces, RBAC."""
         crds = self.share / "volcano-crds"
         self.kubectl("create", "-f", str(crds))
-        self.kubectl(
-            "wait", "--for=condition=Established", "--timeout=60s", "crd", "--all"
+        # Not `kubectl wait --for=condition=Established crd --all`: a CRD the
+        # API server has not processed yet has no conditions, and kubectl
+        # fails on it ("accessor error: <nil>") instead of waiting, which a
+        # busy machine hit on every start.
+        wait_until(
+            "the Volcano CRDs to be Established",
+            self._crds_established,
+            60,
+            [self.processes["kube-apiserver"]],
         )
         self.kubectl("create", "-f", "-", stdin=volcano.BOOTSTRAP_YAML)
+
+    def _crds_established(self) -> bool:
+        listed = json.loads(self.kubectl("get", "crd", "-o", "json").stdout)["items"]
+        return bool(listed) and all(
+            any(
+                condition.get("type") == "Established"
+                and condition.get("status") == "True"
+                for condition in (crd.get("status") or {}).get("conditions") or []
+            )
+            for crd in listed
+        )
 
     def _start_controllers(self) -> None:
         heartbeat = (
