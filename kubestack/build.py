@@ -495,7 +495,7 @@ def main(
         go = go_binary()
         for stage, build in stages:
             if force:
-                shutil.rmtree(_stage_folder(go, stage), ignore_errors=True)
+                shutil.rmtree(stage_folder(go, stage), ignore_errors=True)
             folders.append(build())
             _stage_done(status_dir, stage, 0)
     except BuildError as error:
@@ -508,7 +508,7 @@ def main(
     return 0
 
 
-def _stage_folder(go: str, stage: str) -> Path:
+def stage_folder(go: str, stage: str) -> Path:
     """The cache folder one stage fills."""
     if stage == "kubectl":
         return tools_cache_root() / _tool_cache_key(go, KUBECTL, versions.KUBERNETES)

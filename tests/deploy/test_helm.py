@@ -431,9 +431,12 @@ def test_the_schema_accepts_the_defaults_it_documents():
 # --- how helm is built -------------------------------------------------------------------
 
 
-def test_kubectl_and_helm_have_their_own_cache_key(tmp_path, monkeypatch):
-    """Bumping helm never rebuilds the control plane, nor the reverse; kubectl
-    follows the API server's version (both keys read the kubernetes module)."""
+def test_kubectl_helm_and_the_control_plane_have_their_own_cache_keys(
+    tmp_path, monkeypatch
+):
+    """Bumping helm rebuilds neither kubectl nor the control plane, nor the
+    reverse; kubectl follows the API server's version (both keys read the
+    kubernetes module)."""
     import shutil
 
     from kubestack import build
@@ -442,23 +445,35 @@ def test_kubectl_and_helm_have_their_own_cache_key(tmp_path, monkeypatch):
     gomod = tmp_path / "gomod"
     shutil.copytree(build.GOMOD, gomod)
     monkeypatch.setattr(build, "GOMOD", gomod)
-    plane, tools = build.cache_key(go), build.tools_cache_key(go)
-    assert tools.startswith("kubectl-v1.")
-    assert "-helm-v4." in tools
+
+    def keys() -> tuple[str, str, str]:
+        return (
+            build.cache_key(go),
+            build.stage_folder(go, "kubectl").name,
+            build.stage_folder(go, "helm").name,
+        )
+
+    plane, kubectl, helm = keys()
+    assert kubectl.startswith("kubectl-v1.")
+    assert helm.startswith("helm-v4.")
     with (gomod / "helm" / "go.mod").open("a") as handle:
         handle.write("\n// bumped\n")
-    assert build.cache_key(go) == plane
-    assert build.tools_cache_key(go) != tools
-    tools = build.tools_cache_key(go)
+    plane_now, kubectl_now, helm_now = keys()
+    assert (plane_now, kubectl_now) == (plane, kubectl)
+    assert helm_now != helm
+    helm = helm_now
     with (gomod / "kwok" / "go.mod").open("a") as handle:
         handle.write("\n// bumped\n")
-    assert build.cache_key(go) != plane
-    assert build.tools_cache_key(go) == tools
-    plane = build.cache_key(go)
+    plane_now, kubectl_now, helm_now = keys()
+    assert plane_now != plane
+    assert (kubectl_now, helm_now) == (kubectl, helm)
+    plane = plane_now
     with (gomod / "kubernetes" / "go.mod").open("a") as handle:
         handle.write("\n// bumped\n")
-    assert build.cache_key(go) != plane
-    assert build.tools_cache_key(go) != tools
+    plane_now, kubectl_now, helm_now = keys()
+    assert plane_now != plane
+    assert kubectl_now != kubectl
+    assert helm_now == helm
     assert build.tools_cache_root() != build.cache_root()
     assert build.tools_cache_root().parent == build.cache_root().parent
 
@@ -468,8 +483,10 @@ def test_kubestack_bin_puts_helm_on_the_path():
     import subprocess
     import sys
 
-    # --planned, as scripts/test.sh asks while the control plane is still being
-    # built beside the tests: kubectl and helm come first, and are there.
+    from kubestack.build import cache_root as build_cache_root
+
+    # --planned, as scripts/test.sh asks while the builds run beside the
+    # tests: kubectl's folder, helm's, then the control plane's.
     done = subprocess.run(
         [sys.executable, "-m", "kubestack", "bin", "--planned"],
         cwd=ROOT,
@@ -480,6 +497,8 @@ def test_kubestack_bin_puts_helm_on_the_path():
     )
     assert done.returncode == 0, done.stderr
     folders = done.stdout.strip().split(os.pathsep)
-    assert (Path(folders[0]) / "helm").is_file()
+    assert len(folders) == 3
     assert (Path(folders[0]) / "kubectl").is_file()
-    assert len(folders) == 2  # then the control plane's folder
+    assert (Path(folders[1]) / "helm").is_file()
+    assert Path(folders[2]).name == "bin"
+    assert Path(folders[2]).parent.parent == build_cache_root()
