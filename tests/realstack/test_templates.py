@@ -17,7 +17,7 @@ import pytest
 
 from apps.common.exceptions import Conflict, ValidationFailed
 from apps.inventory import services
-from apps.inventory.deviceconfig import liveconfig, publishing
+from apps.inventory.deviceconfig import guarded_write, liveconfig, publishing
 from apps.inventory.deviceconfig.in_effect import config_in_effect
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
 from apps.inventory.deviceconfig.refresh import config_loaded_refresh
@@ -164,7 +164,9 @@ def test_a_write_between_read_and_put_is_refused_by_the_api_server(
         _set_data(kube_stack, {KEY: theirs})
         return live
 
-    monkeypatch.setattr(publishing, "live_device_config_read", read_then_someone_writes)
+    monkeypatch.setattr(
+        guarded_write, "live_device_config_read", read_then_someone_writes
+    )
     with pytest.raises(Conflict):
         publishing.deviceconfig_publish(
             cluster=real_cluster, actor=admin_user, reason="racing a hand edit"
