@@ -279,3 +279,22 @@ class Reservation(models.Model):
 
     def __str__(self) -> str:
         return f"reservation of request {self.request_id} on chip {self.chip_id}"
+
+
+class PassWanted(models.Model):
+    """A scheduling pass of the cluster is due and has not started yet.
+
+    Written by whoever asks for a pass before it tries the cluster's pass
+    lock; cleared by a pass as it starts. A pass that ends finds it again when
+    someone asked while it ran (a sync batch showed a pod bound, a request
+    came in) and runs once more, so that no request waits for the next beat
+    (or for ever where nothing beats).
+    """
+
+    cluster = models.OneToOneField(
+        Cluster, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    wanted_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"pass wanted for cluster {self.cluster_id}"

@@ -3,7 +3,8 @@
 A pass holds the lock ``allocate:<cluster id>`` (PostgreSQL advisory lock, or
 flock): however many workers run, one pass per cluster runs at a time, and a
 killed worker's lock dies with it. A pass that finds the lock taken does
-nothing: the running one (or the next beat, a few seconds later) does the work.
+nothing itself but leaves its wish (``PassWanted``), and the running pass runs
+once more when it sees it: the work is never left to the next beat.
 
 1. reconcile: requests and proposals follow what sync shows; the portal's
    Volcano Queues are created or corrected (``volcano.volcano_queues_ensure``);
@@ -30,6 +31,7 @@ from apps.inventory.models import Cluster
 from apps.scheduling import kube, selectors
 from apps.scheduling.admission import requests_admit
 from apps.scheduling.allocator import InvalidSnapshot
+from apps.scheduling.models import PassWanted
 from apps.scheduling.reconcile import ReconcileReport, requests_reconcile
 from apps.scheduling.services import allocations
 from apps.scheduling.volcano import volcano_queues_ensure
@@ -66,10 +68,21 @@ def _namespaces(ops: kube.ClusterOps) -> set[str] | None:
         return None
 
 
+# A pass that ends with another one wanted runs again, at most this many
+# times in a row (a steady stream of wishes is then left to beat).
+RERUNS_MAX = 5
+
+
 def scheduling_pass(
     cluster_id: int, *, only_if_freed: bool = False, now: datetime | None = None
 ) -> PassReport | None:
     """Reconcile, then reserve and admit, for one cluster.
+
+    The wish for a pass is written before the lock is tried, and a pass
+    clears it as it starts: a pass that finds the lock taken leaves its wish
+    to the running one, which looks again after it released the lock and
+    runs once more. What a skipped pass would have seen (a pod bound while
+    the running pass admitted it) is thus never lost.
 
     Args:
         cluster_id: The cluster.
@@ -78,11 +91,34 @@ def scheduling_pass(
         now: "Now" (tests).
 
     Returns:
-        The report, or None when another pass holds the cluster's lock.
+        The report of the last pass this call ran, or None when another pass
+        held the cluster's lock (it runs again for this call's wish).
     """
+    PassWanted.objects.bulk_create(
+        [PassWanted(cluster_id=cluster_id)], ignore_conflicts=True
+    )
+    report = None
+    for _ in range(1 + RERUNS_MAX):
+        ran = _pass_once(cluster_id, only_if_freed=only_if_freed, now=now)
+        if ran is None:
+            return report
+        report = ran
+        if not PassWanted.objects.filter(cluster_id=cluster_id).exists():
+            return report
+        # Someone asked while it ran: a whole pass this time, whatever they
+        # wanted (the wish does not say).
+        only_if_freed = False
+    return report
+
+
+def _pass_once(
+    cluster_id: int, *, only_if_freed: bool, now: datetime | None
+) -> PassReport | None:
+    """One pass under the cluster's lock; None when another pass holds it."""
     with locks.held(lock_name(cluster_id)) as lock:
         if lock is None:
             return None
+        PassWanted.objects.filter(cluster_id=cluster_id).delete()
         cluster = Cluster.objects.filter(pk=cluster_id).first()
         if cluster is None:
             return None

@@ -110,3 +110,50 @@ def test_concurrent_full_passes_never_double_book(
     # one pod per admitted request, never two
     created = [c for c in fake_ops.calls if c[0] == "create_pod"]
     assert len(created) == len({c[2] for c in created}) == 6
+
+
+def test_a_pass_asked_for_while_one_runs_is_run_by_it(world, operator, fake_ops):
+    """A pass that found the lock taken did nothing, and what it was asked
+    for waited for the next beat: where nothing beats (the browser tests'
+    portal) a request stayed admitted with its pod running."""
+    world.chips("Ascend310P", 1)
+    first = world.request(operator, template="vir02", memory=None)
+    in_admission, go_on = threading.Event(), threading.Event()
+    create_pod = fake_ops.create_pod
+
+    def create_pod_held(namespace, body):
+        if not in_admission.is_set():  # the first pass waits here, lock held
+            in_admission.set()
+            assert go_on.wait(30)
+        return create_pod(namespace, body)
+
+    fake_ops.create_pod = create_pod_held
+    reports: list = []
+
+    def run_first_pass() -> None:
+        try:
+            reports.append(scheduling_pass(world.cluster.pk))
+        finally:
+            connection.close()
+
+    # given a pass that is creating a pod (outside any transaction)
+    runner = threading.Thread(target=run_first_pass)
+    runner.start()
+    assert in_admission.wait(30)
+    # when a request comes in and its pass finds the lock taken
+    second = world.request(operator, template="vir02", memory=None)
+    assert scheduling_pass(world.cluster.pk) is None
+    go_on.set()
+    runner.join(timeout=60)
+    # then the running pass ran once more for it: both requests are admitted
+    assert not runner.is_alive()
+    assert len(reports) == 1
+    assert reports[0] is not None
+    assert reports[0].admitted == [second.pk]
+    states = dict(
+        Request.objects.filter(pk__in=[first.pk, second.pk]).values_list("pk", "state")
+    )
+    assert states == {
+        first.pk: RequestState.ADMITTED,
+        second.pk: RequestState.ADMITTED,
+    }
