@@ -155,44 +155,6 @@ def _lists_one_ahead(
             ahead.cancel()
 
 
-def _lists_one_ahead(
-    gateway: Gateway, targets: Sequence[Target]
-) -> Iterator[tuple[Target, kubeapi.ListResult | KubeError]]:
-    """Each target's full list (or the KubeError it met), in order, fetched
-    one target ahead of the caller.
-
-    While the caller writes one list, the next downloads and parses in a
-    thread: a write spends much of its time waiting on PostgreSQL (COPY,
-    usage recount, commit), with the interpreter free, and the next list
-    fills that wait. Only one list is ever fetched ahead, so at most two are
-    held at once. Any other error (the network) is raised to the caller when
-    its turn comes, as if it had been met there.
-    """
-
-    def fetch(target: Target) -> kubeapi.ListResult | KubeError:
-        try:
-            return gateway.list_all(
-                target.path, field_selector=target.field_selector, keep=target.keep
-            )
-        except KubeError as exc:
-            return exc
-
-    if not targets:
-        return
-    with ThreadPoolExecutor(1, thread_name_prefix="sync-list") as pool:
-        ahead = pool.submit(fetch, targets[0])
-        try:
-            for index, target in enumerate(targets):
-                current = ahead
-                if index + 1 < len(targets):
-                    ahead = pool.submit(fetch, targets[index + 1])
-                yield target, current.result()
-        finally:
-            # The caller stopped early (an error, or it was closed): a list
-            # not yet started is not wanted; the running one ends on its own.
-            ahead.cancel()
-
-
 @dataclass
 class _Stream:
     """A watched stream of this task: its watcher, thread and lock."""
