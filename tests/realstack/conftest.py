@@ -79,6 +79,28 @@ def cleanup(kube_stack: KubeStack) -> Iterator[list[tuple[str, str]]]:
         "--wait=false",
         check=False,
     )
+    _lift_node_locks(kube_stack)
+
+
+def _lift_node_locks(kube_stack: KubeStack) -> None:
+    """Remove HAMi's node locks that pods deleted mid-allocation left behind.
+
+    Volcano locks a node (``hami.io/mutex.lock``) when it binds a vNPU pod and
+    the device plugin frees it after Allocate; a pod force-deleted between the
+    two leaves it, and Volcano then places nothing on that node for five
+    minutes. On a busy machine the next test met such a lock and timed out.
+    Between tests every pod is settled, so any lock left is stale.
+    """
+    from kubernetes import client
+
+    from apps.inventory.hami.annotations import NODE_LOCK
+
+    core = client.CoreV1Api(kube_stack.kubernetes_client())
+    for node in core.list_node().items:
+        if NODE_LOCK in (node.metadata.annotations or {}):
+            core.patch_node(
+                node.metadata.name, {"metadata": {"annotations": {NODE_LOCK: None}}}
+            )
 
 
 @pytest.fixture
@@ -102,6 +124,7 @@ def real_cluster(
     # The test's database is rolled back, so the portal forgets any node hold
     # a preemption left in place (a test may end mid-eviction): lift them here.
     _lift_portal_holds(kube_stack)
+    _lift_node_locks(kube_stack)
 
 
 def _lift_portal_holds(kube_stack: KubeStack) -> None:
