@@ -246,19 +246,7 @@ def _web_figures(
     url = f"http://127.0.0.1:{port}"
     web = processes.start(
         "web",
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "vnpuportal.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-access-log",
-            "--log-level",
-            "warning",
-        ],
+        processes.uvicorn_command(port, "--log-level", "warning"),
         Path(tempfile.mkdtemp(prefix="vnpu-bench-scale-")),
         env=env,
     )

@@ -381,16 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         procs.append(
             processes.start(
                 "web",
-                [
-                    sys.executable,
-                    "-m",
-                    "uvicorn",
-                    "vnpuportal.asgi:application",
-                    "--port",
-                    str(port),
-                    "--log-level",
-                    "warning",
-                ],
+                processes.uvicorn_command(port, "--log-level", "warning"),
                 tmp,
                 env=env,
             )

@@ -311,6 +311,23 @@ def wait_for_http(
     )
 
 
+def uvicorn_command(port: int, *extra: str) -> list[str]:
+    """The command line of the portal's ASGI server (uvicorn, run by this
+    Python) on 127.0.0.1:``port``, without access logs; ``extra`` comes last."""
+    return [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "vnpuportal.asgi:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        *extra,
+    ]
+
+
 def celery_command(
     role: str,
     *,

@@ -33,7 +33,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.processes import ProcessSet, free_port, wait_for_http, wait_until
+from harness.processes import (
+    ProcessSet,
+    free_port,
+    uvicorn_command,
+    wait_for_http,
+    wait_until,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
@@ -316,18 +322,7 @@ class Stack:
         """Start uvicorn on this stack's port and wait until it answers."""
         self._spawn(
             "web",
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "vnpuportal.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--no-access-log",
-                *self.web_args,
-            ],
+            uvicorn_command(self.port, *self.web_args),
         )
         self._wait_http(timeout=60)
 

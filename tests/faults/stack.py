@@ -24,6 +24,7 @@ from harness.processes import (
     WaitTimeout,
     celery_command,
     free_port,
+    uvicorn_command,
     wait_until,
 )
 from harness.services import PrivatePostgres, PrivateRedis, production_env
@@ -96,17 +97,7 @@ class Stack:
 
     # --- processes ----------------------------------------------------------------
     COMMANDS = {
-        "web": lambda s: [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "vnpuportal.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(s.port),
-            "--no-access-log",
-        ],
+        "web": lambda s: uvicorn_command(s.port),
         "worker": lambda s: celery_command(
             "worker", concurrency=8, name=f"worker-{time.monotonic_ns()}@%h"
         ),

@@ -28,7 +28,7 @@ import websockets
 from drf_spectacular.generators import SchemaGenerator
 
 from apps.common.db_unavailable import database_unavailable
-from harness.processes import free_port
+from harness.processes import free_port, uvicorn_command
 from harness.services import PrivatePostgres, PrivateRedis, production_env
 from tests.polling import wait_for
 
@@ -68,17 +68,7 @@ class Web:
         self.ws_path = f"/ws/clusters/{cluster}/"
         self.log = workdir / "web.log"
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "vnpuportal.asgi:application",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(self.port),
-                "--no-access-log",
-            ],
+            uvicorn_command(self.port),
             cwd=ROOT,
             env=self.env,
             stdout=self.log.open("wb"),
