@@ -107,6 +107,8 @@ def shot() -> Any:
     def take(page: Any, name: str, full_page: bool = False) -> Path:
         path = SCREENSHOTS / f"{name}.png"
         page.screenshot(path=str(path), full_page=full_page)
+        # a screenshot is for a person to look at: an empty file is a failure
+        assert path.stat().st_size > 0, path
         return path
 
     return take

@@ -23,7 +23,7 @@ import pytest
 from playwright.sync_api import expect
 
 from harness.stack import pinned_pod
-from tests.e2e.conftest import SCREENSHOTS, login
+from tests.e2e.conftest import login
 from tests.polling import wait_for
 
 pytestmark = pytest.mark.browser
@@ -434,12 +434,6 @@ def test_django_serves_the_app_and_keeps_api_404s_json(portal):
     with pytest.raises(urllib.error.HTTPError) as info:
         urllib.request.urlopen(portal.url + "/no-such-file.png")  # noqa: S310
     assert info.value.code == 404
-
-
-def test_screenshots_directory_is_populated():
-    # Runs last in this module: the screenshots above exist for a person to look at.
-    names = {p.name for p in SCREENSHOTS.glob("*.png")}
-    assert {"overview.png", "chips.png", "template-invalid.png"} <= names
 
 
 def test_the_api_docs_render_without_internet(page, portal, shot):
