@@ -70,9 +70,9 @@ class Snapshot:
     chip_rows: dict[int, tuple[str, str]] = field(default_factory=dict)
     # Chip pk → how people know it (UUID and index), for reasons.
     chip_labels: dict[int, str] = field(default_factory=dict)
-    #: Allocator chip id → (memory, AICore) of each reservation on it whose pod
-    #: is not bound yet (no Slice): Volcano may still bind it to any chip of the node.
-    unbound: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: Allocator chip id → memory of each reservation on it whose pod is not
+    #: bound yet (no Slice): Volcano may still bind it to any chip of the node.
+    unbound: dict[str, list[int]] = field(default_factory=dict)
 
 
 def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
@@ -275,9 +275,7 @@ def _add_reservations(
         if (r["request__namespace"], r["request__pod_name"]) in with_slice:
             continue
         _add(usage.chips[r["chip_id"]], r["memory"], r["aicore"], r["aicpu"])
-        snap.unbound.setdefault(str(r["chip_id"]), []).append(
-            (r["memory"], r["aicore"] or 0)
-        )
+        snap.unbound.setdefault(str(r["chip_id"]), []).append(r["memory"])
         _add(
             usage.queues[(r["request__queue__name"], usage.word_of[r["chip_id"]])],
             r["memory"],

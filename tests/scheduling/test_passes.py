@@ -565,3 +565,34 @@ def test_a_pass_sends_a_node_only_what_volcano_places_whatever_chips_it_picks(
     assert set(sent) == {"n1", "n2"}
     empty = ChipRoom(slots=7, memory=21527)
     assert all(places_all([empty, empty], pods) for pods in sent.values())
+
+
+def test_a_node_volcano_fills_past_its_chips_aicore_is_not_kept_from_a_request(
+    world, operator, fake_ops
+):
+    """Volcano's fit compares slots and memory only (volcano-sh/volcano v1.15.1,
+    ``pkg/scheduler/api/devices/ascend/hami/device_info.go``, ``ResourceReqs``
+    passes no core resource name, so ``Coresreq`` is 0).
+
+    Node a's two chips report 12 AICore. Two vir05 (5 cores) are booked on
+    the first and not bound yet; a vir10 (10 cores) is booked on the second.
+    Volcano may bind one vir05 to each chip, leaving 7 cores on both: counted
+    as Volcano does not count it, the vir10 would be "stranded" and kept
+    waiting; Volcano binds it anyway (memory 8 + 8 + 16 GB fits two 32 GB chips
+    whatever it picks), so the portal sends it."""
+    world.chips("Ascend910B4", 2, node="a", aicore=12)
+    small = [
+        world.request(operator, chip_type="Ascend910B4", memory=8192, queue="default")
+        for _ in range(2)
+    ]
+    run_pass(world.cluster)
+    for request in small:
+        request.refresh_from_db()
+        assert request.state == RequestState.ADMITTED, request.reason
+    big = world.request(
+        operator, chip_type="Ascend910B4", memory=16384, queue="default"
+    )
+    run_pass(world.cluster)
+    big.refresh_from_db()
+    assert big.state == RequestState.ADMITTED, big.reason
+    assert big.template_booked == "vir10_3c_16g"

@@ -11,9 +11,15 @@ under every chip choice Volcano may make.
 :func:`places_all` answers it exactly: the pods sent to a node and not bound
 yet are all placed, in whatever order and onto whatever fitting chips Volcano
 takes them, unless some of them can be put on the chips so that another
-fits on none. Volcano's fit is a free slot, the memory and the AICore
-(docs/scheduler-behaviour.md; it checks no health and no AICPU), and a pod once
-bound stays where it is (the chips' free room is what the bound pods leave).
+fits on none. Volcano's fit is a free slot and the memory, nothing else
+(docs/scheduler-behaviour.md): it checks no health and no AICPU, and no AICore
+either. Its ``ResourceReqs`` (``pkg/scheduler/api/devices/ascend/hami/
+device_info.go``, every release up to v1.15.1) passes no core resource name,
+so a template pod asks 0 cores and a chip's used cores stay 0: Volcano binds
+pods whose AICore adds up to more than the chip has. Counting AICore here
+would call nodes unsafe that Volcano fills, and send requests elsewhere for
+nothing. A pod once bound stays where it is (the chips' free room is what the
+bound pods leave).
 
 :func:`allocate_for_volcano` runs ``allocate`` and keeps only placements that
 keep their node safe; a request that would not is tried again without that
@@ -46,37 +52,28 @@ Load = tuple[int, ...]
 
 @dataclass(frozen=True, slots=True)
 class ChipRoom:
-    """A chip's free room as Volcano counts it: what its bound pods leave.
-
-    ``ai_core`` 0 means the chip reports no AICore (then it is not counted).
-    """
+    """A chip's free room as Volcano counts it: what its bound pods leave."""
 
     slots: int
     memory: int
-    ai_core: int = 0
 
 
-#: A pod as Volcano fits it: memory (MB) and AICore. A bare int is memory only.
-PodSize = tuple[int, int]
+#: A pod as Volcano fits it: its memory (MB), the only size it compares.
+PodSize = int
 
 
-def _size(pod: int | PodSize) -> PodSize:
-    return (pod, 0) if isinstance(pod, int) else pod
-
-
-def places_all(chips: Sequence[ChipRoom], pods: Iterable[int | PodSize]) -> bool:
+def places_all(chips: Sequence[ChipRoom], pods: Iterable[PodSize]) -> bool:
     """Tell whether Volcano places every pod whatever chips it picks.
 
     Args:
         chips: The node's chips of the pods' type (free room of each).
-        pods: Each pod sent to the node and not bound yet: its memory (MB),
-            or its (memory, AICore).
+        pods: The memory (MB) of each pod sent to the node and not bound yet.
 
     Returns:
         True when no order and no choice of fitting chips leaves a pod with
         no chip that fits it.
     """
-    sizes = Counter(_size(p) for p in pods)
+    sizes = Counter(pods)
     for size in sizes:
         others = sizes.copy()
         others[size] -= 1
@@ -116,42 +113,29 @@ def _smallest_blocking_loads(
 ) -> set[Load]:
     """The smallest loads (counts per size in ``kinds``) that fit ``chip`` and
     leave no room for ``pod``; the empty load when it has none."""
-    counts_cores = chip.ai_core > 0
 
-    def blocked(slots: int, memory: int, cores: int) -> bool:
-        return (
-            slots >= chip.slots
-            or chip.memory - memory < pod[0]
-            or (counts_cores and chip.ai_core - cores < pod[1])
-        )
+    def blocked(slots: int, memory: int) -> bool:
+        return slots >= chip.slots or chip.memory - memory < pod
 
     found: set[Load] = set()
 
-    def extend(load: Load, slots: int, memory: int, cores: int) -> None:
+    def extend(load: Load, slots: int, memory: int) -> None:
         # Counts are chosen size by size; a load that blocks is not grown.
-        if blocked(slots, memory, cores):
+        if blocked(slots, memory):
             found.add(load + (0,) * (len(kinds) - len(load)))
             return
         if len(load) == len(kinds):
             return
-        size_memory, size_cores = kinds[len(load)]
+        size = kinds[len(load)]
         most = min(
             available[len(load)],
             chip.slots - slots,
-            (chip.memory - memory) // size_memory if size_memory else chip.slots,
-            (chip.ai_core - cores) // size_cores
-            if counts_cores and size_cores
-            else chip.slots,
+            (chip.memory - memory) // size if size else chip.slots,
         )
         for count in range(most + 1):
-            extend(
-                (*load, count),
-                slots + count,
-                memory + count * size_memory,
-                cores + count * size_cores,
-            )
+            extend((*load, count), slots + count, memory + count * size)
 
-    extend((), 0, 0, 0)
+    extend((), 0, 0)
     return _smallest(found)
 
 
@@ -172,7 +156,7 @@ def allocate_for_volcano(
     chips: Iterable[Chip],
     rules: Iterable[ChipTypeRules],
     *,
-    unbound: Mapping[str, Sequence[int | PodSize]] | None = None,
+    unbound: Mapping[str, Sequence[PodSize]] | None = None,
     **options: Any,
 ) -> AllocationResult:
     """``allocate``, keeping only placements Volcano places whatever it picks.
@@ -182,10 +166,9 @@ def allocate_for_volcano(
     Args:
         requests, chips, rules: As ``allocate`` (chip usage includes the pods
             not bound yet).
-        unbound: Per chip id, the (memory, AICore) of each pod the portal
-            sent (or booked) there that is not bound yet (a bare int: memory
-            only): its booking is in the chip's usage, but Volcano may bind it
-            to any fitting chip of the node.
+        unbound: Per chip id, the memory of each pod the portal sent (or
+            booked) there that is not bound yet: its booking is in the chip's
+            usage, but Volcano may bind it to any fitting chip of the node.
         **options: ``allocate``'s keyword arguments (policy, quotas, running,
             now_s).
 
@@ -233,7 +216,7 @@ def _unsafe(
     result: AllocationResult,
     node_chips: Mapping[tuple[str, str], Sequence[Chip]],
     by_id: Mapping[str, Chip],
-    unbound: Mapping[str, Sequence[int | PodSize]],
+    unbound: Mapping[str, Sequence[PodSize]],
 ) -> list[Placement]:
     """The placements Volcano might not place, in order.
 
@@ -242,16 +225,15 @@ def _unsafe(
     the next ones are checked with.
     """
     sent: dict[tuple[str, str], list[PodSize]] = {
-        key: [_size(p) for c in members for p in unbound.get(c.id, ())]
+        key: [p for c in members for p in unbound.get(c.id, ())]
         for key, members in node_chips.items()
     }
     found = []
     for placement in result.placements:
         key = (placement.node, by_id[placement.chip_id].common_word)
         rooms = [_room(c, unbound.get(c.id, ())) for c in node_chips[key]]
-        size = (placement.memory, placement.ai_core)
-        if places_all(rooms, [*sent[key], size]):
-            sent[key].append(size)
+        if places_all(rooms, [*sent[key], placement.memory]):
+            sent[key].append(placement.memory)
         else:
             found.append(placement)
     return found
@@ -277,14 +259,11 @@ def _avoiding(
     ]
 
 
-def _room(chip: Chip, unbound: Sequence[int | PodSize]) -> ChipRoom:
-    sizes = [_size(p) for p in unbound]
+def _room(chip: Chip, unbound: Sequence[PodSize]) -> ChipRoom:
+    """What the chip's bound pods leave (its usage counts the unbound too)."""
     return ChipRoom(
-        slots=chip.slots - (chip.slots_used - len(sizes)),
-        memory=chip.memory - (chip.memory_used - sum(m for m, _ in sizes)),
-        ai_core=chip.ai_core - (chip.ai_core_used - sum(c for _, c in sizes))
-        if chip.ai_core
-        else 0,
+        slots=chip.slots - (chip.slots_used - len(unbound)),
+        memory=chip.memory - (chip.memory_used - sum(unbound)),
     )
 
 
