@@ -10,11 +10,16 @@ can see, without hardware:
   ``huawei.com/<commonWord>`` in the node's capacity and allocatable.
   ``hami-vnpu-core`` is written only by plugin versions that write it (v1.3+).
 - **Allocate**: after Volcano bound a pod (``hami.io/bind-phase: allocating``),
-  the plugin creates the vNPU. It succeeds (devices-to-allocate emptied,
-  bind-phase ``success``) when the chip is healthy and still has a free slot
-  and the memory; else the pod fails as the kubelet fails it on an Allocate
-  error (phase Failed, reason UnexpectedAdmissionError). A terminating pod still
-  holds its vNPU until it is gone.
+  the plugin hands out the chips the scheduler wrote (devices-to-allocate
+  emptied, bind-phase ``success``), checking neither health nor usage, as the
+  real one does: a pod bound to a sick chip runs. Only a chip that is not on
+  the node fails the pod as the kubelet fails it on an Allocate error (phase
+  Failed, reason UnexpectedAdmissionError).
+- **Creating the vNPU**: the chips are hard-split, and a terminating pod still
+  holds its vNPU until it is gone; a pod whose vNPU does not fit its chip
+  (restartPolicy Never) ends Failed with its container terminated
+  ``StartError`` (exit 128). A restartable pod in that clash is started
+  anyway here: KWOK has no container back-off to model (simcluster has).
 
 The device config is read when the plugin starts and when its DaemonSet is
 rolled (:meth:`DevicePlugin.reload`), as the real plugin reads its mounted file
@@ -45,8 +50,14 @@ from apps.inventory.hami.annotations import (
     to_allocate_key,
 )
 from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
-from simcluster.controllers.allocate import allocate_error, allocate_failure_message
+from simcluster.controllers.allocate import (
+    allocate_error,
+    allocate_failure_message,
+    create_error,
+    start_error_status,
+)
 from simcluster.controllers.device_plugin import REPORT_OFFSET, apply_registration
+from simcluster.controllers.kubelet import pod_ip
 from simcluster.hardware import Chip
 
 log = logging.getLogger("kubestack.deviceplugin")
@@ -336,13 +347,19 @@ class DevicePlugin:
                     "deletionTimestamp"
                 ):
                     continue
-                reason = allocate_error(pod, node_pods, devices)
-                if reason is None:
-                    self._succeed(pod)
-                    annotations[BIND_PHASE] = "success"  # counts for the next pod
-                else:
+                reason = allocate_error(pod, devices)
+                if reason is not None:
                     self._fail(pod, reason)
                     pod.setdefault("status", {})["phase"] = "Failed"
+                    continue
+                reason = create_error(pod, node_pods, devices)
+                if reason is not None and pod["spec"].get("restartPolicy") == "Never":
+                    # Failed before bind-phase success: KWOK starts only a
+                    # Pending pod, so it never runs this one.
+                    self._cannot_create(pod, reason)
+                    pod.setdefault("status", {})["phase"] = "Failed"
+                self._succeed(pod)
+                annotations[BIND_PHASE] = "success"  # counts for the next pod
         return str((found.get("metadata") or {}).get("resourceVersion", ""))
 
     def _succeed(self, pod: dict[str, Any]) -> None:
@@ -367,6 +384,20 @@ class DevicePlugin:
             meta["name"], meta["namespace"], {"metadata": {"annotations": patch}}
         )
         self.allocations += 1
+
+    def _cannot_create(self, pod: dict[str, Any], reason: str) -> None:
+        meta = pod["metadata"]
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ip = pod_ip(meta.get("uid", ""))
+        self.core.patch_namespaced_pod_status(
+            meta["name"],
+            meta["namespace"],
+            {"status": start_error_status(pod, reason, now, ip)},
+        )
+        self.failures += 1
+        log.info(
+            "vNPU not created for %s/%s: %s", meta["namespace"], meta["name"], reason
+        )
 
     def _fail(self, pod: dict[str, Any], reason: str) -> None:
         meta = pod["metadata"]

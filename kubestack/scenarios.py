@@ -356,56 +356,19 @@ def more_310p_nodes(nodes_310p: int) -> list[NodeHardware]:
 
 
 def place_until_running(
-    stack: KubeStack, pods: list[dict[str, Any]], timeout: float, attempts: int = 6
+    stack: KubeStack, pods: list[dict[str, Any]], timeout: float
 ) -> list[tuple[str, str]]:
-    """Create ``pods`` and wait until each runs with its vNPU, recreating a pod
-    that the node refused (UnexpectedAdmissionError).
+    """Create ``pods`` and wait until each runs with its vNPU.
 
-    Volcano does not check chip health, so on the 910B4 node (chip 5 sick) it
-    may bind a pod to the sick chip, and the device plugin fails it: what a user
-    of the guide's cluster meets, and retries. Returns the (namespace, name) list.
+    Volcano checks no chip health, so on the 910B4 node (chip 5 sick) it may
+    bind a pod to the sick chip; the device plugin's Allocate checks none
+    either, so that pod runs there, as on a real node. Returns the
+    (namespace, name) list.
     """
     keys = [
         (p["metadata"].get("namespace", "default"), p["metadata"]["name"]) for p in pods
     ]
-    manifests = dict(zip(keys, pods, strict=True))
     stack.create_objects(pods)
-    for _ in range(attempts):
-        try:
-            wait_running(stack, keys, timeout=timeout)
-            return keys
-        except StackError:
-            refused = [
-                key
-                for key in keys
-                if stack.kubectl(
-                    "get",
-                    "pod",
-                    "-n",
-                    key[0],
-                    key[1],
-                    "-o",
-                    "jsonpath={.status.reason}",
-                    check=False,
-                ).stdout
-                == "UnexpectedAdmissionError"
-            ]
-            if not refused:
-                raise
-            for namespace, name in refused:
-                stack.kubectl(
-                    "delete",
-                    "pod",
-                    "-n",
-                    namespace,
-                    name,
-                    "--grace-period=0",
-                    "--force",
-                    "--wait=true",
-                )
-                stack.kubectl(
-                    "create", "-f", "-", stdin=json.dumps(manifests[(namespace, name)])
-                )
     wait_running(stack, keys, timeout=timeout)
     return keys
 

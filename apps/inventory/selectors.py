@@ -217,6 +217,31 @@ def _chip_load(
     )
 
 
+def slices_on_unhealthy_chips(cluster_id: int) -> QuerySet[Slice]:
+    """The slices that run on a chip its device plugin reports unhealthy.
+
+    The plugin's Allocate hands out a sick chip like any other (it checks no
+    health), so a pod a scheduler that checks none (Volcano) bound there runs
+    on it; these are the ones to move.
+    """
+    return (
+        Slice.objects.filter(cluster_id=cluster_id, chip__healthy=False)
+        .select_related("chip", "chip__node")
+        .order_by("node_name", "chip__index", "namespace", "pod_name")
+    )
+
+
+def slices_on_unhealthy_chips_count(cluster_id: int) -> dict[int, int]:
+    """Per unhealthy chip's pk, how many slices still run on it."""
+    rows = (
+        Slice.objects.filter(cluster_id=cluster_id, chip__healthy=False)
+        .order_by()
+        .values_list("chip_id")
+        .annotate(n=Count("id"))
+    )
+    return dict(rows)
+
+
 def chip_loads(chips: Iterable[Chip]) -> list[ChipLoad]:
     """The chips as the room calculation reads them."""
     return [_chip_load(*(getattr(c, f) for f in ROOM_FIELDS)) for c in chips]

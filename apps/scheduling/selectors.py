@@ -49,7 +49,9 @@ def queue_check(token: Any, queue: str) -> None:
 
 def request_queryset(*, token: Any = None) -> QuerySet[Request]:
     """Requests with what their list shows, limited to the token's queues."""
-    requests = Request.objects.select_related("queue", "cluster", "submitted_by")
+    requests = Request.objects.select_related(
+        "queue", "cluster", "submitted_by", "chip"
+    )
     allowed = token_queues(token)
     if allowed is not None:
         requests = requests.filter(queue__name__in=allowed)

@@ -10,7 +10,14 @@ from typing import Any
 
 from simcluster import hami, podutil, resources
 from simcluster.api import PodDeadlines
-from simcluster.controllers.allocate import allocate_error, allocate_failure_message
+from simcluster.controllers.allocate import (
+    allocate_error,
+    allocate_failure_message,
+    create_error,
+    create_failure_message,
+    not_started,
+    start_error_status,
+)
 from simcluster.controllers.base import Controller
 from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
 
@@ -144,6 +151,7 @@ class Kubelet(Controller):
         self.deadlines = deadlines
         self.ready_delay = ready_delay
         self._to_start: set[PodKey] = set()
+        self._retry: set[PodKey] = set()
         self._ready_at: dict[PodKey, float] = {}
         self._finish_at: dict[PodKey, float] = {}
         self._terminating: dict[PodKey, tuple[str, float]] = {}
@@ -151,6 +159,7 @@ class Kubelet(Controller):
     def resync(self) -> None:
         """Scan every pod."""
         self._to_start.clear()
+        self._retry.clear()
         self._ready_at.clear()
         self._finish_at.clear()
         self._terminating.clear()
@@ -168,6 +177,7 @@ class Kubelet(Controller):
                 for table in (self._ready_at, self._finish_at, self._terminating):
                     table.pop(key, None)
                 self._to_start.discard(key)
+                self._retry.discard(key)
             else:
                 self._observe(event.obj)
 
@@ -178,6 +188,7 @@ class Kubelet(Controller):
         phase = podutil.phase(pod)
         if meta.get("deletionTimestamp"):
             self._to_start.discard(key)
+            self._retry.discard(key)
             at = self.deadlines.get(meta.get("uid", ""))
             self._terminating[key] = (
                 meta.get("uid", ""),
@@ -213,11 +224,15 @@ class Kubelet(Controller):
                 self._remove(key, uid)
 
     def _start_pending(self) -> None:
+        # A pod whose vNPU could not be created is tried again at the next
+        # tick, once (not again within this one).
+        self._to_start |= self._retry
+        self._retry = set()
         for key in sorted(self._to_start):
             self._to_start.discard(key)
             ready = self.ready_delay <= 0
 
-            def start(pod: Obj, ready: bool = ready) -> Any:
+            def start(pod: Obj, ready: bool = ready, key: PodKey = key) -> Any:
                 node_name = (pod.get("spec") or {}).get("nodeName")
                 if (
                     podutil.phase(pod) != "Pending"
@@ -228,33 +243,59 @@ class Kubelet(Controller):
                 node = self.store.get(resources.NODE, "", node_name)
                 if node is None:
                     return False
-                reason = self._allocate_error(pod, node.obj)
-                if reason is not None:
-                    fail_allocation(pod, reason)
-                    return None
+                annotations = pod["metadata"].get("annotations") or {}
+                if annotations.get(hami.BIND_PHASE) == "allocating":
+                    devices = self._registered(node.obj)
+                    reason = allocate_error(pod, devices)
+                    if reason is not None:
+                        fail_allocation(pod, reason)
+                        return None
+                    reason = create_error(pod, self._node_pods(node_name), devices)
+                    if reason is not None:
+                        return self._cannot_create(key, pod, reason)
                 start_pod(pod, node.obj, ready)
                 return None
 
             self.store.mutate(resources.POD, key[0], key[1], start)
 
-    def _allocate_error(self, pod: Obj, node: Obj) -> str | None:
-        """The device plugin's answer for a pod bound with vNPUs (None: created)."""
-        annotations = pod["metadata"].get("annotations") or {}
-        if annotations.get(hami.BIND_PHASE) != "allocating":
+    def _cannot_create(self, key: PodKey, pod: Obj, reason: str) -> Any:
+        """The runtime could not create the pod's vNPU: with restartPolicy
+        Never the pod ends Failed (StartError); else the kubelet tries again
+        (the container waits, as in RunContainerError's back-off)."""
+        if (pod.get("spec") or {}).get("restartPolicy") == "Never":
+            serve_devices(pod)  # Allocate itself succeeded
+            pod["status"] = start_error_status(
+                pod, reason, now_rfc3339(), pod_ip(pod["metadata"].get("uid", ""))
+            )
             return None
+        self._retry.add(key)
+        message = create_failure_message(reason)
+        waiting = {"reason": "RunContainerError", "message": message}
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        if statuses and statuses[0].get("state", {}).get("waiting") == waiting:
+            return False  # unchanged: no write, no event
+        pod.setdefault("status", {})["containerStatuses"] = not_started(
+            pod, {"waiting": waiting}
+        )
+        return None
+
+    def _node_pods(self, node_name: str) -> list[Obj]:
+        _, pods = self.store.list(resources.POD)
+        return [
+            p.obj
+            for p in pods
+            if (p.obj.get("spec") or {}).get("nodeName") == node_name
+        ]
+
+    @staticmethod
+    def _registered(node: Obj) -> dict[str, hami.DeviceInfo]:
+        """The node's chips as its plugin registered them, by UUID."""
         devices: dict[str, hami.DeviceInfo] = {}
         for key, value in (node["metadata"].get("annotations") or {}).items():
             if key.startswith("hami.io/node-register-"):
                 with contextlib.suppress(ValueError):
                     devices.update((d.id, d) for d in hami.parse_node_register(value))
-        node_name = pod["spec"]["nodeName"]
-        _, pods = self.store.list(resources.POD)
-        on_node = [
-            p.obj
-            for p in pods
-            if (p.obj.get("spec") or {}).get("nodeName") == node_name
-        ]
-        return allocate_error(pod, on_node, devices)
+        return devices
 
     @staticmethod
     def _make_ready(pod: Obj) -> Any:

@@ -14,6 +14,7 @@ ALL_CHECKS = (
     "preempt_action",
     "device_plugin",
     "registrations",
+    "slices_on_unhealthy_chips",
     "device_config_drift",
     "volcano_queues",
 )

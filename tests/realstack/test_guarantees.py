@@ -156,3 +156,43 @@ def test_where_the_portal_claims_the_guarantee_no_pod_lands_on_the_sick_chip(
             assert kube_stack.device_plugin.failures == failed_before
     finally:
         kube_stack.device_plugin.set_chip_health(NODE, SICK, False)
+
+
+def test_a_pod_the_real_volcano_binds_to_the_sick_chip_runs_and_is_flagged(
+    kube_stack, kube_core, real_cluster, cleanup
+):
+    """The real Volcano checks no chip health, and the device plugin's Allocate
+    hands a sick chip out (ascend-device-plugin v1.1.0 to v1.4.0,
+    ``internal/server/server.go`` ``Allocate``): a whole card on every empty
+    chip of the node, the sick one included, and all of them run. The portal
+    then flags the one on the sick chip: on its slice and on the Health page."""
+    from apps.inventory.deviceconfig.health import cluster_health
+
+    chips = _chips(kube_core)
+    sick = next(u for u, c in chips.items() if c["index"] == SICK)
+    used = _used(kube_core)
+    assert sick not in used, "the scenario keeps the sick chip empty"
+    empty = [uuid for uuid in chips if uuid not in used]
+    names = [f"onsick-{i}" for i in range(len(empty))]
+    cleanup.extend(("default", name) for name in names)
+    kube_stack.create_objects([slice_pod(n, "Ascend910B4", 32768) for n in names])
+    wait_running(kube_stack, [("default", n) for n in names], timeout=90)
+    (on_sick,) = [n for n in names if _pod_chip(kube_core, n) == sick]
+    with Running(real_cluster):
+        wait_for(
+            lambda: (
+                Slice.objects.filter(
+                    cluster=real_cluster, pod_name=on_sick, chip_uuid=sick
+                ).exists()
+                and not Chip.objects.get(uuid=sick, cluster=real_cluster).healthy
+            ),
+            "sync to see the whole card on the sick chip",
+            timeout=60,
+        )
+    checks = {c["id"]: c for c in cluster_health(real_cluster)["checks"]}
+    flagged = checks["slices_on_unhealthy_chips"]
+    assert flagged["check_status"] == "warn"
+    assert f"default/{on_sick} (node {NODE}, chip {SICK})" in flagged["message"]
+    for name in names:
+        if name != on_sick:
+            assert name not in flagged["message"]

@@ -383,9 +383,14 @@ def test_volcano_binpacks_with_a_schedule_policy_and_weight(
 
 
 @pytest.mark.slow
-def test_volcano_hands_out_a_terminating_pods_room_and_the_node_refuses_it(
+def test_volcano_hands_out_a_terminating_pods_room_and_the_vnpu_cannot_be_made(
     sim_factory, tmp_path: Path, wait_for
 ) -> None:
+    """The plugin's Allocate (ascend-device-plugin v1.4.0,
+    ``internal/server/server.go`` ``Allocate``) checks no usage, so the pod is
+    admitted; the chip is hard-split and the terminating pod still holds its
+    vNPU, so the runtime cannot create the new one and the container fails to
+    start (INFERRED: docs/scheduler-behaviour.md). restartPolicy Never: Failed."""
     sim = sim_factory(pod_shutdown_seconds=4)
     core = client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc"))
     for i in range(4):  # one vir04 on each 310P chip: no second fits anywhere
@@ -394,17 +399,23 @@ def test_volcano_hands_out_a_terminating_pods_room_and_the_node_refuses_it(
     victim = "big-1"
     freed = _chip_of(core.read_namespaced_pod(victim, "default"))
     core.delete_namespaced_pod(victim, "default")  # terminating for 4 s
-    core.create_namespaced_pod("default", _pod("taker", "Ascend310P", 12288))
+    core.create_namespaced_pod(
+        "default", _pod("taker", "Ascend310P", 12288, restartPolicy="Never")
+    )
 
     def failed() -> client.V1Pod | None:
         pod = core.read_namespaced_pod("taker", "default")
         return pod if pod.status.phase == "Failed" else None
 
-    # Volcano binds at once onto the victim's chip; the plugin's Allocate fails
+    # Volcano binds at once onto the victim's chip; Allocate hands it out
     taker = wait_for(failed, timeout=3)
     assert _chip_of(taker) == freed
-    assert taker.status.reason == "UnexpectedAdmissionError"
-    assert f"chip {freed} cannot hold 12288 MB" in taker.status.message
+    assert taker.status.reason is None  # admitted: no UnexpectedAdmissionError
+    assert taker.metadata.annotations["hami.io/bind-phase"] == "success"
+    (container,) = taker.status.container_statuses
+    assert container.state.terminated.reason == "StartError"
+    assert container.state.terminated.exit_code == 128
+    assert f"chip {freed} cannot hold 12288 MB" in container.state.terminated.message
     assert core.read_namespaced_pod(victim, "default").metadata.deletion_timestamp
 
     # HAMi's scheduler waits until the victim is gone
@@ -450,3 +461,19 @@ def test_volcano_serves_the_less_used_queue_before_a_higher_priority() -> None:
     assert [node(f"busy-{i}") for i in range(3)] == ["npu-node-310p-01"] * 3
     assert node("filler") == "npu-node-310p-01"  # the idle queue is served first
     assert node("urgent") is None
+
+
+def test_a_pod_volcano_binds_to_the_sick_chip_runs_on_it(
+    core: client.CoreV1Api, wait_for
+) -> None:
+    """ascend-device-plugin v1.1.0 to v1.4.0, ``internal/server/server.go``
+    ``Allocate``: the chip is looked up by the UUID the scheduler wrote and
+    handed out, healthy or not (kubelet admits the pod with a healthy vNPU ID).
+    Volcano checks no chip health, so a whole card on each of the 910B4 node's
+    seven empty chips (the guide's pod holds the eighth) puts one on the sick
+    chip, and that one runs too."""
+    names = [f"whole-{i}" for i in range(7)]
+    for name in names:
+        core.create_namespaced_pod("default", _pod(name, "Ascend910B4", None))
+    chips = {_chip_of(_running(core, wait_for, n), "Ascend910B4") for n in names}
+    assert UNHEALTHY_910B in chips

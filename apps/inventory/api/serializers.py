@@ -234,6 +234,23 @@ class ChipSerializer(serializers.ModelSerializer):
     largest_template = serializers.SerializerMethodField(
         help_text="the largest template that still fits (null: none)"
     )
+    running_while_unhealthy = serializers.SerializerMethodField(
+        help_text="vNPUs that still run on this chip although its device plugin "
+        "reports it unhealthy (0 on a healthy chip): the device plugin hands "
+        "out a sick chip, so a pod Volcano bound to it runs there; move them"
+    )
+
+    @extend_schema_field(serializers.IntegerField())
+    def get_running_while_unhealthy(self, chip: Chip) -> int:
+        if chip.healthy:
+            return 0
+        # One query for the page's unhealthy chips, not one per chip.
+        counts = self.context.get("_on_unhealthy")
+        if counts is None:
+            counts = self.context["_on_unhealthy"] = (
+                selectors.slices_on_unhealthy_chips_count(chip.cluster_id)
+            )
+        return counts.get(chip.pk, 0)
 
     def _fits(self, chip: Chip) -> list[str]:
         # Templates are read once per cluster for the whole page, not per chip.
@@ -279,6 +296,7 @@ class ChipSerializer(serializers.ModelSerializer):
             "aicpu_used",
             "fits",
             "largest_template",
+            "running_while_unhealthy",
         ]
 
 
@@ -290,6 +308,13 @@ class SliceSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="null until the slice's chip is known",
     )
+    on_unhealthy_chip = serializers.SerializerMethodField(
+        help_text="its chip is reported unhealthy (it runs there all the same)"
+    )
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_on_unhealthy_chip(self, obj: Slice) -> bool:
+        return obj.chip is not None and not obj.chip.healthy
 
     class Meta:
         model = Slice
@@ -299,6 +324,7 @@ class SliceSerializer(serializers.ModelSerializer):
             "chip",
             "chip_uuid",
             "chip_index",
+            "on_unhealthy_chip",
             "common_word",
             "namespace",
             "pod_name",

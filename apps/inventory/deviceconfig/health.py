@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count
 
+from apps.inventory import selectors
 from apps.inventory.deviceconfig.checks import RANK as _RANK
 from apps.inventory.deviceconfig.checks import CheckStatus
 from apps.inventory.deviceconfig.checks import check as _check
@@ -42,6 +43,9 @@ from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_con
 from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
 from apps.inventory.sync.targets import VOLCANO_QUEUES
+
+#: Slices named in a check's message; the rest are counted.
+MAX_NAMED = 5
 
 
 def _versions_check(components: list[Component]) -> dict[str, Any]:
@@ -263,6 +267,32 @@ def _volcano_queues_check(cluster: Cluster) -> dict[str, Any]:
     )
 
 
+def _unhealthy_chips_check(cluster: Cluster) -> dict[str, Any]:
+    """Slices running on a chip reported unhealthy: the device plugin's
+    Allocate hands out a sick chip (it checks no health), so what Volcano
+    bound there runs there (docs/scheduler-behaviour.md)."""
+    slices = list(selectors.slices_on_unhealthy_chips(cluster.pk)[: MAX_NAMED + 1])
+    if not slices:
+        return _check(
+            "slices_on_unhealthy_chips", "ok", "no vNPU runs on an unhealthy chip"
+        )
+    total = selectors.slices_on_unhealthy_chips(cluster.pk).count()
+    named = ", ".join(
+        f"{s.namespace}/{s.pod_name} (node {s.node_name}, chip {s.chip.index})"
+        for s in slices[:MAX_NAMED]
+    )
+    more = f" and {total - MAX_NAMED} more" if total > MAX_NAMED else ""
+    return _check(
+        "slices_on_unhealthy_chips",
+        "warn",
+        f"{total} vNPU(s) run on a chip its device plugin reports unhealthy: "
+        f"{named}{more}",
+        "move them: cancel their requests and submit them again (the portal "
+        "books no unhealthy chip), or delete the pods; under Volcano a new pod "
+        "sent to that node may be bound to the sick chip too",
+    )
+
+
 def cluster_health(cluster: Cluster) -> dict[str, Any]:
     """Configuration checks from what sync mirrored (no cluster API call).
 
@@ -283,6 +313,7 @@ def cluster_health(cluster: Cluster) -> dict[str, Any]:
         preempt_check(conf, volcano),
         _daemonset_check(cluster),
         _registration_checks(cluster),
+        _unhealthy_chips_check(cluster),
         _drift_check(cluster),
         _volcano_queues_check(cluster),
     ]

@@ -151,6 +151,10 @@ class RequestSerializer(serializers.ModelSerializer):
     position = serializers.SerializerMethodField(
         help_text="1-based rank among the queue's pending requests (priority, then age)"
     )
+    on_unhealthy_chip = serializers.SerializerMethodField(
+        help_text="it runs on a chip its device plugin reports unhealthy (the "
+        "plugin hands out a sick chip, and Volcano checks no health): move it"
+    )
 
     class Meta:
         model = Request
@@ -178,6 +182,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "attempts",
             "chip",
             "chip_uuid",
+            "on_unhealthy_chip",
             "node",
             "template_booked",
             "memory_booked",
@@ -218,6 +223,14 @@ class RequestSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_position(self, obj: Request) -> int | None:
         return (self.context.get("positions") or {}).get(obj.pk)
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_on_unhealthy_chip(self, obj: Request) -> bool:
+        return (
+            obj.state == RequestState.RUNNING
+            and obj.chip is not None
+            and (not obj.chip.healthy)
+        )
 
 
 class QueueQuotaSerializer(serializers.Serializer):

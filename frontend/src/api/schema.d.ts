@@ -454,6 +454,8 @@ export interface components {
       fits: readonly string[];
       /** @description the largest template that still fits (null: none) */
       largest_template: string | null;
+      /** @description vNPUs that still run on this chip although its device plugin reports it unhealthy (0 on a healthy chip): the device plugin hands out a sick chip, so a pod Volcano bound to it runs there; move them */
+      running_while_unhealthy: number;
     };
     ChipEvent: {
       id: number;
@@ -1566,6 +1568,8 @@ export interface components {
       chip: number | null;
       /** @description the chip it runs on; before the bind only under a scheduler that honours the portal's pin (HAMi's), null under Volcano */
       chip_uuid: string | null;
+      /** @description it runs on a chip its device plugin reports unhealthy (the plugin hands out a sick chip, and Volcano checks no health): move it */
+      on_unhealthy_chip: boolean;
       node: string;
       template_booked: string;
       memory_booked: number | null;
@@ -1743,6 +1747,8 @@ export interface components {
       chip_uuid: string;
       /** @description null until the slice's chip is known */
       chip_index: number | null;
+      /** @description its chip is reported unhealthy (it runs there all the same) */
+      on_unhealthy_chip: boolean;
       common_word: string;
       namespace: string;
       pod_name: string;

@@ -28,6 +28,7 @@ const request: CiRequest = {
   priority_value: 0,
   chip: null,
   chip_uuid: null,
+  on_unhealthy_chip: false,
   node: "node-a",
   pod_name: "ci-9-x",
   reason: "",
@@ -69,6 +70,19 @@ describe("RequestDetailPage", () => {
     expect(screen.getByTestId("detail-chip").textContent).toMatch(/Volcano/);
     expect(screen.getByTestId("detail-attempts").textContent).toBe("2");
     await waitFor(() => expect(screen.getByTestId("detail-scheduler-reason").textContent).toContain("Insufficient"));
+  });
+
+  it("says when it runs on a chip reported unhealthy, and how to move it", async () => {
+    routes({ ...request, state: "running", running_at: "2026-01-01T10:00:09Z", chip_uuid: "UUID-1", chip: 3, on_unhealthy_chip: true });
+    renderAs("operator", <RequestDetailPage id={9} />);
+    expect((await screen.findByTestId("detail-unhealthy-chip")).textContent).toContain("Cancel it and submit it again");
+  });
+
+  it("does not say so on a healthy chip", async () => {
+    routes({ ...request, state: "running", running_at: "2026-01-01T10:00:09Z", chip_uuid: "UUID-1", chip: 3 });
+    renderAs("operator", <RequestDetailPage id={9} />);
+    await screen.findByTestId("detail-state");
+    expect(screen.queryByTestId("detail-unhealthy-chip")).toBeNull();
   });
 
   it("shows the position and why it waits while pending", async () => {

@@ -149,6 +149,13 @@ export function RequestDetailPage({ id }: { id: number }) {
               {cancelError}
             </div>
           )}
+          {r.on_unhealthy_chip && (
+            <p data-testid="detail-unhealthy-chip" className="field-error" role="alert">
+              It runs on a chip its device plugin reports unhealthy (the plugin hands out a sick chip,
+              and Volcano checks no health). Cancel it and submit it again to move it: the portal
+              books no unhealthy chip.
+            </p>
+          )}
           {r.reason && (
             <p data-testid="detail-reason" className="pre-wrap">
               <b>{r.state === "running" || isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>

@@ -7,12 +7,13 @@ import { testCluster } from "./testing";
 
 const cluster = testCluster;
 
-const slice = (id: number, pod: string, memory: number): Slice => ({
+const slice = (id: number, pod: string, memory: number, onUnhealthyChip = false): Slice => ({
   id,
   cluster: 1,
   chip: 1,
   chip_uuid: "U1",
   chip_index: 0,
+  on_unhealthy_chip: onUnhealthyChip,
   common_word: "Ascend310P",
   namespace: "ci",
   pod_name: pod,
@@ -30,7 +31,7 @@ const slice = (id: number, pod: string, memory: number): Slice => ({
 });
 
 function serve() {
-  const body: Page<Slice> = { count: 2, next: null, previous: null, results: [slice(1, "a", 3072), slice(2, "b", 6144)] };
+  const body: Page<Slice> = { count: 2, next: null, previous: null, results: [slice(1, "a", 3072), slice(2, "b", 6144, true)] };
   const fetch = vi.fn(async () => new Response(JSON.stringify(body), { status: 200 }));
   vi.stubGlobal("fetch", fetch);
   return fetch;
@@ -100,5 +101,15 @@ describe("slices page: sorting on the server", () => {
     renderPage();
     await screen.findByTestId("slices-table");
     expect(lastQuery(fetch).get("ordering")).toBeNull();
+  });
+});
+
+describe("slices page: a vNPU on an unhealthy chip", () => {
+  it("is flagged, and only that one", async () => {
+    serve();
+    renderPage();
+    const flagged = await screen.findAllByTestId("slice-unhealthy-chip");
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0].closest("tr")?.textContent).toContain("b");
   });
 });

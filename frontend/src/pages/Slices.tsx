@@ -6,7 +6,7 @@ import { useMemo } from "react";
 import { api, qs } from "../api/client";
 import type { Page, Slice } from "../api/types";
 import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
-import { ErrorNote, Loading, Pager } from "../components/ui";
+import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
 import { ageSeconds, dateTime, duration, mb } from "../lib/format";
 import { orderingParam, orderingText, parseOrdering, toggleOrdering, type Ordering } from "../lib/ordering";
 import { Link, useQueryParam } from "../lib/router";
@@ -153,6 +153,16 @@ export function SlicesPage() {
                           <span>
                             {s.node_name} #{s.chip_index ?? "?"}
                           </span>
+                        )}
+                        {s.on_unhealthy_chip && (
+                          <>
+                            {" "}
+                            <Badge kind="error">
+                              <span data-testid="slice-unhealthy-chip" title="its chip is reported unhealthy: move it">
+                                unhealthy chip
+                              </span>
+                            </Badge>
+                          </>
                         )}
                       </td>
                       <td>{s.common_word}</td>
