@@ -14,7 +14,10 @@ can see, without hardware:
   bind-phase ``success``) when the chip is healthy and still has a free slot
   and the memory; else the pod fails as the kubelet fails it on an Allocate
   error (phase Failed, reason UnexpectedAdmissionError). A terminating pod still
-  holds its vNPU until it is gone.
+  holds its vNPU until it is gone. Either way the plugin then lifts the node
+  lock (``hami.io/mutex.lock``) that HAMi's scheduler took for this pod at
+  its bind: HAMi never lifts it itself on success, and binds nothing else on
+  that node until it is gone or five minutes old.
 
 The device config is read when the plugin starts and when its DaemonSet is
 rolled (:meth:`DevicePlugin.reload`), as the real plugin reads its mounted file
@@ -35,6 +38,7 @@ from typing import Any
 
 from apps.inventory.hami.annotations import (
     BIND_PHASE,
+    NODE_LOCK,
     AnnotationError,
     DeviceInfo,
     allocated_key,
@@ -366,7 +370,31 @@ class DevicePlugin:
         self.core.patch_namespaced_pod(
             meta["name"], meta["namespace"], {"metadata": {"annotations": patch}}
         )
+        self._release_node_lock(pod)
         self.allocations += 1
+
+    def _release_node_lock(self, pod: dict[str, Any]) -> None:
+        """Lift HAMi's node lock if this pod holds it (the real plugin's
+        ``ReleaseNodeLock`` after Allocate; its value ends ``,<ns>,<pod>``)."""
+        from kubernetes.client.rest import ApiException
+
+        meta = pod["metadata"]
+        for _ in range(5):
+            node = self.core.read_node(pod["spec"]["nodeName"])
+            lock = (node.metadata.annotations or {}).get(NODE_LOCK, "")
+            if not lock.endswith(f",{meta['namespace']},{meta['name']}"):
+                return
+            # Only the lock read above: a newer one is another pod's.
+            precondition = {"resourceVersion": node.metadata.resource_version}
+            try:
+                self.core.patch_node(
+                    node.metadata.name,
+                    {"metadata": {"annotations": {NODE_LOCK: None}, **precondition}},
+                )
+                return
+            except ApiException as error:
+                if error.status != 409:  # a report wrote the node meanwhile
+                    raise
 
     def _fail(self, pod: dict[str, Any], reason: str) -> None:
         meta = pod["metadata"]
@@ -389,6 +417,7 @@ class DevicePlugin:
                 }
             },
         )
+        self._release_node_lock(pod)
         self.failures += 1
         log.info(
             "allocate failed for %s/%s: %s", meta["namespace"], meta["name"], reason
