@@ -118,7 +118,7 @@ def download_module(go: str, env: dict[str, str]) -> HamiSource | str:
     if done.returncode == 0 and found.get("Dir") and found.get("Sum"):
         return HamiSource("module", Path(found["Dir"]), found["Sum"])
     answer = found.get("Error") or done.stderr.strip() or "no answer"
-    return answer.splitlines()[-1][-300:]
+    return answer.strip().splitlines()[-1].strip()[-300:]
 
 
 def tarball_path() -> Path | None:
