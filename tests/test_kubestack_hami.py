@@ -109,3 +109,24 @@ def test_the_nodes_hami_took_in_are_read_from_its_log():
         ]
     )
     assert hami.registered_nodes(log) == {"a"}
+
+
+def test_a_failed_hami_stage_leaves_the_others_built(monkeypatch, tmp_path, capsys):
+    from kubestack import build
+
+    def missing(**_):
+        raise build.BuildError(hamibuild.what_to_provide())
+
+    monkeypatch.setattr(build, "go_binary", lambda: "go")
+    for name in ("tools_bin_dir", "bin_dir", "helm_bin_dir"):
+        monkeypatch.setattr(build, name, lambda name=name, **_: tmp_path / name)
+    monkeypatch.setattr(build, "hami_bin_dir", missing)
+    # When the background build runs with no HAMi source
+    assert build.main(status_dir=tmp_path / "status") == 1
+    # Then only the hami stage failed, saying what to provide
+    status = {
+        stage: (tmp_path / "status" / f"{stage}.rc").read_text().strip()
+        for stage in build.STAGES
+    }
+    assert status == {"kubectl": "0", "control-plane": "0", "hami": "1", "helm": "0"}
+    assert "HAMI_SRC" in capsys.readouterr().err
