@@ -164,6 +164,25 @@ def test_a_pod_pinned_to_a_chip_lands_on_that_chip(
     assert _chips(_pod(hami_stack, name), chip_type) == [uuid]
 
 
+def test_a_roll_of_the_hami_deployment_restarts_the_scheduler(hami_stack, hami_pods):
+    # Given HAMi's scheduler process as started
+    before = hami_stack.processes["hami-scheduler"]
+    restarts = hami_stack.supervisor.hami_restarts
+    # When its Deployment is rolled (as the portal does after a config edit)
+    hami_stack.kubectl(
+        "rollout", "restart", "-n", hami.NAMESPACE, f"deployment/{hami.DEPLOYMENT[1]}"
+    )
+    # Then a new process reads the device config and places pods again
+    wait_for(
+        lambda: hami_stack.supervisor.hami_restarts > restarts,
+        "the supervisor to restart HAMi's scheduler",
+        timeout=90,
+    )
+    assert hami_stack.processes["hami-scheduler"] is not before
+    _create(hami_stack, hami_pods, "hami-after-roll", "Ascend310P", 3072)
+    wait_running(hami_stack, [("default", "hami-after-roll")], timeout=90)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="HAMi v2.9.0's Ascend Fit never reads a chip's health: a chip the "
