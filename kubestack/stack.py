@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from kubestack import build, hami, kwok, volcano
+from kubestack import build, hami, hamibuild, kwok, volcano
 from kubestack.deviceplugin import DevicePlugin, NodeHardware
 from kubestack.files import write_atomic
 from kubestack.pki import Pki, StaticUser, issue_serving_pair, write_pki
@@ -848,12 +848,15 @@ class KubeStack:
         cert, key = issue_serving_pair(
             self._pki, "hami-scheduler", self.workdir / "pki"
         )
-        from kubestack.hamibuild import BINARY
-
         return spawn(
             "hami-scheduler",
             hami.scheduler_args(
-                self.hami_bin / BINARY, self.hami_port, free_port(), cert, key, conf
+                self.hami_bin / hamibuild.BINARY,
+                self.hami_port,
+                free_port(),
+                cert,
+                key,
+                conf,
             ),
             self.logs,
             env={
