@@ -25,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--status-dir",
         default=None,
-        help="write <stage>.rc there as each stage (kubectl, control-plane, helm) "
+        help="write <stage>.rc there as each stage (kubectl, control-plane, hami, helm) "
         "ends, for tests that wait for it (scripts/test.sh)",
     )
     h = sub.add_parser(
@@ -49,6 +49,14 @@ def parser() -> argparse.ArgumentParser:
     )
     u.add_argument(
         "--scenario", default="guide", help="guide (default), empty, scale or burst"
+    )
+    u.add_argument(
+        "--scheduler",
+        default="volcano",
+        choices=("volcano", "hami"),
+        help="who places the scenario's vNPU pods: volcano (default) or hami "
+        "(HAMi's scheduler as its chart deploys it: a kube-scheduler with HAMi as "
+        "extender, and its webhook; needs the hami build stage)",
     )
     u.add_argument("--seed", type=int, default=None, help="random seed of the scenario")
     u.add_argument("--workdir", default=None, help="keep logs and data here")
@@ -106,6 +114,7 @@ def _up(args: argparse.Namespace) -> int:
             keep=bool(args.workdir),
             seed=args.seed,
             progress=progress,
+            scheduler=args.scheduler,
         )
     except (build.BuildError, StackError) as error:
         print(f"kubestack up: {error}", file=sys.stderr)

@@ -14,7 +14,10 @@ can see, without hardware:
   emptied, bind-phase ``success``), checking neither health nor usage, as the
   real one does: a pod bound to a sick chip runs. Only a chip that is not on
   the node fails the pod as the kubelet fails it on an Allocate error (phase
-  Failed, reason UnexpectedAdmissionError).
+  Failed, reason UnexpectedAdmissionError). Either way the plugin then lifts
+  the node lock (``hami.io/mutex.lock``) that HAMi's scheduler took for this
+  pod at its bind: HAMi never lifts it itself on success, and binds nothing
+  else on that node until it is gone or five minutes old.
 - **Creating the vNPU**: the chips are hard-split, and a terminating pod still
   holds its vNPU until it is gone; a pod whose vNPU does not fit its chip
   (restartPolicy Never) ends Failed with its container terminated
@@ -40,6 +43,7 @@ from typing import Any
 
 from apps.inventory.hami.annotations import (
     BIND_PHASE,
+    NODE_LOCK,
     AnnotationError,
     DeviceInfo,
     allocated_key,
@@ -383,6 +387,7 @@ class DevicePlugin:
         self.core.patch_namespaced_pod(
             meta["name"], meta["namespace"], {"metadata": {"annotations": patch}}
         )
+        self._release_node_lock(pod)
         self.allocations += 1
 
     def _cannot_create(self, pod: dict[str, Any], reason: str) -> None:
@@ -398,6 +403,29 @@ class DevicePlugin:
         log.info(
             "vNPU not created for %s/%s: %s", meta["namespace"], meta["name"], reason
         )
+
+    def _release_node_lock(self, pod: dict[str, Any]) -> None:
+        """Lift HAMi's node lock if this pod holds it (the real plugin's
+        ``ReleaseNodeLock`` after Allocate; its value ends ``,<ns>,<pod>``)."""
+        from kubernetes.client.rest import ApiException
+
+        meta = pod["metadata"]
+        for _ in range(5):
+            node = self.core.read_node(pod["spec"]["nodeName"])
+            lock = (node.metadata.annotations or {}).get(NODE_LOCK, "")
+            if not lock.endswith(f",{meta['namespace']},{meta['name']}"):
+                return
+            # Only the lock read above: a newer one is another pod's.
+            precondition = {"resourceVersion": node.metadata.resource_version}
+            try:
+                self.core.patch_node(
+                    node.metadata.name,
+                    {"metadata": {"annotations": {NODE_LOCK: None}, **precondition}},
+                )
+                return
+            except ApiException as error:
+                if error.status != 409:  # a report wrote the node meanwhile
+                    raise
 
     def _fail(self, pod: dict[str, Any], reason: str) -> None:
         meta = pod["metadata"]
@@ -420,6 +448,7 @@ class DevicePlugin:
                 }
             },
         )
+        self._release_node_lock(pod)
         self.failures += 1
         log.info(
             "allocate failed for %s/%s: %s", meta["namespace"], meta["name"], reason

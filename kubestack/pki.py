@@ -52,6 +52,7 @@ class Pki:
     sa_pub: Path
     token_file: Path
     users: dict[str, StaticUser]
+    ca_key: Path | None = None
 
 
 def _pem_key(key: ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey) -> bytes:
@@ -98,17 +99,18 @@ def _ca() -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
 
 
 def _serving(
-    ca_key: ec.EllipticCurvePrivateKey, ca_cert: x509.Certificate
+    ca_key: ec.EllipticCurvePrivateKey,
+    ca_cert: x509.Certificate,
+    common_name: str = "kube-apiserver",
+    names: tuple[str, ...] = SERVING_NAMES,
 ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.now(UTC)
-    alt: list[x509.GeneralName] = [x509.DNSName(name) for name in SERVING_NAMES]
+    alt: list[x509.GeneralName] = [x509.DNSName(name) for name in names]
     alt += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in SERVING_IPS]
     cert = (
         x509.CertificateBuilder()
-        .subject_name(
-            x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")])
-        )
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -142,8 +144,12 @@ def write_pki(folder: Path, users: list[StaticUser]) -> Pki:
         sa_pub=folder / "sa.pub",
         token_file=folder / "tokens.csv",
         users={user.name: user for user in users},
+        ca_key=folder / "ca.key",
     )
     pki.ca_cert.write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    # Kept (0600) to sign the serving pairs of components that start later:
+    # HAMi's webhook is called by the API server, which must trust it.
+    folder.joinpath("ca.key").write_bytes(_pem_key(ca_key))
     pki.serving_cert.write_bytes(serving_cert.public_bytes(serialization.Encoding.PEM))
     pki.serving_key.write_bytes(_pem_key(serving_key))
     pki.sa_key.write_bytes(_pem_key(sa_key))
@@ -153,6 +159,25 @@ def write_pki(folder: Path, users: list[StaticUser]) -> Pki:
         )
     )
     pki.token_file.write_text("".join(user.line() + "\n" for user in users))
-    for path in (pki.serving_key, pki.sa_key, pki.token_file):
+    for path in (pki.serving_key, pki.sa_key, pki.token_file, folder / "ca.key"):
         path.chmod(0o600)
     return pki
+
+
+def issue_serving_pair(pki: Pki, name: str, folder: Path) -> tuple[Path, Path]:
+    """A serving certificate for ``name`` on 127.0.0.1 (and ``localhost``),
+    signed by the stack's CA; returns the paths of the certificate and its key.
+    """
+    if pki.ca_key is None:
+        raise ValueError("this Pki kept no CA key")
+    ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+        raise TypeError("the stack's CA key is an EC key")
+    ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    key, cert = _serving(ca_key, ca_cert, name, ("localhost",))
+    folder.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = folder / f"{name}.crt", folder / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(_pem_key(key))
+    key_path.chmod(0o600)
+    return cert_path, key_path

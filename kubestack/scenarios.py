@@ -33,7 +33,7 @@ from apps.inventory.hami.runtime_info import (
     RuntimeInfo,
     render_runtime_info,
 )
-from kubestack import kwok, volcano
+from kubestack import hami, kwok, volcano
 from kubestack.deviceplugin import REPORT_INTERVAL, NodeHardware
 from kubestack.processes import StackError, wait_until
 from simcluster import guide_data
@@ -171,7 +171,17 @@ class Scenario:
         self.placed: list[tuple[str, str]] = []  # (namespace, name) Volcano placed
 
     def install(self, stack: KubeStack) -> None:
-        """Create configuration, nodes and workloads; start vc-scheduler."""
+        """Create configuration, nodes and workloads; start vc-scheduler (and,
+        with ``--scheduler hami``, HAMi's scheduler)."""
+        on_hami = stack.scheduler == "hami"
+        device_config = guide_data.DEVICE_CONFIG_YAML
+        if on_hami:
+            # What a HAMi v2.9.0 site has: the same chip types and templates
+            # in the only shape v2.9.0 reads, and a device plugin (v1.3.0)
+            # that reads it too (hami.py).
+            device_config = hami.wrapper_shape(device_config)
+            for node in self.nodes:
+                node.plugin_version = max(node.plugin_version, hami.PLUGIN_VERSION)
         documents: list[dict[str, Any]] = [
             {
                 "apiVersion": "scheduling.k8s.io/v1",
@@ -191,7 +201,7 @@ class Scenario:
                     "namespace": "kube-system",
                     "labels": guide_data.DEVICE_CONFIG_LABELS,
                 },
-                "data": {"device-config.yaml": guide_data.DEVICE_CONFIG_YAML},
+                "data": {"device-config.yaml": device_config},
             },
             {
                 "apiVersion": "v1",
@@ -218,7 +228,7 @@ class Scenario:
                 "Deployment",
                 "kube-system",
                 "hami-scheduler",
-                "projecthami/hami:v2.5.0",
+                hami.IMAGE if on_hami else "projecthami/hami:v2.5.0",
                 selector,
             ),
         ]
@@ -228,7 +238,9 @@ class Scenario:
                     "DaemonSet",
                     "kube-system",
                     "hami-ascend-device-plugin",
-                    "projecthami/ascend-device-plugin:v1.1.0",
+                    hami.PLUGIN_IMAGE
+                    if on_hami
+                    else "projecthami/ascend-device-plugin:v1.1.0",
                     selector,
                 )
             )
@@ -243,6 +255,9 @@ class Scenario:
             # A second more for every ten nodes: KWOK readies a thousand in turn.
             wait_nodes_ready(stack, self.nodes, 60 + len(self.nodes) // 10)
         stack.wait_volcano_ready()
+        if on_hami:
+            stack.start_hami()
+            stack.say("HAMi's scheduler, its kube-scheduler and webhook ready")
 
     def place(self, stack: KubeStack) -> None:
         """Create the pods Volcano must place, and wait until they run."""
@@ -325,6 +340,10 @@ class Guide(Scenario):
             slice_pod("npu-pod-310p", "Ascend310P", 3072, "batch-low"),
             slice_pod("npu-pod-910b", "Ascend910B4", 8192, "inference-high"),
         ]
+        if stack.scheduler == "hami":
+            for pod in pods:
+                # As HAMi's docs write them: its webhook sets the scheduler.
+                del pod["spec"]["schedulerName"]
         self.placed = place_until_running(stack, pods, timeout=120)
 
 
@@ -396,7 +415,7 @@ def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) 
 
     try:
         wait_until(
-            "Volcano to place the scenario's pods",
+            "the scheduler to place the scenario's pods",
             done,
             timeout,
             list(stack.processes.values()),

@@ -1,9 +1,11 @@
 """A real control plane on loopback: etcd, kube-apiserver, kube-controller-manager,
 kube-scheduler, Volcano's scheduler and controllers, KWOK, and the simulated
-Ascend device plugin (see docs/kubestack.md).
+Ascend device plugin (see docs/kubestack.md); with ``scheduler="hami"`` also
+HAMi's scheduler, its kube-scheduler and its webhook (kubestack/hami.py).
 
 ``KubeStack(scenario="guide").start()`` returns once the API server answers, the
-controllers run and the scenario's pods have been placed by the real Volcano.
+controllers run and the scenario's pods have been placed by the real Volcano
+(or, with ``scheduler="hami"``, by the real HAMi scheduler).
 ``stop()`` ends every process and removes the work folder unless ``keep``.
 """
 
@@ -27,10 +29,10 @@ from typing import Any
 
 import yaml
 
-from kubestack import build, kwok, volcano
+from kubestack import build, hami, hamibuild, kwok, volcano
 from kubestack.deviceplugin import DevicePlugin, NodeHardware
 from kubestack.files import write_atomic
-from kubestack.pki import Pki, StaticUser, write_pki
+from kubestack.pki import Pki, StaticUser, issue_serving_pair, write_pki
 from kubestack.processes import Process, StackError, free_port, spawn, wait_until
 from kubestack.scenarios import SCENARIOS, Scenario, node_manifest
 from kubestack.supervisor import Supervisor
@@ -38,6 +40,7 @@ from kubestack.supervisor import Supervisor
 ADMIN = "kubestack-admin"
 READONLY = "kubestack-readonly"
 SA_MOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+SCHEDULERS = ("volcano", "hami")
 
 
 class KubeStack:
@@ -52,11 +55,18 @@ class KubeStack:
         seed: int | None = None,
         progress: Any = None,
         scenario_options: dict[str, Any] | None = None,
+        scheduler: str = "volcano",
     ) -> None:
         if scenario not in SCENARIOS:
             raise StackError(
                 f"unknown scenario {scenario!r}; one of {sorted(SCENARIOS)}"
             )
+        if scheduler not in SCHEDULERS:
+            raise StackError(f"unknown scheduler {scheduler!r}; one of {SCHEDULERS}")
+        # Which scheduler places the scenario's vNPU pods: Volcano (the
+        # guide's), or HAMi's own, run as its chart deploys it. Volcano runs
+        # in both: a HAMi site may have it too, and the portal sees both.
+        self.scheduler = scheduler
         self.scenario: Scenario = SCENARIOS[scenario](
             seed=seed, **(scenario_options or {})
         )
@@ -69,6 +79,8 @@ class KubeStack:
         self.bin = build.bin_dir()
         self.kubectl_path = build.tools_bin_dir() / "kubectl"
         self.share = build.share_dir()
+        self.hami_bin = build.hami_bin_dir() if scheduler == "hami" else None
+        self.hami_port = 0
         self.logs = self.workdir / "logs"
         self.pki: Pki | None = None
         self.port = 0
@@ -507,6 +519,7 @@ class KubeStack:
                 StaticUser("kube-scheduler", ("system:masters",)),
                 StaticUser("volcano", ("system:masters",)),
                 StaticUser("kwok", ("system:masters",)),
+                StaticUser("hami", ("system:masters",)),
             ],
         )
         self._start_etcd()
@@ -520,7 +533,9 @@ class KubeStack:
         self.supervisor = Supervisor(self)
         self.supervisor.start()
         self.scenario.place(self)
-        self.say("scenario placed by Volcano")
+        self.say(
+            f"scenario placed by {'HAMi' if self.scheduler == 'hami' else 'Volcano'}"
+        )
 
     def _component_kubeconfig(self, user: str) -> Path:
         return self.write_kubeconfig(self.workdir / f"{user}.kubeconfig", user)
@@ -720,6 +735,158 @@ class KubeStack:
                 "--scheduler-name=volcano",
                 f"--listen-address=127.0.0.1:{free_port()}",
                 f"--healthz-address=127.0.0.1:{free_port()}",
+            ],
+            self.logs,
+        )
+
+    def start_hami(self) -> None:
+        """Start HAMi's scheduler and its kube-scheduler, wait until HAMi has
+        taken in every node the device plugin registered, then register its
+        webhook (the scenario calls this once nodes and config exist).
+
+        The webhook last: with ``failurePolicy: Ignore`` a pod created while
+        HAMi does not answer is admitted unchanged, as on a real cluster.
+        """
+        if self.hami_bin is None:
+            raise StackError("this stack runs Volcano only (scheduler='volcano')")
+        self.hami_port = free_port()
+        with self._lock:
+            self.processes["hami-scheduler"] = self._spawn_hami()
+            self.processes["hami-kube-scheduler"] = self._spawn_hami_kube_scheduler()
+        self.wait_hami_ready()
+        webhook = hami.webhook_configuration(
+            f"https://127.0.0.1:{self.hami_port}/webhook",
+            base64.b64encode(self.ca_pem).decode(),
+        )
+        self.kubectl("apply", "-f", "-", stdin=json.dumps(webhook))
+        wait_until(
+            "HAMi's webhook to mutate pods",
+            self._hami_webhook_in_effect,
+            60,
+            [self.processes["hami-scheduler"]],
+            interval=0.5,
+        )
+
+    def _hami_webhook_in_effect(self) -> bool:
+        """A server-side dry run of a vNPU pod comes back with HAMi's scheduler."""
+        probe = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "kubestack-hami-webhook-probe"},
+            "spec": {
+                "containers": [
+                    {
+                        "name": "probe",
+                        "image": "probe",
+                        "resources": {"limits": {"huawei.com/Ascend310P": "1"}},
+                    }
+                ]
+            },
+        }
+        done = self.kubectl(
+            "create",
+            "--dry-run=server",
+            "-o",
+            "json",
+            "-f",
+            "-",
+            stdin=json.dumps(probe),
+            check=False,
+        )
+        if done.returncode != 0:
+            return False
+        return json.loads(done.stdout)["spec"].get("schedulerName") == (
+            hami.SCHEDULER_NAME
+        )
+
+    def wait_hami_ready(self) -> None:
+        """Wait until HAMi's scheduler has taken in the devices of every node
+        the device plugin registered (it reads node annotations on node events
+        and every 15 s)."""
+        process = self.processes["hami-scheduler"]
+
+        def registered() -> bool:
+            with process.log.open("rb") as log:
+                log.seek(process.log_offset)
+                text = log.read().decode(errors="replace")
+            plugin = self.device_plugin
+            wanted = {
+                name
+                for name, devices in (plugin.registered.items() if plugin else [])
+                if devices
+            }
+            return wanted <= hami.registered_nodes(text)
+
+        wait_until(
+            "HAMi's scheduler to register the nodes' devices",
+            registered,
+            90,
+            [process, self.processes["hami-kube-scheduler"]],
+        )
+
+    def restart_hami_scheduler(self) -> None:
+        """Restart HAMi's scheduler (it reads the device config once per
+        process, from the file its ConfigMap mount gives), as a roll of its
+        Deployment does; its kube-scheduler keeps running."""
+        with self._restart_lock:
+            with self._lock:
+                old = self.processes.pop("hami-scheduler", None)
+                if old is not None:
+                    old.stop(grace=5)
+                self.processes["hami-scheduler"] = self._spawn_hami()
+            if self.device_plugin is not None:
+                self.device_plugin.report()
+            self.wait_hami_ready()
+
+    def _spawn_hami(self) -> Process:
+        if self.hami_bin is None:
+            raise StackError("this stack runs Volcano only (scheduler='volcano')")
+        from kubernetes import client
+
+        conf = self.workdir / "hami-device-config.yaml"
+        hami.write_device_config(client.CoreV1Api(self.kubernetes_client()), conf)
+        cert, key = issue_serving_pair(
+            self._pki, "hami-scheduler", self.workdir / "pki"
+        )
+        return spawn(
+            "hami-scheduler",
+            hami.scheduler_args(
+                self.hami_bin / hamibuild.BINARY,
+                self.hami_port,
+                free_port(),
+                cert,
+                key,
+                conf,
+            ),
+            self.logs,
+            env={
+                "KUBECONFIG": str(self._component_kubeconfig("hami")),
+                # The chart's downward API: HAMi labels its own pod by these.
+                "POD_NAME": "hami-scheduler-kubestack",
+                "POD_NAMESPACE": hami.NAMESPACE,
+            },
+        )
+
+    def _spawn_hami_kube_scheduler(self) -> Process:
+        conf = self.workdir / "hami-kube-scheduler.yaml"
+        write_atomic(
+            conf,
+            yaml.safe_dump(
+                hami.scheduler_configuration(
+                    self._component_kubeconfig("hami"),
+                    f"https://127.0.0.1:{self.hami_port}",
+                ),
+                sort_keys=False,
+            ),
+        )
+        return spawn(
+            "hami-kube-scheduler",
+            [
+                str(self.bin / "kube-scheduler"),
+                f"--config={conf}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                "--v=1",
             ],
             self.logs,
         )

@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
-from kubestack import volcano
+from kubestack import hami, volcano
 
 if TYPE_CHECKING:
     from kubestack.stack import KubeStack
@@ -54,6 +54,7 @@ class Supervisor:
         )
         self.scheduler_restarts = 0
         self.plugin_restarts = 0
+        self.hami_restarts = 0
 
     def start(self) -> None:
         self._check()
@@ -75,6 +76,24 @@ class Supervisor:
         previous = self._seen.get(name)
         self._seen[name] = key
         return previous is not None and previous != key
+
+    def _check_hami(self) -> None:
+        """A roll of HAMi's Deployment restarts its scheduler (which reads
+        the device config once per process)."""
+        from kubernetes.client.rest import ApiException
+
+        try:
+            deployment = self.apps.read_namespaced_deployment(
+                hami.DEPLOYMENT[1], hami.DEPLOYMENT[0]
+            )
+        except ApiException as error:
+            if error.status != 404:
+                raise
+            return
+        if self._rolled("hami", _template_key(deployment)):
+            log.info("hami-scheduler rolled: restarting HAMi's scheduler")
+            self.stack.restart_hami_scheduler()
+            self.hami_restarts += 1
 
     def _check(self) -> None:
         from kubernetes.client.rest import ApiException
@@ -104,6 +123,8 @@ class Supervisor:
         except ApiException as error:
             if error.status != 404:
                 raise
+        if self.stack.scheduler == "hami":
+            self._check_hami()
         volcano.write_scheduler_conf(
             self.core, self.stack.workdir / "volcano-scheduler.conf"
         )

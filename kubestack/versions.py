@@ -10,6 +10,15 @@ ETCD = "v3.6.5"  # the client version Kubernetes v1.35.3 requires
 KWOK = "v0.8.0"
 # Built apart from the control plane (its own cache folder): lints and renders the chart.
 HELM = "v4.3.2"
+# HAMi's scheduler (an extender of kube-scheduler plus a mutating webhook), for
+# ``--scheduler hami``; its own cache folder too (kubestack/hamibuild.py).
+HAMI = "v2.9.0"
+HAMI_MODULE = "github.com/Project-HAMi/HAMi"
+HAMI_REVISION = "3a006c6ae2f077a2683df7805c43656c07f6dc15"  # the tag's commit
+# sha256 of the release source (``git archive --prefix=HAMi-v2.9.0/ v2.9.0``,
+# gzipped), the fallback when the module proxy refuses the module: a file
+# that does not match is refused, whatever its ``.sha256`` says.
+HAMI_SOURCE_SHA256 = "0fda8d80a23de1dbd126cffc0ce78222e51e236e0edaa11ae165308b13bcd471"
 
 # Volcano's CRDs (module folder config/crd/volcano/bases): without them the
 # scheduler's informers never sync; the queue controller also watches commands.

@@ -16,17 +16,21 @@ export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
 FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
 
 if [ "${1:-}" != "--fast" ]; then
-  # The Go builds (kubectl, the real control plane, helm; cached by version,
-  # so a warm run finds them at once) start first and run beside everything
-  # else, niced so that the checks and tests come first. A test that runs
-  # kubectl or helm waits for its stage (the shims below); the real-stack
-  # tests wait for the control plane (kubestack.build.wait_for_background_build)
-  # and run last, the Helm tests after them. A cold build used to hold the
+  # The Go builds (kubectl, the real control plane, HAMi's scheduler, helm;
+  # cached by version, so a warm run finds them at once) start first and run
+  # beside everything else, niced so that the checks and tests come first. A
+  # test that runs kubectl or helm waits for its stage (the shims below); the
+  # real-stack tests wait for the control plane, and those of HAMi's
+  # scheduler for it too (kubestack.build.wait_for_background_build), and
+  # run last, the Helm tests after them. A cold build used to hold the
   # first real-stack test, and with it every test after it, for twenty minutes.
   export KUBESTACK_BUILD_DIR="$PWD/var/kubestack-build"
   rm -rf "$KUBESTACK_BUILD_DIR"
   mkdir -p "$KUBESTACK_BUILD_DIR"
-  echo "==> Go builds (kubectl, the control plane, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
+  # HAMi's scheduler is built from the Go module when the proxy serves it,
+  # else from the release source named by HAMI_SRC (docs/kubestack.md);
+  # without either only its stage (and the tests of --scheduler hami) fail.
+  echo "==> Go builds (kubectl, the control plane, HAMi's scheduler, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
   (
     nice -n 10 env -u KUBESTACK_BUILD_DIR python -m kubestack build \
       --status-dir "$KUBESTACK_BUILD_DIR" >"$KUBESTACK_BUILD_DIR/build.log" 2>&1 || true
@@ -89,7 +93,7 @@ echo "==> pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
 status=0
 python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
 wait "$build_pid" || true
-for stage in kubectl control-plane helm; do
+for stage in kubectl control-plane hami helm; do
   if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
     echo "the background build of $stage failed; the end of $KUBESTACK_BUILD_DIR/build.log:" >&2
     tail -40 "$KUBESTACK_BUILD_DIR/build.log" >&2 || true

@@ -7,8 +7,10 @@ the chip"):
   node: it never reads ``hami.io/use-<cw>-uuid`` and does not check chip
   health. The portal can steer the node only, so a request is reported on a
   chip only once it is bound.
-- **HAMi's scheduler** honours the pin and chip health: the chip the portal
-  reserved is the chip the pod gets, and it may be reported before the bind.
+- **HAMi's scheduler** honours the pin: the chip the portal reserved is the
+  chip the pod gets, and it may be reported before the bind. It does not
+  check chip health for Ascend chips (v2.9.0, measured in kubestack): the
+  portal reserves healthy chips only, and the pin keeps the pod there.
 
 An admin sets it per cluster (``Cluster.scheduler``); ``auto`` follows what
 sync sees: a running Volcano scheduler means Volcano (the guide installs
