@@ -182,7 +182,6 @@ class SchedulerRules:
 
     Attributes:
         honours_pins: reads ``hami.io/use-/no-use-<cw>-uuid`` (HAMi; Volcano never).
-        checks_health: skips unhealthy chips (HAMi; Volcano's fit does not).
         counts_releasing: a terminating pod still holds its room (HAMi; not Volcano).
         policy: ``binpack``, ``spread`` or ``""`` (no score: any fitting chip).
         spread_counts_one: Volcano up to v1.15.1 scores spread 100 for a chip
@@ -191,7 +190,6 @@ class SchedulerRules:
     """
 
     honours_pins: bool
-    checks_health: bool
     counts_releasing: bool
     policy: str
     spread_counts_one: bool = False
@@ -199,15 +197,19 @@ class SchedulerRules:
 
 
 def hami_rules(policy: str) -> SchedulerRules:
-    """HAMi's scheduler: pins and health honoured, terminating pods still count."""
-    return SchedulerRules(True, True, True, policy)
+    """HAMi's scheduler: pins honoured, terminating pods still count.
+
+    Neither scheduler checks an Ascend chip's health: HAMi v2.9.0's Ascend
+    ``Fit`` never reads it (the real scheduler in kubestack binds a pod
+    pinned to the guide's sick chip: tests/realstack/test_hami_scheduler.py).
+    """
+    return SchedulerRules(honours_pins=True, counts_releasing=True, policy=policy)
 
 
 def volcano_rules(policy: str, weight: int) -> SchedulerRules:
     """Volcano's deviceshare (v1.15.1) with ``SchedulePolicy``/``ScheduleWeight``."""
     return SchedulerRules(
         honours_pins=False,
-        checks_health=False,
         counts_releasing=False,
         policy=policy if weight > 0 else "",
         spread_counts_one=True,
@@ -253,7 +255,7 @@ def pick_on_node(
         for _ in range(request.count):
             candidates: list[tuple[float, float, ChipState]] = []
             for chip in node.chips:
-                if chip.type != cw or (rules.checks_health and not chip.health):
+                if chip.type != cw:
                     continue
                 if (wanted and chip.uuid not in wanted) or chip.uuid in unwanted:
                     continue

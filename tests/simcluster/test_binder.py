@@ -205,7 +205,7 @@ def test_pod_that_fits_nowhere_stays_pending(core: client.CoreV1Api, wait_for) -
         "nofit",
         "Ascend910B4",
         8192,
-        {"hami.io/use-Ascend910B4-uuid": UNHEALTHY_910B},
+        {"hami.io/use-Ascend910B4-uuid": "NO-SUCH-CHIP"},
         HAMI,
     )
     core.create_namespaced_pod("default", pinned_bad)
@@ -220,6 +220,26 @@ def test_pod_that_fits_nowhere_stays_pending(core: client.CoreV1Api, wait_for) -
     message = _failed_scheduling(core, wait_for, "toolarge")
     assert message.startswith("0/2 nodes are available: ")
     assert "memoryCapacity" in message
+
+
+def test_hami_binds_a_pod_pinned_to_the_sick_chip(
+    core: client.CoreV1Api, wait_for
+) -> None:
+    """HAMi v2.9.0's Ascend ``Fit`` (pkg/device/ascend/device.go) reads no
+    chip health: the real scheduler in kubestack binds a pod pinned to the
+    guide's sick chip (tests/realstack/test_hami_scheduler.py), and so does
+    the binder; the plugin hands the chip out and the pod runs."""
+    core.create_namespaced_pod(
+        "default",
+        _pod(
+            "onsick",
+            "Ascend910B4",
+            8192,
+            {"hami.io/use-Ascend910B4-uuid": UNHEALTHY_910B},
+            HAMI,
+        ),
+    )
+    assert _chip_of(_running(core, wait_for, "onsick"), "Ascend910B4") == UNHEALTHY_910B
 
 
 def test_volcano_reads_a_request_over_capacity_as_the_smallest_template(
