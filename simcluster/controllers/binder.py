@@ -18,8 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
-import yaml
-
+from apps.inventory.hami.goconf import YamlSyntaxError, get_int, load_go_yaml
 from simcluster import hami, podutil, resources
 from simcluster.controllers.base import Controller
 from simcluster.controllers.placement import (
@@ -65,26 +64,25 @@ VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 
 
 def read_volcano_rules(store: Store) -> SchedulerRules:
-    """Volcano's chip rules from its scheduler ConfigMap's deviceshare arguments."""
+    """Volcano's chip rules from its scheduler ConfigMap's deviceshare arguments,
+    read as Volcano reads them (``apps.inventory.hami.goconf``: yaml.v2, and
+    ``GetInt``, which ignores a quoted weight)."""
     found = store.get(resources.CONFIGMAP, *VOLCANO_CONFIG)
     text = ((found.obj.get("data") or {}) if found else {}).get(
         "volcano-scheduler.conf", ""
     )
     try:
-        conf = yaml.safe_load(text) or {}
-    except yaml.YAMLError:
+        conf = load_go_yaml(text) or {}
+    except YamlSyntaxError:
         conf = {}
     arguments: dict[str, Any] = {}
     for tier in conf.get("tiers") or [] if isinstance(conf, dict) else []:
         for plugin in (tier or {}).get("plugins") or []:
             if isinstance(plugin, dict) and plugin.get("name") == "deviceshare":
                 arguments = plugin.get("arguments") or {}
-    policy = str(arguments.get("deviceshare.SchedulePolicy") or "")
-    try:
-        weight = int(arguments.get("deviceshare.ScheduleWeight") or 0)
-    except (TypeError, ValueError):
-        weight = 0
-    return volcano_rules(policy, weight)
+    policy = arguments.get("deviceshare.SchedulePolicy")
+    weight = get_int(arguments, "deviceshare.ScheduleWeight") or 0
+    return volcano_rules(policy if isinstance(policy, str) else "", weight)
 
 
 def pod_queue(pod: Obj) -> str | None:

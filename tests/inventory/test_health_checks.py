@@ -217,6 +217,57 @@ def test_a_quoted_true_is_ignored_by_1_14(health, volcano, status):
         )
 
 
+@pytest.mark.parametrize(
+    ("written", "status"),
+    [
+        # gopkg.in/yaml.v2 (YAML 1.1): y and on are booleans; PyYAML reads y
+        # as a string
+        ("y", "ok"),
+        ("Y", "ok"),
+        ("on", "ok"),
+        ("n", "fail"),
+        # quoted: framework/arguments.go GetBool, strconv.ParseBool (v1.15.0+)
+        ('"1"', "ok"),
+        ('"t"', "ok"),
+        ('"True"', "ok"),
+        ('"0"', "fail"),
+        ('"yes"', "fail"),  # ParseBool refuses it: the default (false) stays
+        ('" true"', "fail"),
+    ],
+)
+def test_the_enable_switch_is_read_as_volcano_reads_it(health, written, status):
+    """volcano-sh/volcano v1.15.1: the conf is unmarshalled by gopkg.in/yaml.v2
+    (``pkg/scheduler/util``), the argument read by ``framework/arguments.go``
+    ``GetBool`` (a Go bool, or a string ``strconv.ParseBool`` takes)."""
+    conf = _args(f"deviceshare.AscendHAMiVNPUEnable: {written}", LOCK)
+    check = health(conf=conf)["deviceshare_enabled"]
+    assert check["check_status"] == status, check
+
+
+def test_a_quoted_weight_is_ignored_by_volcano(health):
+    """framework/arguments.go ``GetInt`` keeps only a Go int: a quoted "10"
+    leaves ScheduleWeight 0, so the policy has no effect (any fitting chip)."""
+    conf = _args(
+        ENABLE,
+        LOCK,
+        "deviceshare.SchedulePolicy: binpack",
+        'deviceshare.ScheduleWeight: "10"',
+    )
+    check = health(conf=conf)["chip_policy"]
+    assert check["check_status"] == "warn", check
+    assert "the weight stays 0" in check["message"]
+    assert check["fix"].startswith(
+        "write deviceshare.ScheduleWeight: 10 without quotes"
+    )
+    unquoted = _args(
+        ENABLE,
+        LOCK,
+        "deviceshare.SchedulePolicy: binpack",
+        "deviceshare.ScheduleWeight: 10",
+    )
+    assert health(conf=unquoted)["chip_policy"]["check_status"] == "ok"
+
+
 def test_a_quoted_node_lock_on_1_14_is_no_lock(health):
     conf = _args(ENABLE, 'deviceshare.NodeLockEnable: "true"')
     check = health(conf=conf, volcano="volcanosh/vc-scheduler:v1.14.4")["node_lock"]

@@ -1,4 +1,6 @@
-"""The node side under the real Volcano: a terminating pod's room.
+"""The node side and the conf under the real Volcano.
+
+A terminating pod's room:
 
 Volcano maps a terminating pod to Releasing, which holds no device room in its
 snapshot, so it binds a pending pod onto the chip at once. The device plugin's
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from apps.inventory.hami.annotations import allocated_key
 from kubestack.scenarios import slice_pod, wait_running
 from tests.polling import wait_for
 from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
@@ -57,3 +60,53 @@ def test_volcano_binds_into_a_terminating_pods_room_and_the_vnpu_is_not_made(
     assert container.state.terminated.reason == "StartError"
     assert container.state.terminated.exit_code == 128
     assert "cannot hold 12288 MB" in container.state.terminated.message
+
+
+def _chips_taken(kube_stack, kube_core, prefix: str, count: int) -> list[str]:
+    """Create ``count`` vir01 pods one at a time; the chip each was bound to."""
+    chips = []
+    for i in range(count):
+        name = f"{prefix}-{i}"
+        kube_stack.create_objects([slice_pod(name, "Ascend310P", 3072)])
+        wait_running(kube_stack, [("default", name)], timeout=60)
+        pod = kube_core.read_namespaced_pod(name, "default")
+        chips.append(
+            pod.metadata.annotations[allocated_key("Ascend310P")].split(",")[0]
+        )
+    return chips
+
+
+def test_the_real_volcano_takes_any_fitting_chip_even_with_binpack(
+    kube_stack, kube_core, cleanup
+):
+    """Observed on v1.15.1: ``SchedulePolicy: binpack`` with ``ScheduleWeight:
+    10`` does not pack a node's chips. The weight scores nodes
+    (``deviceshare.go``, ``getDeviceScore``); the chip is chosen again at
+    ``Allocate`` (``device_info.go``, ``selectDevices(pod, ads.Policy)``), where
+    the policy ``ScoreNode`` recorded is not seen (INFERRED: a different copy of
+    the node's devices), so every chip scores 0 and the first fitting one in
+    the snapshot's order is taken. Six vir01 one after another all on the
+    fullest chip would be (1/4)^6 by chance; binpack would put them there."""
+    configmap = ("volcano-scheduler-configmap", "volcano-system")
+    original = kube_core.read_namespaced_config_map(*configmap).data
+    conf = original["volcano-scheduler.conf"]
+    anchor = "      deviceshare.KnownGeometriesCMName: hami-scheduler-device\n"
+    assert anchor in conf
+    names = [f"packed-{i}" for i in range(6)]
+    cleanup.extend(("default", n) for n in names)
+    try:
+        text = conf.replace(
+            anchor,
+            anchor
+            + "      deviceshare.SchedulePolicy: binpack\n"
+            + "      deviceshare.ScheduleWeight: 10\n",
+        )
+        kube_core.patch_namespaced_config_map(
+            *configmap, {"data": {"volcano-scheduler.conf": text}}
+        )
+        kube_stack.restart_volcano_scheduler()
+        chips = _chips_taken(kube_stack, kube_core, "packed", 6)
+        assert len(set(chips)) > 1, chips
+    finally:
+        kube_core.patch_namespaced_config_map(*configmap, {"data": original})
+        kube_stack.restart_volcano_scheduler()

@@ -402,6 +402,35 @@ def test_volcano_binpacks_with_a_schedule_policy_and_weight(
         assert _chip_of(_running(core, wait_for, f"b{i}")) == CHIP0
 
 
+def test_a_quoted_weight_is_ignored_as_volcano_ignores_it() -> None:
+    """framework/arguments.go ``GetInt`` keeps only a Go int: with
+    ``ScheduleWeight: "10"`` Volcano scores no chip (any fitting one), and
+    so does the binder; ``y`` is yaml.v2's true, as Volcano's reader has it."""
+    from simcluster import resources
+    from simcluster.controllers.binder import VOLCANO_CONFIG, read_volcano_rules
+    from simcluster.guide_data import VOLCANO_SCHEDULER_CONF
+    from simcluster.scenarios import guide
+    from simcluster.store import Store
+
+    store = Store()
+    guide().load(store)
+
+    def rules_with(weight: str):
+        conf = VOLCANO_SCHEDULER_CONF.replace(
+            "      deviceshare.KnownGeometriesCMName: hami-scheduler-device\n",
+            "      deviceshare.KnownGeometriesCMName: hami-scheduler-device\n"
+            "      deviceshare.SchedulePolicy: binpack\n"
+            f"      deviceshare.ScheduleWeight: {weight}\n",
+        )
+        found = store.get(resources.CONFIGMAP, *VOLCANO_CONFIG)
+        found.obj["data"]["volcano-scheduler.conf"] = conf
+        return read_volcano_rules(store)
+
+    assert rules_with("10").policy == "binpack"
+    assert rules_with('"10"').policy == ""
+    assert rules_with("10.0").policy == ""
+
+
 @pytest.mark.slow
 def test_volcano_hands_out_a_terminating_pods_room_and_the_vnpu_cannot_be_made(
     sim_factory, tmp_path: Path, wait_for

@@ -14,12 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from django.conf import settings
 
 from apps.inventory.deviceconfig.checks import check as _check
 from apps.inventory.deviceconfig.checks import mirrored_object as _object
 from apps.inventory.deviceconfig.versions import Component, format_version
+from apps.inventory.hami.goconf import (
+    YamlSyntaxError,
+    get_int,
+    load_go_yaml,
+    parse_bool,
+)
 from apps.inventory.models import Cluster
 
 VOLCANO_CONFIG_KEY = "volcano-scheduler.conf"
@@ -52,8 +57,9 @@ def volcano_conf(cluster: Cluster) -> tuple[dict[str, Any] | None, dict[str, Any
         )
     text = ((row.data or {}).get("data") or {}).get(VOLCANO_CONFIG_KEY)
     try:
-        conf = yaml.safe_load(text) if isinstance(text, str) else None
-    except yaml.YAMLError as exc:
+        # gopkg.in/yaml.v2, as Volcano reads it: ``y``/``n``/``on`` are booleans
+        conf = load_go_yaml(text) if isinstance(text, str) else None
+    except YamlSyntaxError as exc:
         return None, _check(
             "volcano_config",
             "fail",
@@ -88,7 +94,8 @@ def _plugins(conf: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _quoted_true(value: Any) -> bool:
-    return isinstance(value, str) and value.strip().lower() == "true"
+    """A string Go's ``strconv.ParseBool`` reads as true (``"1"``, ``"t"``, ...)."""
+    return isinstance(value, str) and parse_bool(value) is True
 
 
 def _flag(
@@ -96,8 +103,10 @@ def _flag(
 ) -> tuple[bool | None, str]:
     """Whether Volcano reads ``name`` as true: True, False, or None (cannot tell).
 
-    A YAML bool always counts; a quoted ``"true"`` is ignored by v1.14 and
-    accepted from v1.15.0 on. The second value explains a quoted one.
+    ``Arguments.GetBool``: a YAML bool (yaml.v2's, ``y`` and ``on`` too) always
+    counts; a string that ``strconv.ParseBool`` reads as true (``"true"``,
+    ``"1"``, ``"t"``, ...) is ignored by v1.14 and accepted from v1.15.0 on.
+    The second value explains a quoted one.
     """
     value = args.get(name)
     if value is True:
@@ -109,11 +118,11 @@ def _flag(
         return True, ""
     if version is not None and (1, 14, 0) <= version < (1, 15, 0):
         return False, (
-            f'{name}: "true" is quoted; Volcano {format_version(version)} ignores '
+            f"{name}: {value!r} is quoted; Volcano {format_version(version)} ignores "
             "it (only a YAML bool counts before v1.15.0)"
         )
     return None, (
-        f'{name}: "true" is quoted: Volcano v1.14 ignores it, v1.15.0 and later '
+        f"{name}: {value!r} is quoted: Volcano v1.14 ignores it, v1.15.0 and later "
         "accept it, and the version here is unknown"
     )
 
@@ -255,17 +264,21 @@ def _chip_policy_check(
 ) -> dict[str, Any]:
     """SchedulePolicy scores chips only with ScheduleWeight > 0; else a random chip."""
     policy = args.get(SCHEDULE_POLICY)
-    weight = args.get(SCHEDULE_WEIGHT, 0)
-    if isinstance(weight, bool) or not isinstance(weight, int):
-        return _check(
-            "chip_policy",
-            "warn",
-            f"{SCHEDULE_WEIGHT}: {weight!r} is not a whole number",
-            f"set {SCHEDULE_WEIGHT}: 10 (any whole number above 0)",
-        )
+    written = args.get(SCHEDULE_WEIGHT)
+    weight = get_int(args, SCHEDULE_WEIGHT)
     random_chip = (
         "Volcano takes any fitting chip of the chosen node at random (Go map order)"
     )
+    if written is not None and weight is None:
+        # arguments.go GetInt keeps only a Go int: "10" or 10.0 leave it 0.
+        return _check(
+            "chip_policy",
+            "warn",
+            f"{SCHEDULE_WEIGHT}: {written!r} is not a whole number as Volcano reads "
+            f"it (only an unquoted integer): the weight stays 0, so {random_chip}",
+            f"write {SCHEDULE_WEIGHT}: 10 without quotes (any whole number above 0)",
+        )
+    weight = weight or 0
     if not policy:
         if weight > 0:
             return _check(
@@ -314,8 +327,8 @@ def _chip_policy_check(
     return _check(
         "chip_policy",
         "ok",
-        f"Volcano chooses the chip by {policy} ({SCHEDULE_WEIGHT}: {weight}); "
-        "ties are random",
+        f"Volcano scores nodes by {policy} ({SCHEDULE_WEIGHT}: {weight}); inside "
+        "a node v1.15.1 still takes any fitting chip (seen on the real scheduler)",
     )
 
 
