@@ -16,6 +16,12 @@ memories up to 12 templates, Go's own deterministic order beyond). Then
   whole card (HAMi: the smallest template), and Volcano does not refuse a
   request over ``memoryCapacity``: it books 0 MB and creates the smallest
   template (HAMi: refused).
+- Volcano stores the ``-memory`` limit as an ``int32`` (``ExtractResourceRequest``
+  in ``pkg/scheduler/api/devices/util.go``: ``int32(memnums)``), so a value
+  past 2147483647 wraps: 17179869184 (2^34) becomes 0, a whole card, and
+  4294970368 (2^32 + 3072) becomes 3072, a vir01. A value that wraps below 0
+  is left negative by Volcano, which then books negative memory; the portal
+  calls it invalid.
 
 The allocator (``apps.scheduling.allocator.shapes``), the fit API and command,
 the publish what-if and simcluster all call :func:`fit_template`, so the portal
@@ -190,6 +196,30 @@ def whole_card_fit(chip_type: ChipTypeLike, why: str) -> FitResult:
     )
 
 
+def as_int32(value: int) -> int:
+    """Go's ``int32(value)`` of an int64: the low 32 bits, two's complement."""
+    return (value + 2**31) % 2**32 - 2**31
+
+
+def _volcano_wrapped(chip_type: ChipTypeLike, memory: int) -> FitResult:
+    """The fit of a ``-memory`` that Volcano's int32 wraps (module docstring)."""
+    wrapped = as_int32(memory)
+    why = f"{memory} MB wraps to {wrapped} MB in Volcano's int32"
+    if wrapped == 0:
+        return whole_card_fit(chip_type, f"{why}, which asks for a whole card")
+    if wrapped < 0:
+        return FitResult(
+            FitKind.INVALID,
+            None,
+            0,
+            f"{chip_type.common_word}: {why}: Volcano would book negative memory",
+        )
+    fit = fit_template(chip_type, wrapped, scheduler=Scheduler.VOLCANO)
+    word = chip_type.common_word
+    reason = fit.reason.replace(f"{word}: ", f"{word}: {why}; ", 1)
+    return FitResult(fit.kind, fit.template, fit.memory, reason)
+
+
 def fit_template(
     chip_type: ChipTypeLike,
     memory: int | None,
@@ -213,6 +243,8 @@ def fit_template(
     word = chip_type.common_word
     if memory is None:
         return whole_card_fit(chip_type, "no memory requested")
+    if scheduler is Scheduler.VOLCANO and memory != as_int32(memory):
+        return _volcano_wrapped(chip_type, memory)
     if memory < 0:
         return FitResult(FitKind.INVALID, None, 0, f"{word}: {memory} MB is negative")
     if memory == 0 and scheduler is Scheduler.VOLCANO:

@@ -159,6 +159,30 @@ def test_volcano_books_nothing_over_capacity_and_creates_the_smallest_template()
     assert fit_template(_p310(), 30000).kind is FitKind.INVALID
 
 
+@pytest.mark.parametrize(
+    ("memory", "kind", "template", "booked", "wrapped"),
+    [
+        (2**34, FitKind.WHOLE_CARD, None, 21527, 0),  # 17179869184: a whole card
+        (2**32 + 3072, FitKind.TEMPLATE, "vir01", 3072, 3072),
+        (2**32 + 5000, FitKind.TEMPLATE, "vir02", 6144, 5000),
+        (2**31, FitKind.INVALID, None, 0, -(2**31)),
+    ],
+)
+def test_volcano_wraps_the_memory_limit_to_int32(
+    memory, kind, template, booked, wrapped
+):
+    """volcano-sh/volcano v1.15.1, pkg/scheduler/api/devices/util.go,
+    ``ExtractResourceRequest``: ``memnum = int32(memnums)``; 0 then reads as
+    no memory asked (``ResourceReqs``: a whole card)."""
+    result = fit_template(_p310(), memory, scheduler=Scheduler.VOLCANO)
+    assert (result.kind, result.template, result.memory) == (kind, template, booked)
+    assert result.reason.startswith(
+        f"Ascend310P: {memory} MB wraps to {wrapped} MB in Volcano's int32"
+    )
+    # HAMi reads the int64: all of these are over memoryCapacity
+    assert fit_template(_p310(), memory).kind is FitKind.INVALID
+
+
 def test_more_than_twelve_tied_templates_follow_gos_order_not_the_file():
     # 13 templates: Go's sort.Slice is no longer an insertion sort; in this
     # file order it puts the second 3072 MB template first (recorded from Go).
