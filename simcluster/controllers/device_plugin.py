@@ -24,6 +24,10 @@ from simcluster.store import Obj, Store, WatchEvent
 PLUGIN_DAEMONSET = ("kube-system", "hami-ascend-device-plugin")
 REPORT_OFFSET = timedelta(seconds=1)  # the plugin's --report_time_offset default
 VNPU_CORE_SINCE = (1, 3)  # plugin versions that write (and read) hami-vnpu-core
+# From v1.4.0 a hami-core node's chips register devcore 100 (a percent,
+# HamiVnpuCoreMaxPercent in register.go); v1.3.0 registers the config's aiCore
+# even then, so a ``-core`` percent above it never fits.
+CORE_PERCENT_SINCE = (1, 4)
 
 
 def network_id(common_word: str, index: int) -> int:
@@ -34,9 +38,13 @@ def network_id(common_word: str, index: int) -> int:
 
 
 def device_infos(
-    chips: tuple[Chip, ...] | list[Chip], chip_type: hami.ChipTypeSpec, vnpu_core: bool
+    chips: tuple[Chip, ...] | list[Chip],
+    chip_type: hami.ChipTypeSpec,
+    core_percent: bool,
 ) -> list[hami.DeviceInfo]:
-    """The ``DeviceInfo`` list the plugin registers for chips of one type."""
+    """The ``DeviceInfo`` list the plugin registers for chips of one type;
+    ``devcore`` is 100 when ``core_percent`` (a v1.4+ plugin in hami-core
+    mode), else the config's aiCore."""
     count = hami.slots_per_chip(chip_type.memory_allocatable, chip_type.templates)
     cw = chip_type.common_word
     out = []
@@ -52,7 +60,7 @@ def device_infos(
                 index=index,
                 count=count,
                 devmem=chip_type.memory_allocatable,
-                devcore=100 if vnpu_core else (chip_type.ai_core or 0),
+                devcore=100 if core_percent else (chip_type.ai_core or 0),
                 type=cw,
                 health=chip.healthy,
                 custominfo=custom,
@@ -88,7 +96,8 @@ def apply_registration(
 
     As the real plugin: one chip type per node; a sick chip is registered with
     its health false and its slots leave ``huawei.com/<cw>``; every chip has
-    ``devicepairscore``; ``hami-vnpu-core`` only from plugin v1.3 on.
+    ``devicepairscore``; ``hami-vnpu-core`` only from plugin v1.3 on, and
+    ``devcore`` 100 in that mode only from v1.4 on.
     """
     chip_type = served_chip_type(chips, chip_types)
     if chip_type is None:
@@ -96,7 +105,9 @@ def apply_registration(
     annotations = node["metadata"].setdefault("annotations", {})
     status = node.setdefault("status", {})
     core_mode = vnpu_core and version >= VNPU_CORE_SINCE
-    devices = device_infos(chips, chip_type, core_mode)
+    devices = device_infos(
+        chips, chip_type, core_mode and version >= CORE_PERCENT_SINCE
+    )
     cw = chip_type.common_word
     annotations[hami.register_key(cw)] = hami.render_node_register(
         devices, pair_scores=True

@@ -206,3 +206,34 @@ def test_one_chip_type_per_node_and_a_crash_loop_when_none_matches() -> None:
         unknown, [Chip("C-1", "910C")], chip_types, False, datetime.now(UTC)
     )
     assert unknown == {"metadata": {}}  # nothing registered: the crash loop
+
+
+def test_a_hami_core_node_registers_devcore_100_only_from_plugin_v1_4() -> None:
+    """register.go: v1.4.0 registers HamiVnpuCoreMaxPercent (100) in hami-core
+    mode; v1.3.0 registers the config's aiCore whatever the mode."""
+    from datetime import UTC, datetime
+
+    from apps.inventory.hami.annotations import parse_node_register, register_key
+    from apps.inventory.hami.deviceconfig import parse_device_config
+    from simcluster.controllers.device_plugin import apply_registration
+    from simcluster.guide_data import DEVICE_CONFIG_YAML
+    from simcluster.hardware import Chip
+
+    chip_types = parse_device_config(DEVICE_CONFIG_YAML).chip_types()
+    ai_core = next(ct for ct in chip_types if ct.common_word == "Ascend310P").ai_core
+    chips = [Chip("A-1", "310P3"), Chip("A-2", "310P3")]
+
+    def devcores(vnpu_core: bool, version: tuple[int, int]) -> set[int]:
+        node: dict = {"metadata": {}}
+        assert apply_registration(
+            node, chips, chip_types, vnpu_core, datetime.now(UTC), version
+        )
+        text = node["metadata"]["annotations"][register_key("Ascend310P")]
+        return {device.devcore for device in parse_node_register(text)}
+
+    assert ai_core
+    assert ai_core != 100
+    assert devcores(True, (1, 4)) == {100}
+    assert devcores(True, (1, 3)) == {ai_core}  # hami-core mode, yet aiCore
+    assert devcores(False, (1, 4)) == {ai_core}
+    assert devcores(True, (1, 1)) == {ai_core}  # no hami-core mode before v1.3

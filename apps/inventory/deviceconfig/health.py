@@ -46,6 +46,8 @@ from apps.inventory.sync.targets import VOLCANO_QUEUES
 
 #: Slices named in a check's message; the rest are counted.
 MAX_NAMED = 5
+#: What a hami-core chip's ``devcore`` should be: ``-core`` is a percent.
+CORE_PERCENT = 100
 
 
 def _versions_check(components: list[Component]) -> dict[str, Any]:
@@ -169,22 +171,45 @@ def _registration_checks(cluster: Cluster) -> dict[str, Any]:
         .annotate(n=Count("id"))
     ):
         registered.setdefault(word, {})[(slots, memory)] = n
-    return registrations_judged(cluster, registered)
+    return registrations_judged(cluster, registered, _core_not_percent(cluster))
+
+
+def _core_not_percent(cluster: Cluster) -> dict[str, dict[int, int]]:
+    """Per commonWord, the chips of hami-core nodes whose ``devcore`` is not
+    100, by ``devcore``. In hami-core mode ``-core`` is a percent of 100, but
+    the device plugin registers 100 only from v1.4.0 (``register.go``; v1.3.0
+    registers the config's aiCore), so a larger ask never fits such a chip."""
+    short: dict[str, dict[int, int]] = {}
+    for word, devcore, n in (
+        Chip.objects.filter(cluster=cluster, node__hami_vnpu_core=True)
+        .exclude(aicore=CORE_PERCENT)
+        .order_by()
+        .values_list("common_word", "aicore")
+        .annotate(n=Count("id"))
+    ):
+        short.setdefault(word, {})[devcore] = n
+    return short
 
 
 def registrations_judged(
-    cluster: Cluster, registered: dict[str, dict[tuple[int, int], int]]
+    cluster: Cluster,
+    registered: dict[str, dict[tuple[int, int], int]],
+    core_not_percent: dict[str, dict[int, int]] | None = None,
 ) -> dict[str, Any]:
     """The registrations check from what the chips advertise: per commonWord,
-    each distinct (slots, memory) with its chip count."""
+    each distinct (slots, memory) with its chip count, and the chips of
+    hami-core nodes that register a devcore other than 100."""
     specs = {s.common_word: s for s in chip_type_specs(cluster)}
-    problems: list[tuple[CheckStatus, str]] = []
+    config_fix = "fix chipName/commonWord in the device config"
+    restart_fix = "restart the device plugin"
+    problems: list[tuple[CheckStatus, str, str]] = []
     for word in sorted(set(registered) - set(specs)):
         problems.append(
             (
                 "fail",
                 f"{sum(registered[word].values())} chips register as {word}, which "
                 "the device config does not define",
+                config_fix,
             )
         )
     for word, spec in specs.items():
@@ -195,6 +220,7 @@ def registrations_judged(
                     "warn",
                     f"{word} (chipName {spec.chip_name}) has no registered chips: "
                     "chipName must equal the name the driver reports",
+                    config_fix,
                 )
             )
             continue
@@ -206,18 +232,34 @@ def registrations_judged(
                     f"{word} chips advertise other slots or memory than the config "
                     f"({slots} slots, {spec.memory_allocatable} MB): the device "
                     "plugin has not restarted since the change",
+                    restart_fix,
                 )
             )
+    for word, by_devcore in sorted((core_not_percent or {}).items()):
+        cores = ", ".join(
+            f"{n} with devcore {core}" for core, n in sorted(by_devcore.items())
+        )
+        problems.append(
+            (
+                "warn",
+                f"{word} chips on hami-core nodes register {cores}, not "
+                f"{CORE_PERCENT}: a -core percent above that never fits (device "
+                "plugin v1.3.0 registers the template aiCore; v1.4.0 registers "
+                f"{CORE_PERCENT})",
+                "upgrade the device plugin on hami-core nodes to v1.4.0",
+            )
+        )
     if not problems:
         return _check(
             "registrations", "ok", "node registrations agree with the device config"
         )
     worst = max((p[0] for p in problems), key=_RANK.__getitem__)
+    fixes = list(dict.fromkeys(p[2] for p in problems))
     return _check(
         "registrations",
         worst,
         "; ".join(p[1] for p in problems),
-        "fix chipName/commonWord in the device config, or restart the device plugin",
+        "; ".join(fixes),
     )
 
 

@@ -222,3 +222,28 @@ def test_registrations_against_the_device_config(
     check = _checks(viewer_client, url)[1]["registrations"]
     assert check["check_status"] == "fail"
     assert "8 chips register as Ascend910X" in check["message"]
+
+
+def test_hami_core_chips_that_register_their_aicore_are_warned(
+    cluster, viewer_client, url
+):
+    # given the 310P node in hami-core mode, its chips registered by a v1.3.0
+    # plugin: devcore is the template aiCore (8), not the 100 a -core percent needs
+    from apps.inventory.models import Node
+
+    node = Node.objects.get(cluster=cluster, name=guide_data.NODE_310P)
+    Node.objects.filter(pk=node.pk).update(hami_vnpu_core=True)
+    chips = Chip.objects.filter(node=node)
+    aicore = chips.first().aicore
+    assert 0 < aicore < 100
+    check = _checks(viewer_client, url)[1]["registrations"]
+    assert check["check_status"] == "warn"
+    assert (
+        f"Ascend310P chips on hami-core nodes register {chips.count()} with "
+        f"devcore {aicore}, not 100"
+    ) in check["message"]
+    assert "v1.4.0" in check["fix"]
+    # when a v1.4.0 plugin registers 100, then the registrations agree again
+    chips.update(aicore=100)
+    check = _checks(viewer_client, url)[1]["registrations"]
+    assert check["check_status"] == "ok", check
