@@ -386,9 +386,9 @@ class Gateway:
             ),
         )
 
-    def node_untaint(self, node: str, key: str) -> bool:
+    def node_untaint(self, node: str, *keys: str) -> bool:
         return self._edit_taints(
-            node, lambda taints: [t for t in taints if t.get("key") != key]
+            node, lambda taints: [t for t in taints if t.get("key") not in keys]
         )
 
     def node_locks_release(

@@ -1,11 +1,11 @@
 """Carrying out an approved preemption: hold the node, evict each victim, say why.
 
 First the node is held for the request (``pods.hold_taint``, a NoSchedule
-taint only the request's pod tolerates): Volcano counts a terminating
+taint, one per node, that only the pods of requests held there tolerate): Volcano counts a terminating
 victim's room as free and serves other queues first, so without the hold a
 victim's replacement, or any pending pod, could be bound into the room the
-victims free. Reconciliation lifts the hold once the request's pod is bound
-or the request stops waiting.
+victims free. Reconciliation lifts the hold once no request held on the node
+waits for its room there any more.
 
 Then, for each victim pod, in order, each step done once and remembered in the
 proposal's ``victims`` (so a retry continues where the last attempt stopped):
@@ -35,13 +35,10 @@ from django.utils import timezone
 from apps.common import locks
 from apps.scheduling import kube, notify, states
 from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
+from apps.scheduling.holds import hold_node
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal
-from apps.scheduling.pods import (
-    ANNOTATION_PREEMPTED_BY,
-    ANNOTATION_PROPOSAL,
-    hold_taint,
-)
+from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, ANNOTATION_PROPOSAL
 
 log = logging.getLogger(__name__)
 COMPONENT = "vnpu-portal"
@@ -94,7 +91,7 @@ def victims_evict(
         hold_error: str | None = None
         try:
             try:
-                held = _hold_node(ops, proposal)
+                held = hold_node(ops, proposal)
             except KubeError as exc:
                 held = False
                 if exc.transient:
@@ -124,18 +121,6 @@ def victims_evict(
             ops.close()
         report.state = _save(proposal, victims, permanent, now, hold_error)
         return report
-
-
-def _hold_node(ops: ClusterOps, proposal: PreemptionProposal) -> bool:
-    """Taint the proposal's node for its request (again on every attempt: a
-    GET when it is in place). Recorded first, so a crash cannot leave a taint
-    that nothing will lift. False when the node is gone."""
-    if proposal.held_node != proposal.node:
-        PreemptionProposal.objects.filter(pk=proposal.pk).update(
-            held_node=proposal.node
-        )
-        proposal.held_node = proposal.node
-    return ops.node_taint(proposal.node, hold_taint(proposal.request_id))
 
 
 def _evict_one(

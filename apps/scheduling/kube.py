@@ -64,8 +64,8 @@ class ClusterOps(Protocol):
         """Add a taint (replacing one of its key); False when the node is gone."""
         ...
 
-    def node_untaint(self, node: str, key: str) -> bool:
-        """Remove the node's taints of ``key``; False when the node is gone."""
+    def node_untaint(self, node: str, *keys: str) -> bool:
+        """Remove the node's taints of any of ``keys``; False when the node is gone."""
         ...
 
     def node_locks_release(

@@ -215,7 +215,8 @@ class PreemptionProposal(models.Model):
     # How carrying it out goes: evictions done, held back by a PDB, failed...
     progress = models.TextField(blank=True)
     # The node tainted for the request while its victims leave (pods.hold_taint);
-    # set before the taint is written and cleared after it is removed, so a
+    # set before the taint is written and cleared after it is removed (or kept
+    # for another request held there: apps.scheduling.holds), so a
     # crash in between leaves a hold that reconciliation still releases.
     held_node = models.CharField(max_length=253, blank=True)
     # What is not guaranteed once the victims are gone (the scheduler picks the

@@ -31,7 +31,11 @@ ANNOTATION_PROPOSAL = "vnpu-portal/preemption-proposal"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CONTAINER_NAME = "main"
-HOLD_TAINT_PREFIX = "vnpu-portal/held-for-request-"
+#: The taint that holds a node for the requests its preemptions free room for.
+HOLD_TAINT_KEY = "vnpu-portal/held"
+#: Every hold key the portal has used: today's, and the per-request
+#: ``vnpu-portal/held-for-request-<id>`` of earlier releases (lifted on sight).
+HOLD_TAINT_PREFIX = HOLD_TAINT_KEY
 
 
 def pod_name_for(request_id: int, attempt: int) -> str:
@@ -44,19 +48,24 @@ def pod_name_for(request_id: int, attempt: int) -> str:
     return base if attempt == 0 else f"{base}-{attempt}"
 
 
-def hold_taint(request_id: int) -> dict[str, str]:
-    """The taint that keeps a node's freed room for request ``request_id``.
+def hold_taint() -> dict[str, str]:
+    """The taint that keeps a node's freed room for the requests held there.
 
     Volcano treats a terminating victim's vNPU as free and serves queues
     before priorities, so a victim's replacement (or any other pod) could be
     bound into the room a preemption frees. While the victims leave, the node
-    carries this NoSchedule taint; only the request's pod tolerates it.
+    carries this NoSchedule taint. It is one per node, whatever the number of
+    preemptions on it: every held request's pod tolerates it (each is pinned
+    to its own node and chip), and it is lifted when the last of them no
+    longer waits. One taint per request deadlocked two approved preemptions
+    on one node: each pod tolerated only its own taint.
     """
-    return {
-        "key": f"{HOLD_TAINT_PREFIX}{request_id}",
-        "value": "true",
-        "effect": "NoSchedule",
-    }
+    return {"key": HOLD_TAINT_KEY, "value": "true", "effect": "NoSchedule"}
+
+
+def legacy_hold_key(request_id: int) -> str:
+    """The per-request hold key earlier releases used (lifted, never set)."""
+    return f"{HOLD_TAINT_KEY}-for-request-{request_id}"
 
 
 def uuid_annotation(common_word: str) -> str:
@@ -145,7 +154,7 @@ def pod_manifest(
     _set_scheduling(spec, scheduler_name, priority_class)
     _require_node(spec, node_hostname)
     if tolerate_hold:
-        _tolerate_hold(spec, request_id)
+        _tolerate_hold(spec)
     _limit_first_container(spec, resources)
     return {
         "apiVersion": "v1",
@@ -192,9 +201,9 @@ def _require_node(spec: dict[str, Any], node_hostname: str) -> None:
     }
 
 
-def _tolerate_hold(spec: dict[str, Any], request_id: int) -> None:
-    """Tolerate the taint that holds the node for this request (a preemption)."""
-    taint = hold_taint(request_id)
+def _tolerate_hold(spec: dict[str, Any]) -> None:
+    """Tolerate the node hold (this request's pod is held for by a preemption)."""
+    taint = hold_taint()
     spec["tolerations"] = [
         *(spec.get("tolerations") or []),
         {

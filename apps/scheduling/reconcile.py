@@ -22,9 +22,9 @@ terminal), so most of this reads the database:
 - **Proposals**: Evicting → Done once every victim is evicted and gone, in
   sync's mirror and on the API server (then the request's pod is created);
   superseded when the request is no longer waiting for them.
-- **Node holds**: the taint a preemption put on its node (``eviction``) is
-  lifted once the request's pod is bound, or the request or the proposal has
-  ended otherwise.
+- **Node holds**: the taint preemptions put on a node (``holds``) is lifted
+  once no request held there waits any more (its pod is bound, or the request
+  or the proposal has ended otherwise).
 
 Every move is guarded (``states.request_move``), so this may run concurrently
 with a pass or a cancel. Cluster errors leave things as they are until the
@@ -54,9 +54,10 @@ from apps.scheduling.choices import (
     ProposalState,
     RequestState,
 )
+from apps.scheduling.holds import holds_release
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
-from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, hold_taint, pod_problem
+from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, pod_problem
 
 log = logging.getLogger(__name__)
 PodKey = tuple[str, str]
@@ -100,7 +101,7 @@ def requests_reconcile(
     report.expired = _expire(cluster, now)
     report.cleaned = _cleanup_pods(cluster, ops)
     report.proposals_done = _proposals(cluster, ops)
-    _release_holds(cluster, ops)
+    holds_release(cluster, ops)
     return report
 
 
@@ -446,37 +447,3 @@ def _victims_gone(ops: ClusterOps, proposal: PreemptionProposal) -> bool:
         if on_node or (pod.get("metadata") or {}).get("deletionTimestamp"):
             return False
     return True
-
-
-def _release_holds(cluster: Cluster, ops: ClusterOps) -> None:
-    """Lift the node holds whose request no longer waits for its room there."""
-    held = PreemptionProposal.objects.filter(cluster=cluster).exclude(held_node="")
-    for proposal in held.select_related("request"):
-        carried_out = proposal.state in (*CARRIED_OUT_STATES, ProposalState.DONE)
-        waiting = proposal.request.state in (
-            RequestState.RESERVED,
-            RequestState.ADMITTED,
-        )
-        if carried_out and waiting:
-            continue
-        try:
-            ops.node_untaint(proposal.held_node, hold_taint(proposal.request_id)["key"])
-        except KubeError as exc:
-            log.info("proposal %s: node hold not lifted yet: %s", proposal.pk, exc)
-            continue
-        released: dict[str, Any] = {"held_node": ""}
-        if proposal.request.state == RequestState.RUNNING:
-            released["progress"] = (
-                f"request {proposal.request_id} runs on the freed room; node "
-                f"{proposal.held_node} released"
-            )
-        if PreemptionProposal.objects.filter(pk=proposal.pk).update(**released):
-            proposal.refresh_from_db()
-            notify.proposal_changed(proposal)
-        log.info(
-            "proposal %s: node %s released (request %s is %s)",
-            proposal.pk,
-            proposal.held_node,
-            proposal.request_id,
-            proposal.request.state,
-        )

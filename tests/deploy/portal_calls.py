@@ -86,7 +86,7 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
         )
         assert ops.delete_pod("default", second, grace_seconds=0)
         # a preemption's node hold, put on and lifted
-        hold = {"key": "vnpu-portal/held-for-request-0", "value": "true"}
+        hold = {"key": "vnpu-portal/held", "value": "true"}
         assert ops.node_taint("npu-node-310p-01", {**hold, "effect": "NoSchedule"})
         assert ops.node_untaint("npu-node-310p-01", hold["key"])
         ops.create_event(

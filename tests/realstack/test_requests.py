@@ -264,9 +264,7 @@ def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
 
         # and a request cancelled meanwhile gives its held node back
         node = proposal["node"]
-        assert _node_holds(kube_core, node) == [
-            f"vnpu-portal/held-for-request-{request_id}"
-        ]
+        assert _node_holds(kube_core, node) == ["vnpu-portal/held"]
         assert operator.delete(f"/api/requests/{request_id}/").status_code in (
             200,
             204,

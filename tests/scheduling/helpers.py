@@ -117,12 +117,14 @@ class FakeOps:
         self.taints[node] = [*kept, dict(taint)]
         return True
 
-    def node_untaint(self, node: str, key: str) -> bool:
-        self.calls.append(("node_untaint", node, key))
+    def node_untaint(self, node: str, *keys: str) -> bool:
+        self.calls.append(("node_untaint", node, *keys))
         self._maybe_fail("node_untaint")
         if node in self.gone_nodes:
             return False
-        self.taints[node] = [t for t in self.taints.get(node, []) if t["key"] != key]
+        self.taints[node] = [
+            t for t in self.taints.get(node, []) if t["key"] not in keys
+        ]
         return True
 
     def node_locks_release(self, node: str, stale: Any) -> dict[str, Any]:

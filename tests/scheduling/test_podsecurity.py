@@ -414,7 +414,7 @@ PORTAL_CASES = [
         "spec.tolerations",
         [
             {"key": "dedicated", "operator": "Equal", "value": "npu"},
-            {"key": "vnpu-portal/held-for-request-7", "operator": "Exists"},
+            {"key": "vnpu-portal/held", "operator": "Exists"},
         ],
         "pod_template.spec.tolerations[1]",
     ),

@@ -106,7 +106,7 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     assert ("default", "big") not in fake_ops.pods
 
     # the node was held for the request before anything was evicted
-    hold = f"vnpu-portal/held-for-request-{request.pk}"
+    hold = "vnpu-portal/held"
     assert fake_ops.calls.index(("node_taint", "n1", hold)) < fake_ops.calls.index(
         ("evict_pod", "default", "big")
     )
@@ -446,3 +446,100 @@ def test_a_proposal_says_when_it_crosses_queues(world, operator, full, fake_ops)
     run_pass(world.cluster)
     proposal = PreemptionProposal.objects.get()
     assert PreemptionProposalSerializer(proposal).data["crosses_queues"] == []
+
+
+def test_two_approved_preemptions_on_one_node_share_one_hold(
+    world, operator, admin_user, fake_ops
+):
+    """Each request's pod tolerates the node's one hold; it is lifted when the
+    last held request is bound. (One taint per request deadlocked them: each
+    pod tolerated only its own.)"""
+    chips = world.chips("Ascend310P", 2)
+    for i, chip in enumerate(chips):
+        world.slice(chip, f"big{i}", "vir04", priority=100, age_seconds=600)
+        world.slice(chip, f"mid{i}", "vir02", priority=100, age_seconds=600)
+        world.slice(chip, f"small{i}", "vir01", priority=100, age_seconds=600)
+        for name in (f"big{i}", f"mid{i}", f"small{i}"):
+            fake_ops.add_pod("default", name)
+    first, second = _urgent(world, operator), _urgent(world, operator)
+    run_pass(world.cluster)
+    proposals = list(PreemptionProposal.objects.order_by("request_id"))
+    assert [p.request_id for p in proposals] == [first.pk, second.pk]
+    assert {p.chip_id for p in proposals} == {c.pk for c in chips}
+    for proposal in proposals:
+        proposal_approve(proposal=proposal, actor=admin_user, reason="go")
+        victims_evict(proposal.pk)
+    hold = {"key": "vnpu-portal/held", "value": "true", "effect": "NoSchedule"}
+    assert fake_ops.taints["n1"] == [hold]  # one taint for both
+
+    Slice.objects.filter(pod_name__regex=r"^(big|mid|small)").delete()
+    report = run_pass(world.cluster)
+    assert sorted(report.admitted) == [first.pk, second.pk]
+    for request in (first, second):
+        request.refresh_from_db()
+        pod = fake_ops.pods[("ci", request.pod_name)]
+        assert pod["spec"]["tolerations"] == [{**hold, "operator": "Equal"}], (
+            "each pod tolerates the node's hold, whoever put it there"
+        )
+
+    # the first is bound: the node stays held for the second
+    chip_of = {p.request_id: p.chip for p in proposals}
+    world.slice(chip_of[first.pk], first.pod_name, "vir04", namespace="ci")
+    run_pass(world.cluster)
+    assert fake_ops.taints["n1"] == [hold]
+    done = PreemptionProposal.objects.get(request=first)
+    assert done.held_node == ""
+    assert "node n1 still held for other requests" in done.progress
+    assert PreemptionProposal.objects.get(request=second).held_node == "n1"
+
+    # the second is bound too: the hold is lifted, and the release is audited
+    world.slice(chip_of[second.pk], second.pod_name, "vir04", namespace="ci")
+    run_pass(world.cluster)
+    assert fake_ops.taints["n1"] == []
+    assert PreemptionProposal.objects.get(request=second).held_node == ""
+    (released,) = AuditEvent.objects.filter(action="node.hold_release")
+    assert released.after["node"] == "n1"
+
+
+def test_a_hold_recorded_while_another_is_lifted_is_put_back(
+    world, operator, admin_user, fake_ops
+):
+    """A release checks the holders again after lifting the taint: a
+    preemption that recorded its hold meanwhile (its taint call found the
+    taint still in place) keeps the node held."""
+    from apps.scheduling.holds import hold_node
+    from apps.scheduling.services.requests import request_cancel
+
+    chips = world.chips("Ascend310P", 2)
+    for i, chip in enumerate(chips):
+        world.slice(chip, f"big{i}", "vir04", priority=100, age_seconds=600)
+        world.slice(chip, f"mid{i}", "vir02", priority=100, age_seconds=600)
+        world.slice(chip, f"small{i}", "vir01", priority=100, age_seconds=600)
+        fake_ops.add_pod("default", f"big{i}")
+    leaving, staying = _urgent(world, operator), _urgent(world, operator)
+    run_pass(world.cluster)
+    first = proposal_approve(
+        proposal=PreemptionProposal.objects.get(request=leaving),
+        actor=admin_user,
+        reason="go",
+    )
+    victims_evict(first.pk)
+    second = PreemptionProposal.objects.get(request=staying)
+    request_cancel(request=leaving, actor=operator)
+
+    untaint = fake_ops.node_untaint
+
+    def untaint_while_another_holds(node, *keys):
+        # the other approval runs between the release's check and its PATCH
+        proposal_approve(proposal=second, actor=admin_user, reason="go")
+        hold_node(fake_ops, PreemptionProposal.objects.get(pk=second.pk))
+        fake_ops.node_untaint = untaint
+        return untaint(node, *keys)
+
+    fake_ops.node_untaint = untaint_while_another_holds
+    run_pass(world.cluster)
+    assert fake_ops.taints["n1"] == [
+        {"key": "vnpu-portal/held", "value": "true", "effect": "NoSchedule"}
+    ]
+    assert PreemptionProposal.objects.get(pk=first.pk).held_node == ""
+    assert PreemptionProposal.objects.get(pk=second.pk).held_node == "n1"
