@@ -329,6 +329,17 @@ class Gateway:
                 return None
             raise
 
+    def ended_pods(self, label_selector: str) -> list[dict[str, Any]]:
+        found = self.call(
+            "GET",
+            "/api/v1/pods",
+            query={
+                "labelSelector": label_selector,
+                "fieldSelector": "status.phase!=Pending,status.phase!=Running",
+            },
+        )
+        return list(found.get("items") or [])
+
     def delete_pod(
         self, namespace: str, name: str, *, grace_seconds: int | None = None
     ) -> bool:

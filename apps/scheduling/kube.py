@@ -46,6 +46,12 @@ class ClusterOps(Protocol):
         """Delete a pod; False when it was already gone."""
         ...
 
+    def ended_pods(self, label_selector: str) -> list[dict[str, Any]]:
+        """Every pod of the cluster that has ended (Succeeded, Failed or
+        Unknown) matching ``label_selector``: one list call, filtered by the
+        API server."""
+        ...
+
     def patch_pod_annotations(
         self, namespace: str, name: str, annotations: Mapping[str, str]
     ) -> bool:

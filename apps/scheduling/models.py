@@ -134,6 +134,9 @@ class Request(models.Model):
     allow_preemption = models.BooleanField(default=True)
     # Admissions tried so far (a pod not bound in time is deleted and tried again).
     attempts = models.PositiveIntegerField(default=0)
+    # Each pod that failed before it ran ({pod, chip_uuid, chip_id, node, reason,
+    # at}; apps.scheduling.retries): counted against REQUEST_MAX_POD_FAILURES.
+    pod_failures = models.JSONField(default=list, blank=True)
     chip = models.ForeignKey(
         Chip, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -274,3 +274,44 @@ def pod_problem(pod: Mapping[str, Any]) -> str:
                 + (f" ({terminated['reason']})" if terminated.get("reason") else "")
             )
     return "; ".join(p for p in parts if p)
+
+
+#: The ``startedAt`` kubelet reports for a container that was never started
+#: (the runtime's zero start time, as a Unix time).
+_EPOCH = "1970-01-01T00:00:00Z"
+#: Terminations of a container that was never started.
+_START_FAILURES = frozenset(
+    {"StartError", "ContainerCannotRun", "CreateContainerError", "RunContainerError"}
+)
+
+
+def never_ran(pod: Mapping[str, Any]) -> bool:
+    """True when ``pod`` is Failed and none of its containers ever started.
+
+    Admission refused it (``UnexpectedAdmissionError``: no container status),
+    it was evicted or timed out before starting (containers still waiting),
+    or no container could be created (``StartError``: terminated, started at
+    the zero time). Such a pod says nothing about the job: the request
+    deserves another pod.
+    """
+    status = pod.get("status") or {}
+    if status.get("phase") != "Failed":
+        return False
+    statuses = [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+    ]
+    for container in statuses:
+        for state in (container.get("state") or {}, container.get("lastState") or {}):
+            if "running" in state or _started(state.get("terminated") or {}):
+                return False
+    return True
+
+
+def _started(terminated: Mapping[str, Any]) -> bool:
+    if not terminated:
+        return False
+    at = terminated.get("startedAt")
+    if at:
+        return at != _EPOCH
+    return terminated.get("reason") not in _START_FAILURES  # no time: the reason says

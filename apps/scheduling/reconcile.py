@@ -9,6 +9,11 @@ terminal), so most of this reads the database:
   pod. The Slice cannot say which, so the pod is read from the API server:
   Succeeded, Failed (with the container's exit), or gone/terminating (Failed,
   "preempted by request N" when a proposal evicted it).
+- **Ended before it ran**: a pod that never ran (refused at admission, evicted
+  or deleted before starting, its vNPU not created) is deleted and its
+  request gets a new pod (``retries``), whether sync saw it bound (Running,
+  its Slice gone) or not (Admitted: one list of the portal's ended pods); a
+  pod that ran and ended before sync saw it ends its request as it did.
 - **Leaked node locks**: Volcano's node lock, seen unchanged for
   ``NODE_LOCK_STALE_SECONDS`` on a node where an Admitted pod waits, is
   released (Volcano leaves it behind when a device write fails, and binds
@@ -57,7 +62,15 @@ from apps.scheduling.choices import (
 from apps.scheduling.holds import holds_release
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
-from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, pod_problem
+from apps.scheduling.pods import (
+    ANNOTATION_PREEMPTED_BY,
+    LABEL_MANAGED_BY,
+    MANAGED_BY,
+    is_pod_of,
+    never_ran,
+    pod_problem,
+)
+from apps.scheduling.retries import pod_failed_before_running
 
 log = logging.getLogger(__name__)
 PodKey = tuple[str, str]
@@ -95,9 +108,12 @@ def requests_reconcile(
     report = ReconcileReport([], [], [], [], [], [])
     _orphans(cluster)
     report.running = _confirm_running(cluster, now)
-    report.ended = _ended(cluster, ops, now)
+    report.ended = _ended(cluster, ops, now, report.retried)
     report.locks_released = _leaked_node_locks(cluster, ops, now)
-    report.retried = _bind_timeouts(cluster, ops, now)
+    unseen = _ended_unseen(cluster, ops, now)
+    report.ended += unseen.ended
+    report.retried += unseen.retried
+    report.retried += _bind_timeouts(cluster, ops, now)
     report.expired = _expire(cluster, now)
     report.cleaned = _cleanup_pods(cluster, ops)
     report.proposals_done = _proposals(cluster, ops)
@@ -189,7 +205,11 @@ def _preempted_by(cluster: Cluster) -> dict[PodKey, str]:
     return found
 
 
-def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
+def _ended(
+    cluster: Cluster, ops: ClusterOps, now: datetime, retried: list[int]
+) -> list[int]:
+    """Running requests whose pod ended; one whose pod never ran is retried
+    instead (``retries``), and listed in ``retried``."""
     running = list(Request.objects.filter(cluster=cluster, state=RequestState.RUNNING))
     with_slice = _slices_by_pod(cluster, {(r.namespace, r.pod_name) for r in running})
     gone = [r for r in running if (r.namespace, r.pod_name) not in with_slice]
@@ -206,6 +226,10 @@ def _ended(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
         key = (request.namespace, request.pod_name)
         phase = ((pod or {}).get("status") or {}).get("phase", "")
         meta = (pod or {}).get("metadata") or {}
+        if pod is not None and never_ran(pod):
+            if _retry(ops, request, pod, RequestState.RUNNING, now):
+                retried.append(request.pk)
+            continue
         if phase == "Succeeded":
             state, reason = RequestState.SUCCEEDED, "the pod succeeded"
         elif phase == "Failed":
@@ -312,6 +336,69 @@ def _leaked_node_locks(cluster: Cluster, ops: ClusterOps, now: datetime) -> list
         )
         released.append(node)
     return released
+
+
+def _retry(
+    ops: ClusterOps,
+    request: Request,
+    pod: dict[str, Any] | None,
+    from_state: RequestState,
+    now: datetime,
+) -> bool:
+    """Delete the pod that never ran (its reason is kept), then retry the request."""
+    if pod is not None:
+        try:
+            ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
+        except KubeError as exc:
+            log.info("request %s: failed pod not deleted yet: %s", request.pk, exc)
+            return False
+    return pod_failed_before_running(request, pod, from_state, now)
+
+
+def _ended_unseen(cluster: Cluster, ops: ClusterOps, now: datetime) -> ReconcileReport:
+    """Admitted requests whose pod ended before sync saw it bound: one list
+    of the portal's ended pods. A pod that never ran (refused at admission,
+    its vNPU not created...) is retried; one that ran, however briefly, ends
+    its request as the pod did."""
+    found = ReconcileReport([], [], [], [], [], [])
+    admitted = {
+        (r.namespace, r.pod_name): r
+        for r in Request.objects.filter(
+            cluster=cluster, state=RequestState.ADMITTED
+        ).exclude(pod_name="")
+    }
+    if not admitted:
+        return found
+    try:
+        pods = ops.ended_pods(f"{LABEL_MANAGED_BY}={MANAGED_BY}")
+    except KubeError as exc:
+        log.info("cluster %s: ended pods not listed yet: %s", cluster.pk, exc)
+        return found
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        request = admitted.get((meta.get("namespace", ""), meta.get("name", "")))
+        if request is None or not is_pod_of(pod, request.pk):
+            continue
+        if never_ran(pod):
+            if _retry(ops, request, pod, RequestState.ADMITTED, now):
+                found.retried.append(request.pk)
+            continue
+        phase = (pod.get("status") or {}).get("phase")
+        if phase == "Succeeded":
+            state, reason = RequestState.SUCCEEDED, "the pod succeeded"
+        else:
+            state = RequestState.FAILED
+            reason = f"the pod failed: {pod_problem(pod) or 'no reason given'}"
+        if states.request_move(
+            request.pk,
+            from_states=[RequestState.ADMITTED],
+            to=state,
+            drop_reservation=True,
+            finished_at=now,
+            reason=f"{reason} (it ended before sync saw it run)",
+        ):
+            found.ended.append(request.pk)
+    return found
 
 
 def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:

@@ -32,6 +32,7 @@ from apps.scheduling.models import (
     Reservation,
 )
 from apps.scheduling.pods import POD_PREFIX
+from apps.scheduling.retries import avoided_chips
 
 PodKey = tuple[str, str]
 #: Proposals whose victims are on their way out (those of done ones are gone).
@@ -116,6 +117,7 @@ def allocator_request(
         queue=request.queue.name,
         allow_preemption=request.allow_preemption,
         never_preempts=request.priority_class in never_preempt,
+        excluded_chips=avoided_chips(request),
     )
 
 

@@ -79,6 +79,9 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
         }
         ops.create_pod("default", pod)
         assert ops.get_pod("default", first) is not None
+        assert isinstance(
+            ops.ended_pods("app.kubernetes.io/managed-by=vnpu-portal"), list
+        )
         assert ops.patch_pod_annotations("default", first, {"a": "b"})
         assert ops.evict_pod("default", first)[0] in ("evicted", "gone")
         ops.create_pod(

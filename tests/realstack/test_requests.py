@@ -134,6 +134,52 @@ def test_a_lock_volcano_leaked_is_released_and_the_request_runs(
     assert "left behind by a failed allocation" in release.reason
 
 
+def test_a_pod_that_fails_before_it_runs_is_replaced_and_the_request_runs(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    """The node fails the pod's container at creation (StartError, exit 128,
+    never started: what a vNPU that cannot be made gives). The portal deletes
+    that pod, keeps the failure on the request, and a new pod runs."""
+    from datetime import UTC, datetime
+
+    from simcluster.controllers.allocate import start_error_status
+
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    ci = token_client("ci-bot", "operator")
+    with Running(real_cluster):
+        submitted = ci.post(
+            "/api/requests/",
+            ci_request(idempotency_key="real-stack-retry"),
+            format="json",
+        )
+        assert submitted.status_code == 201, submitted.json()
+        request_id = submitted.json()["id"]
+        _running_or_explain(kube_stack, ci, request_id, timeout=90)
+        first = Request.objects.get(pk=request_id).pod_name
+        pod = json.loads(kube_stack.kubectl("get", "pod", first, "-o", "json").stdout)
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        ip = pod["status"].get("podIP") or "10.244.0.99"
+        status = start_error_status(pod, "the chip is busy", now, ip)
+        kube_core.patch_namespaced_pod_status(first, "default", {"status": status})
+
+        def replaced() -> dict | None:
+            shown = request_state(ci, request_id)
+            retried = shown["attempts"] == 1 and shown["state"] == "running"
+            return shown if retried else None
+
+        shown = wait_for(
+            replaced, "the request to run again with a new pod", timeout=90
+        )
+        (failure,) = shown["pod_failures"]
+        assert failure["pod"] == first
+        assert "StartError" in failure["reason"]
+        assert shown["pod_name"] == f"{first}-1"
+        assert not kube_core.list_namespaced_pod(
+            "default", field_selector=f"metadata.name={first}"
+        ).items
+        assert ci.delete(f"/api/requests/{request_id}/").status_code in (200, 204)
+
+
 def _running_or_explain(kube_stack, client, request_id: int, timeout: float) -> dict:
     """The request once it runs; on a timeout, fail with what the portal and the
     cluster say about it (its state and reason, its pod, the recent events)."""

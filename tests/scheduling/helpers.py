@@ -73,6 +73,17 @@ class FakeOps:
         pod = self.pods.get((namespace, name))
         return copy.deepcopy(pod) if pod else None
 
+    def ended_pods(self, label_selector: str) -> list[dict[str, Any]]:
+        self.calls.append(("ended_pods", "", label_selector))
+        self._maybe_fail("ended_pods")
+        key, value = label_selector.split("=", 1)
+        return [
+            copy.deepcopy(pod)
+            for pod in self.pods.values()
+            if (pod.get("status") or {}).get("phase") not in ("Pending", "Running")
+            and ((pod.get("metadata") or {}).get("labels") or {}).get(key) == value
+        ]
+
     def delete_pod(
         self, namespace: str, name: str, *, grace_seconds: int | None = None
     ) -> bool:

@@ -481,6 +481,10 @@ WHITENOISE_IMMUTABLE_FILE_TEST = r"^/assets/|\.[0-9a-f]{12}\.\w+$"
 # tests/realstack/test_faults.py), while a new pod is. One resync period (30 s),
 # not minutes, so such a request runs again within one.
 REQUEST_BIND_TIMEOUT_SECONDS = env.int("REQUEST_BIND_TIMEOUT_SECONDS", default=30)
+# A request whose pod fails before it runs (refused at admission, evicted or
+# deleted before starting, its vNPU not created) gets a new pod; after this many
+# such failures it fails with the last reason (apps.scheduling.retries).
+REQUEST_MAX_POD_FAILURES = env.int("REQUEST_MAX_POD_FAILURES", default=3)
 # Volcano's node lock, seen unchanged by the portal for this long on a node where
 # an admitted pod waits, is released. Volcano holds it for milliseconds, but
 # leaves it behind when writing a pod's devices fails (the pod was deleted

@@ -131,6 +131,17 @@ class RequestCreateSerializer(serializers.Serializer):
     )
 
 
+class PodFailureSerializer(serializers.Serializer):
+    """One pod of the request that failed before it ran (apps.scheduling.retries)."""
+
+    pod = serializers.CharField()
+    attempt = serializers.IntegerField(help_text="1 for the first pod")
+    chip_uuid = serializers.CharField(allow_blank=True)
+    node = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
 class RequestSerializer(serializers.ModelSerializer):
     workload = WorkloadShownField(read_only=True)
     cluster_name = serializers.CharField(source="cluster.name", read_only=True)
@@ -154,6 +165,12 @@ class RequestSerializer(serializers.ModelSerializer):
     on_unhealthy_chip = serializers.SerializerMethodField(
         help_text="it runs on a chip its device plugin reports unhealthy (the "
         "plugin hands out a sick chip, and Volcano checks no health): move it"
+    )
+    pod_failures = PodFailureSerializer(
+        many=True,
+        read_only=True,
+        help_text="its pods that failed before they ran, oldest first; after "
+        "REQUEST_MAX_POD_FAILURES the request fails",
     )
 
     class Meta:
@@ -180,6 +197,7 @@ class RequestSerializer(serializers.ModelSerializer):
             "position",
             "allow_preemption",
             "attempts",
+            "pod_failures",
             "chip",
             "chip_uuid",
             "on_unhealthy_chip",

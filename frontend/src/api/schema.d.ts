@@ -1280,6 +1280,17 @@ export interface components {
       /** Format: date-time */
       created_at: string | null;
     };
+    /** @description One pod of the request that failed before it ran (apps.scheduling.retries). */
+    PodFailure: {
+      pod: string;
+      /** @description 1 for the first pod */
+      attempt: number;
+      chip_uuid: string;
+      node: string;
+      reason: string;
+      /** Format: date-time */
+      at: string;
+    };
     /**
      * @description * `restricted` - Restricted
      * * `baseline` - Baseline
@@ -1565,6 +1576,8 @@ export interface components {
       position: number | null;
       allow_preemption: boolean;
       attempts: number;
+      /** @description its pods that failed before they ran, oldest first; after REQUEST_MAX_POD_FAILURES the request fails */
+      pod_failures: readonly components["schemas"]["PodFailure"][];
       chip: number | null;
       /** @description the chip it runs on; before the bind only under a scheduler that honours the portal's pin (HAMi's), null under Volcano */
       chip_uuid: string | null;

@@ -29,6 +29,7 @@ const request: CiRequest = {
   chip: null,
   chip_uuid: null,
   on_unhealthy_chip: false,
+  pod_failures: [],
   node: "node-a",
   pod_name: "ci-9-x",
   reason: "",
@@ -76,6 +77,24 @@ describe("RequestDetailPage", () => {
     routes({ ...request, state: "running", running_at: "2026-01-01T10:00:09Z", chip_uuid: "UUID-1", chip: 3, on_unhealthy_chip: true });
     renderAs("operator", <RequestDetailPage id={9} />);
     expect((await screen.findByTestId("detail-unhealthy-chip")).textContent).toContain("Cancel it and submit it again");
+  });
+
+  it("lists the pods that failed before they ran, with their reasons", async () => {
+    routes({
+      ...request,
+      pod_failures: [
+        { pod: "vnpu-req-9", attempt: 1, chip_uuid: "UUID-1", node: "node-a", reason: "the pod failed before it ran: container main exited 128 (StartError)", at: "2026-01-01T10:00:05Z" },
+        { pod: "vnpu-req-9-1", attempt: 2, chip_uuid: "", node: "", reason: "the pod was deleted before it ran", at: "2026-01-01T10:00:07Z" },
+      ],
+    });
+    renderAs("viewer", <RequestDetailPage id={9} />);
+    const panel = await screen.findByTestId("detail-pod-failures");
+    const items = panel.querySelectorAll("li");
+    expect(items).toHaveLength(2);
+    expect(items[0].textContent).toContain("vnpu-req-9 (attempt 1)");
+    expect(items[0].textContent).toContain("chip UUID-1");
+    expect(items[0].textContent).toContain("StartError");
+    expect(items[1].textContent).toContain("no node");
   });
 
   it("does not say so on a healthy chip", async () => {

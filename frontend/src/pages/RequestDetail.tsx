@@ -240,6 +240,27 @@ export function RequestDetailPage({ id }: { id: number }) {
         </div>
       </div>
 
+      {r.pod_failures && r.pod_failures.length > 0 && (
+        <div className="panel" data-testid="detail-pod-failures">
+          <div className="panel-head">
+            <h2>Pods that failed before they ran</h2>
+          </div>
+          <div className="panel-body">
+            <ul className="plain-list">
+              {r.pod_failures.map((f) => (
+                <li key={f.pod}>
+                  <span className="mono">{f.pod}</span> (attempt {f.attempt}){" "}
+                  <span className="muted">
+                    {f.node || "no node"}
+                    {f.chip_uuid ? ` · chip ${f.chip_uuid}` : ""} · {ago(f.at, now)} · {f.reason}
+                  </span>
+                </li>
+              ))}
+            </ul>
+          </div>
+        </div>
+      )}
+
       {proposals.data && proposals.data.results.length > 0 && (
         <div className="panel" data-testid="detail-proposals">
           <div className="panel-head">
