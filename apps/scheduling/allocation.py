@@ -380,11 +380,18 @@ def _proposal(
     chip_id = int(planned.chip_id)
     problem = None
     if existing is not None:
-        problem = _problem_of(existing, snap)
-        if problem is None:
-            # It still works: keep it, even if this pass found another plan
-            # (an admin may be deciding on it right now).
+        # The allocator proposes a standing proposal again while it works
+        # (alloc.StandingProposal): the same plan keeps the row an admin may
+        # be reading; another plan replaces it, saying why.
+        same = (
+            existing.chip_id == chip_id
+            and {(v["namespace"], v["pod"]) for v in existing.victims} == seen
+        )
+        if same:
             return existing
+        problem = _problem_of(existing, snap) or (
+            "a request served before it now needs its chip's room or its victims"
+        )
     uuid, node = snap.chip_rows[chip_id]
     proposal = PreemptionProposal.objects.create(
         cluster=cluster,

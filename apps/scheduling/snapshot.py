@@ -102,11 +102,32 @@ def rules_for(cluster: Cluster) -> dict[str, alloc.ChipTypeRules]:
     }
 
 
+def _standing_proposals(
+    pending: Sequence[Request],
+) -> dict[int, alloc.StandingProposal]:
+    """The pending proposal of each request that has one, for the allocator to
+    keep while it works (``alloc.StandingProposal``)."""
+    return {
+        p.request_id: alloc.StandingProposal(
+            chip_id=str(p.chip_id),
+            victims=frozenset((v["namespace"], v["pod"]) for v in p.victims),
+        )
+        for p in PreemptionProposal.objects.filter(
+            request_id__in=[r.pk for r in pending],
+            state=ProposalState.PENDING,
+            chip__isnull=False,
+        ).only("request_id", "chip_id", "victims")
+    }
+
+
 def allocator_request(
-    request: Request, never_preempt: frozenset[str] = frozenset()
+    request: Request,
+    never_preempt: frozenset[str] = frozenset(),
+    standing: alloc.StandingProposal | None = None,
 ) -> alloc.Request:
     """The allocator's view of a pending request; ``never_preempt`` names the
-    cluster's PriorityClasses with ``preemptionPolicy: Never``."""
+    cluster's PriorityClasses with ``preemptionPolicy: Never``, ``standing`` is
+    its pending proposal."""
     return alloc.Request(
         id=str(request.pk),
         common_word=request.common_word,
@@ -118,6 +139,7 @@ def allocator_request(
         allow_preemption=request.allow_preemption,
         never_preempts=request.priority_class in never_preempt,
         excluded_chips=avoided_chips(request),
+        standing=standing,
     )
 
 
@@ -139,7 +161,10 @@ def build_snapshot(
             cluster=cluster, preemption_policy="Never"
         ).values_list("name", flat=True)
     )
-    snap.requests = [allocator_request(r, never_preempt) for r in pending]
+    standing = _standing_proposals(pending)
+    snap.requests = [
+        allocator_request(r, never_preempt, standing.get(r.pk)) for r in pending
+    ]
     if not words:
         return snap
 

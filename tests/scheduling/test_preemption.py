@@ -543,3 +543,37 @@ def test_a_hold_recorded_while_another_is_lifted_is_put_back(
     ]
     assert PreemptionProposal.objects.get(pk=first.pk).held_node == ""
     assert PreemptionProposal.objects.get(pk=second.pk).held_node == "n1"
+
+
+def test_a_standing_proposal_keeps_its_victims_from_other_requests(
+    world, operator, fake_ops, full
+):
+    """After the first proposal a cheaper victim appears elsewhere: the first
+    request keeps its proposal (an admin may be reading it) and its victim,
+    and the second request's proposal takes the cheaper one. Before, the
+    first request's fresh plan took the cheaper victim while its old row was
+    kept, and the second was proposed the first one's victim: two pending
+    proposals named one pod."""
+    first = _urgent(world, operator)
+    run_pass(world.cluster)
+    (kept,) = PreemptionProposal.objects.all()
+    assert [v["pod"] for v in kept.victims] == ["big"]
+
+    (other,) = world.chips("Ascend310P", 1, node="n2")
+    world.slice(other, "cheap", "vir04", priority=50, age_seconds=10)
+    world.slice(other, "other-mid", "vir02", priority=1000, age_seconds=10)
+    world.slice(other, "other-small", "vir01", priority=1000, age_seconds=10)
+    fake_ops.add_pod("default", "cheap")
+    second = _urgent(world, operator)
+    run_pass(world.cluster)
+    run_pass(world.cluster)  # and it stays so
+
+    pending = {
+        p.request_id: p
+        for p in PreemptionProposal.objects.filter(state=ProposalState.PENDING)
+    }
+    assert pending[first.pk].pk == kept.pk
+    assert [v["pod"] for v in pending[first.pk].victims] == ["big"]
+    assert [v["pod"] for v in pending[second.pk].victims] == ["cheap"]
+    assert PreemptionProposal.objects.count() == 2  # no churn
+    assert AuditEvent.objects.filter(action="preemption.propose").count() == 2

@@ -42,9 +42,45 @@ class ProposalSearch(PassState):
             candidates.append(Candidate(s.id, s.priority, lost, amounts))
         return min_victim_set(candidates, need)
 
+    def _standing(
+        self, r: Request, shape: SliceShape, quota: QuotaState | None
+    ) -> tuple[ChipState, VictimSet] | None:
+        """The request's standing proposal if it still works in this pass
+        (``types.StandingProposal``); None: search afresh."""
+        standing = r.standing
+        if standing is None or standing.chip_id not in self.by_id:
+            return None
+        st = self.by_id[standing.chip_id]
+        if not st.eligible or st.chip.id in r.excluded_chips:
+            return None
+        chosen = [s for s in st.slices if (s.namespace, s.pod) in standing.victims]
+        if {(s.namespace, s.pod) for s in chosen} != standing.victims:
+            return None  # a victim left the chip
+        if any(s.id in self.claimed or not s.preemptable for s in chosen):
+            return None
+        if any(s.priority >= r.priority for s in chosen):
+            return None
+        freed = [(s.memory, 1, s.ai_core, s.ai_cpu) for s in chosen]
+        need = shortfall(st.total, st.future, shape)
+        if any(sum(f[d] for f in freed) < need[d] for d in range(len(need))):
+            return None  # a request served before it took room there
+        if quota is not None:
+            memory_need, slots_need = quota.future_need(shape)
+            mine = [s for s in chosen if s.queue == r.queue]
+            if sum(s.memory for s in mine) < memory_need or len(mine) < slots_need:
+                return None
+        lost = sum(max(0.0, float(self.now_s - s.started_at_s)) for s in chosen)
+        victims = VictimSet(
+            tuple(sorted(s.id for s in chosen)), max(s.priority for s in chosen), lost
+        )
+        return st, victims
+
     def _find_proposal(
         self, r: Request, t: TypeState, shape: SliceShape, quota: QuotaState | None
     ) -> tuple[ChipState, VictimSet] | None:
+        standing = self._standing(r, shape, quota)
+        if standing is not None:
+            return standing
         quota_need = (0, 0) if quota is None else quota.future_need(shape)
         queue = None if quota_need == (0, 0) else r.queue
         if r.pinned_chip is not None:

@@ -120,6 +120,21 @@ class Chip:
 
 
 @dataclass(frozen=True, slots=True)
+class StandingProposal:
+    """The request's pending preemption proposal, as the allocator keeps it.
+
+    An admin may be reading it: while it still works in this pass (its
+    victims all run on the chip, none is claimed by a request served before
+    it, and evicting them places the request), the allocator proposes it
+    again instead of searching afresh, and its victims are claimed for it,
+    so no other request's proposal names them.
+    """
+
+    chip_id: str
+    victims: frozenset[tuple[str, str]]  # (namespace, pod)
+
+
+@dataclass(frozen=True, slots=True)
 class Request:
     """A pending request for one vNPU (or one whole card).
 
@@ -140,6 +155,7 @@ class Request:
     never_preempts: bool = False
     pinned_chip: str | None = None
     excluded_chips: frozenset[str] = frozenset()
+    standing: StandingProposal | None = None
 
 
 @dataclass(frozen=True, slots=True)

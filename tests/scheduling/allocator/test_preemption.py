@@ -13,6 +13,7 @@ from apps.scheduling.allocator import (
     PreemptionProposal,
     QueueQuota,
     RunningSlice,
+    StandingProposal,
     Strategy,
     Waiting,
     WaitReason,
@@ -528,3 +529,77 @@ def test_spare_room_from_a_proposal_goes_to_earlier_waiting_requests_first() -> 
     assert _proposal(result, "M").victims == ("A",)
     assert placement_of(result, "H").chip_id == "x"
     assert isinstance(outcome_of(result, "L"), Waiting)
+
+
+def _standing(chip_id: str, *slice_ids: str) -> StandingProposal:
+    return StandingProposal(chip_id, frozenset(("ns", f"pod-{s}") for s in slice_ids))
+
+
+def test_a_standing_proposal_is_proposed_again_while_it_works() -> None:
+    # given the request's pending proposal evicts b-vir04 (priority 1), and
+    # now a-vir01 (priority 0) would be a better victim
+    a, run_a = _full_chip("a", (5, 5, 0))
+    b, run_b = _full_chip("b", (1, 5, 5))
+    standing = _standing("b", "b-vir04")
+    r = req("r", template="vir01", priority=9)
+
+    fresh = _proposal(
+        allocate([r], [a, b], RULES, policy=BINPACK, running=run_a + run_b), "r"
+    )
+    kept = _proposal(
+        allocate(
+            [dataclasses.replace(r, standing=standing)],
+            [a, b],
+            RULES,
+            policy=BINPACK,
+            running=run_a + run_b,
+        ),
+        "r",
+    )
+
+    assert (fresh.chip_id, fresh.victims) == ("a", ("a-vir01",))
+    assert (kept.chip_id, kept.victims, kept.max_victim_priority) == (
+        "b",
+        ("b-vir04",),
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("standing", "why"),
+    [
+        (_standing("b", "gone"), "a victim left the chip"),
+        (_standing("b", "b-vir02"), "evicting it no longer frees enough"),
+        (_standing("b", "b-vir04", "b-vir01"), "a victim of higher priority"),
+        (_standing("x", "b-vir04"), "its chip is gone"),
+    ],
+)
+def test_a_standing_proposal_that_no_longer_works_is_searched_afresh(
+    standing: StandingProposal, why: str
+) -> None:
+    a, run_a = _full_chip("a", (5, 5, 0))
+    b, run_b = _full_chip("b", (1, 1, 9))
+    r = dataclasses.replace(req("r", template="vir04", priority=9), standing=standing)
+
+    result = allocate([r], [a, b], RULES, policy=BINPACK, running=run_a + run_b)
+
+    assert _proposal(result, "r").victims == ("b-vir04",), why
+
+
+def test_a_standing_proposals_victims_are_claimed_by_an_earlier_request() -> None:
+    # given "later" stands on b-vir01, but "first" (higher priority) is served
+    # first and b-vir01 is its best victim: "later" is searched afresh
+    a, run_a = _full_chip("a", (5, 5, 3))
+    b, run_b = _full_chip("b", (5, 5, 0))
+    first = req("first", template="vir01", priority=9, at=2)
+    later = dataclasses.replace(
+        req("later", template="vir01", priority=8, at=1),
+        standing=_standing("b", "b-vir01"),
+    )
+
+    result = allocate(
+        [first, later], [a, b], RULES, policy=BINPACK, running=run_a + run_b
+    )
+
+    assert _proposal(result, "first").victims == ("b-vir01",)
+    assert _proposal(result, "later").victims == ("a-vir01",)
