@@ -69,6 +69,26 @@ def _mark_needs(items: list[pytest.Item]) -> None:
             item.add_marker(mark)
 
 
+@pytest.fixture(autouse=True)
+def _portal_celery_app_stays_current() -> Iterator[None]:
+    """Fail the test that leaves another Celery app current.
+
+    The portal's tasks are ``shared_task``s: they send through whichever app
+    is current. A test that made its own app current (``Celery(...)`` without
+    ``set_as_current=False``) sent every later task of its xdist worker to its
+    private Redis, which was gone by then: connection refused, far from the
+    cause."""
+    yield
+    from celery import current_app
+
+    from vnpuportal.celery import app
+
+    assert current_app._get_current_object() is app, (
+        f"this test left Celery app {current_app.main!r} current: create "
+        "other apps with set_as_current=False"
+    )
+
+
 @pytest.fixture
 def sim_factory() -> Iterator[Callable[..., Any]]:
     """Start simulated clusters (``FAST_SIM`` plus the options given); all are

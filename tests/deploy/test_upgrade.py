@@ -190,7 +190,9 @@ class Passes:
     def __init__(self, broker: str, cluster_id: int) -> None:
         from celery import Celery
 
-        self.app = Celery(broker=broker)
+        self.app = Celery(
+            broker=broker, set_as_current=False
+        )  # see test_worker_reconnects
         self.cluster_id = cluster_id
         self.sent = 0
         self._stop = threading.Event()
