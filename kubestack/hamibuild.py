@@ -8,7 +8,9 @@ Where the source comes from, in this order:
    project's machines reach refuses it today);
 2. the HAMi release source: the tag's ``git archive`` as a ``.tar.gz``, named
    by ``$HAMI_SRC`` (the file, or a folder holding
-   ``HAMi-<version>.tar.gz``), else looked for in ``<cache>/sources/``. Its
+   ``HAMi-<version>.tar.gz``), else looked for in ``<cache>/sources/``, then
+   in ``shared/upstream/`` beside the repository (where this project's
+   machines keep it: a fresh clone there builds it with nothing set). Its
    sha256 must equal the ``.sha256`` file beside it and the one pinned in
    ``versions.HAMI_SOURCE_SHA256``.
 
@@ -65,7 +67,7 @@ def what_to_provide(proxy_answer: str = "") -> str:
         f"no HAMi {versions.HAMI} release source was found. Provide the release "
         f"source (the tag's git archive, {TARBALL}, with its {TARBALL}.sha256 "
         f"beside it): set HAMI_SRC to that file, or copy both into "
-        f"{sources_dir()}"
+        f"{sources_dir()} or {BESIDE_REPOSITORY}"
     )
 
 
@@ -121,14 +123,22 @@ def download_module(go: str, env: dict[str, str]) -> HamiSource | str:
     return answer.strip().splitlines()[-1].strip()[-300:]
 
 
+#: The folder beside the repository where this project's machines keep the
+#: release source (``../shared/upstream`` from the checkout).
+BESIDE_REPOSITORY = Path(__file__).resolve().parents[2] / "shared" / "upstream"
+
+
 def tarball_path() -> Path | None:
-    """The release tarball named by ``$HAMI_SRC`` or found in ``sources_dir()``."""
+    """The release tarball named by ``$HAMI_SRC``, else found in
+    ``sources_dir()`` or ``BESIDE_REPOSITORY``."""
     configured = os.environ.get("HAMI_SRC", "").strip()
     if configured:
         path = Path(configured).expanduser()
         return path / TARBALL if path.is_dir() else path
-    candidate = sources_dir() / TARBALL
-    return candidate if candidate.is_file() else None
+    for folder in (sources_dir(), BESIDE_REPOSITORY):
+        if (folder / TARBALL).is_file():
+            return folder / TARBALL
+    return None
 
 
 def verified_tarball(path: Path) -> HamiSource:

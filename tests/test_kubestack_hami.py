@@ -41,11 +41,24 @@ def test_hami_src_may_name_the_file_or_its_folder(monkeypatch, tmp_path):
 
 def test_the_cache_sources_folder_is_looked_in_without_hami_src(monkeypatch, tmp_path):
     monkeypatch.delenv("HAMI_SRC", raising=False)
-    monkeypatch.setenv("KUBESTACK_CACHE", str(tmp_path))
+    monkeypatch.setenv("KUBESTACK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(hamibuild, "BESIDE_REPOSITORY", tmp_path / "shared")
     assert hamibuild.tarball_path() is None
-    (tmp_path / "sources").mkdir()
-    path = _tarball(tmp_path / "sources", b"x")
+    (tmp_path / "cache" / "sources").mkdir(parents=True)
+    path = _tarball(tmp_path / "cache" / "sources", b"x")
     assert hamibuild.tarball_path() == path
+
+
+def test_the_shared_folder_beside_the_repository_comes_last(monkeypatch, tmp_path):
+    monkeypatch.delenv("HAMI_SRC", raising=False)
+    monkeypatch.setenv("KUBESTACK_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "shared").mkdir()
+    monkeypatch.setattr(hamibuild, "BESIDE_REPOSITORY", tmp_path / "shared")
+    beside = _tarball(tmp_path / "shared", b"x")
+    assert hamibuild.tarball_path() == beside
+    (tmp_path / "cache" / "sources").mkdir(parents=True)
+    cached = _tarball(tmp_path / "cache" / "sources", b"y")
+    assert hamibuild.tarball_path() == cached
 
 
 def test_a_tarball_is_refused_without_or_against_its_checksum(tmp_path):
