@@ -40,6 +40,7 @@ from harness.processes import (
     wait_for_http,
     wait_until,
 )
+from kubestack.build import wait_for_background_build
 
 ROOT = Path(__file__).resolve().parents[1]
 FRONTEND = ROOT / "frontend"
@@ -357,6 +358,9 @@ class Stack:
         )
 
     def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
+        # A cold run builds kubectl beside the tests: wait for it outside
+        # ``timeout`` (without scripts/test.sh's build this returns at once).
+        wait_for_background_build("kubectl")
         result = subprocess.run(
             ["kubectl", "--kubeconfig", str(self.kubeconfig), *args],
             input=stdin,

@@ -123,8 +123,8 @@ def download_module(go: str, env: dict[str, str]) -> HamiSource | str:
     return answer.strip().splitlines()[-1].strip()[-300:]
 
 
-#: The folder beside the repository where this project's machines keep the
-#: release source (``../shared/upstream`` from the checkout).
+#: The folder beside the repository's folder where this project's machines
+#: keep the release source.
 BESIDE_REPOSITORY = Path(__file__).resolve().parents[2] / "shared" / "upstream"
 
 

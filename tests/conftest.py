@@ -264,6 +264,19 @@ def pytest_collection_modifyitems(
             item.add_marker(pytest.mark.xdist_group("e2e"))
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that runs kubectl or helm waits here for the background build of
+    that tool (a cold build: minutes), so that its own timeouts count only
+    the tool's work, never the build's. The shims on PATH would wait too, but
+    inside a subprocess the test gave 20 to 60 s."""
+    from kubestack.build import wait_for_background_build
+
+    if item.get_closest_marker("tools"):
+        wait_for_background_build("kubectl")
+    if item.get_closest_marker("helm"):
+        wait_for_background_build("helm")
+
+
 def _stage_built(stage: str) -> bool:
     """Whether scripts/test.sh's background build has ended ``stage`` well
     (True without such a build: the binaries were built beforehand)."""
