@@ -83,24 +83,37 @@ def cleanup(kube_stack: KubeStack) -> Iterator[list[tuple[str, str]]]:
 
 
 def _lift_node_locks(kube_stack: KubeStack) -> None:
-    """Remove HAMi's node locks that pods deleted mid-allocation left behind.
+    """Remove the node locks that pods deleted mid-allocation left behind.
 
-    Volcano locks a node (``hami.io/mutex.lock``) when it binds a vNPU pod and
-    the device plugin frees it after Allocate; a pod force-deleted between the
-    two leaves it, and Volcano then places nothing on that node for five
-    minutes. On a busy machine the next test met such a lock and timed out.
-    Between tests every pod is settled, so any lock left is stale.
+    A scheduler locks a node while it writes a pod's devices: HAMi under
+    ``hami.io/mutex.lock`` (the device plugin frees it after Allocate),
+    Volcano under the chip type's name (``Ascend310P: <time>``). A pod
+    force-deleted in between leaves the lock, and the scheduler then places
+    nothing on that node for five minutes: on a busy machine the tests after
+    it met such a lock and timed out (two at once in one CI run: the four
+    fillers and the binpack test, on the 310P node). Between tests every pod
+    is settled, so any lock left is stale.
     """
     from kubernetes import client
 
-    from apps.inventory.hami.annotations import NODE_LOCK
+    from apps.inventory.hami.annotations import node_locks
 
     core = client.CoreV1Api(kube_stack.kubernetes_client())
     for node in core.list_node().items:
-        if NODE_LOCK in (node.metadata.annotations or {}):
+        stale = node_locks(node.metadata.annotations or {})
+        if stale:
             core.patch_node(
-                node.metadata.name, {"metadata": {"annotations": {NODE_LOCK: None}}}
+                node.metadata.name,
+                {"metadata": {"annotations": dict.fromkeys(stale)}},
             )
+
+
+@pytest.fixture(autouse=True)
+def _no_node_lock_left(request: pytest.FixtureRequest) -> None:
+    """Every test on the shared stack starts with no node lock, whatever the
+    test before it left (not every test uses ``cleanup``)."""
+    if "kube_stack" in request.fixturenames:
+        _lift_node_locks(request.getfixturevalue("kube_stack"))
 
 
 @pytest.fixture
