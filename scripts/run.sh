@@ -26,18 +26,21 @@ SIM_PORT="${SIM_PORT:-0}"
 mkdir -p var
 KUBECONFIG_PATH="$ROOT/var/simcluster.kubeconfig"
 
+# Each background process starts in a process group of its own (setsid), and
+# is stopped with its whole group: the worker's embedded beat is a child
+# process, and stopping the worker alone once left the beat running.
 pids=()
 cleanup() {
   trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
   # The worker's sync task holds long watches: give it a moment, then insist.
   for _ in $(seq 20); do
     alive=0
-    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    for pid in "${pids[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
     [ "$alive" = 0 ] && break
     sleep 0.25
   done
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do kill -9 -- "-$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT INT TERM
 
@@ -45,7 +48,7 @@ trap cleanup EXIT INT TERM
 bash frontend/build.sh
 python manage.py migrate --noinput
 rm -f "$KUBECONFIG_PATH"
-python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenario guide --workload \
+setsid python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenario guide --workload \
   >var/simcluster.log 2>&1 &
 pids+=($!)
 for _ in $(seq 50); do [ -s "$KUBECONFIG_PATH" ] && break; sleep 0.2; done
@@ -58,7 +61,7 @@ if command -v prometheus >/dev/null 2>&1; then
   mkdir -p var/prometheus
   python -m simcluster.promconfig --kubeconfig "$KUBECONFIG_PATH" \
     --out var/prometheus.yml --scrape-interval 5s
-  prometheus --config.file=var/prometheus.yml --storage.tsdb.path=var/prometheus \
+  setsid prometheus --config.file=var/prometheus.yml --storage.tsdb.path=var/prometheus \
     --web.listen-address="127.0.0.1:$PROM_PORT" >var/prometheus.log 2>&1 &
   prom_pid=$!
   pids+=("$prom_pid")
@@ -82,7 +85,7 @@ else
 fi
 python manage.py demo --kubeconfig "$KUBECONFIG_PATH"
 python manage.py sync --cluster demo --once
-celery -A vnpuportal worker --beat --pool threads --concurrency 4 --loglevel INFO \
+setsid celery -A vnpuportal worker --beat --pool threads --concurrency 4 --loglevel INFO \
   --schedule var/celerybeat-schedule >var/worker.log 2>&1 &
 pids+=($!)
 # Start the watches now rather than at beat's first tick (30 s).
@@ -91,6 +94,6 @@ echo "==> portal on http://127.0.0.1:${PORT}/  (login: admin / admin; API docs: 
 echo "    simulated cluster: $(grep -m1 server: "$KUBECONFIG_PATH" | awk '{print $2}')  (kubectl --kubeconfig $KUBECONFIG_PATH get pods -A)"
 [ -z "${PROMETHEUS_URL:-}" ] || echo "    Prometheus: $PROMETHEUS_URL"
 echo "    logs: var/worker.log var/simcluster.log${PROMETHEUS_URL:+ var/prometheus.log}"
-uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" &
+setsid uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" &
 pids+=($!)
 wait -n "${pids[@]}"
