@@ -64,12 +64,15 @@ def test_an_operator_names_the_pods_a_publish_breaks(page, portal, shot):
     expect(breaks).to_contain_text(POD_910B)
     expect(breaks).to_contain_text("resized from 8192 MB to 9216 MB")
 
-    # and the Publish button waits for a checkbox that names the pod
+    # and the Publish button waits for a checkbox that names the template
+    # (whichever pods run it when the publish lands) and the pods now
     page.get_by_test_id("publish-reason").fill("e2e: vir05 to 9 GiB")
     confirm = page.get_by_test_id("confirm-breaking")
     expect(page.locator("label", has=confirm)).to_contain_text(
         re.compile(
-            r"Publish anyway: \d+ running pods? loses? their template: .*" + POD_910B
+            r"Publish anyway: the running slices of Ascend910B4/vir05_1c_8g lose "
+            r"their template, whichever pods run them when it lands \(\d+ pods? "
+            r"now: .*" + POD_910B
         )
     )
     publish = page.get_by_test_id("publish")

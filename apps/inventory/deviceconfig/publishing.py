@@ -69,7 +69,11 @@ from apps.inventory.deviceconfig.services import (
     deviceconfig_parse,
 )
 from apps.inventory.deviceconfig.specs import chip_type_specs
-from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
+from apps.inventory.deviceconfig.whatif import (
+    slice_name,
+    slice_template,
+    slices_broken_by_draft,
+)
 from apps.inventory.errors import (
     BreaksRunningSlices,
     NoChange,
@@ -91,6 +95,7 @@ def deviceconfig_publish(
     force: bool = False,
     confirm_shape: bool = False,
     confirm_breaking: Collection[str] = (),
+    confirm_breaking_templates: Collection[str] = (),
     actor_name: str = "",
 ) -> PublishResult:
     """Write the portal's chip types and templates to the cluster's ConfigMap.
@@ -104,8 +109,12 @@ def deviceconfig_publish(
         confirm_shape: Write even a ``vnpus`` shape that a running
             component cannot parse (it crashes at its next start).
         confirm_breaking: The running slices (``namespace/pod``) the caller
-            agrees this publish breaks (their template removed or resized);
-            every one it breaks must be named.
+            agrees this publish breaks (their template removed or resized).
+        confirm_breaking_templates: The templates (``commonWord/template``)
+            whose running slices the caller agrees to break, whichever pods
+            run them when the publish lands (pods come and go between a
+            preview and a click). Every slice it breaks must be named by pod
+            or by template.
         actor_name: Name recorded for a None actor.
 
     Returns:
@@ -116,7 +125,7 @@ def deviceconfig_publish(
             (code ``no_change``), or a shape a running component cannot
             parse without ``confirm_shape`` (code ``unreadable_shape``), or
             running slices it breaks not all named in ``confirm_breaking``
-            (code ``breaks_running_slices``).
+            or ``confirm_breaking_templates`` (code ``breaks_running_slices``).
         Conflict: ``drift`` (someone else's edit; detail has the three-way
             diff) or ``no_baseline`` (adopt the live config first).
         PermissionDenied: ``force`` without the admin role.
@@ -144,7 +153,9 @@ def deviceconfig_publish(
         propose=propose,
         # Checked once a killed publish's own write is settled as the
         # baseline, so a break that write made is not blamed on this one.
-        guard=lambda: _breaking_guard(cluster, confirm_breaking),
+        guard=lambda: _breaking_guard(
+            cluster, confirm_breaking, confirm_breaking_templates
+        ),
     )
 
 
@@ -287,26 +298,43 @@ def workload_restart(
 # --- what a publish must not break unasked ---------------------------------------
 
 
-def _breaking_guard(cluster: Cluster, confirmed: Collection[str]) -> None:
-    """Refuse to break running slices the caller has not named, one by one.
+def _breaking_guard(
+    cluster: Cluster, pods: Collection[str], templates: Collection[str] = ()
+) -> None:
+    """Refuse to break running slices the caller has not accepted, by pod
+    (``namespace/pod``) or by template (``commonWord/template``).
 
     A pod whose template is removed or resized keeps running, but HAMi and
     the device plugin no longer agree with what it holds; the person
-    publishing must see and accept each such pod, not click past a count.
+    publishing must see and accept it, not click past a count. Accepting a
+    template accepts whichever pods run it when the publish lands: on a busy
+    cluster the pod list is stale by the time it is clicked.
     """
     broken = slices_broken_by_draft(cluster)
-    unconfirmed = [row for row in broken if slice_name(row) not in set(confirmed)]
+    accepted_pods, accepted_templates = set(pods), set(templates)
+    unconfirmed = [
+        row
+        for row in broken
+        if slice_name(row) not in accepted_pods
+        and slice_template(row) not in accepted_templates
+    ]
     if not unconfirmed:
         return
     listed = "; ".join(f"{slice_name(r)} ({r['reason']})" for r in unconfirmed[:20])
     more = f" and {len(unconfirmed) - 20} more" if len(unconfirmed) > 20 else ""
+    named = ", ".join(sorted({slice_template(r) for r in unconfirmed}))
     raise BreaksRunningSlices(
         f"this publish breaks {len(unconfirmed)} running slice(s): {listed}{more}",
         detail={
             "confirm_breaking": [
                 f"this publish breaks {len(unconfirmed)} running slice(s): "
                 f"{listed}{more}; name each one (namespace/pod) in "
-                "confirm_breaking to publish anyway"
+                "confirm_breaking, or their templates in "
+                "confirm_breaking_templates, to publish anyway"
+            ],
+            "confirm_breaking_templates": [
+                f"the slices it breaks use {named}: name these in "
+                "confirm_breaking_templates to accept whichever pods run them"
             ],
         },
     )

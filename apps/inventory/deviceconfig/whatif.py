@@ -295,3 +295,13 @@ def slices_broken_by_draft(cluster: Cluster) -> list[dict[str, Any]]:
 def slice_name(row: dict[str, Any]) -> str:
     """How a broken slice is named in a confirmation: ``namespace/pod``."""
     return f"{row['namespace']}/{row['pod_name']}"
+
+
+#: How a whole-card slice's template is named in a confirmation.
+WHOLE_CARD = "whole-card"
+
+
+def slice_template(row: dict[str, Any]) -> str:
+    """How a broken slice's template is named in a confirmation:
+    ``commonWord/template`` (``commonWord/whole-card`` for a whole card)."""
+    return f"{row['common_word']}/{row['template'] or WHOLE_CARD}"

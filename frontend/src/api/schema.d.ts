@@ -1378,6 +1378,8 @@ export interface components {
       confirm_shape?: boolean;
       /** @description the running slices (namespace/pod) you accept this publish breaks (template removed or resized); each must be named, else a 400 breaks_running_slices lists them */
       confirm_breaking?: string[];
+      /** @description the templates (commonWord/template, commonWord/whole-card for a whole card) whose running slices you accept this publish breaks, whichever pods run them when it lands; a slice it breaks must be named here or in confirm_breaking */
+      confirm_breaking_templates?: string[];
     };
     PublishResult: {
       /** @description version id */
@@ -3320,7 +3322,7 @@ export interface operations {
           "application/json": components["schemas"]["AdoptResult"];
         };
       };
-      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking) */
+      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking, or their templates in confirm_breaking_templates) */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
@@ -3754,7 +3756,7 @@ export interface operations {
           "application/json": components["schemas"]["PublishResult"];
         };
       };
-      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking) */
+      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking, or their templates in confirm_breaking_templates) */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
@@ -3952,7 +3954,7 @@ export interface operations {
           "application/json": components["schemas"]["PublishResult"];
         };
       };
-      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking) */
+      /** @description invalid input or config (`errors` names each field), no_change, or unreadable_shape (`errors.confirm_shape`: a running component cannot parse the vnpus shape; send confirm_shape: true to write it anyway), breaks_running_slices (`errors.confirm_breaking` names the running slices the publish would break; name each in confirm_breaking, or their templates in confirm_breaking_templates) */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];

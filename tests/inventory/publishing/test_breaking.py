@@ -104,3 +104,61 @@ def test_a_slice_already_broken_by_the_published_config_is_not_this_publishs(
     answer = operator_client.post(url("publish"), {"reason": "v3"})
     assert answer.status_code == 201, answer.json()
     assert "memory: 7168" in live_text()
+
+
+def test_accepting_a_template_covers_the_pods_that_run_it_when_it_lands(
+    cluster, live_text, operator_client, url
+):
+    """Pods come and go between the preview and the click (the demo starts
+    vir01 pods every few seconds): a publish confirmed by template lands on
+    the first click; a pod of a template not accepted still stops it."""
+    from apps.inventory.models import Slice
+
+    _resize(operator_client, cluster, "vir01", 4096)
+    previewed = _pods(operator_client.get(url("what-if")).json()["invalid_slices"])
+    assert previewed == [POD_310P]
+    # a vir01 pod starts after the preview (what sync mirrors)
+    running = Slice.objects.get(cluster=cluster, pod_name=POD_310P.split("/")[1])
+    running.pk = None
+    running.pod_name = "arrived-later"
+    running.save()
+
+    # named by pod, the new one stops the publish, and its template is named
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger", "confirm_breaking": previewed}
+    )
+    assert answer.status_code == 400, answer.json()
+    errors = answer.json()["errors"]
+    assert "default/arrived-later" in errors["confirm_breaking"][0]
+    assert "Ascend310P/vir01" in errors["confirm_breaking_templates"][0]
+
+    # a template not concerned does not accept it
+    answer = operator_client.post(
+        url("publish"),
+        {"reason": "bigger", "confirm_breaking_templates": ["Ascend310P/vir02"]},
+    )
+    assert answer.status_code == 400, answer.json()
+
+    # accepted by template: published at once, whichever pods run it
+    answer = operator_client.post(
+        url("publish"),
+        {"reason": "bigger", "confirm_breaking_templates": ["Ascend310P/vir01"]},
+    )
+    assert answer.status_code == 201, answer.json()
+    assert "memory: 4096" in live_text()
+
+
+@pytest.mark.parametrize("value", ["vir01", "Ascend310P/", "/vir01", ["a b/c"], 7])
+def test_confirm_breaking_templates_names_the_field_when_malformed(
+    cluster, operator_client, url, value
+):
+    _resize(operator_client, cluster, "vir01", 4096)
+    answer = operator_client.post(
+        url("publish"),
+        {"reason": "bigger", "confirm_breaking_templates": value},
+        format="json",
+    )
+    assert answer.status_code == 400, answer.json()
+    fields = answer.json()["errors"]
+    assert [f for f in fields if f.startswith("confirm_breaking_templates")], fields
+    assert answer.json()["code"] != "breaks_running_slices"

@@ -39,14 +39,16 @@ def test_publish_drift_adopt_rollback(cluster, live_text, hand_edit):
     code, _, err = _run("publish", "--cluster", "sim", "--reason", "ci")
     assert code == 1
     assert "breaks 1 running slice(s): default/npu-pod-310p" in err
+    assert "--confirm-breaking-template COMMONWORD/TEMPLATE" in err
+    # accepted by its template (whichever pods run it)
     code, out, _ = _run(
         "publish",
         "--cluster",
         "sim",
         "--reason",
         "ci",
-        "--confirm-breaking",
-        POD_310P,
+        "--confirm-breaking-template",
+        "Ascend310P/vir01",
     )
     assert code == 0
     assert "published version 2" in out

@@ -141,10 +141,22 @@ class PublishInputSerializer(serializers.Serializer):
         "(template removed or resized); each must be named, else a 400 "
         "breaks_running_slices lists them",
     )
+    confirm_breaking_templates = serializers.ListField(
+        child=serializers.RegexField(
+            r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=127
+        ),
+        max_length=1_000,
+        default=list,
+        help_text="the templates (commonWord/template, commonWord/whole-card for a "
+        "whole card) whose running slices you accept this publish breaks, "
+        "whichever pods run them when it lands; a slice it breaks must be named "
+        "here or in confirm_breaking",
+    )
 
 
 class RollbackInputSerializer(PublishInputSerializer):
     confirm_breaking = None  # a rollback restores a version as it was
+    confirm_breaking_templates = None
     version = serializers.IntegerField(
         min_value=1, help_text="the version number to restore (3 for v3)"
     )

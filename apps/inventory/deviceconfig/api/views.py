@@ -52,7 +52,8 @@ WRITE_ERRORS = {
         "unreadable_shape (`errors.confirm_shape`: a running component cannot "
         "parse the vnpus shape; send confirm_shape: true to write it anyway), "
         "breaks_running_slices (`errors.confirm_breaking` names the running "
-        "slices the publish would break; name each in confirm_breaking)"
+        "slices the publish would break; name each in confirm_breaking, or their "
+        "templates in confirm_breaking_templates)"
     ),
     **CLUSTER_ERRORS,
     409: OpenApiResponse(
@@ -116,6 +117,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
             force=data["force"],
             confirm_shape=data["confirm_shape"],
             confirm_breaking=data["confirm_breaking"],
+            confirm_breaking_templates=data["confirm_breaking_templates"],
         )
         return Response(
             s.PublishResultSerializer(result).data, status=status.HTTP_201_CREATED

@@ -101,6 +101,14 @@ class Command(BaseCommand):
             metavar="NAMESPACE/POD",
             help="a running slice you accept this publish breaks (repeat for each)",
         )
+        pub.add_argument(
+            "--confirm-breaking-template",
+            action="append",
+            default=[],
+            metavar="COMMONWORD/TEMPLATE",
+            help="a template whose running slices you accept this publish breaks, "
+            "whichever pods run them when it lands (repeat for each)",
+        )
         drift = sub.add_parser(
             "drift", help="compare the live ConfigMap with the portal's version"
         )
@@ -189,6 +197,7 @@ class Command(BaseCommand):
                 force=options["force"],
                 confirm_shape=options["confirm_shape"],
                 confirm_breaking=options["confirm_breaking"],
+                confirm_breaking_templates=options["confirm_breaking_template"],
             )
         )
 
@@ -223,7 +232,9 @@ class Command(BaseCommand):
                 # --confirm-breaking NAMESPACE/POD for each one it accepts.
                 self.stderr.write(f"refused: {exc.message}")
                 self.stderr.write(
-                    "name each one with --confirm-breaking NAMESPACE/POD to publish anyway"
+                    "name each one with --confirm-breaking NAMESPACE/POD, or their "
+                    "templates with --confirm-breaking-template COMMONWORD/TEMPLATE, "
+                    "to publish anyway"
                 )
                 raise SystemExit(1) from exc
             if exc.code != "no_change":

@@ -89,13 +89,15 @@ describe("publishing an edit that breaks running slices", () => {
     expect(already.textContent).not.toContain("npu-pod-310p");
   });
 
-  it("publishes only once the pods are named, and sends exactly those names", async () => {
+  it("publishes only once the templates are accepted, and sends those templates", async () => {
     const posts = stubApi(() => json(201, { number: 3, previous_resource_version: "1", resource_version: "2", forced: false, diff: "", warnings: [], shape_warnings: [] }));
     renderTab();
     fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "bigger vir01" } });
     const box = screen.getByTestId("confirm-breaking") as HTMLInputElement;
     expect(box.required).toBe(true);
-    expect(box.closest("label")!.textContent).toBe("Publish anyway: 2 running pods lose their template: default/npu-pod-310p, default/train-7");
+    expect(box.closest("label")!.textContent).toBe(
+      "Publish anyway: the running slices of Ascend310P/vir01 lose their template, whichever pods run them when it lands (2 pods now: default/npu-pod-310p, default/train-7)",
+    );
     const publish = screen.getByTestId("publish") as HTMLButtonElement;
     expect(publish.disabled).toBe(true);
     fireEvent.click(box);
@@ -103,12 +105,13 @@ describe("publishing an edit that breaks running slices", () => {
     fireEvent.click(publish);
     await waitFor(() => expect(screen.getByTestId("publish-result").textContent).toContain("Published v3"));
     expect(posts).toHaveLength(1);
-    expect(posts[0].confirm_breaking).toEqual(["default/npu-pod-310p", "default/train-7"]);
+    expect(posts[0].confirm_breaking_templates).toEqual(["Ascend310P/vir01"]);
+    expect(posts[0].confirm_breaking).toBeUndefined();
   });
 
   it("shows the API's refusal on the confirmation and fetches the impact again", async () => {
     const message = "this publish breaks 1 running slice(s): default/train-9 (template vir01 of Ascend310P is resized from 3072 MB to 4096 MB); name each one";
-    stubApi(() => json(400, { code: "breaks_running_slices", message, errors: { confirm_breaking: [message] } }));
+    stubApi(() => json(400, { code: "breaks_running_slices", message, errors: { confirm_breaking: [message], confirm_breaking_templates: ["the slices it breaks use Ascend310P/vir01"] } }));
     const onPublished = vi.fn();
     renderTab(onPublished);
     fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "bigger vir01" } });

@@ -34,7 +34,9 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   const [restartTick, setRestartTick] = useState(0);
   const [askAdopt, setAskAdopt] = useState(false);
   const [confirmShape, setConfirmShape] = useState(false);
-  // The pods the operator accepted to break, as one key: a new list unchecks the box.
+  // The templates whose running slices the operator accepted to break, as one
+  // key: pods of those templates come and go without unchecking the box; a new
+  // template does uncheck it.
   const [confirmedBreaking, setConfirmedBreaking] = useState<string | null>(null);
 
   const nothing = config !== undefined && !config.diff_from_base.trim();
@@ -43,9 +45,13 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   // A shape a running component cannot parse is written only when confirmed (the API's confirm_shape).
   const crashes = shapeWarnings.some((w) => w.effect === "crash");
   const needsConfirm = crashes || !!errors.fields.confirm_shape;
-  // Running pods this publish breaks are published over only when each is named (the API's confirm_breaking).
-  const breaking = slicePods(whatIf?.invalid_slices ?? []);
-  const breakingKey = breaking.join("\n");
+  // Running slices this publish breaks are published over only when their
+  // templates are accepted (the API's confirm_breaking_templates): whichever
+  // pods run them when the publish lands, not a pod list stale by the click.
+  const breakingSlices = whatIf?.invalid_slices ?? [];
+  const breaking = slicePods(breakingSlices);
+  const breakingTemplates = sliceTemplates(breakingSlices);
+  const breakingKey = breakingTemplates.join("\n");
   const confirmBreaking = breaking.length > 0 && confirmedBreaking === breakingKey;
   const needsBreaking = breaking.length > 0 && !confirmBreaking;
 
@@ -60,7 +66,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
         reason,
         force,
         confirm_shape: confirmShape,
-        confirm_breaking: confirmBreaking ? breaking : [],
+        confirm_breaking_templates: confirmBreaking ? breakingTemplates : [],
       });
       setResult(answer);
       setConflict(null);
@@ -73,7 +79,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       if (e instanceof ApiError && e.status === 409) {
         setConflict({ code: e.code, message: e.message, detail: e.body.detail as DriftConflictDetail | undefined });
       } else if (e instanceof ApiError && e.status === 400) {
-        setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape", "confirm_breaking"]));
+        setErrors(mapErrors(e.body, ["reason", "force", "confirm_shape", "confirm_breaking", "confirm_breaking_templates"]));
         // The pods running now may differ from the Impact panel's: fetch it again so the box names them.
         if (e.code === ErrorCode.BREAKS_RUNNING_SLICES) onPublished();
       } else {
@@ -248,8 +254,8 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                       data-testid="confirm-breaking"
                     />
                     <span>
-                      Publish anyway: {breaking.length} running pod{breaking.length === 1 ? "" : "s"} lose{breaking.length === 1 ? "s" : ""} their template:{" "}
-                      <span className="mono">{breaking.join(", ")}</span>
+                      Publish anyway: the running slices of <span className="mono">{breakingTemplates.join(", ")}</span> lose their template, whichever pods
+                      run them when it lands ({plural(breaking.length, "pod")} now: <span className="mono">{breaking.join(", ")}</span>)
                     </span>
                   </label>
                 </Field>
@@ -413,6 +419,11 @@ function plural(n: number, noun: string): string {
 /** Each pod once, as the API names it in confirm_breaking: namespace/pod. */
 function slicePods(slices: WhatIfSlice[]): string[] {
   return [...new Set(slices.map((s) => `${s.namespace}/${s.pod_name}`))];
+}
+
+/** Each template once, as the API names it in confirm_breaking_templates: commonWord/template. */
+function sliceTemplates(slices: WhatIfSlice[]): string[] {
+  return [...new Set(slices.map((s) => `${s.common_word}/${s.template || "whole-card"}`))].sort();
 }
 
 function SliceTable({ slices, title, tone, testId }: { slices: WhatIfSlice[]; title: string; tone: "hot" | "warn"; testId: string }) {
