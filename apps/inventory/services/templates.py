@@ -33,16 +33,43 @@ from apps.inventory.models import (
 
 
 def replace_chip_types(cluster: Cluster, specs: Sequence[ChipTypeSpec]) -> None:
-    """Delete the cluster's chip types and create ``specs`` in their order."""
-    ChipType.objects.filter(cluster=cluster).delete()
+    """Make the cluster's chip types and templates equal ``specs``, in their order.
+
+    A chip type (by commonWord) or template (by name) that survives keeps its
+    row and id: an editor open on it, a link to it and the API's ids stay
+    valid across an adopt or an import. The others are deleted or created.
+    """
+    existing = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
+    ChipType.objects.filter(cluster=cluster).exclude(
+        common_word__in=[spec.common_word for spec in specs]
+    ).delete()
     for position, spec in enumerate(specs):
-        chip_type = ChipType.objects.create(
-            cluster=cluster, position=position, **spec_chip_type_fields(spec)
-        )
-        Template.objects.bulk_create(
-            Template(chip_type=chip_type, position=i, **spec_template_fields(t))
-            for i, t in enumerate(spec.templates)
-        )
+        fields = {**spec_chip_type_fields(spec), "position": position}
+        chip_type = existing.get(spec.common_word)
+        if chip_type is None:
+            chip_type = ChipType.objects.create(cluster=cluster, **fields)
+        else:
+            for name, value in fields.items():
+                setattr(chip_type, name, value)
+            chip_type.save()
+        _replace_templates(chip_type, spec.templates)
+
+
+def _replace_templates(chip_type: ChipType, specs: Sequence[TemplateSpec]) -> None:
+    """The chip type's templates equal ``specs``; those whose name survives keep their id."""
+    existing = {t.name: t for t in Template.objects.filter(chip_type=chip_type)}
+    Template.objects.filter(chip_type=chip_type).exclude(
+        name__in=[spec.name for spec in specs]
+    ).delete()
+    for position, spec in enumerate(specs):
+        fields = {**spec_template_fields(spec), "position": position}
+        template = existing.get(spec.name)
+        if template is None:
+            Template.objects.create(chip_type=chip_type, **fields)
+        else:
+            for name, value in fields.items():
+                setattr(template, name, value)
+            template.save()
 
 
 # --- chip types and templates ---------------------------------------------------

@@ -64,6 +64,23 @@ def test_rollback_errors(cluster, operator_client, viewer_client, url):
     )
 
 
+def _ids(cluster) -> dict[str, int]:
+    from apps.inventory.models import ChipType, Template
+
+    chip_types = {
+        ct.common_word: ct.pk for ct in ChipType.objects.filter(cluster=cluster)
+    }
+    templates = {
+        f"{t.chip_type.common_word}/{t.name}": t.pk
+        for t in Template.objects.filter(chip_type__cluster=cluster).select_related(
+            "chip_type"
+        )
+    }
+    assert chip_types
+    assert templates
+    return {**chip_types, **templates}
+
+
 def test_drift_seen_after_kubectl_patch_then_adopted(
     cluster,
     live_text,
@@ -100,6 +117,7 @@ def test_drift_seen_after_kubectl_patch_then_adopted(
     )
     assert "+    memory: 12000" in recorded["diff"]
     # when an operator tries to adopt, then 403; an admin adopts
+    ids = _ids(cluster)
     assert operator_client.post(url("adopt"), {}).status_code == 403
     adopted = admin_client_api.post(url("adopt"), {"reason": "ops changed vir04"})
     assert adopted.status_code == 201, adopted.json()
@@ -108,6 +126,9 @@ def test_drift_seen_after_kubectl_patch_then_adopted(
     assert viewer_client.get(url("drift")).json()["in_sync"] is True
     assert viewer_client.get(url("drift"), {"live": "false"}).json()["in_sync"] is True
     assert _template(cluster, "vir04").memory == 12000
+    # in the same rows: chip types and templates keep their ids (an editor
+    # open on one, a link, a pipeline's id stay valid)
+    assert _ids(cluster) == ids
     assert AuditEvent.objects.filter(action="deviceconfig.adopted").exists()
     # and adopting again is a polite no-op
     again = admin_client_api.post(url("adopt"), {})
