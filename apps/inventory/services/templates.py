@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Max
 
 from apps.audit.services import audit_record
@@ -31,6 +31,8 @@ from apps.inventory.models import (
     Template,
 )
 
+_Row = TypeVar("_Row", bound=models.Model)
+
 
 def replace_chip_types(cluster: Cluster, specs: Sequence[ChipTypeSpec]) -> None:
     """Make the cluster's chip types and templates equal ``specs``, in their order.
@@ -39,37 +41,41 @@ def replace_chip_types(cluster: Cluster, specs: Sequence[ChipTypeSpec]) -> None:
     row and id: an editor open on it, a link to it and the API's ids stay
     valid across an adopt or an import. The others are deleted or created.
     """
-    existing = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
-    ChipType.objects.filter(cluster=cluster).exclude(
-        common_word__in=[spec.common_word for spec in specs]
-    ).delete()
+    chip_types = ChipType.objects.filter(cluster=cluster)
+    existing = {ct.common_word: ct for ct in chip_types}
+    chip_types.exclude(common_word__in=[s.common_word for s in specs]).delete()
     for position, spec in enumerate(specs):
-        fields = {**spec_chip_type_fields(spec), "position": position}
-        chip_type = existing.get(spec.common_word)
-        if chip_type is None:
-            chip_type = ChipType.objects.create(cluster=cluster, **fields)
-        else:
-            for name, value in fields.items():
-                setattr(chip_type, name, value)
-            chip_type.save()
-        _replace_templates(chip_type, spec.templates)
+        chip_type = _kept_or_created(
+            existing.get(spec.common_word),
+            {**spec_chip_type_fields(spec), "position": position},
+            lambda fields: ChipType.objects.create(cluster=cluster, **fields),
+        )
+        templates = Template.objects.filter(chip_type=chip_type)
+        by_name = {t.name: t for t in templates}
+        templates.exclude(name__in=[t.name for t in spec.templates]).delete()
+        for index, template in enumerate(spec.templates):
+            _kept_or_created(
+                by_name.get(template.name),
+                {**spec_template_fields(template), "position": index},
+                # called at once, inside this iteration
+                lambda fields, owner=chip_type: Template.objects.create(
+                    chip_type=owner, **fields
+                ),
+            )
 
 
-def _replace_templates(chip_type: ChipType, specs: Sequence[TemplateSpec]) -> None:
-    """The chip type's templates equal ``specs``; those whose name survives keep their id."""
-    existing = {t.name: t for t in Template.objects.filter(chip_type=chip_type)}
-    Template.objects.filter(chip_type=chip_type).exclude(
-        name__in=[spec.name for spec in specs]
-    ).delete()
-    for position, spec in enumerate(specs):
-        fields = {**spec_template_fields(spec), "position": position}
-        template = existing.get(spec.name)
-        if template is None:
-            Template.objects.create(chip_type=chip_type, **fields)
-        else:
-            for name, value in fields.items():
-                setattr(template, name, value)
-            template.save()
+def _kept_or_created(
+    row: _Row | None,
+    fields: dict[str, object],
+    create: Callable[[dict[str, object]], _Row],
+) -> _Row:
+    """``row`` with ``fields`` saved, or a new row made by ``create``."""
+    if row is None:
+        return create(fields)
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save()
+    return row
 
 
 # --- chip types and templates ---------------------------------------------------
