@@ -122,3 +122,42 @@ describe("publishing an edit that breaks running slices", () => {
     expect(onPublished).toHaveBeenCalledTimes(1);
   });
 });
+
+describe("publishing over a hand edit", () => {
+  const drift = {
+    in_sync: false,
+    checked: "live" as const,
+    baseline_version: 2,
+    live_version: 3,
+    live_resource_version: "9",
+    diff: "-    memory: 12288\n+    memory: 12000\n",
+    unpublished: "",
+  };
+  const refused = {
+    code: "drift",
+    message: "the ConfigMap was edited outside the portal",
+    detail: { last_seen_version: 2, live_resource_version: "9", diff_live: "-    memory: 12288\n+    memory: 12000\n", diff_proposed: "" },
+  };
+
+  it("needs the admin to see the hand edit and type the word, then forces", async () => {
+    const posts = stubApi((body) => (body.force ? json(201, { number: 4, previous_resource_version: "9", resource_version: "10", forced: true, diff: "", warnings: [], shape_warnings: [] }) : json(409, refused)));
+    renderAs("admin", <PublishTab clusterId={1} config={config} configError={null} whatIf={{ ...whatIf, invalid_slices: [] }} drift={drift} driftError={null} onPublished={() => {}} />, "ada");
+    fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "put vir04 back" } });
+    fireEvent.click(screen.getByTestId("publish"));
+    fireEvent.click(await screen.findByTestId("force"));
+    expect(posts).toHaveLength(1); // the click opens the confirmation, it does not publish
+    const dialog = screen.getByRole("dialog");
+    expect(dialog.textContent).toContain("drops this hand edit");
+    expect(dialog.textContent).toContain("+    memory: 12000");
+    const confirm = screen.getByTestId("force-confirm") as HTMLButtonElement;
+    expect(confirm.disabled).toBe(true);
+    fireEvent.change(screen.getByTestId("force-typed"), { target: { value: "forc" } });
+    expect(confirm.disabled).toBe(true);
+    fireEvent.change(screen.getByTestId("force-typed"), { target: { value: "force" } });
+    fireEvent.click(confirm);
+    await waitFor(() => expect(screen.getByTestId("publish-result").textContent).toContain("Published v4"));
+    expect(posts.map((p) => p.force)).toEqual([false, true]);
+    // the drift answer still on screen is about v2, older than v4: not shown beside the success
+    expect(screen.queryByTestId("drift-banner")).toBeNull();
+  });
+});

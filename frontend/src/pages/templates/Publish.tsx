@@ -11,6 +11,9 @@ import { mb } from "../../lib/format";
 import { useSession } from "../../state/session";
 import { RestartsPanel } from "../Restarts";
 
+/** What an admin types to publish over a hand edit. */
+const FORCE_WORD = "force";
+
 interface Props {
   clusterId: number;
   config: DeviceConfigState | undefined;
@@ -33,6 +36,9 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   const [failure, setFailure] = useState<unknown>(null);
   const [restartTick, setRestartTick] = useState(0);
   const [askAdopt, setAskAdopt] = useState(false);
+  // Publishing over a hand edit drops it: the admin sees what is dropped and types FORCE_WORD.
+  const [askForce, setAskForce] = useState(false);
+  const [forceTyped, setForceTyped] = useState("");
   const [confirmShape, setConfirmShape] = useState(false);
   // The templates whose running slices the operator accepted to break, as one
   // key: pods of those templates come and go without unchecking the box; a new
@@ -107,8 +113,45 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
   };
 
   const unpublished = drift?.unpublished.trim() ?? "";
+  // Right after a publish or an adoption, a drift answer about an older
+  // baseline is stale (its refetch is on the way): never show it beside the success.
+  const landed = result?.number ?? adopted?.number ?? 0;
+  const showDrift = !!drift && !drift.in_sync && !conflict && (drift.baseline_version ?? 0) >= landed;
   return (
     <>
+      {askForce && conflict && (
+        <Modal
+          title="Publish over the hand edit?"
+          onClose={() => setAskForce(false)}
+          footer={
+            <>
+              <button className="btn" onClick={() => setAskForce(false)}>
+                Cancel
+              </button>
+              <button
+                className="btn danger solid"
+                disabled={busy || forceTyped.trim() !== FORCE_WORD}
+                onClick={() => {
+                  setAskForce(false);
+                  setForceTyped("");
+                  void publish(true);
+                }}
+                data-testid="force-confirm"
+              >
+                Publish and drop the hand edit
+              </button>
+            </>
+          }
+        >
+          <p>
+            The ConfigMap was edited outside the portal. Publishing over it writes the portal's templates and <b>drops this hand edit</b> (last seen → live):
+          </p>
+          <DiffView diff={conflict.detail?.diff_live ?? ""} empty="The hand edit could not be shown." />
+          <Field label={`Type ${FORCE_WORD} to confirm`}>
+            <input value={forceTyped} onChange={(e) => setForceTyped(e.target.value)} name="force_confirmation" autoComplete="off" data-testid="force-typed" />
+          </Field>
+        </Modal>
+      )}
       {askAdopt && (
         <Modal
           title="Adopt the live ConfigMap?"
@@ -140,7 +183,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
         </Modal>
       )}
       <ErrorNote error={configError} />
-      {drift && !drift.in_sync && !conflict && (
+      {showDrift && drift && (
         <Banner kind="error" testId="drift-banner">
           <b>Drift:</b> the ConfigMap differs from the portal's v{drift.baseline_version} (someone edited it by hand). Publishing will be refused until
           an admin adopts the live config or publishes over it.
@@ -287,7 +330,8 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                     </button>
                     {conflict.code === ErrorCode.DRIFT && (
                       <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
-                        onClick={() => void publish(true)}
+                        onClick={() => setAskForce(true)}
+                        data-testid="force"
                       >
                         Publish over it (force)
                       </button>
