@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { RestartStates } from "../api/types";
 import { RestartsPanel } from "./Restarts";
 import { renderAs, stubFetch } from "./testing";
@@ -54,5 +54,26 @@ describe("RestartsPanel", () => {
     await waitFor(() => expect(screen.getByTestId("config-in-effect").textContent).toContain("placed by v4"), { timeout: 5000 });
     expect(screen.queryByTestId("config-in-effect-pending")).toBeNull();
     expect(screen.getByTestId("loaded-volcano-scheduler").textContent).toBe("v4");
+  });
+
+  it("restarts every pending component in one action, one audited restart each", async () => {
+    const three = states(true);
+    three.components = ["volcano-scheduler", "hami-scheduler", "hami-ascend-device-plugin"].map((name, i) => ({
+      ...three.components[0],
+      component: name,
+      restart_state: i < 2 ? "restart_pending" : "in_effect",
+      message: `${name} started before v4`,
+    }));
+    const fetch = stubFetch((_url, init) => (init.method === "POST" ? { status: 202, body: {} } : { body: three }));
+    renderAs("operator", <RestartsPanel clusterId={1} />);
+    fireEvent.click(await screen.findByTestId("restart-all", {}, { timeout: 5000 }));
+    const list = screen.getByTestId("restart-all-list");
+    expect(list.textContent).toContain("volcano-system/volcano-scheduler");
+    expect(list.textContent).toContain("hami-scheduler");
+    expect(list.textContent).not.toContain("hami-ascend-device-plugin");
+    fireEvent.click(screen.getByTestId("restart-confirm"));
+    await waitFor(() => expect(screen.queryByTestId("restart-all-list")).toBeNull());
+    const posted = fetch.mock.calls.filter(([, init]) => init?.method === "POST").map(([url]) => String(url));
+    expect(posted).toEqual(["/api/clusters/1/restarts/volcano-scheduler/", "/api/clusters/1/restarts/hami-scheduler/"]);
   });
 });

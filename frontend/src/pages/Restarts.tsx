@@ -2,7 +2,7 @@
 // after a publish they run the old config until their pods are replaced.
 
 import { useState } from "react";
-import { api, ApiError } from "../api/client";
+import { api } from "../api/client";
 import type { ComponentRestart, ConfigInEffect, RestartStates } from "../api/types";
 import { Badge, Banner, ErrorNote, Modal } from "../components/ui";
 import { ago } from "../lib/format";
@@ -26,21 +26,27 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
   useThrottledEffect(restarts.reload, live?.ticks.object ?? 0, 2000);
   const rolling = restarts.data?.components.some((c) => c.restart_state === "rolling");
   useThrottledEffect(restarts.reload, rolling ? Math.floor(now / 5000) : 0, 4000);
-  const [confirm, setConfirm] = useState<ComponentRestart | null>(null);
+  // The components a confirmation is about: one row's, or every one pending.
+  const [confirm, setConfirm] = useState<ComponentRestart[] | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const pending = restarts.data?.components.filter((c) => c.restart_state === "restart_pending") ?? [];
 
-  const restart = async (c: ComponentRestart) => {
+  // One request per component, in turn (each is its own audited restart); the
+  // first failure stops there and stays in the dialog, the others done are kept.
+  const restart = async (components: ComponentRestart[]) => {
     setBusy(true);
     setError(null);
     try {
-      await api.post(`/api/clusters/${clusterId}/restarts/${encodeURIComponent(c.component)}/`, { confirm: true });
+      for (const c of components) {
+        await api.post(`/api/clusters/${clusterId}/restarts/${encodeURIComponent(c.component)}/`, { confirm: true });
+      }
       setConfirm(null);
-      restarts.reload();
     } catch (e) {
       setError(e);
     } finally {
       setBusy(false);
+      restarts.reload();
     }
   };
 
@@ -48,10 +54,15 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
     <div className="panel" data-testid="restarts">
       <div className="panel-head">
         <h2>Restarts</h2>
-        <span className="right">
+        <span className="right hstack gap-8">
           {restarts.data?.config_version != null
             ? `config v${restarts.data.config_version} changed ${ago(restarts.data.config_changed_at, now)}`
             : "components that read the device config at start"}
+          {can("operator") && pending.length > 1 && (
+            <button className="btn small primary" onClick={() => setConfirm(pending)} data-testid="restart-all">
+              Restart all {pending.length} pending
+            </button>
+          )}
         </span>
       </div>
       <ErrorNote error={restarts.error} onRetry={restarts.reload} />
@@ -95,7 +106,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                 </td>
                 <td>
                   {can("operator") && c.restart_state !== "missing" && (
-                    <button className={`btn small${c.restart_state === "restart_pending" ? " primary" : ""}`} onClick={() => setConfirm(c)}>
+                    <button className={`btn small${c.restart_state === "restart_pending" ? " primary" : ""}`} onClick={() => setConfirm([c])}>
                       Restart
                     </button>
                   )}
@@ -105,26 +116,39 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
           })}
         </tbody>
       </table>
-      {confirm && (
+      {confirm && confirm.length > 0 && (
         <Modal
-          title={`Restart ${confirm.component}?`}
+          title={confirm.length === 1 ? `Restart ${confirm[0].component}?` : `Restart ${confirm.length} components?`}
           onClose={() => setConfirm(null)}
           footer={
             <>
               <button className="btn" onClick={() => setConfirm(null)}>
                 Cancel
               </button>
-              <button className="btn danger solid" disabled={busy} onClick={() => void restart(confirm)}>
-                {busy ? "Restarting…" : "Restart every pod"}
+              <button className="btn danger solid" disabled={busy} onClick={() => void restart(confirm)} data-testid="restart-confirm">
+                {busy ? "Restarting…" : confirm.length === 1 ? "Restart every pod" : `Restart every pod of all ${confirm.length}`}
               </button>
             </>
           }
         >
-          <p>
-            Every pod of the {confirm.kind} <b>{confirm.namespace}/{confirm.component}</b> is replaced (a rolling restart), so that it reads the
-            device config again. {confirm.message}
-          </p>
-          {error instanceof ApiError ? <ErrorNote error={error} /> : error ? <ErrorNote error={error} /> : null}
+          {confirm.length === 1 ? (
+            <p>
+              Every pod of the {confirm[0].kind} <b>{confirm[0].namespace}/{confirm[0].component}</b> is replaced (a rolling restart), so that it reads
+              the device config again. {confirm[0].message}
+            </p>
+          ) : (
+            <>
+              <p>Every pod of each is replaced (a rolling restart, one component after the other), so that they read the device config again:</p>
+              <ul className="bullets" data-testid="restart-all-list">
+                {confirm.map((c) => (
+                  <li key={c.component}>
+                    {c.kind} <b>{c.namespace}/{c.component}</b>: {c.message}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {error ? <ErrorNote error={error} /> : null}
         </Modal>
       )}
     </div>
