@@ -212,20 +212,7 @@ def _fill_310p(kube_stack, cleanup) -> list[str]:
 
 
 def _approve(admin, request_id: int) -> dict:
-    proposal = wait_for(
-        lambda: next(
-            (
-                row
-                for row in admin.get("/api/preemptions/?state=pending").json()[
-                    "results"
-                ]
-                if row["request"] == request_id
-            ),
-            None,
-        ),
-        "a preemption proposal",
-        timeout=60,
-    )
+    proposal = _proposed(admin, request_id)
     decided = admin.post(
         f"/api/preemptions/{proposal['id']}/approve/",
         {"reason": "release blocker"},
@@ -346,6 +333,67 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
         # no pod of the request failed because the victim still held its vNPU
         assert kube_stack.device_plugin.failures == failed_before
         assert shown["chip_uuid"] == proposal["chip_uuid"]
+
+
+def test_four_approved_preemptions_on_one_node_all_run_and_leave_no_hold(
+    kube_stack, kube_core, real_cluster, cleanup, settings
+):
+    """Each approval holds the node; with one taint per request each pod
+    tolerated only its own and all of them stayed Pending (issue 37). Now the
+    node carries one hold that every held request's pod tolerates, lifted
+    when the last of them is bound."""
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    operator, admin = (
+        token_client("urgent-bot", "operator"),
+        token_client("boss", "admin"),
+    )
+    fillers = _fill_310p(kube_stack, cleanup)
+    with Running(real_cluster):
+        requests = [submit_urgent_vir04(operator, "real") for _ in range(4)]
+        proposals = [_proposed(admin, request_id) for request_id in requests]
+        assert len({p["chip_uuid"] for p in proposals}) == 4
+        victims = [v["pod"] for p in proposals for v in p["victims"]]
+        assert sorted(victims) == sorted(fillers)  # one each, none twice
+        for proposal in proposals:  # approved back to back
+            decided = admin.post(
+                f"/api/preemptions/{proposal['id']}/approve/",
+                {"reason": "release blocker"},
+                format="json",
+            )
+            assert decided.status_code == 200, decided.json()
+        shown = [
+            _running_or_explain(kube_stack, operator, request_id, timeout=120)
+            for request_id in requests
+        ]
+        # every request runs on room it was promised (Volcano picks which of
+        # the four freed chips), and the node's hold is gone
+        assert {r["chip_uuid"] for r in shown} == {p["chip_uuid"] for p in proposals}
+        wait_for(
+            lambda: not _node_holds(kube_core, "npu-node-310p-01"),
+            "the node hold to be lifted",
+            timeout=30,
+        )
+        rows = PreemptionProposal.objects.filter(pk__in=[p["id"] for p in proposals])
+        assert {row.state for row in rows} == {ProposalState.DONE}
+        assert not [row.pk for row in rows if row.held_node]
+
+
+def _proposed(admin, request_id: int) -> dict:
+    """The request's pending proposal, once there is one."""
+    return wait_for(
+        lambda: next(
+            (
+                row
+                for row in admin.get("/api/preemptions/?state=pending").json()[
+                    "results"
+                ]
+                if row["request"] == request_id
+            ),
+            None,
+        ),
+        "a preemption proposal",
+        timeout=60,
+    )
 
 
 def _node_holds(kube_core, node: str) -> list[str]:
