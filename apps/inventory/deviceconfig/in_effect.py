@@ -160,10 +160,19 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
             f"v{loaded.number} does not parse ({chip_types}); the portal's templates "
             "are used",
         )
+    pending = loaded.number < published.number
+    if pending and _chip_types_of(published.text) == chip_types:
+        # A newer version with the same chip types and templates (other keys
+        # changed, or the same content adopted): a restart changes nothing.
+        pending = False
+        why = (
+            f"{cluster.config_loaded_by} loaded v{loaded.number}, whose chip types "
+            f"and templates v{published.number} keeps: no restart is needed"
+        )
     return ConfigInEffect(
         version=loaded.number,
         published=published.number,
-        pending_restart=loaded.number < published.number,
+        pending_restart=pending,
         loaded_by=cluster.config_loaded_by,
         loaded_at=cluster.config_loaded_at,
         why=why,

@@ -162,3 +162,21 @@ def test_a_stored_text_that_does_not_parse_falls_back_to_the_portals_templates(
     assert "v2 does not parse" in effect.why
     assert effect.chip_types == tuple(chip_type_specs(guide_cluster))
     assert _vir01(guide_cluster) == 3072
+
+
+def test_a_newer_version_with_the_same_templates_needs_no_restart(
+    cluster, loaded, live_text, hand_edit, resync, later_second
+):
+    # given a hand edit after the scheduler started that keeps every template
+    # (a key of the file nobody reads here), as sync records it
+    later_second()
+    hand_edit(live_text() + "# tuned by hand: no template changed\n")
+    resync()
+    config_loaded_refresh(cluster)
+
+    effect = config_in_effect(cluster)
+    # then the newer version is the published one, and no restart is asked for
+    assert effect.published > loaded.version
+    assert effect.version == loaded.version
+    assert effect.pending_restart is False
+    assert "no restart is needed" in effect.why
