@@ -168,6 +168,17 @@ def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(
     assert list(Queue.objects.values_list("name", flat=True)) == queues
 
 
+def test_every_mistake_against_the_cluster_comes_in_one_400(world, operator_client):
+    """A form shows all of them at once, not one more per submit."""
+    body = _body(world, chip_type="Ascend999", priority="urgentest")
+    response = operator_client.post("/api/requests/", body, format="json")
+    assert response.status_code == 400, response.json()
+    errors = response.json()["errors"]
+    assert "no chip type 'Ascend999'" in errors["chip_type"][0]
+    assert "no PriorityClass 'urgentest'" in errors["priority"][0]
+    assert Request.objects.count() == 0
+
+
 def test_priority_defaults_to_the_clusters_global_default(world, operator_client):
     from apps.inventory.models import PriorityClass
 

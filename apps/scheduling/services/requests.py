@@ -2,9 +2,9 @@
 
 A submission is checked before anything is written: once its cluster is
 found, its fields (every malformed one named in one 400), then the token's
-queue limit (403), then against the cluster (chip type and HAMi's template rule, PriorityClass, the
-queue's pod policy, the namespace), each a 400 naming the field, so a
-pipeline hears of a mistake at once. The same idempotency key (per user)
+queue limit (403), then against the cluster (chip type and HAMi's template
+rule, PriorityClass, the queue's pod policy: every failing field named in
+one 400), then the namespace, so a pipeline hears of its mistakes at once. The same idempotency key (per user)
 returns the earlier request instead of a second one.
 """
 
@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -36,6 +37,7 @@ from apps.scheduling.selectors import pod_policy_violations, queue_check
 from apps.scheduling.services import followups
 from apps.scheduling.snapshot import rules_for
 from apps.scheduling.validation import (
+    FieldErrors,
     fail,
     idempotency_key_errors,
     invalid,
@@ -306,9 +308,9 @@ def _checked_submission(
 ) -> _Checked:
     """Check a submission (see ``request_create``); 400 or 403 on the first failing step.
 
-    The fields are checked first, every error at once; then, against the
-    cluster, the token's queues, the chip type and template rule, the
-    PriorityClass and the queue's pod policy.
+    The fields are checked first, every error at once; then the token's
+    queues (403); then, against the cluster, the chip type and template rule,
+    the PriorityClass and the queue's pod policy, every error at once.
     """
     found = _cluster(cluster)
     key = idempotency_key or f"auto-{uuid.uuid4().hex}"
@@ -317,10 +319,22 @@ def _checked_submission(
     )
     queue_name = queue or DEFAULT_QUEUE
     queue_check(token, queue_name)
-    shape = _shape(found, chip_type, memory, template)
-    priority_class = _priority(found, priority)
+    # Every check against the cluster runs, and their fields come in one 400:
+    # a form shows all its mistakes at once, not one per submit.
+    errors: FieldErrors = {}
+    shape = _collected(errors, lambda: _shape(found, chip_type, memory, template))
+    priority_class = _collected(errors, lambda: _priority(found, priority))
     normal_workload = _normal_workload(workload, env)
-    _pod_policy_check(found, queue_name, namespace, normal_workload, pod_template)
+    _collected(
+        errors,
+        lambda: _pod_policy_check(
+            found, queue_name, namespace, normal_workload, pod_template
+        ),
+    )
+    fail(errors)
+    # No error was collected, so both checks returned their value.
+    shape = cast(alloc.SliceShape, shape)
+    priority_class = cast(PriorityClass, priority_class)
     submission = {
         "cluster": found.pk,
         "namespace": namespace,
@@ -335,6 +349,19 @@ def _checked_submission(
         "time_limit_seconds": time_limit_seconds,
     }
     return _Checked(found, key, shape, priority_class, submission)
+
+
+_T = TypeVar("_T")
+
+
+def _collected(errors: FieldErrors, check: Callable[[], _T]) -> _T | None:
+    """Run ``check``; a 400 it raises adds its fields to ``errors`` (None then)."""
+    try:
+        return check()
+    except ValidationFailed as exc:
+        for field, messages in (exc.detail or {}).items():
+            errors.setdefault(field, []).extend(messages)
+        return None
 
 
 def _fields_check(
