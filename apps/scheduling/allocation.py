@@ -275,6 +275,15 @@ def _caveat_text(caveat: str | None, snap: Snapshot) -> str:
     )
 
 
+def _proposal_caveat(caveat: str | None, chip_id: int, snap: Snapshot) -> str:
+    """A proposal's caveat, naming the chip its victims free: the proposals on
+    one node share the node's hazards, and this is what tells them apart."""
+    text = _caveat_text(caveat, snap)
+    if not text:
+        return ""
+    return f"{text}, instead of chip {snap.chip_labels[chip_id]} that its victims free"
+
+
 def missing_namespace_reason(namespace: str) -> str:
     """Why a request waits whose namespace the cluster does not have."""
     return f'namespace "{namespace}" does not exist in the cluster'
@@ -406,7 +415,7 @@ def _proposal(
         victims=victims,
         max_victim_priority=planned.max_victim_priority,
         lost_seconds=round(planned.lost_seconds, 1),
-        caveat=_caveat_text(planned.caveat, snap),
+        caveat=_proposal_caveat(planned.caveat, chip_id, snap),
         progress="waiting for an admin's decision",
     )
     if existing is not None:

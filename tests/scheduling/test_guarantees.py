@@ -115,7 +115,8 @@ def test_under_volcano_a_proposal_says_what_is_not_guaranteed(
     assert proposal.chip_id == full.pk
     caveat = (
         "not guaranteed: Volcano picks the chip on node n1 and may pick "
-        f"chip {sick.uuid} (index {sick.index}), which is unhealthy"
+        f"chip {sick.uuid} (index {sick.index}), which is unhealthy, instead of "
+        f"chip {full.uuid} (index {full.index}) that its victims free"
     )
     assert proposal.caveat == caveat
     shown = admin_client_api.get(f"/api/preemptions/{proposal.pk}/").json()
