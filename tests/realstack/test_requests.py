@@ -26,7 +26,7 @@ from harness.portal import (
 from harness.portal import wait_running as running
 from kubestack.scenarios import slice_pod, wait_running
 from tests.polling import wait_for
-from tests.realstack.accounting import portal_usage, usage_by_uuid
+from tests.realstack.accounting import chips_by_uuid, portal_usage, usage_by_uuid
 
 pytestmark = [
     pytest.mark.realstack,
@@ -335,25 +335,61 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
         assert shown["chip_uuid"] == proposal["chip_uuid"]
 
 
-def test_four_approved_preemptions_on_one_node_all_run_and_leave_no_hold(
+def test_four_approved_preemptions_on_two_nodes_all_run_and_leave_no_hold(
     kube_stack, kube_core, real_cluster, cleanup, settings
 ):
-    """Each approval holds the node; with one taint per request each pod
-    tolerated only its own and all of them stayed Pending (issue 37). Now the
+    """Each approval holds its node; with one taint per request each pod
+    tolerated only its own and all of them stayed Pending (issue 37). Now a
     node carries one hold that every held request's pod tolerates, lifted
-    when the last of them is bound."""
+    when the last of them is bound: two approvals on each node, back to back."""
     settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
     operator, admin = (
         token_client("urgent-bot", "operator"),
         token_client("boss", "admin"),
     )
     fillers = _fill_310p(kube_stack, cleanup)
+    # every empty 910B4 chip (the sick one too: Volcano checks no health) gets
+    # a low-priority whole card
+    used = usage_by_uuid(kube_core, ("Ascend910B4",))
+    empty = [
+        u
+        for u in chips_by_uuid(kube_core, ("Ascend910B4",))
+        if not used.get(u, {}).get("memory_used")
+    ]
+    cards = [f"card-{i}" for i in range(len(empty))]
+    cleanup.extend(("default", name) for name in cards)
+    kube_stack.create_objects(
+        [slice_pod(name, "Ascend910B4", 32768, "batch-low") for name in cards]
+    )
+    wait_running(kube_stack, [("default", name) for name in cards], timeout=90)
     with Running(real_cluster):
-        requests = [submit_urgent_vir04(operator, "real") for _ in range(4)]
+        requests = [submit_urgent_vir04(operator, "real") for _ in range(2)]
+        for i in range(2):
+            submitted = operator.post(
+                "/api/requests/",
+                {
+                    "cluster": "real",
+                    "namespace": "default",
+                    "chip_type": "Ascend910B4",
+                    "whole_card": True,
+                    "priority": "inference-high",
+                    "idempotency_key": f"urgent-card-{i}",
+                    "workload": {"image": "busybox"},
+                },
+                format="json",
+            )
+            assert submitted.status_code == 201, submitted.json()
+            requests.append(submitted.json()["id"])
         proposals = [_proposed(admin, request_id) for request_id in requests]
-        assert len({p["chip_uuid"] for p in proposals}) == 4
+        assert sorted(p["node"] for p in proposals) == [
+            "npu-node-310p-01",
+            "npu-node-310p-01",
+            "npu-node-910b-01",
+            "npu-node-910b-01",
+        ]
         victims = [v["pod"] for p in proposals for v in p["victims"]]
-        assert sorted(victims) == sorted(fillers)  # one each, none twice
+        assert len(set(victims)) == len(victims) == 4  # one each, none twice
+        assert set(victims) <= {*fillers, *cards}
         for proposal in proposals:  # approved back to back
             decided = admin.post(
                 f"/api/preemptions/{proposal['id']}/approve/",
@@ -366,13 +402,14 @@ def test_four_approved_preemptions_on_one_node_all_run_and_leave_no_hold(
             for request_id in requests
         ]
         # every request runs on room it was promised (Volcano picks which of
-        # the four freed chips), and the node's hold is gone
+        # its node's freed chips), and neither node is held any more
         assert {r["chip_uuid"] for r in shown} == {p["chip_uuid"] for p in proposals}
-        wait_for(
-            lambda: not _node_holds(kube_core, "npu-node-310p-01"),
-            "the node hold to be lifted",
-            timeout=30,
-        )
+        for node in ("npu-node-310p-01", "npu-node-910b-01"):
+            wait_for(
+                lambda node=node: not _node_holds(kube_core, node),
+                f"the hold on {node} to be lifted",
+                timeout=30,
+            )
         rows = PreemptionProposal.objects.filter(pk__in=[p["id"] for p in proposals])
         assert {row.state for row in rows} == {ProposalState.DONE}
         assert not [row.pk for row in rows if row.held_node]
