@@ -112,6 +112,31 @@ def wait_running(client: APIClient, request_id: int, timeout: float = 20) -> dic
         ) from None
 
 
+def pending_proposal(admin: APIClient, request_id: int, timeout: float = 60) -> dict:
+    """The request's pending preemption proposal, once there is one."""
+
+    def found() -> dict | None:
+        rows = admin.get("/api/preemptions/?state=pending").json()["results"]
+        return next((row for row in rows if row["request"] == request_id), None)
+
+    return wait_until(found, f"a preemption proposal for request {request_id}", timeout)
+
+
+def approve(admin: APIClient, proposal: dict, reason: str = "release blocker") -> None:
+    """Approve a preemption proposal as ``admin`` (must answer 200)."""
+    decided = admin.post(
+        f"/api/preemptions/{proposal['id']}/approve/", {"reason": reason}, format="json"
+    )
+    assert decided.status_code == 200, decided.json()
+
+
+def approve_pending(admin: APIClient, request_id: int) -> dict:
+    """Approve the request's pending proposal once there is one; returns it."""
+    proposal = pending_proposal(admin, request_id)
+    approve(admin, proposal)
+    return proposal
+
+
 def submit_urgent_vir04(client: APIClient, cluster: str) -> int:
     """Submit an inference-high vir04 on a 310P (what the preemption tests ask for)."""
     response = client.post(

@@ -16,7 +16,17 @@ from typing import Any
 import pytest
 
 from apps.inventory.hami.annotations import allocated_key, parse_pod_devices
+from apps.scheduling.models import Request
 from apps.scheduling.pods import uuid_annotation
+from harness.portal import (
+    Running,
+    approve_pending,
+    ci_request,
+    request_state,
+    submit_urgent_vir04,
+    token_client,
+)
+from harness.portal import wait_running as running
 from kubestack import hami
 from kubestack.scenarios import slice_pod, wait_running
 from kubestack.stack import KubeStack
@@ -212,3 +222,81 @@ def test_hami_binds_a_pod_pinned_to_a_chip_marked_unhealthy_and_it_runs(
         event["reason"] == "FilteringFailed"
         for event in _events(hami_stack, "hami-sick")
     )
+
+
+# --- the portal on the real HAMi scheduler -------------------------------------------
+
+
+@pytest.fixture
+def hami_cluster(db, hami_stack: KubeStack, settings, tmp_path) -> Iterator[Any]:
+    """Cluster ``hami`` in the portal, pointing at the HAMi stack, synced once;
+    the portal's requests are cleaned up after the test."""
+    from apps.inventory.choices import ConnectionKind, SchedulerSetting
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
+
+    settings.LOCK_DIR = str(tmp_path / "locks")
+    settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = None
+    kubeconfig = hami_stack.write_kubeconfig(tmp_path / "kubeconfig")
+    cluster = cluster_create(
+        actor=None,
+        name="hami",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=kubeconfig.read_text(),
+        scheduler=SchedulerSetting.HAMI,
+    )
+    sync_once(cluster)
+    yield cluster
+    hami_stack.force_delete_pods("default", "vnpu-portal/request")
+
+
+def _portal_chip(request_id: int) -> str:
+    return Request.objects.get(pk=request_id).chip_uuid
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_portal_books_a_chip_and_the_real_hami_runs_the_pod_there(
+    hami_stack, hami_cluster
+):
+    """Under HAMi the chip the portal books is the chip the pod gets: the
+    request shows it before the bind, and the pod's allocation is that chip."""
+    ci = token_client("ci-bot", "operator")
+    with Running(hami_cluster):
+        submitted = ci.post("/api/requests/", ci_request(cluster="hami"), format="json")
+        assert submitted.status_code == 201, submitted.json()
+        request_id = submitted.json()["id"]
+        booked = wait_for(
+            lambda: request_state(ci, request_id)["chip_uuid"],
+            "the booked chip to be shown before the bind",
+            timeout=60,
+        )
+        shown = running(ci, request_id, timeout=90)
+        pod = _pod(hami_stack, Request.objects.get(pk=request_id).pod_name)
+    assert shown["chip_uuid"] == booked
+    assert _chips(pod, "Ascend310P") == [booked]
+    assert (shown["template_booked"], shown["memory_booked"]) == ("vir02", 6144)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_approved_preemption_on_the_real_hami_ends_on_the_booked_chip(
+    hami_stack, hami_cluster, hami_pods
+):
+    """Every 310P chip holds a batch-low vir04 (no second fits); an urgent
+    vir04 is proposed one victim, approved, and runs on exactly the chip the
+    proposal freed (HAMi honours the pin; Volcano would pick any freed chip)."""
+    fillers = [f"hami-filler-{i}" for i in range(len(guide_data.CHIPS_310P))]
+    for name in fillers:
+        _create(hami_stack, hami_pods, name, "Ascend310P", 12288)
+    wait_running(hami_stack, [("default", n) for n in fillers], timeout=90)
+    operator, admin = (
+        token_client("urgent-bot", "operator"),
+        token_client("boss", "admin"),
+    )
+    with Running(hami_cluster):
+        request_id = submit_urgent_vir04(operator, "hami")
+        proposal = approve_pending(admin, request_id)
+        shown = running(operator, request_id, timeout=120)
+    (victim,) = [v["pod"] for v in proposal["victims"]]
+    assert victim in fillers
+    assert shown["chip_uuid"] == proposal["chip_uuid"]
+    assert _portal_chip(request_id) == proposal["chip_uuid"]

@@ -18,7 +18,10 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from harness.portal import (
     Running,
+    approve,
+    approve_pending,
     ci_request,
+    pending_proposal,
     request_state,
     submit_urgent_vir04,
     token_client,
@@ -211,17 +214,6 @@ def _fill_310p(kube_stack, cleanup) -> list[str]:
     return names
 
 
-def _approve(admin, request_id: int) -> dict:
-    proposal = _proposed(admin, request_id)
-    decided = admin.post(
-        f"/api/preemptions/{proposal['id']}/approve/",
-        {"reason": "release blocker"},
-        format="json",
-    )
-    assert decided.status_code == 200, decided.json()
-    return proposal
-
-
 @pytest.fixture
 def filler_pdb(kube_stack):
     """A PodDisruptionBudget that allows no filler to be disrupted."""
@@ -265,7 +257,7 @@ def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
             timeout=60,
         )
         request_id = submit_urgent_vir04(operator, "real")
-        proposal = _approve(admin, request_id)
+        proposal = approve_pending(admin, request_id)
         victims = [v["pod"] for v in proposal["victims"]]
         assert len(victims) == 1
         assert victims[0] in fillers
@@ -325,7 +317,7 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
     with Running(real_cluster):
         fillers = _fill_310p(kube_stack, cleanup)
         request_id = submit_urgent_vir04(operator, "real")
-        proposal = _approve(admin, request_id)
+        proposal = approve_pending(admin, request_id)
         victim = proposal["victims"][0]["pod"]
         assert victim in fillers
         failed_before = kube_stack.device_plugin.failures
@@ -380,7 +372,7 @@ def test_four_approved_preemptions_on_two_nodes_all_run_and_leave_no_hold(
             )
             assert submitted.status_code == 201, submitted.json()
             requests.append(submitted.json()["id"])
-        proposals = [_proposed(admin, request_id) for request_id in requests]
+        proposals = [pending_proposal(admin, request_id) for request_id in requests]
         assert sorted(p["node"] for p in proposals) == [
             "npu-node-310p-01",
             "npu-node-310p-01",
@@ -391,12 +383,7 @@ def test_four_approved_preemptions_on_two_nodes_all_run_and_leave_no_hold(
         assert len(set(victims)) == len(victims) == 4  # one each, none twice
         assert set(victims) <= {*fillers, *cards}
         for proposal in proposals:  # approved back to back
-            decided = admin.post(
-                f"/api/preemptions/{proposal['id']}/approve/",
-                {"reason": "release blocker"},
-                format="json",
-            )
-            assert decided.status_code == 200, decided.json()
+            approve(admin, proposal)
         shown = [
             _running_or_explain(kube_stack, operator, request_id, timeout=120)
             for request_id in requests
@@ -413,24 +400,6 @@ def test_four_approved_preemptions_on_two_nodes_all_run_and_leave_no_hold(
         rows = PreemptionProposal.objects.filter(pk__in=[p["id"] for p in proposals])
         assert {row.state for row in rows} == {ProposalState.DONE}
         assert not [row.pk for row in rows if row.held_node]
-
-
-def _proposed(admin, request_id: int) -> dict:
-    """The request's pending proposal, once there is one."""
-    return wait_for(
-        lambda: next(
-            (
-                row
-                for row in admin.get("/api/preemptions/?state=pending").json()[
-                    "results"
-                ]
-                if row["request"] == request_id
-            ),
-            None,
-        ),
-        "a preemption proposal",
-        timeout=60,
-    )
 
 
 def _node_holds(kube_core, node: str) -> list[str]:
@@ -485,7 +454,7 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
             )
             failed_before = kube_stack.device_plugin.failures
             request_id = submit_urgent_vir04(operator, "real")
-            proposal = _approve(admin, request_id)
+            proposal = approve_pending(admin, request_id)
             (victim,) = [v["pod"] for v in proposal["victims"]]
             assert victim in first
             shown = _running_or_explain(kube_stack, operator, request_id, timeout=90)
