@@ -68,6 +68,12 @@ def cleanup(kube_stack: KubeStack) -> Iterator[list[tuple[str, str]]]:
             "--wait=false",
             check=False,
         )
+    _delete_portal_pods(kube_stack)
+    _lift_node_locks(kube_stack)
+
+
+def _delete_portal_pods(kube_stack: KubeStack) -> None:
+    """Force-delete every pod the portal made (label ``vnpu-portal/request``)."""
     kube_stack.kubectl(
         "delete",
         "pods",
@@ -79,7 +85,6 @@ def cleanup(kube_stack: KubeStack) -> Iterator[list[tuple[str, str]]]:
         "--wait=false",
         check=False,
     )
-    _lift_node_locks(kube_stack)
 
 
 def _lift_node_locks(kube_stack: KubeStack) -> None:
@@ -134,8 +139,12 @@ def real_cluster(
     )
     sync_once(cluster)
     yield cluster
-    # The test's database is rolled back, so the portal forgets any node hold
-    # a preemption left in place (a test may end mid-eviction): lift them here.
+    # The test's database is rolled back, so the portal forgets its pods and
+    # any node hold a preemption left in place (a test may end mid-eviction):
+    # remove them here, whether or not the test used ``cleanup``. A request's
+    # pod left behind (bound by Volcano to the sick chip) once made the next
+    # test on this stack find that chip occupied.
+    _delete_portal_pods(kube_stack)
     _lift_portal_holds(kube_stack)
     _lift_node_locks(kube_stack)
 
