@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -75,6 +76,7 @@ class Soak:
         self.longest = {"admitted": 0.0, "reserved": 0.0}
         self.oldest_pending_proposal = 0.0
         self.most_live = 0
+        self.superseded_why: Counter[str] = Counter()
 
     def _get(self, path: str) -> Any:
         status, body = self.api.call("GET", path)
@@ -165,11 +167,15 @@ class Soak:
             )["results"]
             if r["id"] in mine
         )
-        proposals = Counter(
-            p["state"]
-            for p in self._get(
-                f"/api/preemptions/?cluster={self.cluster_id}&page_size=5000"
-            )["results"]
+        rows = self._get(f"/api/preemptions/?cluster={self.cluster_id}&page_size=5000")[
+            "results"
+        ]
+        proposals = Counter(p["state"] for p in rows)
+        # why proposals were superseded, numbers and names masked
+        self.superseded_why = Counter(
+            re.sub(r"[\w./-]*\d[\w./-]*", "N", p["reason"])[:70]
+            for p in rows
+            if p["state"] == "superseded"
         )
         return requests, proposals
 
@@ -236,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"requests submitted: {len(soak.submitted)}; by state now: {dict(requests)}")
     print(f"approvals made: {soak.approved}; cancels: {soak.cancelled}")
     print(f"proposals by state: {dict(proposals)}")
+    for why, count in soak.superseded_why.most_common(5):
+        print(f"    superseded {count}: {why}")
     print(
         f"longest admitted: {soak.longest['admitted']:.0f} s; longest reserved: "
         f"{soak.longest['reserved']:.0f} s (stuck after {STUCK_AFTER_SECONDS} s)"
