@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 
 from apps.inventory.hami.annotations import allocated_key, parse_pod_devices
+from apps.inventory.hami.deviceconfig import parse_device_config
+from apps.inventory.hami.template_rule import FitKind, Scheduler, fit_template
 from apps.scheduling.models import Request
 from apps.scheduling.pods import uuid_annotation
 from harness.portal import (
@@ -300,3 +302,43 @@ def test_an_approved_preemption_on_the_real_hami_ends_on_the_booked_chip(
     assert victim in fillers
     assert shown["chip_uuid"] == proposal["chip_uuid"]
     assert _portal_chip(request_id) == proposal["chip_uuid"]
+
+
+def test_the_fit_answer_is_the_real_hami_webhooks_template_for_every_size(
+    hami_stack, hami_pods
+):
+    """At every template's edges (one below, at, one above) and at the
+    card's, the memory HAMi's webhook writes into the pod (its template rule,
+    ``pkg/device/ascend/device.go`` ``MutateAdmission`` / ``trimMemory``) is
+    the portal's fit answer under HAMi (``fit_template``)."""
+    text = json.loads(
+        hami_stack.kubectl(
+            "get",
+            "configmap",
+            "-n",
+            hami.NAMESPACE,
+            hami.DEVICE_CONFIGMAP[1],
+            "-o",
+            "json",
+        ).stdout
+    )["data"][hami.DEVICE_CONFIG_KEY]
+    compared = 0
+    for chip_type in parse_device_config(text).chip_types():
+        word = chip_type.common_word
+        sizes = {1, chip_type.memory_allocatable}
+        for template in chip_type.templates:
+            sizes |= {template.memory - 1, template.memory, template.memory + 1}
+        for size in sorted(s for s in sizes if 0 < s <= chip_type.memory_allocatable):
+            fit = fit_template(chip_type, size, scheduler=Scheduler.HAMI)
+            if fit.kind is not FitKind.TEMPLATE:
+                continue
+            name = f"fit-{word.lower()}-{size}"
+            _create(hami_stack, hami_pods, name, word, size)
+            limits = _pod(hami_stack, name)["spec"]["containers"][0]["resources"][
+                "limits"
+            ]
+            assert limits[f"huawei.com/{word}-memory"] == str(fit.memory), (
+                f"{word} {size} MB: webhook {limits}, portal {fit}"
+            )
+            compared += 1
+    assert compared >= 12
