@@ -342,3 +342,35 @@ def test_the_fit_answer_is_the_real_hami_webhooks_template_for_every_size(
             )
             compared += 1
     assert compared >= 12
+
+
+def test_the_real_hami_holds_a_terminating_pods_room(hami_stack, hami_pods):
+    """HAMi v2.9.0 keeps a terminating pod in its cache with its devices
+    (``pkg/scheduler/scheduler.go`` ``onAddPod``: ``IsPodTerminating`` ->
+    ``UpdatePod``; only a Failed or Succeeded pod, or the delete event, frees
+    them), so a pod pinned to that room waits, where Volcano binds into it at
+    once (tests/realstack/test_node_side.py). It binds once the pod is gone."""
+    uuid = guide_data.CHIPS_310P[3][0]
+    pin = {uuid_annotation("Ascend310P"): uuid}
+    _create(hami_stack, hami_pods, "room-holder", "Ascend310P", 12288, pin)
+    wait_running(hami_stack, [("default", "room-holder")], timeout=90)
+    # no second vir04 fits the chip (21527 MB): the holder leaves, slowly
+    hami_stack.kubectl("delete", "pod", "room-holder", "--wait=false")  # 30 s grace
+    _create(hami_stack, hami_pods, "room-taker", "Ascend310P", 12288, pin)
+
+    def refused() -> bool:
+        return any(
+            event["reason"] in ("FailedScheduling", "FilteringFailed")
+            for event in _events(hami_stack, "room-taker")
+        )
+
+    wait_for(refused, "HAMi to refuse the taker while the holder terminates", 60)
+    holder = _pod(hami_stack, "room-holder")
+    assert holder["metadata"].get("deletionTimestamp"), "still terminating"
+    assert not _pod(hami_stack, "room-taker")["spec"].get("nodeName")
+    # once the holder is gone, the taker is bound to the pinned chip and runs
+    hami_stack.kubectl(
+        "delete", "pod", "room-holder", "--grace-period=0", "--force", check=False
+    )
+    wait_running(hami_stack, [("default", "room-taker")], timeout=120)
+    assert _chips(_pod(hami_stack, "room-taker"), "Ascend310P") == [uuid]
