@@ -187,6 +187,8 @@ class SchedulerRules:
         spread_counts_one: Volcano up to v1.15.1 scores spread 100 for a chip
             with exactly one vNPU (its bug) instead of an empty chip.
         random_ties: equal scores are broken at random (Go map order), not by index.
+        device_usage_score: HAMi's chip score (``hami_chip_score``): spread
+            takes the lowest, binpack the highest, a tie the highest index.
     """
 
     honours_pins: bool
@@ -194,6 +196,7 @@ class SchedulerRules:
     policy: str
     spread_counts_one: bool = False
     random_ties: bool = False
+    device_usage_score: bool = False
 
 
 def hami_rules(policy: str) -> SchedulerRules:
@@ -203,7 +206,37 @@ def hami_rules(policy: str) -> SchedulerRules:
     ``Fit`` never reads it (the real scheduler in kubestack binds a pod
     pinned to the guide's sick chip: tests/realstack/test_hami_scheduler.py).
     """
-    return SchedulerRules(honours_pins=True, counts_releasing=True, policy=policy)
+    return SchedulerRules(
+        honours_pins=True,
+        counts_releasing=True,
+        policy=policy,
+        device_usage_score=True,
+    )
+
+
+#: HAMi's ``util.Weight``: each share of a chip's score counts ten.
+HAMI_WEIGHT = 10.0
+
+
+def hami_chip_score(chip: ChipState, memory: int) -> float:
+    """HAMi v2.9.0's score of a chip for one vNPU of ``memory`` MB
+    (``pkg/scheduler/policy/gpu_policy.go`` ``ComputeScore``):
+    ``10 * ((used + 1) / count + usedcores / totalcore + (usedmem + memory) /
+    totalmem)``. Template pods ask no cores, and simcluster's chips hold none,
+    so the core share is 0."""
+    if not chip.count or not chip.devmem:
+        return 0.0
+    return HAMI_WEIGHT * (
+        (chip.used + 1) / chip.count + (chip.usedmem + memory) / chip.devmem
+    )
+
+
+def _hami_order(score: float, index: int, policy: str) -> tuple[float, float]:
+    """HAMi sorts its chips by score (spread: descending, binpack: ascending;
+    ``DeviceUsageList.Less``; a stable sort for a node's few chips, so ties keep
+    index order) and ``Fit`` walks the list from its end: spread takes the
+    lowest score, binpack the highest, and a tie the highest index."""
+    return (-score if policy == "binpack" else score, -float(index))
 
 
 def volcano_rules(policy: str, weight: int) -> SchedulerRules:
@@ -275,6 +308,12 @@ def pick_on_node(
                     used,
                     usedmem,
                 )
+                if rules.device_usage_score:
+                    score = hami_chip_score(view, fit.memory)
+                    candidates.append(
+                        (*_hami_order(score, chip.index, rules.policy), chip)
+                    )
+                    continue
                 tie = rng.random() if rules.random_ties else float(chip.index)
                 # ``view`` already holds this scheduler's usage: score it as is.
                 score = chip_score(view, replace(rules, counts_releasing=True))

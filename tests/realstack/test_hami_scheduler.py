@@ -10,10 +10,12 @@ the real thing, not against simcluster's model of it.
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from apps.inventory.hami.annotations import allocated_key, parse_pod_devices
 from apps.inventory.hami.deviceconfig import parse_device_config
@@ -33,7 +35,15 @@ from kubestack import hami
 from kubestack.scenarios import slice_pod, wait_running
 from kubestack.stack import KubeStack
 from simcluster import guide_data
+from simcluster.controllers.placement import (
+    ChipState,
+    DeviceRequest,
+    NodeInfo,
+    hami_rules,
+    pick_on_node,
+)
 from tests.polling import wait_for
+from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow]
 
@@ -78,6 +88,20 @@ def _create(
     pod["metadata"]["annotations"].update(annotations or {})
     created.append(name)
     stack.kubectl("create", "-f", "-", stdin=json.dumps(pod))
+
+
+def _live_device_config(stack: KubeStack) -> str:
+    """The device config HAMi's scheduler reads, as the ConfigMap holds it."""
+    found = stack.kubectl(
+        "get",
+        "configmap",
+        "-n",
+        hami.NAMESPACE,
+        hami.DEVICE_CONFIGMAP[1],
+        "-o",
+        "json",
+    ).stdout
+    return json.loads(found)["data"][hami.DEVICE_CONFIG_KEY]
 
 
 def _chips(pod: dict[str, Any], chip_type: str) -> list[str]:
@@ -311,17 +335,7 @@ def test_the_fit_answer_is_the_real_hami_webhooks_template_for_every_size(
     card's, the memory HAMi's webhook writes into the pod (its template rule,
     ``pkg/device/ascend/device.go`` ``MutateAdmission`` / ``trimMemory``) is
     the portal's fit answer under HAMi (``fit_template``)."""
-    text = json.loads(
-        hami_stack.kubectl(
-            "get",
-            "configmap",
-            "-n",
-            hami.NAMESPACE,
-            hami.DEVICE_CONFIGMAP[1],
-            "-o",
-            "json",
-        ).stdout
-    )["data"][hami.DEVICE_CONFIG_KEY]
+    text = _live_device_config(hami_stack)
     compared = 0
     for chip_type in parse_device_config(text).chip_types():
         word = chip_type.common_word
@@ -374,3 +388,47 @@ def test_the_real_hami_holds_a_terminating_pods_room(hami_stack, hami_pods):
     )
     wait_running(hami_stack, [("default", "room-taker")], timeout=120)
     assert _chips(_pod(hami_stack, "room-taker"), "Ascend310P") == [uuid]
+
+
+def test_simclusters_hami_picks_the_chip_the_real_hami_picks(hami_stack, hami_pods):
+    """Differential: before each of a run of unpinned vir01 and vir02 pods,
+    simcluster's placement (``pick_on_node`` under ``hami_rules``, the chart's
+    ``spread``) is asked for the chip from the real cluster's usage; the real
+    HAMi scheduler then places the pod on that same chip, every time."""
+    text = _live_device_config(hami_stack)
+    (chip_type,) = [
+        c
+        for c in parse_device_config(text).chip_types()
+        if c.common_word == "Ascend310P"
+    ]
+    core = client.CoreV1Api(hami_stack.kubernetes_client())
+    for step, memory in enumerate([3072, 6144, 3072, 3072, 6144, 3072]):
+        chips = chips_by_uuid(core, ("Ascend310P",))
+        used = usage_by_uuid(core, ("Ascend310P",))
+        node = NodeInfo(NODE_310P, {}, False)
+        node.chips = [
+            ChipState(
+                NODE_310P,
+                c["index"],
+                uuid,
+                "Ascend310P",
+                c["slots"],
+                c["memory"],
+                c["healthy"],
+                used.get(uuid, {}).get("slots_used", 0),
+                used.get(uuid, {}).get("memory_used", 0),
+            )
+            for uuid, c in chips.items()
+            if c["node"] == NODE_310P
+        ]
+        fit = fit_template(chip_type, memory, scheduler=Scheduler.HAMI)
+        request = DeviceRequest(0, chip_type, 1, memory)
+        (pick,) = pick_on_node(
+            node, [request], [fit], {}, hami_rules("spread"), random.Random(0)
+        )
+        name = f"diff-{step}"
+        _create(hami_stack, hami_pods, name, "Ascend310P", memory)
+        wait_running(hami_stack, [("default", name)], timeout=90)
+        assert _chips(_pod(hami_stack, name), "Ascend310P") == [pick.chip.uuid], (
+            f"step {step}: simcluster picks chip {pick.chip.index}"
+        )

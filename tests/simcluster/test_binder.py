@@ -100,9 +100,11 @@ def test_template_rule_and_binpack(core: client.CoreV1Api, wait_for) -> None:
     core.create_namespaced_pod(
         "default", _pod("p12289", "Ascend310P", 12289, scheduler=HAMI)
     )
-    # Larger than vir04 (12288): a whole card, which needs an empty chip.
+    # Larger than vir04 (12288): a whole card, which needs an empty chip; of
+    # the empty ones (a tie) HAMi takes the highest index: its Fit walks its
+    # sorted chips from the end (pkg/device/ascend/device.go)
     _expect_slice(
-        _running(core, wait_for, "p12289"), "npu-node-310p-01", CHIP1, 21527, None
+        _running(core, wait_for, "p12289"), "npu-node-310p-01", CHIP3, 21527, None
     )
 
 
@@ -112,8 +114,9 @@ def test_spread_prefers_unused_chips(sim_factory, tmp_path: Path, wait_for) -> N
     core.create_namespaced_pod(
         "default", _pod("spread", "Ascend310P", 3072, scheduler=HAMI)
     )
+    # the lowest score (HAMi's ComputeScore), of three empty chips the last
     _expect_slice(
-        _running(core, wait_for, "spread"), "npu-node-310p-01", CHIP1, 3072, "vir01"
+        _running(core, wait_for, "spread"), "npu-node-310p-01", CHIP3, 3072, "vir01"
     )
 
 
