@@ -68,3 +68,29 @@ def portal_usage(cluster: Any) -> dict[str, dict[str, int]]:
         .exclude(slots_used=0, memory_used=0)
         .values_list("uuid", "slots_used", "memory_used")
     }
+
+
+def simcluster_node(core: Any, node: str, common_word: str) -> Any:
+    """The real node's chips of one type, with the usage HAMi counts, as
+    simcluster's placement sees a node (``simcluster.controllers.placement``),
+    for asking simcluster's model where a pod would go on the real cluster."""
+    from simcluster.controllers.placement import ChipState, NodeInfo
+
+    used = usage_by_uuid(core, (common_word,))
+    info = NodeInfo(node, {}, False)
+    info.chips = [
+        ChipState(
+            node,
+            chip["index"],
+            uuid,
+            common_word,
+            chip["slots"],
+            chip["memory"],
+            chip["healthy"],
+            used.get(uuid, {}).get("slots_used", 0),
+            used.get(uuid, {}).get("memory_used", 0),
+        )
+        for uuid, chip in chips_by_uuid(core, (common_word,)).items()
+        if chip["node"] == node
+    ]
+    return info

@@ -35,15 +35,9 @@ from kubestack import hami
 from kubestack.scenarios import slice_pod, wait_running
 from kubestack.stack import KubeStack
 from simcluster import guide_data
-from simcluster.controllers.placement import (
-    ChipState,
-    DeviceRequest,
-    NodeInfo,
-    hami_rules,
-    pick_on_node,
-)
+from simcluster.controllers.placement import DeviceRequest, hami_rules, pick_on_node
 from tests.polling import wait_for
-from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
+from tests.realstack.accounting import simcluster_node
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow]
 
@@ -403,24 +397,7 @@ def test_simclusters_hami_picks_the_chip_the_real_hami_picks(hami_stack, hami_po
     ]
     core = client.CoreV1Api(hami_stack.kubernetes_client())
     for step, memory in enumerate([3072, 6144, 3072, 3072, 6144, 3072]):
-        chips = chips_by_uuid(core, ("Ascend310P",))
-        used = usage_by_uuid(core, ("Ascend310P",))
-        node = NodeInfo(NODE_310P, {}, False)
-        node.chips = [
-            ChipState(
-                NODE_310P,
-                c["index"],
-                uuid,
-                "Ascend310P",
-                c["slots"],
-                c["memory"],
-                c["healthy"],
-                used.get(uuid, {}).get("slots_used", 0),
-                used.get(uuid, {}).get("memory_used", 0),
-            )
-            for uuid, c in chips.items()
-            if c["node"] == NODE_310P
-        ]
+        node = simcluster_node(core, NODE_310P, "Ascend310P")
         fit = fit_template(chip_type, memory, scheduler=Scheduler.HAMI)
         request = DeviceRequest(0, chip_type, 1, memory)
         (pick,) = pick_on_node(

@@ -13,12 +13,21 @@ restartPolicy Never the pod ends Failed, its container ``StartError``.
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from apps.inventory.hami.annotations import allocated_key
+from apps.inventory.hami.deviceconfig import parse_device_config
+from apps.inventory.hami.template_rule import Scheduler, fit_template
 from kubestack.scenarios import slice_pod, wait_running
+from simcluster.controllers.placement import (
+    DeviceRequest,
+    pick_on_node,
+    volcano_rules,
+)
 from tests.polling import wait_for
-from tests.realstack.accounting import chips_by_uuid, usage_by_uuid
+from tests.realstack.accounting import chips_by_uuid, simcluster_node, usage_by_uuid
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow]
 
@@ -110,3 +119,42 @@ def test_the_real_volcano_takes_any_fitting_chip_even_with_binpack(
     finally:
         kube_core.patch_namespaced_config_map(*configmap, {"data": original})
         kube_stack.restart_volcano_scheduler()
+
+
+def test_the_real_volcano_puts_each_pod_on_a_chip_simclusters_model_allows(
+    kube_stack, kube_core, cleanup
+):
+    """Differential, where Volcano is not deterministic (the guide's conf: no
+    chip policy, so any fitting chip, in Go's map order): before each pod,
+    simcluster's Volcano model (``pick_on_node`` under ``volcano_rules``, ties
+    at random) is asked for every chip it could pick, from the real cluster's
+    usage; the chip the real Volcano binds the pod to is always one of them."""
+    text = kube_core.read_namespaced_config_map(
+        "hami-scheduler-device", "kube-system"
+    ).data["device-config.yaml"]
+    (chip_type,) = [
+        c
+        for c in parse_device_config(text).chip_types()
+        if c.common_word == "Ascend310P"
+    ]
+    rules = volcano_rules("", 0)
+    for step, memory in enumerate([12288, 6144, 3072, 12288, 6144, 3072]):
+        node = simcluster_node(kube_core, "npu-node-310p-01", "Ascend310P")
+        fit = fit_template(chip_type, memory, scheduler=Scheduler.VOLCANO)
+        request = DeviceRequest(0, chip_type, 1, memory)
+        possible = {
+            pick.chip.uuid
+            for seed in range(64)
+            for pick in pick_on_node(
+                node, [request], [fit], {}, rules, random.Random(seed)
+            )
+            or []
+        }
+        assert possible, f"step {step}: simcluster sees no room for {memory} MB"
+        name = f"vdiff-{step}"
+        cleanup.append(("default", name))
+        kube_stack.create_objects([slice_pod(name, "Ascend310P", memory)])
+        wait_running(kube_stack, [("default", name)], timeout=60)
+        pod = kube_core.read_namespaced_pod(name, "default")
+        chip = pod.metadata.annotations[allocated_key("Ascend310P")].split(",")[0]
+        assert chip in possible, f"step {step}: {chip} not in {sorted(possible)}"
