@@ -180,3 +180,32 @@ def test_a_newer_version_with_the_same_templates_needs_no_restart(
     assert effect.version == loaded.version
     assert effect.pending_restart is False
     assert "no restart is needed" in effect.why
+
+
+def test_the_restarts_view_reads_the_schedulers_start_again(
+    cluster, loaded, operator_client, viewer_client, url, wait_until, later_second
+):
+    """No sync runs here, so no Deployment event refreshes the stored start:
+    the restarts view, which lists the scheduler's pods live anyway, does."""
+    later_second()
+    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
+    operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
+    )
+    assert answer.status_code == 201, answer.json()
+    published = answer.json()["number"]
+    config_loaded_refresh(cluster)
+    assert config_in_effect(cluster).pending_restart
+    # when volcano-scheduler is restarted and nothing else reads its start
+    answer = operator_client.post(url("restarts/volcano-scheduler"), {"confirm": True})
+    assert answer.status_code == 202, answer.json()
+
+    def shown_in_effect() -> bool:
+        state = viewer_client.get(url("restarts")).json()["in_effect"]
+        return state["pending_restart"] is False
+
+    # then the restarts view alone brings the banner up to date
+    wait_until(shown_in_effect)
+    cluster.refresh_from_db()
+    assert config_in_effect(cluster).version == published

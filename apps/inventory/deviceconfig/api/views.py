@@ -23,6 +23,7 @@ from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.api import serializers as s
 from apps.inventory.deviceconfig.health import cluster_health
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
+from apps.inventory.deviceconfig.refresh import config_loaded_refresh
 from apps.inventory.deviceconfig.restarts import restart_states
 from apps.inventory.deviceconfig.selectors import deviceconfig_unpublished
 from apps.inventory.deviceconfig.whatif import template_what_if
@@ -187,7 +188,12 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["get"])
     def restarts(self, request: Request, pk: str | None = None) -> Response:
         """Restart state of the HAMi scheduler, the device plugin and volcano-scheduler."""
-        data = restart_states(self.get_object())
+        cluster = self.get_object()
+        # These states list the scheduler's pods live: the start stored for the
+        # config in effect is read again first, so the "placed by" banner never
+        # lags a restart no sync event reported (deviceconfig.refresh).
+        config_loaded_refresh(cluster)
+        data = restart_states(cluster)
         return Response(s.RestartStatesSerializer(data).data)
 
     @extend_schema(
