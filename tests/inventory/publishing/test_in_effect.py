@@ -35,6 +35,17 @@ def _vir01(cluster) -> int:
     return vir01.memory
 
 
+def _publish_bigger_vir01(cluster, operator_client, url) -> int:
+    """vir01 to 4096 MB, published (the guide's 310P pod named); its number."""
+    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
+    operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
+    answer = operator_client.post(
+        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
+    )
+    assert answer.status_code == 201, answer.json()
+    return answer.json()["number"]
+
+
 @pytest.fixture
 def loaded(cluster):
     """The scheduler's start read (as the beat does), before any publish."""
@@ -72,13 +83,7 @@ def test_after_a_publish_the_loaded_version_places_until_the_restart(
 ):
     # given a publish in a later second than the scheduler's start (whole-second stamps)
     later_second()
-    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
-    operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
-    answer = operator_client.post(
-        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
-    )
-    assert answer.status_code == 201, answer.json()
-    published = answer.json()["number"]
+    published = _publish_bigger_vir01(cluster, operator_client, url)
 
     # then a request of 3500 MB still gets the loaded vir02, and the API says
     # what it gets after the restart
@@ -188,13 +193,7 @@ def test_the_restarts_view_reads_the_schedulers_start_again(
     """No sync runs here, so no Deployment event refreshes the stored start:
     the restarts view, which lists the scheduler's pods live anyway, does."""
     later_second()
-    template = Template.objects.get(chip_type__cluster=cluster, name="vir01")
-    operator_client.patch(f"/api/templates/{template.pk}/", {"memory": 4096})
-    answer = operator_client.post(
-        url("publish"), {"reason": "bigger vir01", "confirm_breaking": [POD_310P]}
-    )
-    assert answer.status_code == 201, answer.json()
-    published = answer.json()["number"]
+    published = _publish_bigger_vir01(cluster, operator_client, url)
     config_loaded_refresh(cluster)
     assert config_in_effect(cluster).pending_restart
     # when volcano-scheduler is restarted and nothing else reads its start
