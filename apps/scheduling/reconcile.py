@@ -205,6 +205,19 @@ def _preempted_by(cluster: Cluster) -> dict[PodKey, str]:
     return found
 
 
+def _ended_as(pod: dict[str, Any]) -> tuple[RequestState, str] | None:
+    """How a request ends with its pod Succeeded or Failed (None: neither)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return RequestState.SUCCEEDED, "the pod succeeded"
+    if phase == "Failed":
+        return (
+            RequestState.FAILED,
+            f"the pod failed: {pod_problem(pod) or 'no reason given'}",
+        )
+    return None
+
+
 def _ended(
     cluster: Cluster, ops: ClusterOps, now: datetime, retried: list[int]
 ) -> list[int]:
@@ -224,17 +237,14 @@ def _ended(
             log.info("request %s: cannot read its pod yet: %s", request.pk, exc)
             continue
         key = (request.namespace, request.pod_name)
-        phase = ((pod or {}).get("status") or {}).get("phase", "")
         meta = (pod or {}).get("metadata") or {}
         if pod is not None and never_ran(pod):
             if _retry(ops, request, pod, RequestState.RUNNING, now):
                 retried.append(request.pk)
             continue
-        if phase == "Succeeded":
-            state, reason = RequestState.SUCCEEDED, "the pod succeeded"
-        elif phase == "Failed":
-            state = RequestState.FAILED
-            reason = f"the pod failed: {pod_problem(pod or {}) or 'no reason given'}"
+        ended_as = _ended_as(pod) if pod is not None else None
+        if ended_as is not None:
+            state, reason = ended_as
         elif pod is None or meta.get("deletionTimestamp"):
             state = RequestState.FAILED
             by = preempted.get(key)
@@ -383,12 +393,10 @@ def _ended_unseen(cluster: Cluster, ops: ClusterOps, now: datetime) -> Reconcile
             if _retry(ops, request, pod, RequestState.ADMITTED, now):
                 found.retried.append(request.pk)
             continue
-        phase = (pod.get("status") or {}).get("phase")
-        if phase == "Succeeded":
-            state, reason = RequestState.SUCCEEDED, "the pod succeeded"
-        else:
-            state = RequestState.FAILED
-            reason = f"the pod failed: {pod_problem(pod) or 'no reason given'}"
+        state, reason = _ended_as(pod) or (  # phase Unknown: as a failure
+            RequestState.FAILED,
+            f"the pod failed: {pod_problem(pod) or 'no reason given'}",
+        )
         if states.request_move(
             request.pk,
             from_states=[RequestState.ADMITTED],
