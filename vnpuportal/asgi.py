@@ -11,12 +11,15 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from apps.accounts.ws import PortalAuthStack, StrictOriginValidator  # noqa: E402
+from apps.common.body_limit import BodySizeLimit  # noqa: E402
 from apps.common.db_unavailable import WebSocketDatabaseGuard  # noqa: E402
 from vnpuportal.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # REQUEST_BODY_MAX_BYTES: 413 before a byte past it is read (Django
+        # spools any body to disk before its own limit is checked).
+        "http": BodySizeLimit(django_asgi_app),
         # Scheme, host and port of the Origin (WS_ALLOWED_ORIGINS, else same-origin).
         "websocket": StrictOriginValidator(
             # PostgreSQL unreachable: close with 1013 (try again later).

@@ -16,6 +16,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 
 from apps.accounts.models import ApiToken
+from apps.accounts.usernames import login_key
 from apps.common.throttling import PortalThrottle
 
 
@@ -28,19 +29,50 @@ class LoginRateThrottle(PortalThrottle):
 
     scope = "login"
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._refused_by: PortalThrottle | None = None
+
     def allow_request(self, request: Any, view: Any) -> bool:
         # Only sign-in attempts count: the SPA's GET for the login CSRF token
         # is not one (counted, every sign-in cost two of THROTTLE_LOGIN).
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return True
+        # The client's own budget first: it needs no body, so an address over
+        # it costs no parse (the username below is read from the body).
+        per_ip = LoginIpRateThrottle()
+        if not per_ip.allow_request(request, view):
+            self._refused_by = per_ip
+            return False
         return super().allow_request(request, view)
+
+    def wait(self) -> float | None:
+        if self._refused_by is not None:
+            return self._refused_by.wait()
+        return super().wait()
 
     def get_cache_key(self, request: Any, view: Any) -> str:
         data = request.data if isinstance(request.data, Mapping) else {}
-        username = str(data.get("username") or "")[:150].strip().lower()
+        # As the login form reads it (NFKC): "admin" spelt in full-width or
+        # mathematical-bold letters signs in as "admin", so it must spend
+        # admin's budget, not one of its own.
+        username = login_key(str(data.get("username") or ""))
         # Hashed: cache keys must be short and printable whatever was typed.
         digest = hashlib.sha256(username.encode()).hexdigest()[:24]
         return self.key_for(f"{self.get_ident(request)}:{digest}")
+
+
+class LoginIpRateThrottle(PortalThrottle):
+    """Sign-in attempts per client IP, whatever the username (``THROTTLE_LOGIN_IP``).
+
+    Checked by :class:`LoginRateThrottle` before it reads the body: a flood
+    of large sign-in bodies from one address stops costing a parse.
+    """
+
+    scope = "login_ip"
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        return self.key_for(str(self.get_ident(request)))
 
 
 def login_attempt_wait(request: HttpRequest) -> float | None:

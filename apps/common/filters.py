@@ -47,11 +47,20 @@ class UtcDateTimeField(IsoDateTimeField):
 
     default_error_messages = {
         "invalid": DATETIME_HELP,
+        "overflow": "out of range: the date-time in UTC must fall within years 1 to 9999",
     }
 
     def to_python(self, value: Any) -> datetime | None:
-        parsed = super().to_python(value)
-        return parsed.astimezone(UTC) if parsed is not None else None
+        try:
+            parsed = super().to_python(value)
+            return parsed.astimezone(UTC) if parsed is not None else None
+        except OverflowError:
+            # 9999-12-31T23:59:59-23:59 parses, but is in year 10000 in UTC
+            # (and 0001-01-01T00:00:00+23:59 in year 0): Python's datetime
+            # cannot hold it, so it is the caller's bad input, not a 500.
+            raise forms.ValidationError(
+                self.error_messages["overflow"], code="overflow"
+            ) from None
 
 
 class UtcDateTimeFilter(django_filters.IsoDateTimeFilter):

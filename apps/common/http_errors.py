@@ -28,9 +28,14 @@ def _answer(request: HttpRequest, code: ErrorCode, message: str) -> HttpResponse
     )
 
 
-def too_large_body() -> dict[str, object]:
-    """The 413 body for a request over ``DATA_UPLOAD_MAX_MEMORY_SIZE``: says why and the limit."""
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+def too_large_body(limit: int | None = None) -> dict[str, object]:
+    """The 413 body for a request over ``limit`` bytes: says why and the limit.
+
+    The default limit is Django's ``DATA_UPLOAD_MAX_MEMORY_SIZE``; the ASGI
+    body limit (``apps.common.body_limit``) passes its own.
+    """
+    if limit is None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return {
         "code": ErrorCode.TOO_LARGE,
         "message": f"the request body is larger than the limit of {limit} bytes",

@@ -1,5 +1,5 @@
 """The API's JSON parser: a body is refused with a 400 naming the field before any
-view sees it when it could only end in a 500.
+view sees it when it could only end in a 500, or cost far more than its size.
 
 Python's ``json`` has no depth limit of its own: a body nested about 990 levels
 deep (on any endpoint, the anonymous login included) exhausts the interpreter's
@@ -28,6 +28,13 @@ from rest_framework.utils import json
 # limit of 1000, which the parser and the serializers share with the request's
 # own stack frames.
 MAX_JSON_DEPTH = 64
+# Values in one body (every array item and object member, at any depth). The
+# per-value checks below walk the parsed body in Python: a 2.4 MB login body
+# holding a 1.2-million-item array cost ~2 s of CPU, anonymously. The largest
+# legitimate body (a pod template of POD_TEMPLATE_MAX_BYTES) holds a few
+# hundred; over the limit the body is refused after a count that only looks
+# at containers' lengths.
+MAX_JSON_ELEMENTS = 20_000
 
 NUL = "\x00"
 
@@ -60,6 +67,40 @@ def _field(path: str) -> str:
     """The top-level field of ``path`` (``body`` for a value at the root)."""
     head = path.split(".", 1)[0].split("[", 1)[0]
     return head or "body"
+
+
+def _count_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` holds more than ``limit`` values (stops once it does)."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        members = item.values() if isinstance(item, dict) else item
+        count += len(members)
+        if count > limit:
+            return True
+        stack.extend(m for m in members if isinstance(m, dict | list))
+    return False
+
+
+def check_size(data: Any, *, max_elements: int = MAX_JSON_ELEMENTS) -> None:
+    """Refuse a body of more than ``max_elements`` values, naming the largest field.
+
+    Raises:
+        ValidationError: naming the top-level field that holds the most
+            values (``body`` for a body that is not an object).
+    """
+    if not isinstance(data, dict | list) or not _count_exceeds(data, max_elements):
+        return
+    field = "body"
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, dict | list) and _count_exceeds(
+                value, max_elements // 2
+            ):
+                field = key if not _string_problem(key) else "body"
+                break
+    raise ValidationError({field: [f"holds more than {max_elements} values"]})
 
 
 def check_parsed(data: Any, *, max_depth: int = MAX_JSON_DEPTH) -> None:
@@ -125,7 +166,7 @@ def _deep_field(text: str, max_depth: int) -> str:
 
 
 class PortalJSONParser(JSONParser):
-    """DRF's JSON parser with a depth limit and no NUL or lone surrogates."""
+    """DRF's JSON parser with depth and size limits and no NUL or lone surrogates."""
 
     def parse(
         self,
@@ -147,5 +188,6 @@ class PortalJSONParser(JSONParser):
             raise ValidationError(
                 {field: [f"nested deeper than {MAX_JSON_DEPTH} levels"]}
             ) from None
+        check_size(data)  # first: the checks below cost per value
         check_parsed(data)
         return data

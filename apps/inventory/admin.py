@@ -25,8 +25,11 @@ class ClusterAdmin(admin.ModelAdmin):
     )
     list_filter = ("connection", "sync_state")
     search_fields = ("name", "description")
-    # The encrypted token is never shown, not even to admins; set it through the API.
-    exclude = ("token_encrypted",)
+    # The encrypted token and kubeconfig are never shown, not even to admins: the
+    # form would display the ciphertext and let anyone with admin access replace
+    # it with text that bypasses the API's kubeconfig checks. Set them through
+    # the API.
+    exclude = ("token_encrypted", "kubeconfig_encrypted")
     readonly_fields = (
         "sync_state",
         "last_sync_at",

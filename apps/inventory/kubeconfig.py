@@ -10,7 +10,8 @@ command. So:
   (``Cluster.kubeconfig_encrypted``, ``apps.common.crypto``); that is what
   the API and ``manage.py cluster add --kubeconfig`` store;
 - a ``kubeconfig_path`` is honoured only inside ``KUBECONFIG_DIR`` (none when
-  it is unset), and so is every file a kubeconfig refers to;
+  it is unset), and so is every file a kubeconfig refers to, named by an
+  absolute path (the loader reads a relative one from the working directory);
 - ``exec`` plugins and ``auth-provider`` entries are refused unless the
   operator sets ``KUBECONFIG_ALLOW_EXEC=true``;
 - a refusal never says whether a file outside ``KUBECONFIG_DIR`` exists: the
@@ -160,6 +161,17 @@ def kubeconfig_problems(
                 continue
             if not isinstance(name, str):
                 problems.append(f"{key}: must be a file name")
+                continue
+            if not Path(name).is_absolute():
+                # The kubernetes loader reads a relative name from the web
+                # process's working directory, not from KUBECONFIG_DIR where
+                # the check below would resolve it: the check passed and
+                # another file was read (and sent to the server as a token).
+                problems.append(
+                    f"{key}: must be an absolute path inside KUBECONFIG_DIR "
+                    f"(a relative one is read from the server's working "
+                    f"directory); inline it as {twin}"
+                )
                 continue
             try:
                 path_inside_dir(name, field=key, base=base_dir)

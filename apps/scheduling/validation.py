@@ -7,9 +7,12 @@ field, before anything is written; ``fail`` raises them as that 400.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from django.conf import settings
 
 from apps.common.exceptions import ValidationFailed
 
@@ -98,6 +101,16 @@ def pod_template_errors(template: Any) -> FieldErrors:
     root = "pod_template"
     if not isinstance(template, Mapping):
         return {root: ["a PodTemplateSpec object: {metadata, spec}"]}
+    # Stored with the request and served on every list page: up to the body
+    # limit, 20 of them made each page 44 MiB. A real template is a few KiB.
+    size = len(
+        json.dumps(template, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "surrogatepass"
+        )
+    )
+    limit = settings.POD_TEMPLATE_MAX_BYTES
+    if size > limit:
+        return {root: [f"at most {limit} bytes of JSON; this one has {size}"]}
     metadata = template.get("metadata", {})
     if not isinstance(metadata, Mapping):
         errors[f"{root}.metadata"] = ["an object"]

@@ -257,6 +257,9 @@ LOGIN_URL = "/admin/login/"
 THROTTLE_RATES = {
     # per client IP and username: guessing passwords
     "login": env("THROTTLE_LOGIN", default="10/min"),
+    # per client IP, whatever the username: checked before the body is read, so
+    # a flood of sign-in bodies stops costing a parse
+    "login_ip": env("THROTTLE_LOGIN_IP", default="100/min"),
     # per API token: a runaway CI job
     "token": env("THROTTLE_TOKEN", default="1200/min"),
     # per user: submissions of scheduling requests
@@ -392,6 +395,11 @@ USE_X_FORWARDED_HOST = env.bool("USE_X_FORWARDED_HOST", default=False)
 # socket re-checks that its token or session is still valid (closed with 4401).
 WS_ALLOWED_ORIGINS = env.list("WS_ALLOWED_ORIGINS", default=[])
 WS_AUTH_RECHECK_SECONDS = env.float("WS_AUTH_RECHECK_SECONDS", default=30.0)
+# Request bodies (apps.common.body_limit, the ASGI app's first layer): a body
+# over this many bytes gets 413 before more of it is read, chunked or not.
+# Django's own DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB, a 413 too) still applies
+# below it. Set the proxy's limit (nginx client_max_body_size) to match.
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=3 * 1024 * 1024)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
@@ -516,3 +524,6 @@ PREEMPTION_ENABLED = env.bool("PREEMPTION_ENABLED", default=True)
 # what is not guaranteed; false waits (the reason names the chip Volcano might
 # pick). HAMi's scheduler honours the pin, so this never applies to it.
 PLACE_UNGUARANTEED = env.bool("PLACE_UNGUARANTEED", default=True)
+# A request's pod_template, as compact JSON: stored with the request and served
+# on every list page, so far below the body limit (a real one is a few KiB).
+POD_TEMPLATE_MAX_BYTES = env.int("POD_TEMPLATE_MAX_BYTES", default=64 * 1024)

@@ -118,6 +118,15 @@ class ClusterSerializer(serializers.ModelSerializer):
         return scheduler_in_effect(obj).as_dict()
 
 
+# Published keys are kept unless removed explicitly: the base document may hold
+# keys the database never saw, so a key merely left out is not taken as removed.
+EXTRA_HELP = (
+    "device-config keys the portal does not manage (memoryFactor, ...); the "
+    "object replaces the stored one, and a key set to null is removed from "
+    "the published config"
+)
+
+
 class TemplateSerializer(serializers.ModelSerializer):
     cluster = serializers.IntegerField(source="chip_type.cluster_id", read_only=True)
     common_word = serializers.CharField(source="chip_type.common_word", read_only=True)
@@ -126,7 +135,7 @@ class TemplateSerializer(serializers.ModelSerializer):
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
     # Keys of the device config the portal does not manage: always an object
     # (the model's JSONField alone would take a list or a string).
-    extra = serializers.DictField(required=False)
+    extra = serializers.DictField(required=False, help_text=EXTRA_HELP)
 
     class Meta:
         model = Template
@@ -154,7 +163,7 @@ class NestedTemplateSerializer(serializers.Serializer):
     memory = serializers.IntegerField(help_text="MB")
     ai_core = serializers.IntegerField(required=False, allow_null=True)
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
-    extra = serializers.DictField(required=False)
+    extra = serializers.DictField(required=False, help_text=EXTRA_HELP)
 
 
 class ChipTypeSerializer(serializers.ModelSerializer):
@@ -165,7 +174,9 @@ class ChipTypeSerializer(serializers.ModelSerializer):
     ai_cpu = serializers.IntegerField(required=False, allow_null=True)
     slots_per_chip = serializers.SerializerMethodField()
     allowed_template_names = serializers.SerializerMethodField()
-    extra = serializers.DictField(required=False)  # an object, as on templates
+    extra = serializers.DictField(  # an object, as on templates
+        required=False, help_text=EXTRA_HELP
+    )
 
     class Meta:
         model = ChipType

@@ -28,7 +28,7 @@ from apps.inventory.deviceconfig.selectors import (
     deviceconfig_state,
     deviceconfig_version_get,
     template_fit_answer,
-    text_diff,
+    version_diff,
 )
 from apps.inventory.filters import (
     ChipFilterSet,
@@ -362,17 +362,16 @@ class DeviceConfigVersionViewSet(
     )
     @action(detail=True, methods=["get"])
     def diff(self, request: Request, pk: str | None = None) -> Response:
-        """Unified diff from this version to ``other`` (any two versions of the same cluster)."""
+        """Unified diff from this version to ``other`` (any two versions of the same cluster).
+
+        Texts over the diff budget (4,000 lines or 512 KiB together) get a
+        ``# diff not computed`` line instead; answers are cached.
+        """
         version = self.get_object()
         query = dcs.DiffQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         other = deviceconfig_version_get(version.cluster, query.validated_data["other"])
-        diff = text_diff(
-            version.text,
-            other.text,
-            before_label=f"v{version.number}",
-            after_label=f"v{other.number}",
-        )
+        diff = version_diff(version, other)
         return Response({"before": version.pk, "after": other.pk, "diff": diff})
 
     @extend_schema(responses={(200, "application/yaml"): YAML_RESPONSE})

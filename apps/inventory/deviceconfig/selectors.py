@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import hashlib
+import logging
 from collections.abc import Iterable
 from typing import Any
+
+from django.core.cache import cache
 
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource as Source
@@ -86,8 +90,39 @@ def deviceconfig_version_get(
     return version
 
 
+# difflib's cost grows with the product of the two texts' lengths where they
+# differ line after line: two 900 KB versions (which an operator can create
+# through the API) took 11-15 s of web CPU per diff, for any viewer. A real
+# device config is a few hundred lines; past these budgets the diff is not
+# computed (the marker says so, and how to compare them instead). At the limit
+# the worst case measured about a quarter of a second.
+MAX_DIFF_LINES = 4_000  # both texts together
+MAX_DIFF_BYTES = 512 * 1024  # both texts together
+# Versions never change: a diff of two of them is kept (keyed by their content).
+DIFF_CACHE_SECONDS = 24 * 3600
+
+log = logging.getLogger(__name__)
+
+
 def text_diff(before: str, after: str, *, before_label: str, after_label: str) -> str:
-    """A unified diff between two texts ('' when equal)."""
+    """A unified diff between two texts ('' when equal).
+
+    Above ``MAX_DIFF_LINES`` or ``MAX_DIFF_BYTES`` (both texts together) no
+    diff is computed: the headers and one ``# diff not computed: ...`` line
+    are returned instead, decided by counting alone.
+    """
+    if before == after:
+        return ""
+    lines = before.count("\n") + after.count("\n") + 2
+    size = len(before) + len(after)  # characters: a cheap lower bound of bytes
+    if lines > MAX_DIFF_LINES or size > MAX_DIFF_BYTES:
+        return (
+            f"--- {before_label}\n+++ {after_label}\n"
+            f"# diff not computed: the texts are too large to compare here "
+            f"({lines} lines, {size} characters; the limit is {MAX_DIFF_LINES} "
+            f"lines and {MAX_DIFF_BYTES} characters). Export both versions and "
+            f"compare them locally.\n"
+        )
     return "".join(
         difflib.unified_diff(
             before.splitlines(keepends=True),
@@ -96,6 +131,35 @@ def text_diff(before: str, after: str, *, before_label: str, after_label: str) -
             tofile=after_label,
         )
     )
+
+
+def version_diff(version: DeviceConfigVersion, other: DeviceConfigVersion) -> str:
+    """The unified diff from ``version`` to ``other``, kept in the shared cache.
+
+    Keyed by the two texts' digests and labels, not only by the ids: a key can
+    never answer for other content (ids are reused by a restored database).
+    A cache that is down costs the computation, never the answer.
+    """
+    before_label, after_label = f"v{version.number}", f"v{other.number}"
+    digest = hashlib.sha256()
+    for part in (version.text, "\0", other.text, "\0", before_label, after_label):
+        digest.update(part.encode("utf-8", "surrogatepass"))
+    key = f"vnpu:deviceconfig:diff:{digest.hexdigest()}"
+    try:
+        kept = cache.get(key)
+    except Exception as exc:  # any cache failure: compute it
+        log.warning("device-config diff cache unreadable: %s", type(exc).__name__)
+        kept = None
+    if isinstance(kept, str):
+        return kept
+    diff = text_diff(
+        version.text, other.text, before_label=before_label, after_label=after_label
+    )
+    try:
+        cache.set(key, diff, timeout=DIFF_CACHE_SECONDS)
+    except Exception as exc:  # the answer does not need the cache
+        log.warning("device-config diff cache unwritable: %s", type(exc).__name__)
+    return diff
 
 
 # --- which template a request gets, by the version in effect --------------------

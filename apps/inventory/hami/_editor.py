@@ -30,8 +30,10 @@ class ListSchema:
         identity: The key that identifies an item.
         managed: The managed keys in their canonical order. A managed key
             missing from a wanted item is deleted from the YAML item; any
-            other key of the wanted item is set, and other keys already in
-            the YAML item are kept.
+            other key of the wanted item is set (deleted when its value is
+            None: the editor's way to remove an ``extra`` key, which Go's
+            decoder reads as absent anyway), and other keys already in the
+            YAML item are kept.
         children: Managed keys whose value is itself a list of items.
         wanted_order: Put the items in the wanted order (each with its
             comments) instead of keeping matched items where they are.
@@ -76,7 +78,10 @@ def sync_items(
             _update_item(node, by_identity.pop(identity), schema)
             kept.append((node, comments.leads[index], old_ca_items.get(index)))
     # Whatever is left is new, appended in the order given.
-    kept.extend((to_node(item), "", None) for item in by_identity.values())
+    kept.extend(
+        (to_node(_without_removed(item, schema)), "", None)
+        for item in by_identity.values()
+    )
     if schema.wanted_order:
         kept.sort(key=lambda k: rank[to_plain(k[0].get(schema.identity))])
     list.clear(seq)
@@ -108,8 +113,29 @@ def _update_item(
         elif key in node:
             delete_key(node, key)
     for key, value in wanted.items():
-        if key not in schema.managed:
+        if key in schema.managed:
+            continue
+        if value is None:
+            # An extra key removed in the editor (null): gone from the file too.
+            if key in node:
+                delete_key(node, key)
+        else:
             _set_key(node, key, value, None)
+
+
+def _without_removed(item: Mapping[str, Any], schema: ListSchema) -> dict[str, Any]:
+    """A new item without its removed (None) unmanaged keys, children included."""
+    plain: dict[str, Any] = {}
+    for key, value in item.items():
+        child = schema.children.get(key)
+        if child is not None and isinstance(value, list | tuple):
+            plain[key] = [
+                _without_removed(v, child) if isinstance(v, Mapping) else v
+                for v in value
+            ]
+        elif value is not None or key in schema.managed:
+            plain[key] = value
+    return plain
 
 
 def _update_child_list(

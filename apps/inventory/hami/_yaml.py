@@ -369,7 +369,8 @@ def load(yaml: YAML, text: str) -> Any:
 
     Raises:
         YamlLimitError: The text is larger than MAX_BYTES, nests deeper than
-            MAX_DEPTH, or its aliases expand past MAX_NODES (or into a cycle).
+            MAX_DEPTH, its aliases expand past MAX_NODES (or into a cycle), or
+            it makes the parser fail otherwise (``RecursionError``, ``ValueError``).
         YamlSyntaxError: The text is not one valid YAML document.
     """
     size = len(text.encode("utf-8", "surrogatepass"))
@@ -395,6 +396,15 @@ def load(yaml: YAML, text: str) -> Any:
         raise YamlSyntaxError(f"invalid YAML{where}: {problem}", line) from exc
     except YAMLError as exc:
         raise YamlSyntaxError(f"invalid YAML: {exc}", None) from exc
+    except YamlSyntaxError:
+        raise
+    except (RecursionError, ValueError) as exc:
+        # Whatever else a hostile text makes the parser or a scalar's
+        # conversion raise (a stack exhausted, a number Python will not
+        # convert) is a text the reader refuses, never a 500 of a health check.
+        raise YamlLimitError(
+            f"invalid YAML: the text cannot be read ({type(exc).__name__})", None
+        ) from exc
 
 
 def dump(yaml: YAML, data: Any) -> str:

@@ -71,6 +71,8 @@ _DOT_FLOAT = re.compile(r"\.[0-9](_?[0-9])*([eE][-+]?[0-9](_?[0-9])*)?")
 _DIGITS = {2: "01", 8: "01234567", 10: "0123456789", 16: "0123456789abcdefABCDEF"}
 _PREFIXES = {"x": 16, "X": 16, "o": 8, "O": 8, "b": 2, "B": 2}
 _INT64 = 2**63
+# Most significant digits of a 64-bit unsigned value in each base.
+_MAX_DIGITS = {2: 64, 8: 22, 10: 20, 16: 16}
 _UINT64 = 2**64
 
 
@@ -85,6 +87,12 @@ def _go_parse_int(text: str, *, signed: bool) -> int | None:
         base = _PREFIXES.get(body[1], 8)
         body = body[2:] if body[1] in _PREFIXES else body[1:]
     if not body or any(c not in _DIGITS[base] for c in body):
+        return None
+    # More significant digits than 64 bits hold is Go's range error. Checked
+    # before int(): Python refuses to convert more than 4300 decimal digits
+    # (ValueError), and a 5,000-digit scalar in a ConfigMap is no reason for
+    # a 500; yaml.v2 reads it as a string (``_number``).
+    if len(body.lstrip("0")) > _MAX_DIGITS[base]:
         return None
     value = -int(body, base) if negative else int(body, base)
     if signed:
