@@ -931,7 +931,9 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         status, body = admin.call(
             "POST",
             "/api/tokens/",
-            {"username": f"bench-rest-{k}", "role": "viewer", "name": "bench"},
+            # admin: a viewer's token must be limited to queues, and these
+            # read the whole cluster as the UI does
+            {"username": f"bench-rest-{k}", "role": "admin", "name": "bench"},
         )
         if status != 201:
             raise SystemExit(f"token: {status} {body}")

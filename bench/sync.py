@@ -374,7 +374,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"watch_events_per_s={events / absorbed:.0f}  (aim >= 10000)")
 
         # 3. latency to a WebSocket client through uvicorn + Redis, under a steady patch load
-        user = user_ensure(username="bench", role="viewer")
+        # admin: a viewer's token must be limited to queues, and this one watches
+        # the whole cluster
+        user = user_ensure(username="bench", role="admin")
         token = token_create(user=user).plaintext
         port = processes.free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT)}

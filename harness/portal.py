@@ -76,12 +76,35 @@ class Running:
 def token_client(
     username: str, role: str, queues: list[str] | None = None
 ) -> APIClient:
-    """A REST client holding a fresh API token of a service account with ``role``."""
+    """A REST client holding a fresh API token of a service account with ``role``.
+
+    Every non-admin token is limited to queues: without ``queues``, it is
+    limited to every queue there is now, each cluster's default queue included
+    (made here, as a first submission would make it).
+    """
     user = user_ensure(username=username, role=role, is_service_account=True)
+    if queues is None and role != "admin":
+        queues = _every_queue()
     issued = token_create(user=user, queues=queues)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
     return client
+
+
+def _every_queue() -> list[str]:
+    from apps.inventory.models import Cluster
+    from apps.scheduling.models import Queue
+
+    for cluster in Cluster.objects.all():
+        Queue.objects.get_or_create(
+            cluster=cluster,
+            name="default",
+            defaults={"description": "created on first use", "open_to_all": True},
+        )
+    return [
+        f"{cluster}/{name}"
+        for name, cluster in Queue.objects.values_list("name", "cluster__name")
+    ]
 
 
 def request_state(client: APIClient, request_id: int) -> dict:

@@ -150,6 +150,20 @@ def admin_user(db, django_user_model):
     return _user(django_user_model, "ada", "admin")
 
 
+@pytest.fixture
+def ci_queue(db):
+    """Queue ``ci`` (open to all) of a cluster ``guide``: a non-admin token must
+    name the queues it is limited to, so tests of tokens need one."""
+    from apps.inventory.models import Cluster
+    from apps.scheduling.models import Queue
+
+    cluster, _ = Cluster.objects.get_or_create(name="guide")
+    queue, _ = Queue.objects.get_or_create(
+        cluster=cluster, name="ci", defaults={"open_to_all": True}
+    )
+    return queue
+
+
 # APIClient is imported inside the fixtures: the pure packages' tests
 # (simcluster, the allocator, the HAMi formats) run without Django too.
 

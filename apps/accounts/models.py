@@ -36,8 +36,11 @@ class ApiToken(models.Model):
     name = models.CharField(max_length=100, blank=True)
     prefix = models.CharField(max_length=16, unique=True)
     key_hash = models.CharField(max_length=64)
-    # Queue names a CI token is limited to; empty means every queue.
-    queues = models.JSONField(default=list, blank=True)
+    # Ids of the queues the token is limited to (a queue is a cluster's: a
+    # name alone would match that name in every cluster); empty means every
+    # queue its user may use. Ids, not a relation: a deleted queue must not
+    # widen the token by dropping out of its list.
+    queue_ids = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)

@@ -7,7 +7,8 @@ from typing import Any
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.accounts.choices import Role
-from apps.accounts.policy import least_role
+from apps.accounts.models import ApiToken
+from apps.accounts.policy import QUEUE_SCOPED_WRITES, least_role
 from apps.accounts.selectors import user_role
 
 
@@ -20,7 +21,23 @@ class RolePermission(BasePermission):
         role = user_role(request.user)
         if role is None:
             return False
-        return role.allows(required_role(request, view))
+        if not role.allows(required_role(request, view)):
+            return False
+        if _queue_limited(request.auth) and not _queue_scoped(request, view):
+            self.message = (
+                "A token limited to queues may act on those queues only, not on "
+                "the whole cluster."
+            )
+            return False
+        return True
+
+
+def _queue_limited(token: Any) -> bool:
+    return isinstance(token, ApiToken) and bool(token.queue_ids)
+
+
+def _queue_scoped(request: Any, view: Any) -> bool:
+    return request.method in SAFE_METHODS or type(view).__name__ in QUEUE_SCOPED_WRITES
 
 
 def required_role(request: Any, view: Any) -> Role:

@@ -64,6 +64,16 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
 }
 
 
+#: The views whose writes act on one queue's objects (the selectors scope them
+#: to a token's queues): the only writes a token limited to queues may make.
+#: Every other write acts on the whole cluster (templates, publishing,
+#: restarts, queues, tokens), beyond any queue, so it needs a session or an
+#: unlimited (admin) token.
+QUEUE_SCOPED_WRITES: frozenset[str] = frozenset(
+    {"RequestViewSet", "PreemptionProposalViewSet", "LogoutView"}
+)
+
+
 def least_role(view_name: str, *, action: str | None, safe: bool) -> Role:
     """The least role that may call ``view_name`` (its ``action``, or a read/write)."""
     row = POLICY.get(view_name, DEFAULT)

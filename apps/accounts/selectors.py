@@ -52,3 +52,8 @@ def connection_still_authenticated(
 
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
     return str(store.get(SESSION_KEY)) == str(user_id)
+
+
+def token_group(token_id: int) -> str:
+    """The Channels group of the WebSockets opened with one API token."""
+    return f"api-token-{token_id}"

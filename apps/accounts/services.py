@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
@@ -16,8 +19,13 @@ from django.utils import timezone
 from apps.accounts.choices import Role
 from apps.accounts.errors import TokenNotLive
 from apps.accounts.models import ApiToken, Profile
+from apps.accounts.queue_refs import queue_ids_of, queue_labels_of
+from apps.accounts.selectors import token_group, user_role
+from apps.accounts.usernames import username_problem
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
+
+log = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "vnp"  # noqa: S105 - a public marker, not a secret
 
@@ -35,18 +43,31 @@ def _hash(secret: str) -> str:
 
 
 def user_set_role(
-    *, user: AbstractBaseUser, role: Role | str, is_service_account: bool | None = None
+    *,
+    user: AbstractBaseUser,
+    role: Role | str,
+    is_service_account: bool | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> Profile:
-    """Give ``user`` a role (creating its profile)."""
+    """Give ``user`` a role (creating its profile); a change of role is audited."""
     if role not in Role.values:
         raise ValidationFailed(
             "unknown role", detail={"role": [f"must be one of {Role.values}"]}
         )
-    profile, _ = Profile.objects.get_or_create(user=user)
+    profile, created = Profile.objects.get_or_create(user=user)
+    before = None if created else profile.role
     profile.role = Role(role)
     if is_service_account is not None:
         profile.is_service_account = is_service_account
     profile.save()
+    if before != profile.role:
+        audit_record(
+            actor=actor or user,
+            action="user.role",
+            target=user,
+            before={"role": before},
+            after={"role": profile.role},
+        )
     return profile
 
 
@@ -54,12 +75,17 @@ def user_set_role(
 def user_ensure(
     *, username: str, role: Role | str, is_service_account: bool = False
 ) -> AbstractBaseUser:
-    """Return the user called ``username``, creating it (without a password) if needed."""
-    if not username or len(username) > 150:
-        raise ValidationFailed(
-            "bad username", detail={"username": ["1 to 150 characters"]}
-        )
+    """Return the user called ``username``, creating it (without a password) if needed.
+
+    Raises:
+        ValidationFailed: Naming ``username`` when a new user could not be
+            told apart from another (``apps.accounts.usernames``).
+    """
     user_model = get_user_model()
+    problem = username_problem(username)
+    # An existing user keeps its name, whatever it is; only new ones are checked.
+    if problem and not user_model.objects.filter(username=username).exists():
+        raise ValidationFailed(f"username: {problem}", detail={"username": [problem]})
     user, created = user_model.objects.get_or_create(username=username)
     if created:
         user.set_unusable_password()
@@ -84,21 +110,46 @@ def token_create(
     expires_at: datetime | None = None,
     actor: AbstractBaseUser | None = None,
 ) -> IssuedToken:
-    """Issue a new API token for ``user``; the plaintext is returned once."""
+    """Issue a new API token for ``user``; the plaintext is returned once.
+
+    ``queues`` are ``cluster/queue`` references (a bare name where one cluster
+    has it). Only an admin's token may go without: any other is limited to
+    the queues it names, so a leaked CI token reaches one team's queues.
+
+    Raises:
+        ValidationFailed: A queue reference names no queue or is ambiguous,
+            or a non-admin's token names none (``queues``).
+    """
+    queue_ids = queue_ids_of(sorted(set(queues or [])))
+    role = user_role(user)
+    if not queue_ids and not (role is not None and role.allows(Role.ADMIN)):
+        raise ValidationFailed(
+            "queues: required for a token of a non-admin",
+            detail={
+                "queues": [
+                    f"required: a {role.value if role else 'viewer'} token is "
+                    "limited to the queues it names (cluster/queue)"
+                ]
+            },
+        )
     prefix, secret = _new_secret()
     token = ApiToken.objects.create(
         user=user,
         name=name,
         prefix=prefix,
         key_hash=_hash(secret),
-        queues=sorted(set(queues or [])),
+        queue_ids=queue_ids,
         expires_at=expires_at,
     )
     audit_record(
         actor=actor or user,
         action="token.create",
         target=token,
-        after={"user": str(user), "name": name, "queues": token.queues},
+        after={
+            "user": str(user),
+            "name": name,
+            "queues": queue_labels_of(token.queue_ids),
+        },
     )
     return IssuedToken(token=token, plaintext=f"{TOKEN_PREFIX}_{prefix}_{secret}")
 
@@ -142,7 +193,23 @@ def token_revoke(*, token_id: int, actor: AbstractBaseUser) -> ApiToken:
             before={"revoked": False},
             after={"revoked": True},
         )
+        transaction.on_commit(lambda: _close_sockets_of(token.pk))
     return token
+
+
+def _close_sockets_of(token_id: int) -> None:
+    """Tell the token's open WebSockets to close now (each re-checks anyway)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        async_to_sync(layer.group_send)(
+            token_group(token_id), {"type": "token.revoked"}
+        )
+    except Exception:
+        log.warning(
+            "could not tell token %s's sockets to close", token_id, exc_info=True
+        )
 
 
 @transaction.atomic
@@ -172,7 +239,7 @@ def token_rotate(*, token_id: int, actor: AbstractBaseUser) -> IssuedToken:
         name=old.name,
         prefix=prefix,
         key_hash=_hash(secret),
-        queues=old.queues,
+        queue_ids=old.queue_ids,
         expires_at=old.expires_at,
     )
     old.revoked_at = now
@@ -182,6 +249,10 @@ def token_rotate(*, token_id: int, actor: AbstractBaseUser) -> IssuedToken:
         action="token.rotate",
         target=new,
         before={"token_id": old.pk, "prefix": old.prefix},
-        after={"token_id": new.pk, "prefix": new.prefix, "queues": new.queues},
+        after={
+            "token_id": new.pk,
+            "prefix": new.prefix,
+            "queues": queue_labels_of(new.queue_ids),
+        },
     )
     return IssuedToken(token=new, plaintext=f"{TOKEN_PREFIX}_{prefix}_{secret}")

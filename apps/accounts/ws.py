@@ -28,7 +28,7 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 
-from apps.accounts.selectors import connection_still_authenticated
+from apps.accounts.selectors import connection_still_authenticated, token_group
 from apps.accounts.services import token_authenticate
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -152,9 +152,35 @@ class AuthRecheckMixin:
 
     scope: dict[str, Any]
     _auth_recheck: asyncio.Task[None] | None = None
+    _closed = False
 
     def start_auth_recheck(self) -> None:
         self._auth_recheck = asyncio.ensure_future(self._recheck_loop())
+
+    async def listen_for_revocation(self) -> None:
+        """Be told at once when the socket's token is revoked (``token_revoke``
+        tells its group), rather than at the next re-check."""
+        token_id = self.scope.get("api_token_id")
+        if token_id is not None:
+            layer = self.channel_layer  # type: ignore[attr-defined]
+            await layer.group_add(token_group(token_id), self.channel_name)  # type: ignore[attr-defined]
+
+    async def token_revoked(self, message: dict[str, Any]) -> None:
+        """The token of this socket was revoked: close it now."""
+        await self._auth_lost()
+
+    async def _auth_lost(self) -> None:
+        # Marked closed and out of the groups first: a delta already on its
+        # way must not be sent on a closed socket (a RuntimeError in the log).
+        self._closed = True
+        leave = getattr(self, "leave", None)
+        if leave is not None:
+            await leave()
+        token_id = self.scope.get("api_token_id")
+        if token_id is not None:
+            layer = self.channel_layer  # type: ignore[attr-defined]
+            await layer.group_discard(token_group(token_id), self.channel_name)  # type: ignore[attr-defined]
+        await self.close(code=CLOSE_UNAUTHENTICATED)  # type: ignore[attr-defined]
 
     async def stop_auth_recheck(self) -> None:
         task, self._auth_recheck = self._auth_recheck, None
@@ -169,5 +195,5 @@ class AuthRecheckMixin:
             await asyncio.sleep(interval)
             if not await _still_authenticated(self.scope):
                 self._auth_recheck = None
-                await self.close(code=CLOSE_UNAUTHENTICATED)  # type: ignore[attr-defined]
+                await self._auth_lost()
                 return

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 
+from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
 from apps.accounts.ws import AuthRecheckMixin
 from apps.inventory.models import Cluster
@@ -26,8 +28,12 @@ from apps.live.events import (
     snapshot_payload,
 )
 from apps.live.realtime import cluster_group
+from apps.live.scoping import is_scoped, scoped_payload
 
 log = logging.getLogger(__name__)
+
+#: The least time between two snapshots a client asks for (``resync``).
+RESYNC_INTERVAL_SECONDS = 1.0
 
 
 def cluster_snapshot(cluster_id: int) -> SnapshotPayload | None:
@@ -61,6 +67,21 @@ def _role(user: Any) -> Any:
     return user_role(user)
 
 
+@database_sync_to_async
+def _token_queue_ids(token_id: int | None) -> list[int]:
+    if token_id is None:
+        return []
+    token = ApiToken.objects.filter(pk=token_id).only("queue_ids").first()
+    return [int(pk) for pk in token.queue_ids] if token else []
+
+
+@database_sync_to_async
+def _scoped(
+    event: str, queue_ids: list[int], payload: dict[str, Any]
+) -> dict[str, Any] | None:
+    return scoped_payload(event, queue_ids, payload)
+
+
 class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     """``/ws/clusters/<id>/``: a snapshot on connect, then every delta of that cluster.
 
@@ -75,6 +96,9 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     # Deltas that arrive while a snapshot is being built wait here and follow
     # it, in order (None: none is being built, deltas go straight out).
     _held: list[dict[str, Any]] | None = None
+    #: The queues of a socket opened with a token limited to them (empty: any).
+    queue_ids: list[int] = []
+    _last_resync = float("-inf")
     _snapshot_task: asyncio.Task[None] | None = None
     _closed = False
 
@@ -100,8 +124,10 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         # asks (?joined=1, the web app) is told at once: what it fetches from
         # then on is covered, and needs no refetch when the snapshot comes.
         await self.join(cluster_group(self.cluster_id))
+        self.queue_ids = await _token_queue_ids(self.scope.get("api_token_id"))
         await self.accept()
         self.start_auth_recheck()
+        await self.listen_for_revocation()
         if _asks_for_joined(self.scope):
             await self.send_json(joined_message())
         self._start_snapshot()
@@ -144,7 +170,13 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     async def portal_event(self, message: dict[str, Any]) -> None:
         if self._closed:
             return
-        delta = delta_message(message["event"], message["payload"])
+        payload = message["payload"]
+        if self.queue_ids and is_scoped(message["event"]):
+            # A token limited to queues hears what REST would show it.
+            payload = await _scoped(message["event"], self.queue_ids, payload)
+            if payload is None:
+                return
+        delta = delta_message(message["event"], payload)
         if self._held is not None:
             self._held.append(delta)
             return
@@ -160,4 +192,9 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         # The only request a client makes: a fresh snapshot after it fell behind.
         if isinstance(content, dict) and content.get("type") == "resync":
+            # At most one a second: each builds a whole snapshot.
+            now = time.monotonic()
+            if now - self._last_resync < RESYNC_INTERVAL_SECONDS:
+                return
+            self._last_resync = now
             self._start_snapshot()

@@ -28,6 +28,7 @@ from apps.common.crashpoints import crash_point
 from apps.inventory.models import ChipType, Cluster
 from apps.inventory.scheduler import SchedulerInEffect, scheduler_in_effect
 from apps.scheduling import states
+from apps.scheduling.access import priority_refusal
 from apps.scheduling.allocation import missing_namespace_reason, with_caveat
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError, PodExists
@@ -164,11 +165,14 @@ def _admit(
 
 
 def _pod_policy_refusal(request: Request) -> str | None:
-    """Why the queue's pod policy forbids the request's pod now, if it does.
+    """Why the queue's pod policy (or PriorityClass ceiling) forbids the request's pod now.
 
     Checked again here: the queue's policy may have tightened since
     submission, and a stored request must not create a pod it now forbids.
     """
+    priority = priority_refusal(request.queue, request.priority_class, request.priority)
+    if priority is not None:
+        return f"the queue no longer allows its PriorityClass: {priority}"
     violations = pod_policy_violations(
         queue=request.queue,
         namespace=request.namespace,

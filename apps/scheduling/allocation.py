@@ -24,6 +24,7 @@ from apps.audit.services import audit_record
 from apps.inventory.models import Cluster
 from apps.scheduling import allocator as alloc
 from apps.scheduling import notify
+from apps.scheduling.access import priority_refusal
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import pod_name_for
@@ -230,6 +231,9 @@ def _auto_approves(request: Request, proposal: PreemptionProposal) -> bool:
         gap is not None
         and proposal.state == ProposalState.PENDING
         and request.priority - proposal.max_victim_priority >= gap
+        # A priority its queue no longer allows wins nothing without an admin.
+        and priority_refusal(request.queue, request.priority_class, request.priority)
+        is None
     )
 
 

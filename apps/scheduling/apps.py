@@ -10,12 +10,21 @@ class SchedulingConfig(AppConfig):
         # Imported here, not at the top: this module is loaded while the app
         # registry is being filled, before any model may be imported.
         import apps.scheduling.tasks  # noqa: F401
+        from apps.accounts.queue_refs import queue_refs_register
         from apps.audit.selectors import audit_scope_register
         from apps.common.metrics_sources import register_database_families
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
+        from apps.live.events import Event
+        from apps.live.scoping import delta_scope_register
+        from apps.scheduling.access import queue_labels, queue_refs_resolve
         from apps.scheduling.metrics import scheduling_families
         from apps.scheduling.models import PreemptionProposal, Request
-        from apps.scheduling.selectors import proposals_scoped, requests_scoped
+        from apps.scheduling.selectors import (
+            proposal_delta_scoped,
+            proposals_scoped,
+            requests_delta_scoped,
+            requests_scoped,
+        )
         from apps.scheduling.signals import on_slices_changed, on_volcano_queues_changed
 
         # The tasks register how follow-up work starts (apps.scheduling.triggers).
@@ -30,3 +39,9 @@ class SchedulingConfig(AppConfig):
         # and proposals only (audit never imports scheduling).
         audit_scope_register(Request, requests_scoped)
         audit_scope_register(PreemptionProposal, proposals_scoped)
+        # Tokens name their queues as cluster/queue (accounts never imports scheduling).
+        queue_refs_register(resolve=queue_refs_resolve, label=queue_labels)
+        # A socket limited to queues hears their requests and proposals only,
+        # as REST shows them (live never imports scheduling).
+        delta_scope_register(Event.REQUESTS, requests_delta_scoped)
+        delta_scope_register(Event.PROPOSAL, proposal_delta_scoped)

@@ -55,6 +55,43 @@ class Queue(models.Model):
         blank=True,
         help_text="ServiceAccounts its pods may use; empty: default",
     )
+    allowed_secrets = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Secrets its pods may reference (env, envFrom, volumes); empty: none",
+    )
+    allowed_config_maps = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="ConfigMaps its pods may reference (env, envFrom, volumes); empty: none",
+    )
+    # Who may take which PriorityClass: the cluster's classes are the cluster
+    # admin's, and a high one wins preemptions over every other team.
+    max_priority = models.IntegerField(
+        null=True,
+        blank=True,
+        help_text=(
+            "the highest PriorityClass value its requests may take; empty: "
+            "1000000000, the highest a user-defined class may have"
+        ),
+    )
+    system_priority_classes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="system-* PriorityClasses its requests may take; empty: none",
+    )
+    # Who may submit to it: admins always; others when it is open to all or
+    # they are members (by user or by group).
+    open_to_all = models.BooleanField(
+        default=False,
+        help_text="every operator and CI account may submit to it, not only members",
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="member_queues"
+    )
+    member_groups = models.ManyToManyField(
+        "auth.Group", blank=True, related_name="member_queues"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

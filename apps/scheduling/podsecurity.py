@@ -1,38 +1,49 @@
 """What a request's pod may carry: a queue's pod policy, checked field by field (pure).
 
-A request's pod must never carry more power than its submitter has. Three
+A request's pod must never carry more power than its submitter has. Four
 layers, each returning violations named by the field (``pod_template.spec.
 containers[0].securityContext.privileged``) so the API answers 400 naming it:
 
-1. **Where and as whom**: the namespace must be one the queue allows (none
-   listed: only ``default``; a ``kube-*`` namespace only when listed by name),
-   and the ServiceAccount one it allows (none listed: only ``default``).
+0. **Shape** (``podfields``): only the PodSpec's keys (case-sensitive), the
+   fields read below of their JSON types (``hostNetwork: "true"`` is refused,
+   not read as unset), no ``ephemeralContainers`` or ``schedulingGates``.
+1. **Where, as whom and with what**: the namespace must be one the queue
+   allows (none listed: only ``default``; a ``kube-*`` namespace only when
+   listed by name), the ServiceAccount one it allows (none listed: only
+   ``default``), and each Secret and ConfigMap it references one it lists
+   (none listed: none; ``podrefs``).
 2. **What only the portal writes**, refused at every level: accelerator and
    other extended resources (the portal adds the vNPU itself, so quotas count
    every accelerator a pod gets), labels and annotations of HAMi, Huawei,
    Volcano, Kubernetes scheduling and the portal, the device plugin's
-   environment variables, and the spec fields the portal sets to place the
-   pod (node, scheduler, priority).
+   environment variables (by name, and through an ``envFrom`` prefix that
+   could make one), and the spec fields the portal sets to place the pod
+   (node, scheduler, priority).
 3. **Pod Security Standards** at the queue's level (``restricted`` by default,
    ``baseline``, ``privileged``), with the semantics of the API server's Pod
    Security admission at its latest version (Kubernetes 1.35): the real-stack
    tests hold the two verdicts side by side.
 
-The module imports only the standard library and the pure ``pods`` module
-(for the node hold's taint key): it runs at submission and again
-when the pod is built, where a policy tightened since submission must stop it.
+The module imports only the standard library, its pure siblings ``podfields``
+and ``podrefs``, and the pure ``pods`` module (for the node hold's taint key):
+it runs at submission and again when the pod is built, where a policy
+tightened since submission must stop it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from apps.scheduling.podfields import ROOT, Violation, shape_violations
+from apps.scheduling.podfields import as_list as _list
+from apps.scheduling.podfields import as_map as _map
+from apps.scheduling.podfields import containers_of as _containers
+from apps.scheduling.podrefs import env_from_violations, reference_violations
 from apps.scheduling.pods import HOLD_TAINT_PREFIX
 
-ROOT = "pod_template"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_SERVICE_ACCOUNT = "default"
 
@@ -54,19 +65,15 @@ class PodPolicy:
         level: The Pod Security Standards level its pods must meet.
         allowed_service_accounts: ServiceAccounts its pods may use; empty:
             ``default``.
+        allowed_secrets: Secrets its pods may reference; empty: none.
+        allowed_config_maps: ConfigMaps its pods may reference; empty: none.
     """
 
     allowed_namespaces: tuple[str, ...] = ()
     level: Level = Level.RESTRICTED
     allowed_service_accounts: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One refused field: its path in the submission and why."""
-
-    field: str
-    message: str
+    allowed_secrets: tuple[str, ...] = ()
+    allowed_config_maps: tuple[str, ...] = ()
 
 
 # Resources a template may ask for; everything else (huawei.com/*, nvidia.com/*,
@@ -108,7 +115,6 @@ PORTAL_SPEC_FIELDS: Mapping[str, str] = {
     "resourceClaims": "devices come from the portal's vNPU only",
     "resources": "pod-level resources are not supported; set them per container",
 }
-CONTAINER_KINDS = ("containers", "initContainers", "ephemeralContainers")
 
 # Pod Security Standards (k8s.io/pod-security-admission, version 1.35).
 BASELINE_CAPABILITIES = frozenset(
@@ -184,8 +190,9 @@ def check(
         namespace: The request's namespace.
         pod_template: The PodTemplateSpec the pod is built from (for a
             workload request, the one the portal makes of it). Its shape has
-            been validated (``validation.pod_template_errors``); fields of an
-            unexpected type are treated as unset.
+            been validated (``validation.pod_template_errors``); the fields
+            the checks read are refused when of another type (and otherwise
+            treated as unset, so that no check crashes on them).
         policy: The queue's policy.
 
     Returns:
@@ -193,8 +200,14 @@ def check(
     """
     spec = _map(pod_template.get("spec"))
     metadata = _map(pod_template.get("metadata"))
-    found = namespace_violations(namespace, policy)
+    found = shape_violations(spec)
+    found += namespace_violations(namespace, policy)
     found += service_account_violations(spec, policy)
+    found += reference_violations(
+        spec,
+        allowed_secrets=policy.allowed_secrets,
+        allowed_config_maps=policy.allowed_config_maps,
+    )
     found += portal_field_violations(metadata, spec)
     found += standard_violations(metadata, spec, policy.level)
     return found
@@ -309,6 +322,7 @@ def portal_field_violations(
                         f"{name} is set by the device plugin for the chip given",
                     )
                 )
+        found += env_from_violations(path, container, RESERVED_ENV)
     return found
 
 
@@ -570,13 +584,6 @@ def _host_probes(container: Mapping[str, Any], path: str) -> list[Violation]:
 # --- helpers ------------------------------------------------------------------------
 
 
-def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    for kind in CONTAINER_KINDS:
-        for index, container in enumerate(_list(spec.get(kind))):
-            if isinstance(container, Mapping):
-                yield f"{ROOT}.spec.{kind}[{index}]", container
-
-
 def _seccomp_type(sc: Mapping[str, Any]) -> str | None:
     profile = sc.get("seccompProfile")
     if not isinstance(profile, Mapping):
@@ -590,11 +597,3 @@ def _reserved_key(key: str) -> bool:
         return True
     domain = key.split("/", 1)[0] if "/" in key else ""
     return any(domain == d or domain.endswith(f".{d}") for d in RESERVED_DOMAINS)
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

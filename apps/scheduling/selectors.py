@@ -1,7 +1,8 @@
 """Reads of scheduling: requests (with their queue position), queues, proposals.
 
-A CI token limited to queues (``ApiToken.queues``) sees only those queues'
-requests and proposals; asking for another queue's is a 403 naming ``queue``.
+A CI token limited to queues (``ApiToken.queue_ids``) sees only those queues'
+requests and proposals; asking for another queue's is a 403 naming ``queue``
+(``apps.scheduling.access``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,9 @@ from typing import Any
 
 from django.db.models import Count, QuerySet, Sum
 
-from apps.accounts.models import ApiToken
-from apps.common.exceptions import PermissionDenied
 from apps.inventory.models import Slice
 from apps.scheduling import podsecurity
+from apps.scheduling.access import token_queue_ids
 from apps.scheduling.choices import HOLDING_STATES, RequestState
 from apps.scheduling.models import (
     PreemptionProposal,
@@ -26,35 +26,14 @@ from apps.scheduling.models import (
 from apps.scheduling.pods import template_of
 
 
-def token_queues(token: Any) -> list[str] | None:
-    """The queues a token is limited to, or None when it may use every queue."""
-    if isinstance(token, ApiToken) and token.queues:
-        return list(token.queues)
-    return None
-
-
-def queue_check(token: Any, queue: str) -> None:
-    """Refuse (403 naming ``queue``) a queue the caller's token is not limited to.
-
-    Raises:
-        PermissionDenied: The token is limited to other queues.
-    """
-    allowed = token_queues(token)
-    if allowed is not None and queue not in allowed:
-        raise PermissionDenied(
-            f"queue: this token is limited to queue(s) {', '.join(sorted(allowed))}",
-            detail={"queue": [f"not allowed for this token: {queue!r}"]},
-        )
-
-
 def request_queryset(*, token: Any = None) -> QuerySet[Request]:
     """Requests with what their list shows, limited to the token's queues."""
     requests = Request.objects.select_related(
         "queue", "cluster", "submitted_by", "chip"
     )
-    allowed = token_queues(token)
+    allowed = token_queue_ids(token)
     if allowed is not None:
-        requests = requests.filter(queue__name__in=allowed)
+        requests = requests.filter(queue_id__in=allowed)
     return requests
 
 
@@ -63,9 +42,9 @@ def proposal_queryset(*, token: Any = None) -> QuerySet[PreemptionProposal]:
     proposals = PreemptionProposal.objects.select_related(
         "request", "request__queue", "decided_by"
     )
-    allowed = token_queues(token)
+    allowed = token_queue_ids(token)
     if allowed is not None:
-        proposals = proposals.filter(request__queue__name__in=allowed)
+        proposals = proposals.filter(request__queue_id__in=allowed)
     return proposals
 
 
@@ -75,7 +54,7 @@ def requests_scoped(token: Any) -> QuerySet[Request] | None:
     How the audit log scopes events about requests (registered in
     ``SchedulingConfig.ready``): as ``/api/requests/`` does.
     """
-    return request_queryset(token=token) if token_queues(token) is not None else None
+    return request_queryset(token=token) if token_queue_ids(token) is not None else None
 
 
 def proposals_scoped(token: Any) -> QuerySet[PreemptionProposal] | None:
@@ -84,7 +63,9 @@ def proposals_scoped(token: Any) -> QuerySet[PreemptionProposal] | None:
     How the audit log scopes events about preemption proposals, as
     ``/api/preemptions/`` does.
     """
-    return proposal_queryset(token=token) if token_queues(token) is not None else None
+    return (
+        proposal_queryset(token=token) if token_queue_ids(token) is not None else None
+    )
 
 
 def has_pending(cluster_id: int) -> bool:
@@ -182,6 +163,8 @@ def queue_pod_policy(queue: Queue | None) -> podsecurity.PodPolicy:
         allowed_namespaces=tuple(queue.allowed_namespaces or ()),
         level=podsecurity.Level(queue.pod_security),
         allowed_service_accounts=tuple(queue.allowed_service_accounts or ()),
+        allowed_secrets=tuple(queue.allowed_secrets or ()),
+        allowed_config_maps=tuple(queue.allowed_config_maps or ()),
     )
 
 
@@ -222,3 +205,30 @@ def workload_security_context(level: str) -> dict[str, Any] | None:
     if level == podsecurity.Level.RESTRICTED:
         return podsecurity.restricted_security_context()
     return None
+
+
+def requests_delta_scoped(
+    queue_ids: Sequence[int], payload: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The rows of a ``requests`` delta in ``queue_ids`` (a socket limited to them)."""
+    ids = [row["id"] for row in payload.get("rows", [])]
+    mine = set(
+        Request.objects.filter(pk__in=ids, queue_id__in=queue_ids).values_list(
+            "pk", flat=True
+        )
+    )
+    rows = [row for row in payload.get("rows", []) if row["id"] in mine]
+    return {**payload, "rows": rows} if rows else None
+
+
+def proposal_delta_scoped(
+    queue_ids: Sequence[int], payload: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A ``proposal`` delta, when its request is in ``queue_ids``."""
+    return (
+        payload
+        if Request.objects.filter(
+            pk=payload.get("request"), queue_id__in=queue_ids
+        ).exists()
+        else None
+    )

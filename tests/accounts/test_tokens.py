@@ -11,7 +11,7 @@ from apps.accounts.models import ApiToken
 pytestmark = pytest.mark.django_db
 
 
-def test_admin_issues_a_token_that_works_once_shown(admin_client_api):
+def test_admin_issues_a_token_that_works_once_shown(admin_client_api, ci_queue):
     response = admin_client_api.post(
         "/api/tokens/",
         {"username": "ci-bot", "role": "operator", "queues": ["ci"]},
@@ -22,7 +22,8 @@ def test_admin_issues_a_token_that_works_once_shown(admin_client_api):
     token = ApiToken.objects.get(pk=response.json()["id"])
     assert plaintext not in token.key_hash
     assert token.key_hash != plaintext
-    assert token.queues == ["ci"]
+    assert token.queue_ids == [ci_queue.pk]
+    assert response.json()["queues"] == ["guide/ci"]
     # the list never shows it again
     listed = admin_client_api.get("/api/tokens/").json()["results"]
     assert all("token" not in row for row in listed)
@@ -63,13 +64,22 @@ def test_new_service_account_needs_a_role(admin_client_api):
     assert "role" in response.json()["errors"]
 
 
-def test_createtoken_command_prints_a_working_token(capsys):
+def test_createtoken_command_prints_a_working_token(capsys, ci_queue):
     call_command("createtoken", "pipeline", "--role", "viewer", "--queue", "ci")
     plaintext = capsys.readouterr().out.strip()
     assert plaintext.startswith("vnp_")
     response = APIClient().get("/api/me/", HTTP_AUTHORIZATION=f"Bearer {plaintext}")
     assert response.json()["role"] == "viewer"
-    assert ApiToken.objects.get().queues == ["ci"]
+    assert ApiToken.objects.get().queue_ids == [ci_queue.pk]
+
+
+def test_createtoken_refuses_a_non_admin_token_without_queues(db):
+    from django.contrib.auth import get_user_model
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="queues"):
+        call_command("createtoken", "pipeline", "--role", "ci")
+    assert not get_user_model().objects.filter(username="pipeline").exists()
 
 
 def test_session_login_gives_role(api_client, operator):
@@ -81,11 +91,13 @@ def test_session_login_gives_role(api_client, operator):
     assert api_client.get("/api/me/").json()["username"] == "otto"
 
 
-def test_tokens_list_the_role_of_their_user(admin_client_api):
+def test_tokens_list_the_role_of_their_user(admin_client_api, ci_queue):
     """The tokens page shows what each token may do: its user's role."""
     for username, role in (("ci-runner", "ci"), ("reader", "viewer")):
         response = admin_client_api.post(
-            "/api/tokens/", {"username": username, "role": role}, format="json"
+            "/api/tokens/",
+            {"username": username, "role": role, "queues": ["ci"]},
+            format="json",
         )
         assert response.status_code == 201
         assert response.json()["role"] == role

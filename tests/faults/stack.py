@@ -47,10 +47,16 @@ operator = user_ensure(username="otto", role="operator")
 cluster = services.cluster_create(
     actor=None, name="sim", connection=ConnectionKind.KUBECONFIG, kubeconfig=Path(sys.argv[1]).read_text()
 )
+def _default_queue(cluster):
+    from apps.scheduling.models import Queue
+    Queue.objects.get_or_create(cluster=cluster, name="default", defaults={"open_to_all": True})
+    return f"{cluster.name}/default"
 print(json.dumps({
     "cluster": cluster.pk,
     "admin": token_create(user=admin).plaintext,
-    "operator": token_create(user=operator).plaintext,
+    # a non-admin token is limited to queues: the default one, made as a
+    # first submission would make it
+    "operator": token_create(user=operator, queues=[_default_queue(cluster)]).plaintext,
 }))
 """
 

@@ -141,7 +141,12 @@ def callers(
         "token": "100000/min",
         "request_create": "10000/min",
     }
-    queue_create(actor=admin_user, cluster=sim_cluster, name="ci")
+    queue_create(
+        actor=admin_user,
+        cluster=sim_cluster,
+        name="ci",
+        access={"open_to_all": True},
+    )
     # Tokens the fuzz may revoke or rotate (the first ids of the table), so that
     # the callers' own tokens stay alive for the whole run.
     for n in range(3):
@@ -149,7 +154,9 @@ def callers(
     headers: dict[str, dict[str, str]] = {"anonymous": {}}
     for role in Role.values:
         user = user_ensure(username=f"fuzz-{role}", role=role)
-        plaintext = token_create(user=user).plaintext
+        # every non-admin token is limited to queues
+        queues = [] if role == Role.ADMIN else ["ci"]
+        plaintext = token_create(user=user, queues=queues).plaintext
         headers[role] = {"Authorization": f"Bearer {plaintext}"}
     ci = user_ensure(username="ci-bot", role=Role.OPERATOR, is_service_account=True)
     plaintext = token_create(user=ci, queues=["ci"]).plaintext

@@ -63,11 +63,13 @@ async def test_bad_token_is_refused(guide_cluster):
     assert not connected
 
 
-async def test_token_client_gets_snapshot_then_delta(guide_cluster, fixtures_dir):
+async def test_token_client_gets_snapshot_then_delta(
+    guide_cluster, ci_queue, fixtures_dir
+):
     from apps.accounts.services import token_create, user_ensure
 
     user = await sync_to_async(user_ensure)(username="watcher", role="viewer")
-    issued = await sync_to_async(token_create)(user=user)
+    issued = await sync_to_async(token_create)(user=user, queues=["ci"])
     communicator = _communicator(
         f"/ws/clusters/{guide_cluster.pk}/",
         headers=[(b"authorization", f"Bearer {issued.plaintext}".encode())],

@@ -276,3 +276,125 @@ def _workload_pod(
         pod_template=None,
         security_context=security,
     )
+
+
+# Issue 39: what the portal refuses at every level although Pod Security has no
+# say in it (references around the pod policy, fields of the wrong type or
+# case, fields a request's pod has no business with). For each, what the real
+# API server does with it in both enforced namespaces: "created" marks where
+# the portal is stricter on purpose (the API server cannot know which Secrets
+# and ConfigMaps are a queue's, nor that an envFrom key could override the
+# device plugin's variables; it drops an unknown field such as HostNetwork with
+# a warning, and admits a gated pod that Volcano would then never bind),
+# "invalid" where the API server refuses it too, but only because it is not a
+# valid pod (the portal no longer relies on that).
+_ENV_FROM = "spec.containers[0].envFrom"
+STRICTER = [
+    (
+        "envFrom without a prefix",
+        _with(RESTRICTED_OK, _ENV_FROM, [{"configMapRef": {"name": "chips"}}]),
+        "created",
+    ),
+    (
+        "envFrom with the prefix ASCEND_",
+        _with(
+            RESTRICTED_OK,
+            _ENV_FROM,
+            [{"prefix": "ASCEND_", "secretRef": {"name": "s"}}],
+        ),
+        "created",
+    ),
+    (
+        "envFrom of a Secret not listed, with a safe prefix",
+        _with(
+            RESTRICTED_OK, _ENV_FROM, [{"prefix": "APP_", "secretRef": {"name": "s"}}]
+        ),
+        "created",
+    ),
+    (
+        "secretKeyRef of a ServiceAccount token Secret",
+        _with(
+            RESTRICTED_OK,
+            "spec.containers[0].env",
+            [
+                {
+                    "name": "T",
+                    "valueFrom": {
+                        "secretKeyRef": {"name": "hami-scheduler-token", "key": "token"}
+                    },
+                }
+            ],
+        ),
+        "created",
+    ),
+    (
+        "secret volume",
+        _with(
+            RESTRICTED_OK,
+            "spec.volumes[0]",
+            {"name": "t", "secret": {"secretName": "hami-scheduler-token"}},
+        ),
+        "created",
+    ),
+    (
+        "configMap volume",
+        _with(
+            RESTRICTED_OK, "spec.volumes[0]", {"name": "c", "configMap": {"name": "c"}}
+        ),
+        "created",
+    ),
+    (
+        "HostNetwork (wrong case)",
+        _with(RESTRICTED_OK, "spec.HostNetwork", True),
+        "created",
+    ),
+    (
+        "schedulingGates",
+        _with(RESTRICTED_OK, "spec.schedulingGates", [{"name": "example.com/gate"}]),
+        "created",
+    ),
+    (
+        "hostNetwork as a string",
+        _with(RESTRICTED_OK, "spec.hostNetwork", "true"),
+        "invalid",
+    ),
+    (
+        "volumes as a map",
+        _with(RESTRICTED_OK, "spec.volumes", {"scratch": {"emptyDir": {}}}),
+        "invalid",
+    ),
+    (
+        "ephemeralContainers",
+        _with(
+            RESTRICTED_OK,
+            "spec.ephemeralContainers",
+            [{"name": "dbg", "image": "busybox"}],
+        ),
+        "invalid",
+    ),
+]
+
+
+def test_the_portal_is_stricter_than_the_api_server_where_it_must_be(
+    kube_core, pss_namespaces
+):
+    outcomes = []
+    for index, (label, template, expected) in enumerate(STRICTER):
+        for level, namespace in pss_namespaces.items():
+            # The portal refuses it at every level, the loosest included.
+            for portal_level in Level:
+                policy = PodPolicy(allowed_namespaces=(namespace,), level=portal_level)
+                assert check(namespace, template, policy), (label, portal_level)
+            real = _api_server_allows(
+                kube_core, namespace, _pod(f"strict-{index}", namespace, template)
+            )
+            got = (
+                "created"
+                if real is True
+                else "forbidden"
+                if real is False
+                else "invalid"
+            )
+            if got != expected:
+                outcomes.append(f"{label} at {level}: API server {got}: {real}")
+    assert not outcomes, "\n".join(outcomes)

@@ -499,7 +499,11 @@ def test_a_namespace_the_real_cluster_lacks_is_refused_then_held_never_failed(
 
     missing = "vnpu-no-such-namespace"
     queue_create(
-        actor=None, cluster=real_cluster, name="nowhere", allowed_namespaces=[missing]
+        actor=None,
+        cluster=real_cluster,
+        name="nowhere",
+        allowed_namespaces=[missing],
+        access={"open_to_all": True},
     )
     ci = token_client("ci-missing-ns", "ci", queues=["nowhere"])
     body = {

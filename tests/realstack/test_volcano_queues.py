@@ -42,6 +42,7 @@ def portal_queue(kube_stack, real_cluster, admin_user):
         cluster=real_cluster,
         name=NAME,
         quotas=[{"chip_type": "Ascend310P", "slots_limit": 4, "memory_limit": 20000}],
+        access={"open_to_all": True},
     )
     yield queue
     kube_stack.kubectl("delete", "queue", NAME, "--ignore-not-found", check=False)

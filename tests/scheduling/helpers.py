@@ -202,13 +202,21 @@ class World:
             )
 
     def queue(self, name: str, namespaces: tuple[str, ...] = ("ci",), **fields: Any):
-        """A queue whose pod policy allows ``namespaces`` (the tests' requests use ci)."""
+        """A queue whose pod policy allows ``namespaces`` (the tests' requests use ci).
+
+        Open to all unless ``open_to_all=False`` is given: membership has tests
+        of its own (tests/scheduling/test_queue_access.py).
+        """
         from apps.scheduling.models import Queue
 
         queue, _ = Queue.objects.update_or_create(
             cluster=self.cluster,
             name=name,
-            defaults={"allowed_namespaces": list(namespaces), **fields},
+            defaults={
+                "allowed_namespaces": list(namespaces),
+                "open_to_all": True,
+                **fields,
+            },
         )
         return queue
 

@@ -207,7 +207,7 @@ def test_only_the_submitter_or_an_admin_cancels(
     world, operator_client, admin_client_api
 ):
     created = operator_client.post("/api/requests/", _body(world), format="json").json()
-    other = _token_client("other-op", "operator")
+    other = _token_client("other-op", "operator", queues=["default"])
     assert other.delete(f"/api/requests/{created['id']}/").status_code == 403
     response = admin_client_api.delete(f"/api/requests/{created['id']}/")
     assert response.status_code == 200
@@ -275,6 +275,7 @@ def test_queue_admin(world, admin_client_api, operator_client):
         "name": "ci",
         "description": "pipelines",
         "allowed_namespaces": ["ci"],
+        "open_to_all": True,
         "quotas": [
             {"chip_type": "Ascend310P", "memory_limit": 12288, "slots_limit": 2}
         ],

@@ -47,7 +47,7 @@ CI_SUBMISSION = {
 def test_a_ci_request_goes_from_pending_to_running_with_the_expected_template(
     live, sim_core
 ):
-    Queue.objects.create(cluster=live.cluster, name="ci")
+    Queue.objects.create(cluster=live.cluster, name="ci", open_to_all=True)
     ci = token_client("ci-bot", "operator", queues=["ci"])
     with Running(live.cluster):
         submitted = ci.post(

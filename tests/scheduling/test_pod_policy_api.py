@@ -138,6 +138,85 @@ ATTACKS = [
         {"pod_template": _template(containers=[{"name": "main", "image": "busybox"}])},
         f"{C0}.securityContext.allowPrivilegeEscalation",
     ),
+    # Issue 39: references around the policy, and fields of the wrong type or case.
+    (
+        {
+            "pod_template": _template(
+                containers=[_container(envFrom=[{"configMapRef": {"name": "chips"}}])]
+            )
+        },
+        f"{C0}.envFrom[0].prefix",
+    ),
+    (
+        {
+            "pod_template": _template(
+                containers=[
+                    _container(
+                        envFrom=[{"prefix": "ASCEND_", "secretRef": {"name": "s"}}]
+                    )
+                ]
+            )
+        },
+        f"{C0}.envFrom[0].prefix",
+    ),
+    (
+        {
+            "pod_template": _template(
+                containers=[
+                    _container(
+                        env=[
+                            {
+                                "name": "TOKEN",
+                                "valueFrom": {
+                                    "secretKeyRef": {
+                                        "name": "hami-scheduler-token",
+                                        "key": "token",
+                                    }
+                                },
+                            }
+                        ]
+                    )
+                ]
+            )
+        },
+        f"{C0}.env[0].valueFrom.secretKeyRef.name",
+    ),
+    (
+        {
+            "pod_template": _template(
+                volumes=[
+                    {"name": "t", "secret": {"secretName": "hami-scheduler-token"}}
+                ]
+            )
+        },
+        "pod_template.spec.volumes[0].secret.secretName",
+    ),
+    (
+        {
+            "pod_template": _template(
+                volumes=[{"name": "c", "configMap": {"name": "other-team"}}]
+            )
+        },
+        "pod_template.spec.volumes[0].configMap.name",
+    ),
+    ({"pod_template": _template(hostNetwork="true")}, "pod_template.spec.hostNetwork"),
+    ({"pod_template": _template(HostNetwork=True)}, "pod_template.spec.HostNetwork"),
+    (
+        {"pod_template": _template(volumes={"host": {"hostPath": {"path": "/"}}})},
+        "pod_template.spec.volumes",
+    ),
+    (
+        {
+            "pod_template": _template(
+                ephemeralContainers=[{"name": "dbg", "image": "busybox"}]
+            )
+        },
+        "pod_template.spec.ephemeralContainers",
+    ),
+    (
+        {"pod_template": _template(schedulingGates=[{"name": "example.com/gate"}])},
+        "pod_template.spec.schedulingGates",
+    ),
 ]
 
 
@@ -281,3 +360,170 @@ def test_a_malformed_policy_is_a_400_naming_the_field(
     queue.refresh_from_db()
     assert queue.pod_security == "restricted"
     assert queue.allowed_namespaces == ["ci"]
+
+
+# --- issue 39: Secrets and ConfigMaps by the queue's allow lists --------------------
+
+REFERENCING = _template(
+    containers=[
+        _container(
+            envFrom=[{"prefix": "CFG_", "configMapRef": {"name": "ci-config"}}],
+            env=[
+                {
+                    "name": "TOKEN",
+                    "valueFrom": {"secretKeyRef": {"name": "ci-creds", "key": "t"}},
+                }
+            ],
+            volumeMounts=[{"name": "creds", "mountPath": "/creds"}],
+        )
+    ],
+    volumes=[{"name": "creds", "secret": {"secretName": "ci-creds"}}],
+)
+
+
+def test_references_the_queue_allows_are_accepted_and_built(world, fake_ops):
+    world.queue(
+        "ci",
+        namespaces=("ci",),
+        allowed_secrets=["ci-creds"],
+        allowed_config_maps=["ci-config"],
+    )
+    world.chips("Ascend310P", 1)
+    response = _ci_client().post(
+        "/api/requests/", _body(world, pod_template=REFERENCING), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    run_pass(world.cluster)
+    request = Request.objects.get()
+    assert request.state == RequestState.ADMITTED, request.reason
+    pod = fake_ops.pods[("ci", request.pod_name)]
+    assert pod["spec"]["volumes"][0]["secret"] == {"secretName": "ci-creds"}
+
+
+def test_every_reference_not_allowed_is_named_in_one_400(world):
+    world.queue("ci", namespaces=("ci",), allowed_secrets=["other"])
+    template = copy.deepcopy(REFERENCING)
+    template["spec"]["hostNetwork"] = "true"
+    template["spec"]["containers"][0]["envFrom"][0]["prefix"] = ""
+    response = _ci_client().post(
+        "/api/requests/", _body(world, pod_template=template), format="json"
+    )
+    assert response.status_code == 400, response.json()
+    errors = response.json()["errors"]
+    assert {
+        f"{C0}.envFrom[0].prefix",
+        f"{C0}.envFrom[0].configMapRef.name",
+        f"{C0}.env[0].valueFrom.secretKeyRef.name",
+        "pod_template.spec.volumes[0].secret.secretName",
+        "pod_template.spec.hostNetwork",
+    } <= set(errors), errors
+    assert "other" in errors["pod_template.spec.volumes[0].secret.secretName"][0]
+    assert not Request.objects.exists()
+
+
+def test_an_allow_list_shortened_after_submission_stops_the_pod(world, fake_ops):
+    queue = world.queue(
+        "ci",
+        namespaces=("ci",),
+        allowed_secrets=["ci-creds"],
+        allowed_config_maps=["ci-config"],
+    )
+    world.chips("Ascend310P", 1)
+    response = _ci_client().post(
+        "/api/requests/", _body(world, pod_template=REFERENCING), format="json"
+    )
+    assert response.status_code == 201, response.json()
+    queue.allowed_secrets = []
+    queue.save()
+    run_pass(world.cluster)
+    request = Request.objects.get()
+    assert request.state == RequestState.FAILED
+    assert "pod_template.spec.volumes[0].secret.secretName" in request.reason
+    assert not fake_ops.pods
+
+
+def test_admins_set_a_queues_secrets_and_config_maps(world, admin_client_api):
+    created = admin_client_api.post(
+        "/api/queues/",
+        {
+            "cluster": world.cluster.pk,
+            "name": "team",
+            "allowed_secrets": ["b-creds", "a-creds", "b-creds"],
+            "allowed_config_maps": ["cfg.v2"],
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.json()
+    shown = created.json()
+    # Stored sorted and without repeats.
+    assert shown["allowed_secrets"] == ["a-creds", "b-creds"]
+    assert shown["allowed_config_maps"] == ["cfg.v2"]
+    queue = Queue.objects.get(pk=shown["id"])
+    assert queue.allowed_secrets == ["a-creds", "b-creds"]
+    assert AuditEvent.objects.get(action="queue.create").after["allowed_secrets"] == [
+        "a-creds",
+        "b-creds",
+    ]
+
+    url = f"/api/queues/{shown['id']}/"
+    changed = admin_client_api.patch(
+        url, {"allowed_secrets": [], "allowed_config_maps": ["x", "x"]}, format="json"
+    )
+    assert changed.status_code == 200, changed.json()
+    assert changed.json()["allowed_secrets"] == []
+    assert changed.json()["allowed_config_maps"] == ["x"]
+    event = AuditEvent.objects.filter(action="queue.update").latest("pk")
+    assert event.before["allowed_secrets"] == ["a-creds", "b-creds"]
+    assert event.after["allowed_secrets"] == []
+    assert event.before["allowed_config_maps"] == ["cfg.v2"]
+    assert event.after["allowed_config_maps"] == ["x"]
+    # A queue made before the fields existed lists none (the default).
+    assert (
+        admin_client_api.get(f"/api/queues/{world.queue('ci').pk}/").json()[
+            "allowed_secrets"
+        ]
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"allowed_secrets": ["ok", "Not_A_Name"]}, "allowed_secrets[1]"),
+        ({"allowed_secrets": ["-creds"]}, "allowed_secrets[0]"),
+        # Over 253 characters: the serializer's check, in DRF's spelling.
+        ({"allowed_config_maps": ["a" * 254]}, "allowed_config_maps.0"),
+        ({"allowed_config_maps": ["UPPER"]}, "allowed_config_maps[0]"),
+        ({"allowed_secrets": "creds"}, "allowed_secrets"),
+    ],
+)
+def test_a_malformed_allow_list_is_a_400_naming_the_entry(
+    world, admin_client_api, changes, field
+):
+    queue = world.queue("ci", allowed_secrets=["kept"])
+    response = admin_client_api.patch(
+        f"/api/queues/{queue.pk}/", changes, format="json"
+    )
+    assert response.status_code == 400, response.json()
+    assert field in response.json()["errors"], response.json()
+    queue.refresh_from_db()
+    assert queue.allowed_secrets == ["kept"]
+    assert queue.allowed_config_maps == []
+
+
+def test_the_allow_lists_are_validated_on_create_too(world, admin_client_api):
+    response = admin_client_api.post(
+        "/api/queues/",
+        {
+            "cluster": world.cluster.pk,
+            "name": "team",
+            "allowed_secrets": ["a b"],
+            "allowed_config_maps": ["ok", "no/slash"],
+        },
+        format="json",
+    )
+    assert response.status_code == 400, response.json()
+    assert {"allowed_secrets[0]", "allowed_config_maps[1]"} <= set(
+        response.json()["errors"]
+    )
+    assert not Queue.objects.filter(name="team").exists()

@@ -593,3 +593,323 @@ def test_the_module_imports_no_django():
         "{'django', 'rest_framework', 'celery', 'channels'}]"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --- issue 39: references, envFrom and the shape of the spec -----------------------
+
+# (path in the template, value, field named, kind of object, its name)
+REFERENCE_CASES = [
+    (
+        "spec.containers[0].env",
+        [{"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "sa-token"}}}],
+        f"{C0}.env[0].valueFrom.secretKeyRef.name",
+        "secret",
+        "sa-token",
+    ),
+    (
+        "spec.containers[0].env",
+        [
+            {"name": "OK", "value": "1"},
+            {"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "cfg"}}},
+        ],
+        f"{C0}.env[1].valueFrom.configMapKeyRef.name",
+        "config_map",
+        "cfg",
+    ),
+    (
+        "spec.containers[0].envFrom",
+        [{"prefix": "APP_", "secretRef": {"name": "creds"}}],
+        f"{C0}.envFrom[0].secretRef.name",
+        "secret",
+        "creds",
+    ),
+    (
+        "spec.containers[0].envFrom",
+        [{"prefix": "APP_", "configMapRef": {"name": "cfg"}}],
+        f"{C0}.envFrom[0].configMapRef.name",
+        "config_map",
+        "cfg",
+    ),
+    (
+        "spec.volumes[0]",
+        {"name": "t", "secret": {"secretName": "hami-scheduler-token"}},
+        "pod_template.spec.volumes[0].secret.secretName",
+        "secret",
+        "hami-scheduler-token",
+    ),
+    (
+        "spec.volumes[0]",
+        {"name": "c", "configMap": {"name": "cfg"}},
+        "pod_template.spec.volumes[0].configMap.name",
+        "config_map",
+        "cfg",
+    ),
+    (
+        "spec.volumes[0]",
+        {
+            "name": "p",
+            "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"path": "token"}},
+                    {"secret": {"name": "creds"}},
+                ]
+            },
+        },
+        "pod_template.spec.volumes[0].projected.sources[1].secret.name",
+        "secret",
+        "creds",
+    ),
+    (
+        "spec.volumes[0]",
+        {"name": "p", "projected": {"sources": [{"configMap": {"name": "cfg"}}]}},
+        "pod_template.spec.volumes[0].projected.sources[0].configMap.name",
+        "config_map",
+        "cfg",
+    ),
+    (
+        "spec.volumes[0]",
+        {
+            "name": "c",
+            "csi": {"driver": "x.csi.io", "nodePublishSecretRef": {"name": "creds"}},
+        },
+        "pod_template.spec.volumes[0].csi.nodePublishSecretRef.name",
+        "secret",
+        "creds",
+    ),
+    (
+        "spec.imagePullSecrets",
+        [{"name": "other-teams-registry"}],
+        "pod_template.spec.imagePullSecrets[0].name",
+        "secret",
+        "other-teams-registry",
+    ),
+    (
+        "spec.initContainers",
+        [
+            {
+                "name": "init",
+                "image": "busybox",
+                "securityContext": RESTRICTED_OK["spec"]["containers"][0][
+                    "securityContext"
+                ],
+                "env": [{"name": "T", "valueFrom": {"secretKeyRef": {"name": "s"}}}],
+            }
+        ],
+        "pod_template.spec.initContainers[0].env[0].valueFrom.secretKeyRef.name",
+        "secret",
+        "s",
+    ),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field", "kind", "name"), REFERENCE_CASES)
+def test_secrets_and_config_maps_need_the_queues_allow_list(
+    path, value, field, kind, name
+):
+    template = _with(RESTRICTED_OK, path, value)
+    # None listed: none may be referenced, at any level.
+    for level in Level:
+        assert field in _fields(template, level), level
+    errors = field_errors(check("default", template, PodPolicy()))
+    assert (
+        f"allowed_{'secrets' if kind == 'secret' else 'config_maps'}"
+        in (errors[field][0])
+    )
+    # Another name listed: still refused, and the answer says what is allowed.
+    other = {f"allowed_{kind}s": ("something-else",)}
+    errors = field_errors(check("default", template, PodPolicy(**other)))
+    assert "something-else" in errors[field][0]
+    # Its name listed: allowed.
+    listed = {f"allowed_{kind}s": (name,)}
+    assert _fields(template, Level.RESTRICTED, **listed) == set()
+
+
+def test_ephemeral_containers_references_are_named_too():
+    template = _with(
+        RESTRICTED_OK,
+        "spec.ephemeralContainers",
+        [
+            {
+                "name": "dbg",
+                "image": "busybox",
+                "envFrom": [{"secretRef": {"name": "s"}}],
+            }
+        ],
+    )
+    found = _fields(template, Level.PRIVILEGED)
+    assert "pod_template.spec.ephemeralContainers[0].envFrom[0].secretRef.name" in found
+    assert "pod_template.spec.ephemeralContainers[0].envFrom[0].prefix" in found
+
+
+def test_a_projected_service_account_token_is_the_pods_own_and_allowed():
+    template = _with(
+        RESTRICTED_OK,
+        "spec.volumes[0]",
+        {
+            "name": "token",
+            "projected": {
+                "sources": [
+                    {"serviceAccountToken": {"path": "t", "audience": "vault"}},
+                    {"downwardAPI": {"items": []}},
+                ]
+            },
+        },
+    )
+    assert _fields(template, Level.RESTRICTED) == set()
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [None, "", "A", "ASCEND_", "ASCEND_VISIBLE_", "NPU_", "ASCEND_VISIBLE_DEVICES"],
+)
+@pytest.mark.parametrize("source", ["configMapRef", "secretRef"])
+def test_env_from_may_not_make_a_device_plugin_variable(prefix, source):
+    """Issue 39: ``envFrom`` brought ``ASCEND_VISIBLE_DEVICES`` in; the kubelet puts
+    the container's env after the device plugin's, so it won. Even a source the
+    queue allows: the portal cannot see its keys, only the prefix."""
+    entry: dict[str, Any] = {source: {"name": "cfg"}}
+    if prefix is not None:
+        entry["prefix"] = prefix
+    template = _with(RESTRICTED_OK, "spec.containers[0].envFrom", [entry])
+    for level in Level:
+        found = _fields(
+            template, level, allowed_secrets=("cfg",), allowed_config_maps=("cfg",)
+        )
+        assert found == {f"{C0}.envFrom[0].prefix"}, (level, found)
+
+
+@pytest.mark.parametrize("prefix", ["APP_", "ascend_", "X", "CFG_ASCEND_"])
+def test_env_from_with_a_prefix_no_reserved_name_begins_with_is_allowed(prefix):
+    template = _with(
+        RESTRICTED_OK,
+        "spec.initContainers",
+        [
+            {
+                **RESTRICTED_OK["spec"]["containers"][0],
+                "name": "init",
+                "envFrom": [{"prefix": prefix, "configMapRef": {"name": "cfg"}}],
+            }
+        ],
+    )
+    assert _fields(template, Level.RESTRICTED, allowed_config_maps=("cfg",)) == set()
+
+
+# (path in the template, value, field named): refused at every level.
+SHAPE_CASES = [
+    ("spec.hostNetwork", "true", "pod_template.spec.hostNetwork"),
+    ("spec.HostNetwork", True, "pod_template.spec.HostNetwork"),
+    ("spec.hostPID", 1, "pod_template.spec.hostPID"),
+    ("spec.hostnetwork", True, "pod_template.spec.hostnetwork"),
+    (
+        "spec.volumes",
+        {"host": {"hostPath": {"path": "/"}}},
+        "pod_template.spec.volumes",
+    ),
+    (
+        "spec.volumes",
+        [{"name": "s", "emptyDir": {}}, "x"],
+        "pod_template.spec.volumes[1]",
+    ),
+    ("spec.ephemeralContainers", [], "pod_template.spec.ephemeralContainers"),
+    (
+        "spec.ephemeralContainers",
+        [{"name": "dbg", "image": "busybox"}],
+        "pod_template.spec.ephemeralContainers",
+    ),
+    (
+        "spec.schedulingGates",
+        [{"name": "example.com/wait"}],
+        "pod_template.spec.schedulingGates",
+    ),
+    ("spec.initContainers", {"name": "x"}, "pod_template.spec.initContainers"),
+    ("spec.tolerations", "all", "pod_template.spec.tolerations"),
+    (
+        "spec.containers[0].securityContext.privileged",
+        "true",
+        f"{SC0}.privileged",
+    ),
+    (
+        "spec.containers[0].securityContext.runAsNonRoot",
+        "false",
+        f"{SC0}.runAsNonRoot",
+    ),
+    ("spec.containers[0].securityContext.runAsUser", "0", f"{SC0}.runAsUser"),
+    (
+        "spec.securityContext.runAsUser",
+        0.0,
+        "pod_template.spec.securityContext.runAsUser",
+    ),
+    (
+        "spec.containers[0].securityContext.windowsOptions",
+        {"hostProcess": "true"},
+        f"{SC0}.windowsOptions.hostProcess",
+    ),
+    (
+        "spec.containers[0].securityContext.capabilities",
+        {"drop": "ALL"},
+        f"{SC0}.capabilities.drop",
+    ),
+    ("spec.containers[0].securityContext", "privileged", SC0),
+    ("spec.containers[0].env", {"ASCEND_VISIBLE_DEVICES": "0"}, f"{C0}.env"),
+    (
+        "spec.containers[0].env",
+        [{"name": ["ASCEND_VISIBLE_DEVICES"], "value": "0"}],
+        f"{C0}.env[0].name",
+    ),
+    (
+        "spec.containers[0].envFrom",
+        {"configMapRef": {"name": "cfg"}},
+        f"{C0}.envFrom",
+    ),
+    ("spec.containers[0].ports", [{"hostPort": "80"}], f"{C0}.ports[0].hostPort"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "field"), SHAPE_CASES)
+@pytest.mark.parametrize("level", list(Level))
+def test_fields_of_the_wrong_type_or_case_are_refused_at_every_level(
+    path, value, field, level
+):
+    """Issue 39: the checks read these as unset, and relied on the API server."""
+    assert field in _fields(_with(RESTRICTED_OK, path, value), level)
+
+
+def test_every_pod_spec_field_of_kubernetes_1_35_is_known():
+    from apps.scheduling.podfields import POD_SPEC_FIELDS
+
+    assert len(POD_SPEC_FIELDS) == 42
+    assert {"hostUsers", "resourceClaims", "hostnameOverride", "workloadRef"} <= set(
+        POD_SPEC_FIELDS
+    )
+    # An unknown key says which known one it is, if only the case differs.
+    errors = field_errors(
+        check("default", _with(RESTRICTED_OK, "spec.HostNetwork", True), PodPolicy())
+    )
+    assert "did you mean hostNetwork?" in errors["pod_template.spec.HostNetwork"][0]
+
+
+def test_null_is_unset_not_a_type_error():
+    template = _with(
+        _with(RESTRICTED_OK, "spec.hostNetwork", None),
+        "spec.containers[0].securityContext.privileged",
+        None,
+    )
+    assert _fields(template, Level.RESTRICTED) == set()
+
+
+def test_every_reference_and_shape_error_comes_at_once():
+    template = _with(
+        _with(
+            _with(RESTRICTED_OK, "spec.hostNetwork", "true"),
+            "spec.volumes[0]",
+            {"name": "t", "secret": {"secretName": "token"}},
+        ),
+        "spec.containers[0].envFrom",
+        [{"configMapRef": {"name": "cfg"}}],
+    )
+    assert {
+        "pod_template.spec.hostNetwork",
+        "pod_template.spec.volumes[0].secret.secretName",
+        f"{C0}.envFrom[0].prefix",
+        f"{C0}.envFrom[0].configMapRef.name",
+    } <= _fields(template, Level.PRIVILEGED)

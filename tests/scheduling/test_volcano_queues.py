@@ -51,6 +51,7 @@ def _portal_queue(live, admin_user, name: str, **quota) -> Queue:
         name=name,
         quotas=[{"chip_type": "Ascend310P", **quota}] if quota else [],
         allowed_namespaces=["ci"],
+        access={"open_to_all": True},
     )
 
 

@@ -43,6 +43,16 @@ def _request(**overrides: Any) -> str:
     return json.dumps(body)
 
 
+def _pod(**spec: Any) -> dict[str, Any]:
+    """A pod template of one busybox container: ``spec`` merged into the spec, or
+    into the container for its fields (env, envFrom, securityContext)."""
+    container: dict[str, Any] = {"name": "main", "image": "busybox"}
+    for key in ("env", "envFrom", "securityContext"):
+        if key in spec:
+            container[key] = spec.pop(key)
+    return {"spec": {"containers": [container], **spec}}
+
+
 @dataclass(frozen=True)
 class BadInput:
     """One bad request and the answer it must get."""
@@ -237,6 +247,179 @@ CORPUS: list[BadInput] = [
         + "%5D" * 3000,
         status=415,
         content_type="application/x-www-form-urlencoded",
+    ),
+    # The third probe (issue 39).
+    # A date-time that parses but is out of range in UTC: OverflowError.
+    BadInput(
+        "since-year-10000-in-utc",
+        "GET",
+        "/api/audit-events/",
+        query=(("since", "9999-12-31T23:59:59-23:59"),),
+        field="since",
+    ),
+    # 1.2 million values under the body limit: seconds of CPU, anonymously.
+    BadInput(
+        "login-1.2M-element-array",
+        "POST",
+        "/api/auth/login/",
+        '{"username":[' + ",".join(["1"] * 1_200_000) + '],"password":"x"}',
+        field="username",
+        anonymous=True,
+    ),
+    # A pod_template far below the body limit, but above its own.
+    BadInput(
+        "pod-template-over-64KiB",
+        "POST",
+        "/api/requests/",
+        json.dumps(
+            {
+                "cluster": "guide",
+                "namespace": "ci",
+                "chip_type": "Ascend310P",
+                "memory": 1000,
+                "pod_template": {
+                    "metadata": {"annotations": {"a": "x" * 70_000}},
+                    "spec": {"containers": [{"name": "m", "image": "busybox"}]},
+                },
+            }
+        ),
+        field="pod_template",
+    ),
+    # Usernames that cannot be told apart from another: a new service account.
+    BadInput(
+        "token-username-rtl-override",
+        "POST",
+        "/api/tokens/",
+        json.dumps({"username": "ci\u202egpj", "role": "admin"}),
+        field="username",
+    ),
+    BadInput(
+        "token-username-zero-width",
+        "POST",
+        "/api/tokens/",
+        json.dumps({"username": "a\u200bda", "role": "admin"}),
+        field="username",
+    ),
+    BadInput(
+        "token-username-emoji",
+        "POST",
+        "/api/tokens/",
+        json.dumps({"username": "ci\U0001f680", "role": "admin"}),
+        field="username",
+    ),
+    BadInput(
+        "token-username-fullwidth-admin",
+        "POST",
+        "/api/tokens/",
+        json.dumps({"username": "\uff41\uff44\uff41", "role": "admin"}),
+        field="username",
+    ),
+    # A kubeconfig naming a file relatively: read from the working directory.
+    BadInput(
+        "kubeconfig-relative-token-file",
+        "POST",
+        "/api/clusters/",
+        json.dumps(
+            {
+                "name": "rel",
+                "connection": "kubeconfig",
+                "kubeconfig": "apiVersion: v1\nkind: Config\nclusters: []\n"
+                "contexts: []\nusers:\n- name: u\n  user:\n    tokenFile: token\n",
+            }
+        ),
+        field="kubeconfig",
+    ),
+    # Issue 39: references around the pod policy, and fields of the wrong type
+    # or case that its checks read as unset (each a 400 naming the field).
+    *[
+        BadInput(
+            f"pod-template-{name}",
+            "POST",
+            "/api/requests/",
+            _request(workload=None, pod_template=_pod(**spec)),
+            field=f"pod_template.spec.{field}",
+        )
+        for name, spec, field in (
+            (
+                "env-from-without-prefix",
+                {"envFrom": [{"configMapRef": {"name": "chips"}}]},
+                "containers[0].envFrom[0].prefix",
+            ),
+            (
+                "env-from-ascend-prefix",
+                {"envFrom": [{"prefix": "ASCEND_", "secretRef": {"name": "s"}}]},
+                "containers[0].envFrom[0].prefix",
+            ),
+            (
+                "service-account-token-secret-key-ref",
+                {
+                    "env": [
+                        {
+                            "name": "T",
+                            "valueFrom": {
+                                "secretKeyRef": {"name": "hami-token", "key": "token"}
+                            },
+                        }
+                    ]
+                },
+                "containers[0].env[0].valueFrom.secretKeyRef.name",
+            ),
+            (
+                "secret-volume",
+                {"volumes": [{"name": "t", "secret": {"secretName": "hami-token"}}]},
+                "volumes[0].secret.secretName",
+            ),
+            (
+                "projected-secret",
+                {
+                    "volumes": [
+                        {
+                            "name": "p",
+                            "projected": {"sources": [{"secret": {"name": "x"}}]},
+                        }
+                    ]
+                },
+                "volumes[0].projected.sources[0].secret.name",
+            ),
+            ("host-network-string", {"hostNetwork": "true"}, "hostNetwork"),
+            ("host-network-wrong-case", {"HostNetwork": True}, "HostNetwork"),
+            (
+                "volumes-as-a-map",
+                {"volumes": {"root": {"hostPath": {"path": "/"}}}},
+                "volumes",
+            ),
+            (
+                "ephemeral-containers",
+                {"ephemeralContainers": [{"name": "d", "image": "busybox"}]},
+                "ephemeralContainers",
+            ),
+            (
+                "scheduling-gates",
+                {"schedulingGates": [{"name": "example.com/g"}]},
+                "schedulingGates",
+            ),
+            (
+                "privileged-string",
+                {"securityContext": {"privileged": "true"}},
+                "containers[0].securityContext.privileged",
+            ),
+        )
+    ],
+    BadInput(
+        "queue-allowed-secrets-bad-name",
+        "POST",
+        "/api/queues/",
+        json.dumps(
+            {"cluster": "guide", "name": "q-bad", "allowed_secrets": ["Not A Name"]}
+        ),
+        field="allowed_secrets[0]",
+    ),
+    BadInput(
+        "queue-allowed-config-maps-not-a-list",
+        "POST",
+        "/api/queues/",
+        json.dumps({"cluster": "guide", "name": "q-bad", "allowed_config_maps": "x"}),
+        field="allowed_config_maps",
     ),
     # Unknown /api/ paths: the API's JSON 404 for every method.
     BadInput("unknown-path-post", "POST", "/api/no-such-thing/", "{}", status=404),

@@ -41,10 +41,21 @@ def scene(guide_cluster, operator, admin_user, viewer, settings):
     PriorityClass.objects.create(
         cluster=guide_cluster, name="batch-low", value=100, global_default=True
     )
-    queue_create(actor=admin_user, cluster=guide_cluster, name="ci")
-    # baseline: the pod template below is about secrets, not Pod Security
     queue_create(
-        actor=admin_user, cluster=guide_cluster, name="other", pod_security="baseline"
+        actor=admin_user,
+        cluster=guide_cluster,
+        name="ci",
+        access={"open_to_all": True},
+    )
+    # baseline: the pod template below is about secrets, not Pod Security; it
+    # reads the Secret "s", which the queue must list (issue 39)
+    queue_create(
+        actor=admin_user,
+        cluster=guide_cluster,
+        name="other",
+        pod_security="baseline",
+        allowed_secrets=["s"],
+        access={"open_to_all": True},
     )
     ci_user = user_ensure(username="ci-bot", role="ci", is_service_account=True)
     ci_token = token_create(user=ci_user, queues=["ci"])
@@ -101,7 +112,7 @@ def scene(guide_cluster, operator, admin_user, viewer, settings):
     )
     return {
         "ci": ci_token.plaintext,
-        "viewer": token_create(user=viewer).plaintext,
+        "viewer": token_create(user=viewer, queues=["ci", "other"]).plaintext,
         "admin": token_create(user=admin_user).plaintext,
         "elsewhere": elsewhere,
         "templated": templated,

@@ -172,8 +172,11 @@ def test_no_api_response_contains_a_secret(admin_client_api, guide_cluster):
     )
     assert answer.status_code == 200, answer.json()
     assert answer.json()["has_token"] is True
+    from apps.scheduling.models import Queue
+
+    Queue.objects.get_or_create(cluster=guide_cluster, name="ci")
     user = user_ensure(username="ci", role="operator", is_service_account=True)
-    issued = token_create(user=user)
+    issued = token_create(user=user, queues=["ci"])
     # vnp_<prefix>_<secret>: the secret itself may contain "_"
     secret_part = issued.plaintext.split("_", 2)[2]
     secrets = [CLUSTER_TOKEN, secret_part, settings.SECRET_KEY]

@@ -185,12 +185,17 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
     PriorityClass.objects.create(
         cluster=guide_cluster, name="batch-low", value=100, global_default=True
     )
-    queue_create(actor=admin_user, cluster=guide_cluster, name="ci")
-    queue_create(actor=admin_user, cluster=guide_cluster, name="other")
+    for name in ("ci", "other"):
+        queue_create(
+            actor=admin_user,
+            cluster=guide_cluster,
+            name=name,
+            access={"open_to_all": True},
+        )
     ci_user = user_ensure(username="ci-bot", role="ci", is_service_account=True)
     ci_token = token_create(user=ci_user, queues=["ci"])
     ci_any_queue = user_ensure(username="ci-any", role="ci", is_service_account=True)
-    spare = token_create(user=viewer, name="spare")
+    spare = token_create(user=admin_user, name="spare")
 
     def submit(user, queue, token=None):
         request, _ = request_create(
@@ -228,15 +233,18 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
         "{request}": mine.pk,
         "{proposal}": 999999,
     }
-    tokens = {
-        "viewer": token_create(user=viewer).plaintext,
-        "operator": token_create(user=operator).plaintext,
-        "admin": token_create(user=admin_user).plaintext,
-        "ci": token_create(user=ci_any_queue).plaintext,
-        "ci-token": ci_token.plaintext,
+    # Roles act through sessions (every non-admin token is limited to queues,
+    # and such a token acts on its queues only: the ci-token caller).
+    users = {
+        "viewer": viewer,
+        "operator": operator,
+        "admin": admin_user,
+        "ci": ci_any_queue,
     }
+    tokens = {"ci-token": ci_token.plaintext}
     return {
         "ids": ids,
+        "users": users,
         "tokens": tokens,
         "ci_own": ci_own,
         "ci_any_own": ci_any_own,
@@ -247,8 +255,10 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
 
 def _client(world, caller: str) -> APIClient:
     client = APIClient()
-    if caller != "anonymous":
+    if caller in world["tokens"]:
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {world['tokens'][caller]}")
+    elif caller != "anonymous":
+        client.force_authenticate(user=world["users"][caller])
     return client
 
 
@@ -350,17 +360,18 @@ def test_an_operator_cannot_cancel_someone_elses_request(world):
 async def test_every_websocket_as_each_caller(
     caller, guide_cluster, viewer, operator, admin_user
 ):
+    from apps.scheduling.models import Queue
     from vnpuportal.asgi import application
 
+    await sync_to_async(Queue.objects.create)(cluster=guide_cluster, name="ci")
     users = {"viewer": viewer, "operator": operator, "admin": admin_user}
     headers = [(b"origin", b"http://localhost"), (b"host", b"localhost")]
     if caller in ("ci", "ci-token"):
-        ci = await sync_to_async(user_ensure)(username="ci-ws", role="ci")
-        queues = ["ci"] if caller == "ci-token" else []
-        issued = await sync_to_async(token_create)(user=ci, queues=queues)
-        headers.append((b"authorization", f"Bearer {issued.plaintext}".encode()))
-    elif caller != "anonymous":
-        issued = await sync_to_async(token_create)(user=users[caller])
+        users[caller] = await sync_to_async(user_ensure)(username="ci-ws", role="ci")
+    if caller != "anonymous":
+        # Every non-admin token is limited to queues; a socket's role is its user's.
+        queues = [] if caller == "admin" else ["ci"]
+        issued = await sync_to_async(token_create)(user=users[caller], queues=queues)
         headers.append((b"authorization", f"Bearer {issued.plaintext}".encode()))
     for template, least in WEBSOCKETS.items():
         path = template.replace("{cluster}", str(guide_cluster.pk))
@@ -398,6 +409,45 @@ def test_the_ci_role_cannot_restart_edit_templates_or_publish(world):
     for method, path, body in calls:
         response = getattr(client, method)(path, body, format="json")
         assert response.status_code == 403, (method, path, response.status_code)
+
+
+def test_a_queue_limited_operator_token_cannot_act_on_the_whole_cluster(world):
+    """An operator's token limited to ci submits there, but restarts, publishes
+    and edits templates only through a session (issue 39)."""
+    from apps.scheduling.models import Request
+
+    issued = token_create(user=world["users"]["operator"], queues=["ci"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
+    ids = world["ids"]
+    cluster = ids["{cluster}"]
+    for method, path, body in (
+        (
+            "post",
+            f"/api/clusters/{cluster}/restarts/hami-scheduler/",
+            {"confirm": True},
+        ),
+        ("post", f"/api/clusters/{cluster}/publish/", {"reason": "x"}),
+        ("patch", f"/api/templates/{ids['{template}']}/", {"memory": 1}),
+    ):
+        response = getattr(client, method)(path, body, format="json")
+        assert response.status_code == 403, (path, response.status_code)
+        assert "limited to queues" in response.json()["message"]
+    before = Request.objects.count()
+    submitted = client.post(
+        "/api/requests/",
+        {
+            "cluster": cluster,
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "memory": 3072,
+            "queue": "ci",
+            "workload": {"image": "busybox"},
+        },
+        format="json",
+    )
+    assert submitted.status_code == 201, submitted.json()
+    assert Request.objects.count() == before + 1
 
 
 def test_the_policy_names_only_views_that_exist():

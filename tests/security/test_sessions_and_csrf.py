@@ -102,8 +102,10 @@ def test_the_same_write_with_the_csrf_token_goes_through(operator, guide_cluster
 
 def test_api_tokens_need_no_csrf(operator, guide_cluster):
     from apps.accounts.services import token_create
+    from apps.scheduling.models import Queue
 
-    plaintext = token_create(user=operator).plaintext
+    Queue.objects.create(cluster=guide_cluster, name="ci")
+    plaintext = token_create(user=operator, queues=["ci"]).plaintext
     client = APIClient(enforce_csrf_checks=True)
     response = client.post(
         "/api/auth/logout/", HTTP_AUTHORIZATION=f"Bearer {plaintext}"

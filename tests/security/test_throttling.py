@@ -73,10 +73,10 @@ def test_login_with_a_non_object_body_is_a_400_not_a_500(low_rates):
     assert response.json()["code"] == "invalid"
 
 
-def test_each_api_token_has_its_own_budget(low_rates):
+def test_each_api_token_has_its_own_budget(low_rates, ci_queue):
     user = user_ensure(username="ci", role="viewer", is_service_account=True)
-    first = token_create(user=user).plaintext
-    second = token_create(user=user).plaintext
+    first = token_create(user=user, queues=["ci"]).plaintext
+    second = token_create(user=user, queues=["ci"]).plaintext
     client = APIClient()
     for _ in range(5):
         assert (

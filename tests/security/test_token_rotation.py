@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ci_token(admin_user):
+def ci_token(admin_user, ci_queue):
     user = user_ensure(username="ci-bot", role="operator", is_service_account=True)
     return token_create(user=user, name="pipeline", queues=["ci"], actor=admin_user)
 
@@ -37,7 +37,7 @@ def test_rotation_issues_a_new_token_and_kills_the_old_one(admin_client_api, ci_
     assert new_plain.startswith("vnp_")
     assert new_plain != ci_token.plaintext
     assert body["name"] == "pipeline"
-    assert body["queues"] == ["ci"]
+    assert body["queues"] == ["guide/ci"]
     assert body["username"] == "ci-bot"
     assert body["revoked_at"] is None
     # and the old token stops working at once; the new one works

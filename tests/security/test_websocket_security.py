@@ -37,9 +37,9 @@ async def _connect(
 
 
 @pytest.fixture
-def viewer_token(db):
+def viewer_token(db, ci_queue):
     user = user_ensure(username="screen", role="viewer")
-    return token_create(user=user)
+    return token_create(user=user, queues=["ci"])
 
 
 @pytest.mark.parametrize(
@@ -92,12 +92,14 @@ async def test_a_bad_token_is_refused(guide_cluster, token):
     assert code == 4401
 
 
-async def test_revoked_and_expired_tokens_are_refused(guide_cluster, admin_user):
+async def test_revoked_and_expired_tokens_are_refused(
+    guide_cluster, ci_queue, admin_user
+):
     user = await sync_to_async(user_ensure)(username="old-ci", role="viewer")
-    revoked = await sync_to_async(token_create)(user=user)
+    revoked = await sync_to_async(token_create)(user=user, queues=["ci"])
     await sync_to_async(token_revoke)(token_id=revoked.token.pk, actor=admin_user)
     expired = await sync_to_async(token_create)(
-        user=user, expires_at=timezone.now() - timedelta(seconds=1)
+        user=user, queues=["ci"], expires_at=timezone.now() - timedelta(seconds=1)
     )
     for issued in (revoked, expired):
         connected, code = await _connect(
@@ -253,11 +255,13 @@ async def test_an_open_socket_is_closed_when_its_user_is_deactivated(
     await communicator.wait()
 
 
-async def test_an_open_socket_is_closed_when_its_token_expires(guide_cluster, settings):
+async def test_an_open_socket_is_closed_when_its_token_expires(
+    guide_cluster, ci_queue, settings
+):
     settings.WS_AUTH_RECHECK_SECONDS = 0.2
     user = await sync_to_async(user_ensure)(username="short", role="viewer")
     issued = await sync_to_async(token_create)(
-        user=user, expires_at=timezone.now() + timedelta(seconds=1)
+        user=user, queues=["ci"], expires_at=timezone.now() + timedelta(seconds=1)
     )
     communicator = await _open(f"/ws/clusters/{guide_cluster.pk}/", issued.plaintext)
     assert await _closed_with(communicator, timeout=4) == 4401
@@ -280,3 +284,79 @@ def test_a_session_connection_lasts_as_long_as_its_session(viewer, settings):
     assert not connection_still_authenticated(
         user=viewer, token_id=None, session_key=key
     )
+
+
+async def test_a_revoked_token_is_cut_off_at_once_not_at_the_next_check(
+    guide_cluster, viewer_token, admin_user, settings
+):
+    """Issue 39: revocation closes the socket now (the re-check is a minute away)."""
+    settings.WS_AUTH_RECHECK_SECONDS = 60
+    communicator = await _open(
+        f"/ws/clusters/{guide_cluster.pk}/", viewer_token.plaintext
+    )
+    await sync_to_async(token_revoke)(token_id=viewer_token.token.pk, actor=admin_user)
+    assert await _closed_with(communicator, timeout=3) == 4401
+    await communicator.wait()
+
+
+async def test_a_queue_limited_socket_hears_only_its_queues_requests(
+    guide_cluster, admin_user, settings
+):
+    """Issue 39: REST answers 403 for another queue's request; the socket must
+    not tell its id, state and reason either."""
+    from apps.live.events import Event, proposal_payload, requests_payload
+    from apps.live.realtime import broadcast, cluster_group
+    from apps.scheduling.models import Queue, Request
+
+    def scene():
+        mine = Queue.objects.create(cluster=guide_cluster, name="ci", open_to_all=True)
+        theirs = Queue.objects.create(cluster=guide_cluster, name="other")
+        rows = {}
+        for queue in (mine, theirs):
+            rows[queue.name] = Request.objects.create(
+                cluster=guide_cluster,
+                queue=queue,
+                namespace="default",
+                common_word="Ascend310P",
+                memory=1024,
+                priority_class="batch-low",
+                priority=100,
+                idempotency_key=f"k-{queue.name}",
+            ).pk
+        user = user_ensure(username="ci-ws", role="ci")
+        return rows, token_create(user=user, queues=["ci"]).plaintext
+
+    rows, plaintext = await sync_to_async(scene)()
+    communicator = await _open(f"/ws/clusters/{guide_cluster.pk}/", plaintext)
+    group = cluster_group(guide_cluster.pk)
+    await sync_to_async(broadcast)(
+        group,
+        Event.REQUESTS,
+        requests_payload(
+            [(rows["other"], "pending", "secret plan"), (rows["ci"], "pending", "ok")]
+        ),
+    )
+    await sync_to_async(broadcast)(
+        group, Event.PROPOSAL, proposal_payload(7, "pending", rows["other"], "uuid-1")
+    )
+    await sync_to_async(broadcast)(
+        group, Event.PROPOSAL, proposal_payload(8, "pending", rows["ci"], "uuid-2")
+    )
+    first = await communicator.receive_json_from(timeout=5)
+    assert first["event"] == "requests"
+    assert [row["id"] for row in first["payload"]["rows"]] == [rows["ci"]]
+    second = await communicator.receive_json_from(timeout=5)
+    assert (second["event"], second["payload"]["id"]) == ("proposal", 8)
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+
+
+async def test_resync_is_answered_at_most_once_a_second(guide_cluster, viewer_token):
+    communicator = await _open(
+        f"/ws/clusters/{guide_cluster.pk}/", viewer_token.plaintext
+    )
+    for _ in range(5):
+        await communicator.send_json_to({"type": "resync"})
+    assert (await communicator.receive_json_from(timeout=5))["type"] == "snapshot"
+    assert await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()

@@ -3,6 +3,7 @@ from rest_framework import serializers
 
 from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken
+from apps.accounts.queue_refs import queue_labels_of
 from apps.accounts.selectors import user_role
 
 
@@ -25,15 +26,11 @@ class LoginSerializer(serializers.Serializer):
     )
 
 
-@extend_schema_field(serializers.ListField(child=serializers.CharField()))
-class QueueNamesField(serializers.JSONField):
-    """Names of queues (a JSON list on the model), typed for the schema."""
-
-
 class ApiTokenSerializer(serializers.ModelSerializer):
     username = serializers.CharField(source="user.username", read_only=True)
-    queues = QueueNamesField(
-        read_only=True, help_text="queues it is limited to; empty: any queue"
+    queues = serializers.SerializerMethodField(
+        help_text="the queues it is limited to, as cluster/queue; empty: an admin's "
+        "token, not limited"
     )
     role = serializers.SerializerMethodField(
         help_text="the role of the token's user: what the token may do"
@@ -55,6 +52,10 @@ class ApiTokenSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_queues(self, obj: ApiToken) -> list[str]:
+        return queue_labels_of(obj.queue_ids)
+
     @extend_schema_field(serializers.ChoiceField(choices=Role.choices, allow_null=True))
     def get_role(self, obj: ApiToken) -> str | None:
         role = user_role(obj.user)
@@ -72,7 +73,12 @@ class ApiTokenCreateSerializer(serializers.Serializer):
         max_length=100, required=False, allow_blank=True, default=""
     )
     queues = serializers.ListField(
-        child=serializers.CharField(max_length=63), required=False, default=list
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="queues to limit it to, as cluster/queue (or a queue name one "
+        "cluster has); required unless the user is an admin",
     )
     expires_at = serializers.DateTimeField(
         required=False, allow_null=True, default=None

@@ -136,7 +136,7 @@ class ApiTokenViewSet(
                 username=data["username"], role=data["role"], is_service_account=True
             )
         elif "role" in data:
-            services.user_set_role(user=user, role=data["role"])
+            services.user_set_role(user=user, role=data["role"], actor=request.user)
         issued = services.token_create(
             user=user,
             name=data["name"],

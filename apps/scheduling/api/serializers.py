@@ -316,6 +316,30 @@ def _service_accounts_field(**kwargs: Any) -> serializers.ListField:
     )
 
 
+def _secrets_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=253),
+        max_length=256,
+        help_text=(
+            "Secrets its requests' pods may reference (env, envFrom, volumes, "
+            "image pull secrets); empty: none"
+        ),
+        **kwargs,
+    )
+
+
+def _config_maps_field(**kwargs: Any) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=253),
+        max_length=256,
+        help_text=(
+            "ConfigMaps its requests' pods may reference (env, envFrom, volumes); "
+            "empty: none"
+        ),
+        **kwargs,
+    )
+
+
 def _pod_security_field(**kwargs: Any) -> serializers.ChoiceField:
     return serializers.ChoiceField(
         choices=PodSecurityLevel.choices,
@@ -324,6 +348,54 @@ def _pod_security_field(**kwargs: Any) -> serializers.ChoiceField:
             "(Kubernetes semantics)"
         ),
         **kwargs,
+    )
+
+
+class RelatedNamesField(serializers.ListField):
+    """Names in, names out, of a many-to-many (users by username, groups by name)."""
+
+    def __init__(self, *, name_of: str, **kwargs: Any) -> None:
+        self.name_of = name_of
+        super().__init__(child=serializers.CharField(max_length=150), **kwargs)
+
+    def to_representation(self, data: Any) -> list[str]:
+        rows = data.all() if hasattr(data, "all") else data
+        return sorted(str(getattr(row, self.name_of, row)) for row in rows)
+
+
+class QueueAccessFields(serializers.Serializer):
+    """Who may submit to a queue and with which PriorityClass (``apps.scheduling.access``)."""
+
+    open_to_all = serializers.BooleanField(
+        required=False,
+        help_text="every operator and CI account may submit to it, not only members "
+        "(admins always may)",
+    )
+    members = RelatedNamesField(
+        name_of="username",
+        required=False,
+        max_length=1000,
+        help_text="usernames that may submit to it",
+    )
+    member_groups = RelatedNamesField(
+        name_of="name",
+        required=False,
+        max_length=1000,
+        help_text="groups (e.g. from the identity provider) whose users may submit to it",
+    )
+    max_priority = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=-MAX_INT32 - 1,
+        max_value=1_000_000_000,
+        help_text="the highest PriorityClass value its requests may take; null: "
+        "1000000000, the highest a user-defined class may have",
+    )
+    system_priority_classes = serializers.ListField(
+        child=serializers.RegexField(r"^system-[a-z0-9.-]{1,240}$"),
+        required=False,
+        max_length=16,
+        help_text="system-* PriorityClasses its requests may take; empty: none",
     )
 
 
@@ -339,7 +411,7 @@ class ClusterRefField(serializers.PrimaryKeyRelatedField):
         return super().to_internal_value(data)
 
 
-class QueueSerializer(serializers.ModelSerializer):
+class QueueSerializer(QueueAccessFields, serializers.ModelSerializer):
     cluster = ClusterRefField(
         queryset=Cluster.objects.all(),
         required=False,
@@ -350,6 +422,8 @@ class QueueSerializer(serializers.ModelSerializer):
     allowed_namespaces = _namespaces_field(required=False)
     pod_security = _pod_security_field(required=False)
     allowed_service_accounts = _service_accounts_field(required=False)
+    allowed_secrets = _secrets_field(required=False)
+    allowed_config_maps = _config_maps_field(required=False)
     usage = serializers.SerializerMethodField()
     volcano = serializers.SerializerMethodField()
 
@@ -364,6 +438,13 @@ class QueueSerializer(serializers.ModelSerializer):
             "allowed_namespaces",
             "pod_security",
             "allowed_service_accounts",
+            "allowed_secrets",
+            "allowed_config_maps",
+            "open_to_all",
+            "members",
+            "member_groups",
+            "max_priority",
+            "system_priority_classes",
             "usage",
             "volcano",
             "created_at",
@@ -394,7 +475,7 @@ class QueueSerializer(serializers.ModelSerializer):
         return (self.context.get("volcano") or {}).get(obj.pk)
 
 
-class QueueUpdateSerializer(serializers.Serializer):
+class QueueUpdateSerializer(QueueAccessFields):
     description = serializers.CharField(
         required=False, allow_blank=True, max_length=200
     )
@@ -404,6 +485,8 @@ class QueueUpdateSerializer(serializers.Serializer):
     allowed_namespaces = _namespaces_field(required=False)
     pod_security = _pod_security_field(required=False)
     allowed_service_accounts = _service_accounts_field(required=False)
+    allowed_secrets = _secrets_field(required=False)
+    allowed_config_maps = _config_maps_field(required=False)
 
 
 class VictimSerializer(serializers.Serializer):

@@ -3,7 +3,7 @@
 Roles (``apps.accounts.policy``): viewers read; CI, operators and admins submit
 and cancel (their own) requests; admins manage queues and decide preemptions,
 and cancel anyone's request. A token
-limited to queues (``ApiToken.queues``) only sees and acts on those queues:
+limited to queues (``ApiToken.queue_ids``) only sees and acts on those queues:
 anything else is a 403 naming ``queue``.
 """
 
@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
-from apps.scheduling import decisions, selectors, volcano
+from apps.scheduling import access, decisions, selectors, volcano
 from apps.scheduling.api import serializers as s
 from apps.scheduling.filters import (
     PreemptionProposalFilterSet,
@@ -26,7 +26,12 @@ from apps.scheduling.filters import (
     RequestFilterSet,
 )
 from apps.scheduling.models import PreemptionProposal, Queue, QueueQuota, Request
-from apps.scheduling.services.queues import queue_create, queue_delete, queue_update
+from apps.scheduling.services.queues import (
+    ACCESS_FIELDS,
+    queue_create,
+    queue_delete,
+    queue_update,
+)
 from apps.scheduling.services.requests import request_cancel, request_create
 from apps.scheduling.throttling import RequestCreateRateThrottle
 
@@ -79,7 +84,7 @@ class RequestViewSet(
 
     def get_object(self) -> Request:
         obj = super().get_object()
-        selectors.queue_check(self.request.auth, obj.queue.name)
+        access.token_scope_check(self.request.auth, obj.queue, obj.queue.name)
         return obj
 
     def _page(self, requests: list[Request]) -> dict[str, Any]:
@@ -87,7 +92,7 @@ class RequestViewSet(
 
     def list(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         if request.query_params.get("queue"):
-            selectors.queue_check(request.auth, request.query_params["queue"])
+            access.token_name_check(request.auth, request.query_params["queue"])
         queryset = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(queryset)
         rows = list(page if page is not None else queryset)
@@ -162,7 +167,9 @@ class QueueViewSet(viewsets.ModelViewSet):
     """Queues with quotas per chip type (admins write; the name is fixed once made)."""
 
     queryset = Queue.objects.select_related("cluster").prefetch_related(
-        Prefetch("quotas", queryset=QueueQuota.objects.order_by("common_word"))
+        Prefetch("quotas", queryset=QueueQuota.objects.order_by("common_word")),
+        "members",
+        "member_groups",
     )
     serializer_class = s.QueueSerializer
     filterset_class = QueueFilterSet
@@ -199,6 +206,7 @@ class QueueViewSet(viewsets.ModelViewSet):
             name=fields["name"],
             description=fields.get("description", ""),
             quotas=_quotas(fields.get("quotas", [])),
+            access=_access(fields),
             **_pod_policy(fields),
         )
         return self._respond(queue, status.HTTP_201_CREATED)
@@ -213,6 +221,7 @@ class QueueViewSet(viewsets.ModelViewSet):
             queue=queue,
             description=fields.get("description"),
             quotas=_quotas(fields["quotas"]) if "quotas" in fields else None,
+            access=_access(fields),
             **_pod_policy(fields),
         )
         return self._respond(queue, status.HTTP_200_OK)
@@ -229,8 +238,18 @@ class QueueViewSet(viewsets.ModelViewSet):
 
 
 def _pod_policy(fields: dict[str, Any]) -> dict[str, Any]:
-    keys = ("allowed_namespaces", "pod_security", "allowed_service_accounts")
+    keys = (
+        "allowed_namespaces",
+        "pod_security",
+        "allowed_service_accounts",
+        "allowed_secrets",
+        "allowed_config_maps",
+    )
     return {key: fields[key] for key in keys if key in fields}
+
+
+def _access(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: fields[key] for key in ACCESS_FIELDS if key in fields}
 
 
 def _quotas(rows: list[Any]) -> list[dict[str, Any]]:
@@ -266,7 +285,7 @@ class PreemptionProposalViewSet(viewsets.ReadOnlyModelViewSet):
 
     def list(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         if request.query_params.get("queue"):
-            selectors.queue_check(request.auth, request.query_params["queue"])
+            access.token_name_check(request.auth, request.query_params["queue"])
         return super().list(request, *args, **kwargs)
 
     @extend_schema(

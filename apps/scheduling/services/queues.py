@@ -1,7 +1,8 @@
 """Writes of queues: create, update and delete, with quotas and pod policy.
 
 A queue has a quota per chip type (memory and slots, either unlimited) and a
-pod policy (allowed namespaces, Pod Security level, allowed service accounts).
+pod policy (allowed namespaces, Pod Security level, allowed service accounts,
+the Secrets and ConfigMaps its pods may reference).
 Each write records an AuditEvent with before and after and starts a pass, as
 a changed quota or policy may let waiting requests in or hold them.
 """
@@ -9,9 +10,11 @@ a changed quota or policy may let waiting requests in or hold them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 
 from apps.audit.services import audit_record
@@ -35,6 +38,8 @@ def _queue_snapshot(queue: Queue) -> dict[str, Any]:
         "allowed_namespaces": list(queue.allowed_namespaces or []),
         "pod_security": queue.pod_security,
         "allowed_service_accounts": list(queue.allowed_service_accounts or []),
+        "allowed_secrets": list(queue.allowed_secrets or []),
+        "allowed_config_maps": list(queue.allowed_config_maps or []),
         "quotas": [
             {
                 "chip_type": q.common_word,
@@ -43,7 +48,69 @@ def _queue_snapshot(queue: Queue) -> dict[str, Any]:
             }
             for q in queue.quotas.order_by("common_word")
         ],
+        **_access_snapshot(queue),
     }
+
+
+#: What ``access`` may hold in ``queue_create`` and ``queue_update``.
+ACCESS_FIELDS = (
+    "open_to_all",
+    "members",
+    "member_groups",
+    "max_priority",
+    "system_priority_classes",
+)
+
+
+def _access_snapshot(queue: Queue) -> dict[str, Any]:
+    return {
+        "open_to_all": queue.open_to_all,
+        "members": sorted(u.get_username() for u in queue.members.all()),
+        "member_groups": sorted(g.name for g in queue.member_groups.all()),
+        "max_priority": queue.max_priority,
+        "system_priority_classes": list(queue.system_priority_classes or []),
+    }
+
+
+def _access_set(queue: Queue, access: Mapping[str, Any]) -> None:
+    """Set who may submit to the queue and its PriorityClass ceiling.
+
+    Members are existing users (400 naming ``members[i]`` otherwise); groups
+    are made on first mention, as a sign-in through the identity provider
+    would make them.
+    """
+    unknown = sorted(set(access) - set(ACCESS_FIELDS))
+    if unknown:
+        raise ValueError(f"not access fields: {unknown}")
+    changed = [
+        key
+        for key in ("open_to_all", "max_priority", "system_priority_classes")
+        if key in access
+    ]
+    for key in changed:
+        value = access[key]
+        setattr(queue, key, sorted(set(value)) if isinstance(value, list) else value)
+    if changed:
+        queue.save(update_fields=[*changed, "updated_at"])
+    if "members" in access:
+        names = sorted(set(access["members"]))
+        users = {
+            u.get_username(): u
+            for u in get_user_model().objects.filter(username__in=names)
+        }
+        fail(
+            {
+                f"members[{index}]": [f"no user {name!r}"]
+                for index, name in enumerate(names)
+                if name not in users
+            }
+        )
+        queue.members.set(users.values())
+    if "member_groups" in access:
+        names = sorted(set(access["member_groups"]))
+        queue.member_groups.set(
+            [Group.objects.get_or_create(name=name)[0] for name in names if name]
+        )
 
 
 def _quotas_set(queue: Queue, quotas: Sequence[dict[str, Any]]) -> None:
@@ -81,6 +148,8 @@ def _pod_policy_errors(
     allowed_namespaces: Sequence[str] | None,
     pod_security: str | None,
     allowed_service_accounts: Sequence[str] | None,
+    allowed_secrets: Sequence[str] | None = None,
+    allowed_config_maps: Sequence[str] | None = None,
 ) -> dict[str, list[str]]:
     errors: dict[str, list[str]] = {}
     for index, namespace in enumerate(allowed_namespaces or ()):
@@ -96,6 +165,16 @@ def _pod_policy_errors(
             errors[f"allowed_service_accounts[{index}]"] = [
                 "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.'"
             ]
+    # Secret and ConfigMap names are DNS-1123 subdomains too.
+    for field, names in (
+        ("allowed_secrets", allowed_secrets),
+        ("allowed_config_maps", allowed_config_maps),
+    ):
+        for index, name in enumerate(names or ()):
+            if len(name) > 253 or not SERVICE_ACCOUNT_NAME.match(name):
+                errors[f"{field}[{index}]"] = [
+                    "a DNS-1123 subdomain: lowercase letters, digits, '-' and '.'"
+                ]
     return errors
 
 
@@ -110,8 +189,14 @@ def queue_create(
     allowed_namespaces: Sequence[str] = (),
     pod_security: str = PodSecurityLevel.RESTRICTED,
     allowed_service_accounts: Sequence[str] = (),
+    allowed_secrets: Sequence[str] = (),
+    allowed_config_maps: Sequence[str] = (),
+    access: Mapping[str, Any] | None = None,
 ) -> Queue:
-    """Create a queue with its quotas per chip type and its pod policy.
+    """Create a queue with its quotas per chip type, its pod policy and who may use it.
+
+    ``access`` holds any of ``ACCESS_FIELDS``; a new queue is for its members
+    (and admins) unless ``open_to_all``.
 
     Raises:
         ValidationFailed: The name is taken in the cluster, a quota names an
@@ -119,7 +204,15 @@ def queue_create(
     """
     if Queue.objects.filter(cluster=cluster, name=name).exists():
         fail({"name": [f"queue {name!r} already exists in cluster {cluster.name!r}"]})
-    fail(_pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts))
+    fail(
+        _pod_policy_errors(
+            allowed_namespaces,
+            pod_security,
+            allowed_service_accounts,
+            allowed_secrets,
+            allowed_config_maps,
+        )
+    )
     queue = Queue.objects.create(
         cluster=cluster,
         name=name,
@@ -127,8 +220,11 @@ def queue_create(
         allowed_namespaces=sorted(set(allowed_namespaces)),
         pod_security=pod_security,
         allowed_service_accounts=sorted(set(allowed_service_accounts)),
+        allowed_secrets=sorted(set(allowed_secrets)),
+        allowed_config_maps=sorted(set(allowed_config_maps)),
     )
     _quotas_set(queue, quotas)
+    _access_set(queue, access or {})
     audit_record(
         actor=actor, action="queue.create", target=queue, after=_queue_snapshot(queue)
     )
@@ -146,15 +242,26 @@ def queue_update(
     allowed_namespaces: Sequence[str] | None = None,
     pod_security: str | None = None,
     allowed_service_accounts: Sequence[str] | None = None,
+    allowed_secrets: Sequence[str] | None = None,
+    allowed_config_maps: Sequence[str] | None = None,
+    access: Mapping[str, Any] | None = None,
 ) -> Queue:
-    """Change a queue's description, quotas and/or pod policy (the name is fixed).
+    """Change a queue's description, quotas, pod policy and/or access (the name is fixed).
 
     A quota change takes effect at the next allocation pass; what is already
     admitted keeps running even if it is now over the quota. A tighter pod
     policy also holds for requests already submitted: their pods are checked
     again when they are built, and a pod it forbids fails its request.
     """
-    fail(_pod_policy_errors(allowed_namespaces, pod_security, allowed_service_accounts))
+    fail(
+        _pod_policy_errors(
+            allowed_namespaces,
+            pod_security,
+            allowed_service_accounts,
+            allowed_secrets,
+            allowed_config_maps,
+        )
+    )
     before = _queue_snapshot(queue)
     changed = []
     if description is not None:
@@ -169,10 +276,17 @@ def queue_update(
     if allowed_service_accounts is not None:
         queue.allowed_service_accounts = sorted(set(allowed_service_accounts))
         changed.append("allowed_service_accounts")
+    if allowed_secrets is not None:
+        queue.allowed_secrets = sorted(set(allowed_secrets))
+        changed.append("allowed_secrets")
+    if allowed_config_maps is not None:
+        queue.allowed_config_maps = sorted(set(allowed_config_maps))
+        changed.append("allowed_config_maps")
     if changed:
         queue.save(update_fields=[*changed, "updated_at"])
     if quotas is not None:
         _quotas_set(queue, quotas)
+    _access_set(queue, access or {})
     audit_record(
         actor=actor,
         action="queue.update",

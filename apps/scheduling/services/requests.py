@@ -28,12 +28,12 @@ from apps.audit.services import audit_record
 from apps.common.exceptions import PermissionDenied, ValidationFailed
 from apps.common.ids import parse_id
 from apps.inventory.models import ChipType, Cluster, PriorityClass
+from apps.scheduling import access, kube, notify, podsecurity, states
 from apps.scheduling import allocator as alloc
-from apps.scheduling import kube, notify, podsecurity, states
 from apps.scheduling.choices import FINAL_STATES, HOLDING_STATES, RequestState
 from apps.scheduling.errors import IdempotencyConflict
 from apps.scheduling.models import Queue, Request
-from apps.scheduling.selectors import pod_policy_violations, queue_check
+from apps.scheduling.selectors import pod_policy_violations
 from apps.scheduling.services import followups
 from apps.scheduling.snapshot import rules_for
 from apps.scheduling.validation import (
@@ -87,7 +87,7 @@ def _shape(
         raise invalid({"template" if template else "memory": [exc.detail]}) from exc
 
 
-def _priority(cluster: Cluster, name: str | None) -> PriorityClass:
+def _priority(cluster: Cluster, name: str | None, queue: Queue | None) -> PriorityClass:
     classes = PriorityClass.objects.filter(cluster=cluster)
     found = (
         classes.filter(name=name).first()
@@ -102,6 +102,9 @@ def _priority(cluster: Cluster, name: str | None) -> PriorityClass:
             else f"required: cluster {cluster.name!r} has no global default PriorityClass"
         )
         raise invalid({"priority": [f"{why}; known: {known or 'none'}"]})
+    refusal = access.priority_refusal(queue, found.name, found.value)
+    if refusal is not None:
+        raise invalid({"priority": [refusal]})
     return found
 
 
@@ -114,7 +117,9 @@ def _queue(cluster: Cluster, name: str) -> Queue:
         queue, _ = Queue.objects.get_or_create(
             cluster=cluster,
             name=DEFAULT_QUEUE,
-            defaults={"description": "created on first use"},
+            # Open to all, as Volcano's default queue is; its pods are held
+            # to the restricted level with the default ServiceAccount.
+            defaults={"description": "created on first use", "open_to_all": True},
         )
         return queue
     known = ", ".join(
@@ -239,12 +244,13 @@ def request_create(
 
     Raises:
         ValidationFailed: Bad input, naming the field (nothing is written).
-        PermissionDenied: The token is limited to other queues.
+        PermissionDenied: A queue the caller (or its token) may not use.
         Conflict: The key was used before with a different submission
             (code ``idempotency_conflict``).
     """
     now = now or timezone.now()
     checked = _checked_submission(
+        actor=actor,
         token=token,
         cluster=cluster,
         namespace=namespace,
@@ -292,6 +298,7 @@ class _Checked:
 
 def _checked_submission(
     *,
+    actor: Any,
     token: Any,
     cluster: int | str,
     namespace: str,
@@ -318,12 +325,13 @@ def _checked_submission(
         namespace, memory, template, whole_card, workload, pod_template, key
     )
     queue_name = queue or DEFAULT_QUEUE
-    queue_check(token, queue_name)
+    queue_row = access.queue_of(found, queue_name)
+    access.use_check(actor, token, queue_row, queue_name)
     # Every check against the cluster runs, and their fields come in one 400:
     # a form shows all its mistakes at once, not one per submit.
     errors: FieldErrors = {}
     shape = _collected(errors, lambda: _shape(found, chip_type, memory, template))
-    priority_class = _collected(errors, lambda: _priority(found, priority))
+    priority_class = _collected(errors, lambda: _priority(found, priority, queue_row))
     normal_workload = _normal_workload(workload, env)
     _collected(
         errors,
@@ -488,7 +496,7 @@ def request_cancel(*, request: Request, actor: Any, token: Any = None) -> Reques
         PermissionDenied: The token is limited to other queues, or the caller
             is neither the submitter nor an admin.
     """
-    queue_check(token, request.queue.name)
+    access.token_scope_check(token, request.queue, request.queue.name)
     role = user_role(actor)
     if request.submitted_by_id != getattr(actor, "pk", None) and not (
         role and role.allows(Role.ADMIN)

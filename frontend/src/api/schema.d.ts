@@ -168,7 +168,12 @@ export interface paths {
     get: operations["device_config_versions_retrieve"];
   };
   "/api/device-config-versions/{id}/diff/": {
-    /** @description Unified diff from this version to ``other`` (any two versions of the same cluster). */
+    /**
+     * @description Unified diff from this version to ``other`` (any two versions of the same cluster).
+     *
+     * Texts over the diff budget (4,000 lines or 512 KiB together) get a
+     * ``# diff not computed`` line instead; answers are cached.
+     */
     get: operations["device_config_versions_diff_retrieve"];
   };
   "/api/device-config-versions/{id}/export/": {
@@ -331,7 +336,7 @@ export interface components {
       role: components["schemas"]["RoleEnum"] | components["schemas"]["NullEnum"] | null;
       name: string;
       prefix: string;
-      /** @description queues it is limited to; empty: any queue */
+      /** @description the queues it is limited to, as cluster/queue; empty: an admin's token, not limited */
       queues: readonly string[];
       /** Format: date-time */
       created_at: string;
@@ -356,6 +361,7 @@ export interface components {
       role?: components["schemas"]["RoleEnum"];
       /** @default */
       name?: string;
+      /** @description queues to limit it to, as cluster/queue (or a queue name one cluster has); required unless the user is an admin */
       queues?: string[];
       /** Format: date-time */
       expires_at?: string | null;
@@ -367,7 +373,7 @@ export interface components {
       role: components["schemas"]["RoleEnum"] | components["schemas"]["NullEnum"] | null;
       name: string;
       prefix: string;
-      /** @description queues it is limited to; empty: any queue */
+      /** @description the queues it is limited to, as cluster/queue; empty: an admin's token, not limited */
       queues: readonly string[];
       /** Format: date-time */
       created_at: string;
@@ -534,6 +540,7 @@ export interface components {
       memory_capacity: number;
       ai_core: number | null;
       ai_cpu: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra: {
         [key: string]: unknown;
       };
@@ -563,6 +570,7 @@ export interface components {
       memory_capacity: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -596,6 +604,7 @@ export interface components {
       memory_capacity: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -936,6 +945,7 @@ export interface components {
       memory: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -946,6 +956,7 @@ export interface components {
       memory: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -1203,6 +1214,7 @@ export interface components {
       memory_capacity?: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -1235,7 +1247,18 @@ export interface components {
        */
       scheduler?: components["schemas"]["SchedulerEnum"];
     };
+    /** @description Who may submit to a queue and with which PriorityClass (``apps.scheduling.access``). */
     PatchedQueueUpdateRequest: {
+      /** @description every operator and CI account may submit to it, not only members (admins always may) */
+      open_to_all?: boolean;
+      /** @description usernames that may submit to it */
+      members?: string[];
+      /** @description groups (e.g. from the identity provider) whose users may submit to it */
+      member_groups?: string[];
+      /** @description the highest PriorityClass value its requests may take; null: 1000000000, the highest a user-defined class may have */
+      max_priority?: number | null;
+      /** @description system-* PriorityClasses its requests may take; empty: none */
+      system_priority_classes?: string[];
       description?: string;
       /** @description replaces every quota of the queue */
       quotas?: components["schemas"]["QueueQuotaRequest"][];
@@ -1251,6 +1274,10 @@ export interface components {
       pod_security?: components["schemas"]["PodSecurityEnum"];
       /** @description ServiceAccounts its requests' pods may use; empty: only default */
       allowed_service_accounts?: string[];
+      /** @description Secrets its requests' pods may reference (env, envFrom, volumes, image pull secrets); empty: none */
+      allowed_secrets?: string[];
+      /** @description ConfigMaps its requests' pods may reference (env, envFrom, volumes); empty: none */
+      allowed_config_maps?: string[];
     };
     PatchedTemplateUpdateRequest: {
       name?: string;
@@ -1258,6 +1285,7 @@ export interface components {
       memory?: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -1407,6 +1435,7 @@ export interface components {
       };
       detail?: unknown;
     };
+    /** @description Who may submit to a queue and with which PriorityClass (``apps.scheduling.access``). */
     Queue: {
       id: number;
       /** @description cluster id or name; may be left out while the portal has one cluster */
@@ -1426,6 +1455,20 @@ export interface components {
       pod_security: components["schemas"]["PodSecurityEnum"];
       /** @description ServiceAccounts its requests' pods may use; empty: only default */
       allowed_service_accounts: string[];
+      /** @description Secrets its requests' pods may reference (env, envFrom, volumes, image pull secrets); empty: none */
+      allowed_secrets: string[];
+      /** @description ConfigMaps its requests' pods may reference (env, envFrom, volumes); empty: none */
+      allowed_config_maps: string[];
+      /** @description every operator and CI account may submit to it, not only members (admins always may) */
+      open_to_all: boolean;
+      /** @description usernames that may submit to it */
+      members: string[];
+      /** @description groups (e.g. from the identity provider) whose users may submit to it */
+      member_groups: string[];
+      /** @description the highest PriorityClass value its requests may take; null: 1000000000, the highest a user-defined class may have */
+      max_priority: number | null;
+      /** @description system-* PriorityClasses its requests may take; empty: none */
+      system_priority_classes: string[];
       usage: readonly components["schemas"]["QueueUsage"][];
       volcano: components["schemas"]["VolcanoQueue"] | null;
       /** Format: date-time */
@@ -1447,6 +1490,7 @@ export interface components {
       /** @description vNPUs; empty is unlimited */
       slots_limit?: number | null;
     };
+    /** @description Who may submit to a queue and with which PriorityClass (``apps.scheduling.access``). */
     QueueRequest: {
       /** @description cluster id or name; may be left out while the portal has one cluster */
       cluster?: number;
@@ -1465,8 +1509,33 @@ export interface components {
       pod_security?: components["schemas"]["PodSecurityEnum"];
       /** @description ServiceAccounts its requests' pods may use; empty: only default */
       allowed_service_accounts?: string[];
+      /** @description Secrets its requests' pods may reference (env, envFrom, volumes, image pull secrets); empty: none */
+      allowed_secrets?: string[];
+      /** @description ConfigMaps its requests' pods may reference (env, envFrom, volumes); empty: none */
+      allowed_config_maps?: string[];
+      /** @description every operator and CI account may submit to it, not only members (admins always may) */
+      open_to_all?: boolean;
+      /** @description usernames that may submit to it */
+      members?: string[];
+      /** @description groups (e.g. from the identity provider) whose users may submit to it */
+      member_groups?: string[];
+      /** @description the highest PriorityClass value its requests may take; null: 1000000000, the highest a user-defined class may have */
+      max_priority?: number | null;
+      /** @description system-* PriorityClasses its requests may take; empty: none */
+      system_priority_classes?: string[];
     };
+    /** @description Who may submit to a queue and with which PriorityClass (``apps.scheduling.access``). */
     QueueUpdateRequest: {
+      /** @description every operator and CI account may submit to it, not only members (admins always may) */
+      open_to_all?: boolean;
+      /** @description usernames that may submit to it */
+      members?: string[];
+      /** @description groups (e.g. from the identity provider) whose users may submit to it */
+      member_groups?: string[];
+      /** @description the highest PriorityClass value its requests may take; null: 1000000000, the highest a user-defined class may have */
+      max_priority?: number | null;
+      /** @description system-* PriorityClasses its requests may take; empty: none */
+      system_priority_classes?: string[];
       description?: string;
       /** @description replaces every quota of the queue */
       quotas?: components["schemas"]["QueueQuotaRequest"][];
@@ -1482,6 +1551,10 @@ export interface components {
       pod_security?: components["schemas"]["PodSecurityEnum"];
       /** @description ServiceAccounts its requests' pods may use; empty: only default */
       allowed_service_accounts?: string[];
+      /** @description Secrets its requests' pods may reference (env, envFrom, volumes, image pull secrets); empty: none */
+      allowed_secrets?: string[];
+      /** @description ConfigMaps its requests' pods may reference (env, envFrom, volumes); empty: none */
+      allowed_config_maps?: string[];
     };
     QueueUsage: {
       chip_type: string;
@@ -1867,6 +1940,7 @@ export interface components {
       memory: number;
       ai_core: number | null;
       ai_cpu: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra: {
         [key: string]: unknown;
       };
@@ -1885,6 +1959,7 @@ export interface components {
       memory: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -1907,6 +1982,7 @@ export interface components {
       memory: number;
       ai_core?: number | null;
       ai_cpu?: number | null;
+      /** @description device-config keys the portal does not manage (memoryFactor, ...); the object replaces the stored one, and a key set to null is removed from the published config */
       extra?: {
         [key: string]: unknown;
       };
@@ -4325,7 +4401,12 @@ export interface operations {
       };
     };
   };
-  /** @description Unified diff from this version to ``other`` (any two versions of the same cluster). */
+  /**
+   * @description Unified diff from this version to ``other`` (any two versions of the same cluster).
+   *
+   * Texts over the diff budget (4,000 lines or 512 KiB together) get a
+   * ``# diff not computed`` line instead; answers are cached.
+   */
   device_config_versions_diff_retrieve: {
     parameters: {
       query: {

@@ -50,17 +50,26 @@ export function volcanoView(v: VolcanoQueue | null): { kind: string; label: stri
   return { kind: "fail", label: v.state, detail: v.reason };
 }
 
-/** The pod policy in words: empty lists mean only `default`. */
-export function policySummary(queue: Pick<Queue, "allowed_namespaces" | "pod_security" | "allowed_service_accounts">): {
+/**
+ * The pod policy in words: empty namespace and ServiceAccount lists mean only
+ * `default`; empty Secret and ConfigMap lists mean none may be referenced.
+ */
+export function policySummary(
+  queue: Pick<Queue, "allowed_namespaces" | "pod_security" | "allowed_service_accounts" | "allowed_secrets" | "allowed_config_maps">,
+): {
   namespaces: string;
   podSecurity: string;
   serviceAccounts: string;
+  secrets: string;
+  configMaps: string;
 } {
-  const list = (items: string[]) => (items.length ? items.join(", ") : "default only");
+  const list = (items: string[], empty = "default only") => (items.length ? items.join(", ") : empty);
   return {
     namespaces: list(queue.allowed_namespaces),
     podSecurity: queue.pod_security,
     serviceAccounts: list(queue.allowed_service_accounts),
+    secrets: list(queue.allowed_secrets, "none"),
+    configMaps: list(queue.allowed_config_maps, "none"),
   };
 }
 

@@ -16,6 +16,13 @@ const ci: Queue = {
   allowed_namespaces: ["ci", "batch"],
   pod_security: "restricted",
   allowed_service_accounts: [],
+  allowed_secrets: ["ci-creds"],
+  allowed_config_maps: [],
+  open_to_all: false,
+  members: [],
+  member_groups: [],
+  max_priority: null,
+  system_priority_classes: [],
   usage: [{ chip_type: "Ascend310P", memory_used: 6144, slots_used: 2, pending: 3, running: 1 }],
   volcano: { state: "Closed", managed: true, capability: {}, reason: 'Volcano queue "ci" is Closed in the cluster; waiting until it is Open again (vcctl queue operate -n ci -a open)' },
   created_at: "2026-12-02T12:00:00Z",
@@ -79,7 +86,9 @@ describe("QueuesPage", () => {
   it("summarises the pod policy; empty lists mean default only", async () => {
     renderPage("viewer");
     await screen.findByTestId("queue-ci");
-    expect(screen.getByTestId("policy-ci").textContent).toBe("Namespaces ci, batch · Pod Security restricted · Service accounts default only");
+    expect(screen.getByTestId("policy-ci").textContent).toBe(
+      "Namespaces ci, batch · Pod Security restricted · Service accounts default only · Secrets ci-creds · ConfigMaps none",
+    );
     expect(screen.getByTestId("policy-empty").textContent).toContain("Namespaces default only");
   });
   it("gives admins New queue and Edit quotas, and nobody else", async () => {
@@ -116,6 +125,30 @@ describe("QueueCreateForm", () => {
     expect(url).toBe("/api/queues/");
     expect(JSON.parse(String(init.body))).toEqual({ cluster: 1, name: "ci", description: "", allowed_namespaces: ["ci", "Bad_NS"] });
     expect(onDone).not.toHaveBeenCalled();
+  });
+});
+
+describe("QueueCreateForm's Secrets and ConfigMaps", () => {
+  it("posts the lists the pods may reference and puts an entry's error on its field", async () => {
+    const fetch = vi.fn(async () => json({ code: "invalid", message: "Invalid.", errors: { "allowed_secrets[1]": ["a DNS-1123 subdomain"] } }, 400));
+    vi.stubGlobal("fetch", fetch);
+    render(<QueueCreateForm clusterId={1} onClose={() => {}} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("queue-name"), { target: { value: "team" } });
+    fireEvent.change(screen.getByTestId("queue-secrets"), { target: { value: "creds, Bad_Name" } });
+    fireEvent.change(screen.getByTestId("queue-config-maps"), { target: { value: "cfg" } });
+    fireEvent.click(screen.getByTestId("queue-create-submit"));
+    await waitFor(() => expect(screen.getByText("a DNS-1123 subdomain")).toBeTruthy());
+    expect(screen.getByTestId("queue-secrets").className).toContain("invalid");
+    expect(screen.getByTestId("queue-config-maps").className).not.toContain("invalid");
+    const [, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(JSON.parse(String(init.body))).toEqual({
+      cluster: 1,
+      name: "team",
+      description: "",
+      allowed_namespaces: [],
+      allowed_secrets: ["creds", "Bad_Name"],
+      allowed_config_maps: ["cfg"],
+    });
   });
 });
 

@@ -84,7 +84,8 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
         <VolcanoState queue={queue} />
         <span data-testid={`policy-${queue.name}`}>
           <span className="muted">Namespaces</span> {policy.namespaces} <span className="muted">· Pod Security</span> {policy.podSecurity}{" "}
-          <span className="muted">· Service accounts</span> {policy.serviceAccounts}
+          <span className="muted">· Service accounts</span> {policy.serviceAccounts} <span className="muted">· Secrets</span> {policy.secrets}{" "}
+          <span className="muted">· ConfigMaps</span> {policy.configMaps}
         </span>
       </div>
       {rows.length === 0 ? (
@@ -125,10 +126,12 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
   );
 }
 
-/** Create a queue by name, with the namespaces its pods may run in. */
+/** Create a queue by name, with the namespaces its pods may run in and the Secrets and ConfigMaps they may reference. */
 export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: number; onClose: () => void; onDone: (q: Queue) => void }) {
   const [name, setName] = useState("");
   const [namespaces, setNamespaces] = useState("");
+  const [secrets, setSecrets] = useState("");
+  const [configMaps, setConfigMaps] = useState("");
   const [description, setDescription] = useState("");
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [formError, setFormError] = useState<string[]>([]);
@@ -143,10 +146,13 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
         name: name.trim(),
         description: description.trim(),
         allowed_namespaces: splitList(namespaces),
+        // Empty is the default (none may be referenced): sent only when filled in.
+        ...(splitList(secrets).length ? { allowed_secrets: splitList(secrets) } : {}),
+        ...(splitList(configMaps).length ? { allowed_config_maps: splitList(configMaps) } : {}),
       });
       onDone(created);
     } catch (e) {
-      const failure = submitFailure(e, ["name", "allowed_namespaces", "description"]);
+      const failure = submitFailure(e, ["name", "allowed_namespaces", "allowed_secrets", "allowed_config_maps", "description"]);
       setErrors(failure.fields);
       setFormError(failure.form === null ? [] : [failure.form]);
     } finally {
@@ -192,6 +198,30 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
             onChange={(e) => setNamespaces(e.target.value)}
             placeholder="ci, batch"
             data-testid="queue-namespaces"
+          />
+        </Field>
+        <Field
+          label="Secrets"
+          errors={errors.allowed_secrets}
+          hint="Secrets its requests' pods may reference (env, envFrom, volumes), separated by commas; empty: none. Never list a ServiceAccount token Secret."
+        >
+          <input
+            className={`input${errors.allowed_secrets ? " invalid" : ""}`}
+            name="allowed_secrets"
+            value={secrets}
+            onChange={(e) => setSecrets(e.target.value)}
+            placeholder="ci-credentials"
+            data-testid="queue-secrets"
+          />
+        </Field>
+        <Field label="ConfigMaps" errors={errors.allowed_config_maps} hint="ConfigMaps its requests' pods may reference, separated by commas; empty: none.">
+          <input
+            className={`input${errors.allowed_config_maps ? " invalid" : ""}`}
+            name="allowed_config_maps"
+            value={configMaps}
+            onChange={(e) => setConfigMaps(e.target.value)}
+            placeholder="ci-config"
+            data-testid="queue-config-maps"
           />
         </Field>
         <Field label="Description" errors={errors.description}>

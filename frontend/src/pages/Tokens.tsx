@@ -53,7 +53,7 @@ export function IssuedToken({ issued, rotated, onClose }: { issued: ApiTokenIssu
       <p className="muted">
         Use it as <span className="mono">Authorization: Bearer …</span>; it acts as <b>{issued.username}</b> with the role{" "}
         <b>{issued.role ?? "none"}</b>
-        {issued.queues.length ? `, limited to the queues ${issued.queues.join(", ")}` : ", in any queue"}.
+        {issued.queues.length ? `, limited to the queues ${issued.queues.join(", ")}` : ", in every queue (an admin's token)"}.
       </p>
     </Modal>
   );
@@ -123,7 +123,7 @@ export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; on
             ))}
           </select>
         </Field>
-        <Field label="Queues" errors={errors.queues} hint="comma-separated; empty: any queue">
+        <Field label="Queues" errors={errors.queues} hint="cluster/queue (or a queue name one cluster has), comma-separated; required unless the role is admin">
           <input className="input" value={queues} onChange={(e) => setQueues(e.target.value)} aria-label="queues" data-testid="token-queues" />
         </Field>
         <Field label="Expires" errors={errors.expires_at} hint="empty: never">

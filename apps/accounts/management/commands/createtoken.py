@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from apps.accounts import services
 from apps.accounts.choices import Role
@@ -22,20 +23,23 @@ class Command(BaseCommand):
             action="append",
             dest="queues",
             default=[],
-            help="limit the token to a queue (repeatable)",
+            help="limit the token to a queue, as cluster/queue or a name one "
+            "cluster has (repeatable; required unless --role admin)",
         )
         parser.add_argument("--name", default="", help="a label for the token")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            user = services.user_ensure(
-                username=options["username"],
-                role=options["role"],
-                is_service_account=True,
-            )
-            issued = services.token_create(
-                user=user, name=options["name"], queues=options["queues"]
-            )
+            # One transaction: a refused token leaves no new account behind.
+            with transaction.atomic():
+                user = services.user_ensure(
+                    username=options["username"],
+                    role=options["role"],
+                    is_service_account=True,
+                )
+                issued = services.token_create(
+                    user=user, name=options["name"], queues=options["queues"]
+                )
         except DomainError as exc:
             raise CommandError(exc.message) from exc
         self.stdout.write(issued.plaintext)

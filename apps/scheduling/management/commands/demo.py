@@ -86,6 +86,8 @@ class Command(BaseCommand):
                 name=CI_QUEUE,
                 description="the pipeline example of the docs",
                 allowed_namespaces=[CI_NAMESPACE],
+                # Restricted pods with the default ServiceAccount: safe for all.
+                access={"open_to_all": True},
             )
             self.stdout.write(
                 f"created queue {CI_QUEUE} (pods in namespace {CI_NAMESPACE})"
