@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from apps.live.events import delta_message
 from apps.live.realtime import ensure_outbox_relay
+
+log = logging.getLogger(__name__)
 
 
 class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
@@ -22,9 +26,18 @@ class LiveGroupConsumer(AsyncJsonWebsocketConsumer):
     group: str
 
     async def join(self, group: str) -> None:
-        """Receive the deltas of ``group`` from now on."""
+        """Receive the deltas of ``group`` from now on.
+
+        Tried twice: after a Redis restart the first command on a pooled
+        connection fails once (the probe saw the first handshake answer 500),
+        and the second, on a fresh connection, works.
+        """
         self.group = group
-        await self.channel_layer.group_add(group, self.channel_name)
+        try:
+            await self.channel_layer.group_add(group, self.channel_name)
+        except (ConnectionError, OSError, RedisConnectionError):
+            log.warning("joining %s failed once; trying again", group, exc_info=True)
+            await self.channel_layer.group_add(group, self.channel_name)
         await ensure_outbox_relay()
 
     async def leave(self) -> None:

@@ -360,3 +360,29 @@ async def test_resync_is_answered_at_most_once_a_second(guide_cluster, viewer_to
     assert (await communicator.receive_json_from(timeout=5))["type"] == "snapshot"
     assert await communicator.receive_nothing(timeout=0.5)
     await communicator.disconnect()
+
+
+async def test_the_first_handshake_after_a_redis_restart_still_connects(
+    guide_cluster, viewer_token, monkeypatch
+):
+    """Issue 39: after a Redis restart the first command on a pooled connection
+    fails once; the handshake answered 500. Now the join is tried again."""
+    from channels.layers import get_channel_layer
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    layer = get_channel_layer()
+    real_group_add = layer.group_add
+    failures = []
+
+    async def group_add_after_restart(group, channel):
+        if not failures:
+            failures.append(group)
+            raise RedisConnectionError("Connection closed by server.")
+        return await real_group_add(group, channel)
+
+    monkeypatch.setattr(layer, "group_add", group_add_after_restart)
+    communicator = await _open(
+        f"/ws/clusters/{guide_cluster.pk}/", viewer_token.plaintext
+    )
+    assert len(failures) == 1  # it did fail once, and the socket is open
+    await communicator.disconnect()

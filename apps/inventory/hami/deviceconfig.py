@@ -457,7 +457,8 @@ def render_device_config(
     templates by ``name``. A matched chip type keeps its position; templates
     take the order given (the template rule breaks ties by it). Matched entries
     keep their comments and unmanaged keys; managed keys are updated (optional ones set to None are
-    deleted) and ``extra`` keys are set, never deleted. New chip types are
+    deleted) and ``extra`` keys are set; one absent from ``extra`` is kept,
+    and one set to None is deleted (the editor's removal). New chip types are
     appended; entries absent from ``chip_types`` are removed. The shape,
     every other top-level key and the wrapper's other keys are kept.
 
