@@ -73,6 +73,20 @@ export function policySummary(
   };
 }
 
+/**
+ * Who may submit to the queue and with which priority, in words: admins
+ * always; others when it is open to all or names them (as users or groups).
+ */
+export function accessSummary(
+  queue: Pick<Queue, "open_to_all" | "members" | "member_groups" | "max_priority" | "system_priority_classes">,
+): { who: string; priority: string } {
+  const named = [...queue.members, ...queue.member_groups.map((g) => `group ${g}`)];
+  const who = queue.open_to_all ? "everyone" : named.length ? `members ${named.join(", ")}` : "admins only";
+  const ceiling = queue.max_priority ?? 1000000000;
+  const system = queue.system_priority_classes.length ? ` and ${queue.system_priority_classes.join(", ")}` : "";
+  return { who, priority: `up to ${ceiling}${system}` };
+}
+
 /** "a, b ,c" -> ["a", "b", "c"] (blanks dropped). */
 export function splitList(text: string): string[] {
   return text

@@ -90,6 +90,8 @@ describe("QueuesPage", () => {
       "Namespaces ci, batch · Pod Security restricted · Service accounts default only · Secrets ci-creds · ConfigMaps none",
     );
     expect(screen.getByTestId("policy-empty").textContent).toContain("Namespaces default only");
+    // a queue nobody is named in is for admins; no ceiling set is the user-class maximum
+    expect(screen.getByTestId("access-ci").textContent).toBe("Who may submit admins only · Priority up to 1000000000");
   });
   it("gives admins New queue and Edit quotas, and nobody else", async () => {
     renderPage("admin");
@@ -123,7 +125,15 @@ describe("QueueCreateForm", () => {
     expect(screen.getByTestId("queue-namespaces").className).toContain("invalid");
     const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
     expect(url).toBe("/api/queues/");
-    expect(JSON.parse(String(init.body))).toEqual({ cluster: 1, name: "ci", description: "", allowed_namespaces: ["ci", "Bad_NS"] });
+    expect(JSON.parse(String(init.body))).toEqual({
+      cluster: 1,
+      name: "ci",
+      description: "",
+      allowed_namespaces: ["ci", "Bad_NS"],
+      open_to_all: false,
+      members: [],
+      member_groups: [],
+    });
     expect(onDone).not.toHaveBeenCalled();
   });
 });
@@ -148,6 +158,32 @@ describe("QueueCreateForm's Secrets and ConfigMaps", () => {
       allowed_namespaces: [],
       allowed_secrets: ["creds", "Bad_Name"],
       allowed_config_maps: ["cfg"],
+      open_to_all: false,
+      members: [],
+      member_groups: [],
+    });
+  });
+});
+
+describe("QueueCreateForm's access", () => {
+  it("posts who may submit and the priority ceiling, and puts a member's error on its field", async () => {
+    const fetch = vi.fn(async () => json({ code: "invalid", message: "Invalid.", errors: { "members[0]": ["no user 'nobody'"] } }, 400));
+    vi.stubGlobal("fetch", fetch);
+    render(<QueueCreateForm clusterId={1} onClose={() => {}} onDone={() => {}} />);
+    fireEvent.change(screen.getByTestId("queue-name"), { target: { value: "team" } });
+    fireEvent.click(screen.getByTestId("queue-open-to-all"));
+    fireEvent.change(screen.getByTestId("queue-members"), { target: { value: "nobody" } });
+    fireEvent.change(screen.getByTestId("queue-groups"), { target: { value: "ml-team, sre" } });
+    fireEvent.change(screen.getByTestId("queue-max-priority"), { target: { value: "1000" } });
+    fireEvent.click(screen.getByTestId("queue-create-submit"));
+    await waitFor(() => expect(screen.getByText("no user 'nobody'")).toBeTruthy());
+    expect(screen.getByTestId("queue-members").className).toContain("invalid");
+    const [, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(JSON.parse(String(init.body))).toMatchObject({
+      open_to_all: true,
+      members: ["nobody"],
+      member_groups: ["ml-team", "sre"],
+      max_priority: 1000,
     });
   });
 });

@@ -9,6 +9,7 @@ import { Badge, ErrorNote, Field, Loading, Modal, UsageBar } from "../components
 import { errorText, submitFailure } from "../lib/errors";
 import { int, mb } from "../lib/format";
 import {
+  accessSummary,
   policySummary,
   queueCounts,
   quotaBody,
@@ -64,6 +65,7 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
   const rows = quotaRows(queue);
   const counts = queueCounts(queue);
   const policy = policySummary(queue);
+  const access = accessSummary(queue);
   return (
     <div className="panel queue-card" data-testid={`queue-${queue.name}`}>
       <div className="panel-head">
@@ -86,6 +88,9 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
           <span className="muted">Namespaces</span> {policy.namespaces} <span className="muted">· Pod Security</span> {policy.podSecurity}{" "}
           <span className="muted">· Service accounts</span> {policy.serviceAccounts} <span className="muted">· Secrets</span> {policy.secrets}{" "}
           <span className="muted">· ConfigMaps</span> {policy.configMaps}
+        </span>
+        <span data-testid={`access-${queue.name}`}>
+          <span className="muted">Who may submit</span> {access.who} <span className="muted">· Priority</span> {access.priority}
         </span>
       </div>
       {rows.length === 0 ? (
@@ -133,6 +138,10 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
   const [secrets, setSecrets] = useState("");
   const [configMaps, setConfigMaps] = useState("");
   const [description, setDescription] = useState("");
+  const [openToAll, setOpenToAll] = useState(false);
+  const [members, setMembers] = useState("");
+  const [groups, setGroups] = useState("");
+  const [maxPriority, setMaxPriority] = useState("");
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [formError, setFormError] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
@@ -149,10 +158,25 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
         // Empty is the default (none may be referenced): sent only when filled in.
         ...(splitList(secrets).length ? { allowed_secrets: splitList(secrets) } : {}),
         ...(splitList(configMaps).length ? { allowed_config_maps: splitList(configMaps) } : {}),
+        open_to_all: openToAll,
+        members: splitList(members),
+        member_groups: splitList(groups),
+        // Sent as typed when filled in, so that the API's 400 names a bad value.
+        ...(maxPriority.trim() ? { max_priority: Number.isInteger(Number(maxPriority)) ? Number(maxPriority) : maxPriority.trim() } : {}),
       });
       onDone(created);
     } catch (e) {
-      const failure = submitFailure(e, ["name", "allowed_namespaces", "allowed_secrets", "allowed_config_maps", "description"]);
+      const failure = submitFailure(e, [
+        "name",
+        "allowed_namespaces",
+        "allowed_secrets",
+        "allowed_config_maps",
+        "open_to_all",
+        "members",
+        "member_groups",
+        "max_priority",
+        "description",
+      ]);
       setErrors(failure.fields);
       setFormError(failure.form === null ? [] : [failure.form]);
     } finally {
@@ -222,6 +246,41 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
             onChange={(e) => setConfigMaps(e.target.value)}
             placeholder="ci-config"
             data-testid="queue-config-maps"
+          />
+        </Field>
+        <Field label="Who may submit" errors={errors.open_to_all} hint="Admins always may. Open it to every operator and CI account only when its pod policy gives nothing away.">
+          <label>
+            <input type="checkbox" checked={openToAll} onChange={(e) => setOpenToAll(e.target.checked)} data-testid="queue-open-to-all" /> Open to all
+          </label>
+        </Field>
+        <Field label="Members" errors={errors.members} hint="Usernames that may submit to it, separated by commas.">
+          <input
+            className={`input${errors.members ? " invalid" : ""}`}
+            name="members"
+            value={members}
+            onChange={(e) => setMembers(e.target.value)}
+            placeholder="ci-bot, alice"
+            data-testid="queue-members"
+          />
+        </Field>
+        <Field label="Groups" errors={errors.member_groups} hint="Groups (as your identity provider names them) whose users may submit to it.">
+          <input
+            className={`input${errors.member_groups ? " invalid" : ""}`}
+            name="member_groups"
+            value={groups}
+            onChange={(e) => setGroups(e.target.value)}
+            placeholder="ml-team"
+            data-testid="queue-groups"
+          />
+        </Field>
+        <Field label="Highest priority" errors={errors.max_priority} hint="The highest PriorityClass value its requests may take; empty: 1000000000 (system-* classes never).">
+          <input
+            className={`input${errors.max_priority ? " invalid" : ""}`}
+            name="max_priority"
+            value={maxPriority}
+            onChange={(e) => setMaxPriority(e.target.value)}
+            inputMode="numeric"
+            data-testid="queue-max-priority"
           />
         </Field>
         <Field label="Description" errors={errors.description}>
