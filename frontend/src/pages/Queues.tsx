@@ -131,17 +131,55 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
   );
 }
 
-/** Create a queue by name, with the namespaces its pods may run in and the Secrets and ConfigMaps they may reference. */
+/** The text inputs of the create form, in order: what each field is and says. */
+const CREATE_FIELDS = [
+  { field: "name", label: "Name", testId: "queue-name", hint: "Lowercase letters, digits and '-'; fixed once made. Its Volcano Queue gets the same name." },
+  { field: "allowed_namespaces", label: "Namespaces", testId: "queue-namespaces", placeholder: "ci, batch", hint: "Where its requests' pods may run, separated by commas; empty: only default." },
+  {
+    field: "allowed_secrets",
+    label: "Secrets",
+    testId: "queue-secrets",
+    placeholder: "ci-credentials",
+    hint: "Secrets its requests' pods may reference (env, envFrom, volumes), separated by commas; empty: none. Never list a ServiceAccount token Secret.",
+  },
+  { field: "allowed_config_maps", label: "ConfigMaps", testId: "queue-config-maps", placeholder: "ci-config", hint: "ConfigMaps its requests' pods may reference, separated by commas; empty: none." },
+  { field: "members", label: "Members", testId: "queue-members", placeholder: "ci-bot, alice", hint: "Usernames that may submit to it, separated by commas." },
+  { field: "member_groups", label: "Groups", testId: "queue-groups", placeholder: "ml-team", hint: "Groups (as your identity provider names them) whose users may submit to it." },
+  {
+    field: "max_priority",
+    label: "Highest priority",
+    testId: "queue-max-priority",
+    hint: "The highest PriorityClass value its requests may take; empty: 1000000000 (system-* classes never).",
+  },
+  { field: "description", label: "Description", testId: "queue-description" },
+] as const;
+
+type CreateField = (typeof CREATE_FIELDS)[number]["field"];
+
+/** The POST body of the create form; lists split at commas, a ceiling sent as typed so the API names a bad one. */
+function createBody(clusterId: number, text: Record<CreateField, string>, openToAll: boolean): Record<string, unknown> {
+  const priority = text.max_priority.trim();
+  return {
+    cluster: clusterId,
+    name: text.name.trim(),
+    description: text.description.trim(),
+    allowed_namespaces: splitList(text.allowed_namespaces),
+    // Empty is the default (none may be referenced): sent only when filled in.
+    ...(splitList(text.allowed_secrets).length ? { allowed_secrets: splitList(text.allowed_secrets) } : {}),
+    ...(splitList(text.allowed_config_maps).length ? { allowed_config_maps: splitList(text.allowed_config_maps) } : {}),
+    open_to_all: openToAll,
+    members: splitList(text.members),
+    member_groups: splitList(text.member_groups),
+    ...(priority ? { max_priority: Number.isInteger(Number(priority)) ? Number(priority) : priority } : {}),
+  };
+}
+
+/** Create a queue: its name, where and with what its pods may run, who may submit to it and how high. */
 export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: number; onClose: () => void; onDone: (q: Queue) => void }) {
-  const [name, setName] = useState("");
-  const [namespaces, setNamespaces] = useState("");
-  const [secrets, setSecrets] = useState("");
-  const [configMaps, setConfigMaps] = useState("");
-  const [description, setDescription] = useState("");
+  const [text, setText] = useState<Record<CreateField, string>>(
+    () => Object.fromEntries(CREATE_FIELDS.map((f) => [f.field, ""])) as Record<CreateField, string>,
+  );
   const [openToAll, setOpenToAll] = useState(false);
-  const [members, setMembers] = useState("");
-  const [groups, setGroups] = useState("");
-  const [maxPriority, setMaxPriority] = useState("");
   const [errors, setErrors] = useState<Record<string, string[]>>({});
   const [formError, setFormError] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
@@ -150,33 +188,9 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
     setErrors({});
     setFormError([]);
     try {
-      const created = await api.post<Queue>("/api/queues/", {
-        cluster: clusterId,
-        name: name.trim(),
-        description: description.trim(),
-        allowed_namespaces: splitList(namespaces),
-        // Empty is the default (none may be referenced): sent only when filled in.
-        ...(splitList(secrets).length ? { allowed_secrets: splitList(secrets) } : {}),
-        ...(splitList(configMaps).length ? { allowed_config_maps: splitList(configMaps) } : {}),
-        open_to_all: openToAll,
-        members: splitList(members),
-        member_groups: splitList(groups),
-        // Sent as typed when filled in, so that the API's 400 names a bad value.
-        ...(maxPriority.trim() ? { max_priority: Number.isInteger(Number(maxPriority)) ? Number(maxPriority) : maxPriority.trim() } : {}),
-      });
-      onDone(created);
+      onDone(await api.post<Queue>("/api/queues/", createBody(clusterId, text, openToAll)));
     } catch (e) {
-      const failure = submitFailure(e, [
-        "name",
-        "allowed_namespaces",
-        "allowed_secrets",
-        "allowed_config_maps",
-        "open_to_all",
-        "members",
-        "member_groups",
-        "max_priority",
-        "description",
-      ]);
+      const failure = submitFailure(e, [...CREATE_FIELDS.map((f) => f.field), "open_to_all"]);
       setErrors(failure.fields);
       setFormError(failure.form === null ? [] : [failure.form]);
     } finally {
@@ -204,87 +218,23 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
         </div>
       ))}
       <div className="form-stack">
-        <Field label="Name" errors={errors.name} hint="Lowercase letters, digits and '-'; fixed once made. Its Volcano Queue gets the same name.">
-          <input
-            className={`input${errors.name ? " invalid" : ""}`}
-            name="name"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            data-testid="queue-name"
-            autoFocus
-          />
-        </Field>
-        <Field label="Namespaces" errors={errors.allowed_namespaces} hint="Where its requests' pods may run, separated by commas; empty: only default.">
-          <input
-            className={`input${errors.allowed_namespaces ? " invalid" : ""}`}
-            name="allowed_namespaces"
-            value={namespaces}
-            onChange={(e) => setNamespaces(e.target.value)}
-            placeholder="ci, batch"
-            data-testid="queue-namespaces"
-          />
-        </Field>
-        <Field
-          label="Secrets"
-          errors={errors.allowed_secrets}
-          hint="Secrets its requests' pods may reference (env, envFrom, volumes), separated by commas; empty: none. Never list a ServiceAccount token Secret."
-        >
-          <input
-            className={`input${errors.allowed_secrets ? " invalid" : ""}`}
-            name="allowed_secrets"
-            value={secrets}
-            onChange={(e) => setSecrets(e.target.value)}
-            placeholder="ci-credentials"
-            data-testid="queue-secrets"
-          />
-        </Field>
-        <Field label="ConfigMaps" errors={errors.allowed_config_maps} hint="ConfigMaps its requests' pods may reference, separated by commas; empty: none.">
-          <input
-            className={`input${errors.allowed_config_maps ? " invalid" : ""}`}
-            name="allowed_config_maps"
-            value={configMaps}
-            onChange={(e) => setConfigMaps(e.target.value)}
-            placeholder="ci-config"
-            data-testid="queue-config-maps"
-          />
-        </Field>
+        {CREATE_FIELDS.map((f) => (
+          <Field key={f.field} label={f.label} errors={errors[f.field]} hint={"hint" in f ? f.hint : undefined}>
+            <input
+              className={`input${errors[f.field] ? " invalid" : ""}`}
+              name={f.field}
+              value={text[f.field]}
+              onChange={(e) => setText((t) => ({ ...t, [f.field]: e.target.value }))}
+              placeholder={"placeholder" in f ? f.placeholder : undefined}
+              data-testid={f.testId}
+              autoFocus={f.field === "name"}
+            />
+          </Field>
+        ))}
         <Field label="Who may submit" errors={errors.open_to_all} hint="Admins always may. Open it to every operator and CI account only when its pod policy gives nothing away.">
           <label>
             <input type="checkbox" checked={openToAll} onChange={(e) => setOpenToAll(e.target.checked)} data-testid="queue-open-to-all" /> Open to all
           </label>
-        </Field>
-        <Field label="Members" errors={errors.members} hint="Usernames that may submit to it, separated by commas.">
-          <input
-            className={`input${errors.members ? " invalid" : ""}`}
-            name="members"
-            value={members}
-            onChange={(e) => setMembers(e.target.value)}
-            placeholder="ci-bot, alice"
-            data-testid="queue-members"
-          />
-        </Field>
-        <Field label="Groups" errors={errors.member_groups} hint="Groups (as your identity provider names them) whose users may submit to it.">
-          <input
-            className={`input${errors.member_groups ? " invalid" : ""}`}
-            name="member_groups"
-            value={groups}
-            onChange={(e) => setGroups(e.target.value)}
-            placeholder="ml-team"
-            data-testid="queue-groups"
-          />
-        </Field>
-        <Field label="Highest priority" errors={errors.max_priority} hint="The highest PriorityClass value its requests may take; empty: 1000000000 (system-* classes never).">
-          <input
-            className={`input${errors.max_priority ? " invalid" : ""}`}
-            name="max_priority"
-            value={maxPriority}
-            onChange={(e) => setMaxPriority(e.target.value)}
-            inputMode="numeric"
-            data-testid="queue-max-priority"
-          />
-        </Field>
-        <Field label="Description" errors={errors.description}>
-          <input className="input" name="description" value={description} onChange={(e) => setDescription(e.target.value)} />
         </Field>
       </div>
     </Modal>
