@@ -47,8 +47,12 @@ PREVIOUS_RELEASE = {
     "scheduling": "0001_initial",
 }
 PREVIOUS_RELEASE_COMMIT = "8121c52"
-# (table, old column) -> where a later migration moved it; none so far.
-RENAMED: dict[tuple[str, str], str] = {}
+# (table, old column) -> where a later migration moved it.
+RENAMED: dict[tuple[str, str], str] = {
+    # accounts 0003: a token's queue names became the ids of the queues of
+    # those names (a name alone matched it in every cluster; issue 39)
+    ("accounts_apitoken", "queues"): "queue_ids",
+}
 #: Columns whose data a migration moves into another column of the same row
 #: (the old one is then empty, the new one must not be): inventory 0005 copies
 #: kubeconfig files from outside KUBECONFIG_DIR into the database, encrypted.
@@ -302,6 +306,11 @@ def test_upgrade_with_workers_running_loses_nothing(
             assert pk in now, f"{table} row {pk} lost in the upgrade"
             for column, value in row.items():
                 if (table, column) in RENAMED:
+                    target = RENAMED[(table, column)]
+                    if value:
+                        assert now[pk].get(target), (
+                            f"{table}.{column} lost, {target} empty"
+                        )
                     continue
                 assert column in now[pk], (
                     f"{table}.{column} dropped: say in RENAMED where it went"

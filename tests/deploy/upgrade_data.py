@@ -396,8 +396,11 @@ def _plain(value: Any) -> Any:
 
 
 #: Columns of later migrations that the snapshot reads too, where they exist:
-#: the targets of data a migration moved (test_upgrade.MOVED).
-MOVED_TO: dict[str, tuple[str, ...]] = {"inventory_cluster": ("kubeconfig_encrypted",)}
+#: the targets of data a migration moved (test_upgrade.MOVED and RENAMED).
+MOVED_TO: dict[str, tuple[str, ...]] = {
+    "inventory_cluster": ("kubeconfig_encrypted",),
+    "accounts_apitoken": ("queue_ids",),
+}
 
 
 def snapshot(previous: dict[str, str]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -412,15 +415,20 @@ def snapshot(previous: dict[str, str]) -> dict[str, dict[str, dict[str, Any]]]:
             meta = historical._meta
             if not meta.managed or meta.proxy:
                 continue
-            columns = [field.column for field in meta.concrete_fields]
-            if meta.db_table in MOVED_TO:
-                present = {
-                    c.name
-                    for c in connection.introspection.get_table_description(
-                        cursor, meta.db_table
-                    )
-                }
-                columns += [c for c in MOVED_TO[meta.db_table] if c in present]
+            present = {
+                c.name
+                for c in connection.introspection.get_table_description(
+                    cursor, meta.db_table
+                )
+            }
+            # A column a later migration dropped is missing from the row, and
+            # the test asks where it went (test_upgrade.RENAMED).
+            columns = [
+                field.column
+                for field in meta.concrete_fields
+                if field.column in present
+            ]
+            columns += [c for c in MOVED_TO.get(meta.db_table, ()) if c in present]
             pk = meta.pk.column
             cursor.execute(
                 f"SELECT {', '.join(quote(c) for c in columns)} FROM {quote(meta.db_table)}"  # noqa: S608 - names from the migration state

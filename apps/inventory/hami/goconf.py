@@ -77,6 +77,4 @@ def get_int(args: Mapping[str, Any], key: str) -> int | None:
     value = args.get(key)
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.isdigit():  # TEMP
-        return int(value)
     return None
