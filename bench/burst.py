@@ -1,7 +1,8 @@
-"""Benchmark: a burst of CI requests onto the same nodes, on the real Volcano.
+"""Benchmark: a burst of CI requests onto the same nodes, on the real Volcano
+(or, with ``--scheduler hami``, on the real HAMi scheduler v2.9.0).
 
-Run: ``python -m bench.burst [--requests 200] [--nodes 12]``. Needs the built
-control plane (``python -m kubestack build``) and PostgreSQL
+Run: ``python -m bench.burst [--requests 200] [--nodes 12] [--scheduler hami]``.
+Needs the built control plane (``python -m kubestack build``) and PostgreSQL
 (``BENCH_DATABASE_URL``, default ``postgres://postgres@127.0.0.1:5432/test``; a
 database ``vnpu_bench_burst`` is created beside it and dropped at the end).
 
@@ -17,8 +18,14 @@ sync (list + watch) and the beat's scheduling passes in threads
 embedded mode). The requests are POSTed at once by CI pipelines (token
 clients, four or more in parallel).
 
-Prints, for the real stack (kube-apiserver, Volcano v1.15.1, KWOK) and then
-for simcluster with the same nodes, measured in this run:
+With ``--scheduler hami`` the real stack runs HAMi's scheduler as its chart
+deploys it (``kubestack up --scheduler hami``: kube-scheduler with HAMi's
+extender, and its webhook; it needs the ``hami`` build stage), and both
+clusters are added to the portal with the HAMi scheduler setting: the portal
+pins each pod to the chip it booked, and HAMi honours the pin.
+
+Prints, for the real stack (kube-apiserver, Volcano v1.15.1 or HAMi v2.9.0,
+KWOK) and then for simcluster with the same nodes, measured in this run:
 - requests, and the time from submission to Running (the portal's
   ``running_at - created_at``): p50, p95, max;
 - bind timeouts: requests that needed more than one attempt (aim: 0);
@@ -77,8 +84,11 @@ class Figures:
         )
 
 
-def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figures:
-    """Submit the burst to a new cluster ``name`` and wait for it to settle."""
+def _burst(
+    name: str, kubeconfig: Path, requests: int, timeout: float, scheduler: str
+) -> Figures:
+    """Submit the burst to a new cluster ``name`` (its pods sent to
+    ``scheduler``, a ``SchedulerSetting`` value) and wait for it to settle."""
     from apps.inventory.choices import ConnectionKind
     from apps.inventory.models import Chip
     from apps.inventory.services import cluster_create
@@ -93,6 +103,7 @@ def _burst(name: str, kubeconfig: Path, requests: int, timeout: float) -> Figure
         name=name,
         connection=ConnectionKind.KUBECONFIG,
         kubeconfig=kubeconfig.read_text(),
+        scheduler=scheduler,
     )
     sync_once(cluster)
     chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
@@ -170,6 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=240, help="seconds for a burst to settle"
     )
+    parser.add_argument(
+        "--scheduler",
+        choices=("volcano", "hami"),
+        default="volcano",
+        help="the real scheduler that places the pods (hami: HAMi v2.9.0)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.requests, args.nodes = 40, 3
@@ -205,11 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(
             f"burst: {args.requests} requests (vir01, vir01, vir02, ...) onto "
-            f"{args.nodes} 310P nodes of 4 chips",
+            f"{args.nodes} 310P nodes of 4 chips, scheduler {args.scheduler}",
             flush=True,
         )
         with KubeStack(
-            scenario="burst", scenario_options={"nodes_310p": args.nodes}
+            scenario="burst",
+            scenario_options={"nodes_310p": args.nodes},
+            scheduler=args.scheduler,
         ) as stack:
             print(f"real stack up in {stack.started_in:.1f} s", flush=True)
             real = _burst(
@@ -217,18 +236,25 @@ def main(argv: list[str] | None = None) -> int:
                 stack.write_kubeconfig(tmp / "real.kubeconfig"),
                 args.requests,
                 args.timeout,
+                args.scheduler,
             )
-        print(real.line("real Volcano"), flush=True)
+        real_name = {"volcano": "real Volcano", "hami": "real HAMi"}[args.scheduler]
+        print(real.line(real_name), flush=True)
         sim = _start_sim(args.nodes, tmp / "sim.kubeconfig")
         try:
             simulated = _burst(
-                "simcluster", tmp / "sim.kubeconfig", args.requests, args.timeout
+                "simcluster",
+                tmp / "sim.kubeconfig",
+                args.requests,
+                args.timeout,
+                args.scheduler,
             )
         finally:
             processes.stop(sim, grace=30)
         print(simulated.line("simcluster"), flush=True)
         ratio = real.percentile(0.95) / simulated.percentile(0.95)
         print(
+            f"scheduler={args.scheduler} "
             f"real_over_simcluster_p95_ratio={ratio:.2f} "
             f"real_p50_s={real.percentile(0.5):.1f} "
             f"real_p95_s={real.percentile(0.95):.1f} "

@@ -67,6 +67,10 @@ def test_an_admin_creates_copies_rotates_and_revokes_a_ci_token(page, portal, sh
     page.get_by_test_id("token-username").fill("e2e-pipeline")
     page.get_by_test_id("token-name").fill("e2e nightly")
     page.get_by_test_id("token-role").select_option("ci")
+    # a non-admin's token must name its queues (issue 39): the form says so
+    page.get_by_test_id("token-submit").click()
+    expect(page.get_by_text("limited to the queues it names")).to_be_visible()
+    page.get_by_test_id("token-queues").fill("ci")
     page.get_by_test_id("token-submit").click()
     expect(page.get_by_text("you will not see it again")).to_be_visible()
     shot(page, "token-created")
@@ -78,7 +82,7 @@ def test_an_admin_creates_copies_rotates_and_revokes_a_ci_token(page, portal, sh
     assert _as_pipeline(portal, first) == 200
     row = page.locator("tr[data-testid^=token-]", has_text="e2e nightly").first
     expect(row).to_contain_text("e2e-pipeline")
-    expect(row).to_contain_text("ci")
+    expect(row).to_contain_text("/ci")  # cluster/queue
     expect(row).to_contain_text("active")
     row_id = row.get_attribute("data-testid").removeprefix("token-")
     shot(page, "tokens")
