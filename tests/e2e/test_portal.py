@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shutil
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,6 +30,16 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
 # The guide's second 310P3 chip: idle at start, so a pod pinned to it is the only one there.
 CHIP_UUID = "0C5C7FD0-128B2F33-D23F0824-892F902B-1818E811"
+# What the overview asks the API for beside the live snapshot (its banners,
+# charts and panels), under /api/clusters/<id>/.
+OVERVIEW_CALLS = (
+    "sync-status/",
+    "health/",
+    "drift/",
+    "restarts/",
+    "usage-history/",
+    "fragmentation/",
+)
 
 
 def _chip_id(portal, uuid: str) -> int:
@@ -69,7 +78,16 @@ def test_login_shows_role_and_the_guides_twelve_chips(page, portal, shot):
     )
     expect(page.get_by_test_id("type-card-Ascend310P")).to_contain_text("4 chips")
     expect(page.get_by_test_id("type-card-Ascend910B4")).to_contain_text("8 chips")
-    time.sleep(0.5)  # let the charts and banners settle for the picture
+    # the picture: every panel's data in (the banners' and the charts'), drawn
+    page.wait_for_function(
+        """paths => paths.every(path => performance.getEntriesByType("resource")
+            .some(entry => entry.name.includes(path)))""",
+        arg=[f"/api/clusters/{portal.cluster_id}/{call}" for call in OVERVIEW_CALLS],
+        timeout=30_000,
+    )
+    page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+    )
     path = shot(page, "overview")
     if os.environ.get("UPDATE_README_SCREENSHOT"):
         # Only when asked: a test run must not change tracked files.

@@ -9,7 +9,6 @@ nothing done twice.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,14 +34,18 @@ FAULTS = {
 }
 
 
-def retrying(call: Callable[[], Any], attempts: int = 50) -> Any:
-    """The test's own calls to the faulty server: try until one gets through."""
-    for _ in range(attempts - 1):
-        try:
-            return call()
-        except (ApiException, HTTPError, OSError):
-            time.sleep(0.02)
-    return call()
+def retrying(call: Callable[[], Any], timeout: float = 60) -> Any:
+    """The test's own calls to the faulty server: try until one gets through
+    (a failed call is "not yet"; the last failure is in the timeout's message)."""
+    # A one-item list is truthy whatever the call answered.
+    answered = wait_for(
+        lambda: [call()],
+        "a call to get through the faulty server",
+        timeout,
+        0.02,
+        ignore=(ApiException, HTTPError, OSError),
+    )
+    return answered[0]
 
 
 def _slice_pod(name: str, memory: int) -> dict[str, Any]:

@@ -49,7 +49,7 @@ print("sent", flush=True)
 start = time.monotonic()
 while time.monotonic() - start < seconds:
     record_usage_samples_task.delay()
-    time.sleep(every)
+    time.sleep(every)  # beat's pace, on purpose: a sample asked for every `every` s
 """
 
 SAMPLES = """

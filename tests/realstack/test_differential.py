@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from simcluster.server import SimCluster
+from tests.polling import wait_for
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow]
 
@@ -249,20 +250,24 @@ class Kubectl:
         return f"exit {code}\n{_mask(out)}\n{_mask(err)}"
 
     def _wait(self, args: list[str], expected: str) -> None:
-        import time
+        printed: list[str] = []
 
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        def prints() -> bool:
             done = subprocess.run(
                 [str(self.binary), "--kubeconfig", str(self.kubeconfig), *args],
                 capture_output=True,
                 text=True,
                 check=False,
             )
-            if done.stdout.strip() == expected:
-                return
-            time.sleep(0.3)
-        raise AssertionError(f"{' '.join(args)} never printed {expected!r}")
+            printed[:] = [done.stdout.strip() + done.stderr.strip()]
+            return done.stdout.strip() == expected
+
+        wait_for(
+            prints,
+            lambda: f"{' '.join(args)} to print {expected!r}; last: {printed}",
+            60,
+            0.3,
+        )
 
 
 @pytest.fixture
@@ -312,8 +317,6 @@ def _leaving(core, namespace: str) -> bool:
 
 def _eviction_answers(api_client, namespace: str) -> list[tuple]:
     """Create pods and a PodDisruptionBudget, then ask the Eviction API three times."""
-    import time
-
     from kubernetes import client
     from kubernetes.client.rest import ApiException
 
@@ -330,12 +333,13 @@ def _eviction_answers(api_client, namespace: str) -> list[tuple]:
             "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "kept"}}},
         },
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the disruption controller has counted
+
+    def counted() -> bool:
+        """the disruption controller to count the kept pod"""
         status = policy.read_namespaced_pod_disruption_budget("keep", namespace).status
-        if status and status.current_healthy == 1:
-            break
-        time.sleep(0.3)
+        return bool(status and status.current_healthy == 1)
+
+    wait_for(counted, timeout=60, interval=0.3)
     answers = []
     for name in ("free", "kept", "missing"):
         body = {"metadata": {"name": name, "namespace": namespace}}

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -49,7 +50,7 @@ from apps.scheduling.services.requests import request_create
 from harness.portal import Running, keep_follow_ups_queued
 from kubestack.scenarios import slice_pod
 from tests.faults.test_worker_killed import RUN_TASK, spawn
-from tests.polling import wait_for
+from tests.polling import seconds_until, wait_for
 from tests.realstack import test_templates
 from tests.realstack.accounting import portal_usage, usage_by_uuid
 from tests.realstack.figures import FaultFigures, add
@@ -202,12 +203,7 @@ def _all_running(ids: list[int], core) -> bool:
 
 def _converge(ids: list[int], core, timeout: float) -> float | None:
     """Seconds until every request runs with one pod, or None after ``timeout``."""
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        if _all_running(ids, core):
-            return time.monotonic() - started
-        time.sleep(0.3)
-    return None
+    return seconds_until(lambda: _all_running(ids, core), timeout, 0.3)
 
 
 def _request_figures(cluster, core, ids: list[int]) -> dict[str, int]:
@@ -254,6 +250,17 @@ def _explain(cluster, core, ids: list[int]) -> str:
     return "\n".join(lines)
 
 
+def _awaiting_an_answer(thread: threading.Thread) -> bool:
+    """Whether ``thread`` has sent an HTTP request and waits for the answer
+    (``http.client``, under urllib3, reads the status line)."""
+    frame = sys._current_frames().get(thread.ident or 0)
+    while frame is not None:
+        if frame.f_code.co_name == "_read_status":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _live_text(core) -> str:
     return core.read_namespaced_config_map(CM_NAME, CM_NS).data[CM_KEY]
 
@@ -271,13 +278,14 @@ def _fresh(cluster, core) -> bool:
 
 def _seconds_to_fresh(cluster, core, since: float) -> float:
     """Seconds from ``since`` until fresh; infinity if not within two resync periods."""
-    deadline = since + 2 * resync_seconds()
-    while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):  # a read may fail while things recover
-            if _fresh(cluster, core):
-                return time.monotonic() - since
-        time.sleep(0.3)
-    return float("inf")
+    took = seconds_until(
+        lambda: _fresh(cluster, core),
+        2 * resync_seconds(),
+        0.3,
+        since=since,
+        ignore=(Exception,),  # a read may fail while things recover
+    )
+    return float("inf") if took is None else took
 
 
 def _wait_watching(cluster) -> None:
@@ -371,13 +379,26 @@ def test_apiserver_restarted_mid_watch_and_mid_admission(
         _wait_watching(real_cluster)
         ids = _submit(operator, 1, "api-before")  # its pod is made before the stop
         kube_stack.stop_apiserver(hard=True)
+        stopped = time.monotonic()
         # submitted while the server is down: room booked, pods not creatable yet
         down = _submit(operator, 2, "api-down")
         ids += down
-        time.sleep(2)
-        reserved = Request.objects.filter(
-            pk__in=down, state=RequestState.RESERVED
-        ).count()
+
+        def reserved_now() -> int:
+            return Request.objects.filter(
+                pk__in=down, state=RequestState.RESERVED
+            ).count()
+
+        wait_for(
+            lambda: reserved_now() == 2,
+            lambda: (
+                f"both requests reserved while the server is down; {reserved_now()}"
+            ),
+            timeout=60,
+        )
+        reserved = reserved_now()
+        # and the outage lasts its 2 s (the figure's name) however soon that was
+        time.sleep(max(0.0, 2 - (time.monotonic() - stopped)))
         kube_stack.start_apiserver()
         churn.stop.set()
         since = time.monotonic()  # the fault is over
@@ -406,6 +427,8 @@ def test_etcd_compaction_gives_the_watches_a_real_410_and_sync_lists_again(
         relists_before = _cursor_sum(real_cluster, "relists")
         with churn.running():
             ids = _submit(operator, 2, "compact")
+            # a fixed stretch on purpose: the cluster changes (churn, the two
+            # requests placed) for a while, so the compaction lands mid-traffic
             time.sleep(1.5)
             revision = kube_stack.etcd_compact()
             since = time.monotonic()
@@ -498,7 +521,7 @@ def test_sync_worker_killed_after_applying_a_batch(
             VNPU_PORTAL_CRASH_AT="after_sync_batch",
         )
         assert worker.wait(timeout=60) == -signal.SIGKILL, worker.stdout.read()
-        time.sleep(2)  # no worker while the cluster changes
+        time.sleep(2)  # fixed on purpose: no worker while the cluster changes
     restarts_before = _cursor_sum(real_cluster, "restarts")
     since = time.monotonic()  # the redelivered task starts
     with Running(real_cluster):
@@ -543,7 +566,7 @@ def test_scheduling_worker_killed(
             pk__in=ids, state=RequestState.RESERVED
         ).count()
         pods_at_kill = sum(_live_pods_by_request(kube_core)[0].values())
-        time.sleep(1.5)
+        time.sleep(1.5)  # fixed on purpose: no worker while the cluster changes
     since = time.monotonic()
     with Running(real_cluster):
         fresh = _seconds_to_fresh(real_cluster, kube_core, since)
@@ -699,6 +722,14 @@ def test_apiserver_killed_mid_publish(
         # etcd frozen: the API server takes the PUT and waits on etcd, and dies so
         with kube_stack.paused("etcd"):
             go.set()
+            wait_for(
+                lambda: _awaiting_an_answer(publisher),
+                "the publish's PUT to be sent",
+                timeout=30,
+                interval=0.05,
+            )
+            # What the API server does with it is not visible from here: a
+            # moment for it to pass the write on to (frozen) etcd.
             time.sleep(0.5)
             kube_stack.stop_apiserver(hard=True)
         publisher.join(timeout=60)

@@ -10,7 +10,6 @@ pod; reopening it (the ``OpenQueue`` Command) lets the request run in it.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -121,7 +120,7 @@ def test_a_closed_queue_holds_a_request_without_a_pod_until_it_reopens(
     kube_stack, real_cluster, portal_queue, cleanup
 ):
     ci = token_client("ci-bot", "operator")
-    with Running(real_cluster):
+    with Running(real_cluster) as running:
         wait_for(lambda: _state(kube_stack) == "Open", "the queue to open", timeout=30)
         _operate(kube_stack, "CloseQueue")
         wait_for(
@@ -144,7 +143,7 @@ def test_a_closed_queue_holds_a_request_without_a_pod_until_it_reopens(
         assert waiting["state"] == RequestState.PENDING
         assert f'Volcano queue "{NAME}" is Closed' in waiting["reason"]
         # several passes later: still waiting, and no pod was ever sent
-        time.sleep(3)
+        running.wait_passes(6, timeout=60)
         assert request_state(ci, request_id)["state"] == RequestState.PENDING
         assert _pods_of(kube_stack, request_id) == []
         assert _state(kube_stack) == "Closed"  # the portal never reopens it

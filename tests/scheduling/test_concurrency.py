@@ -57,6 +57,9 @@ def slow_snapshot(monkeypatch):
 
     def slow(*args, **kwargs):
         snap = real(*args, **kwargs)
+        # A fixed stretch on purpose: nothing to wait for, the point is a wide
+        # window in which the other workers run (a barrier here would deadlock
+        # against the lock that serialises the passes).
         time.sleep(0.3)
         return snap
 

@@ -152,7 +152,7 @@ def test_workload_generator_creates_slice_pods(
 def test_still_cluster_without_generator(sim) -> None:
     sim.wait_idle(3)
     rv = sim.store.rv
-    time.sleep(0.5)
+    time.sleep(0.5)  # fixed on purpose: nothing may change during it
     assert sim.store.rv == rv  # nothing changes on its own (plugin interval is 30 s)
 
 

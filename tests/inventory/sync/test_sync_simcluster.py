@@ -185,19 +185,27 @@ def db_state(cluster: Cluster, capsys) -> tuple[list[dict], list[tuple]]:
 
 
 def wait_equal(cluster, core, capsys, timeout: float = 15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        expected, actual = expected_state(core), db_state(cluster, capsys)
-        if expected == actual:
-            return expected
-        if time.monotonic() > deadline:
-            # Name the differences, not two long lists.
-            assert [c for c in actual[0] if c not in expected[0]] == [
-                c for c in expected[0] if c not in actual[0]
-            ]
-            assert sorted(set(actual[1]) ^ set(expected[1])) == []
-            assert actual == expected
-        time.sleep(0.2)
+    seen: dict[str, tuple[list[dict], list[tuple]]] = {}
+
+    def equal() -> bool:
+        seen["expected"], seen["actual"] = (
+            expected_state(core),
+            db_state(cluster, capsys),
+        )
+        return seen["expected"] == seen["actual"]
+
+    def differences() -> str:
+        """Name the differences, not two long lists."""
+        expected, actual = seen["expected"], seen["actual"]
+        return (
+            "the database to equal the simulator; chips only in the database: "
+            f"{[c for c in actual[0] if c not in expected[0]]}, only in the "
+            f"simulator: {[c for c in expected[0] if c not in actual[0]]}; slices "
+            f"in one only: {sorted(set(actual[1]) ^ set(expected[1]))}"
+        )
+
+    wait_for(equal, differences, timeout)
+    return seen["expected"]
 
 
 def slice_pod(name: str, memory: int, cw: str = "Ascend310P") -> dict:
@@ -266,7 +274,16 @@ def test_410_after_the_history_window_relists(sim, cluster, core, capsys):
         )
         if i % 3 == 0:
             core.delete_namespaced_pod(f"gone-{i}", "default", grace_period_seconds=0)
-    time.sleep(1)
+    # (the simulator's controllers add their own events: bindings, status)
+    pods = SyncCursor.objects.get(cluster=cluster, resource="pods")
+    wait_for(
+        lambda: int(pods.resource_version) < sim.store.compacted_rv,
+        lambda: (
+            f"the history window to move past the pods' cursor "
+            f"(rv {pods.resource_version}, compacted {sim.store.compacted_rv})"
+        ),
+        30,
+    )
     with Syncing(cluster) as syncing:
         wait_equal(cluster, core, capsys)
         wait_for(
@@ -675,7 +692,8 @@ def test_a_database_blip_never_leaves_two_watchers_per_stream(cluster):
             lambda: f"one watcher per stream; now {watchers()}",
             settle,
         )
-        # and it stays so: never two, never none
+        # and it stays so: never two, never none (10 s of samples: a fixed
+        # stretch on purpose, nothing may change during it)
         seen = []
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
