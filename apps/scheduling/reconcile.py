@@ -21,6 +21,10 @@ terminal), so most of this reads the database:
 - **Bind timeout**: an Admitted request still unbound after
   ``REQUEST_BIND_TIMEOUT_SECONDS`` (checked on the pod itself, in case sync is
   behind) has its pod deleted and goes back to Pending for another attempt.
+  Under HAMi's scheduler a pod waits as long as kube-scheduler has not found
+  it unschedulable (up to HAMi's node lock expiry): HAMi's throttled client
+  and its per-node bind lock make a burst queue for longer than that, and a
+  queued pod is not stuck (``_hami_bind_in_progress``).
 - **Expiry**: Running past ``time_limit_seconds``, or Pending past
   ``REQUEST_PENDING_TTL``: Expired (the pod is deleted).
 - **Pod clean-up**: ended requests whose pod must go (cancelled, expired).
@@ -422,6 +426,8 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
             pod = ops.get_pod(request.namespace, request.pod_name)
             if pod is not None and (pod.get("spec") or {}).get("nodeName"):
                 continue  # bound after all: sync has not shown it yet
+            if pod is not None and _hami_bind_in_progress(request, pod, now, timeout):
+                continue  # still in HAMi's queue: it is bound in turn
             if pod is not None:
                 ops.delete_pod(request.namespace, request.pod_name, grace_seconds=0)
         except KubeError as exc:
@@ -444,6 +450,54 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         ):
             retried.append(request.pk)
     return retried
+
+
+#: HAMi's node lock expiry (``nodelock.NodeLockTimeout``, five minutes unless
+#: ``HAMI_NODELOCK_EXPIRE`` says otherwise): a pod HAMi still has not bound
+#: this long after its admission is not waiting for a bind in flight.
+HAMI_NODE_LOCK_EXPIRE_SECONDS = 300
+
+
+def _hami_bind_in_progress(
+    request: Request, pod: dict[str, Any], now: datetime, timeout: int
+) -> bool:
+    """Whether HAMi's scheduler is still working through this unbound pod.
+
+    Every pod HAMi places costs its scheduler several API requests, and its
+    client is throttled to 5 a second (client-go's default, which HAMi's
+    chart keeps: ``cmd/scheduler/main.go`` ``--kube-qps``): kube-scheduler
+    waits for the extender's ``Filter`` (one pod patch) at every scheduling
+    attempt, and its ``Bind`` (``pkg/scheduler/scheduler.go``,
+    ``Scheduler.Bind``) takes the node lock (``pkg/util/nodelock/nodelock.go``,
+    ``LockNode``: three node reads and a patch), patches the pod and binds
+    it. The lock stays until the device plugin has allocated the pod
+    (ascend-device-plugin ``internal/server/server.go`` ``Allocate`` → HAMi's
+    ``PodAllocationTrySuccess`` → ``nodelock.ReleaseNodeLock``); every other
+    bind on that node meanwhile fails ("node ... is locked"), and
+    kube-scheduler backs that pod off (1 s doubling to 10 s) and tries it
+    again. A burst of pods therefore waits in kube-scheduler's queue, most of
+    them not yet looked at, for longer than ``REQUEST_BIND_TIMEOUT_SECONDS``;
+    deleting them only sends their new pods to the back of that queue.
+
+    So a pod sent to HAMi's scheduler counts as in progress unless
+    kube-scheduler has found it unschedulable (condition ``PodScheduled``
+    False, reason ``Unschedulable``: HAMi's filter or a plugin found no room
+    on its node; a failed bind is ``SchedulerError``), and for at most HAMi's
+    node lock expiry past the timeout.
+    """
+    if (pod.get("spec") or {}).get("schedulerName") != settings.HAMI_SCHEDULER_NAME:
+        return False
+    admitted = request.admitted_at or now
+    if now - admitted > timedelta(seconds=HAMI_NODE_LOCK_EXPIRE_SECONDS + timeout):
+        return False
+    for condition in (pod.get("status") or {}).get("conditions") or []:
+        if (
+            condition.get("type") == "PodScheduled"
+            and condition.get("status") == "False"
+            and condition.get("reason") == "Unschedulable"
+        ):
+            return False
+    return True
 
 
 def _expire(cluster: Cluster, now: datetime) -> list[int]:
