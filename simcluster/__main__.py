@@ -78,7 +78,7 @@ def _add_controller_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--workload", action="store_true", help="generate demo slice pods")
     p.add_argument("--workload-interval", type=float, default=3.0)
-    p.add_argument("--policy", choices=("binpack", "spread"), default="binpack")
+    p.add_argument("--policy", choices=("binpack", "spread"), default="spread")
     p.add_argument(
         "--plugin-interval",
         type=float,

@@ -27,7 +27,7 @@ class SimOptions:
     workloads: bool = True
     workload: bool = False
     workload_interval: float = 3.0
-    policy: str = "binpack"
+    policy: str = "spread"
     plugin_interval: float = 30.0
     bookmark_interval: float = 10.0
     watch_timeout: float = 1800.0

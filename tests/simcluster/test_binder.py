@@ -84,7 +84,17 @@ def _expect_slice(
     assert pod.status.start_time is not None
 
 
-def test_template_rule_and_binpack(core: client.CoreV1Api, wait_for) -> None:
+@pytest.fixture
+def binpack_core(sim_factory, tmp_path: Path) -> client.CoreV1Api:
+    """A simulator whose HAMi scheduler binpacks chips: the chart's option
+    (HAMi's default, and simcluster's, is spread: cmd/scheduler/main.go
+    --gpu-scheduler-policy)."""
+    sim = sim_factory(policy="binpack")
+    return client.CoreV1Api(sim.kubernetes_client(tmp_path / "kc-binpack"))
+
+
+def test_template_rule_and_binpack(binpack_core: client.CoreV1Api, wait_for) -> None:
+    core = binpack_core
     core.create_namespaced_pod(
         "default", _pod("p3072", "Ascend310P", 3072, scheduler=HAMI)
     )
@@ -120,7 +130,8 @@ def test_spread_prefers_unused_chips(sim_factory, tmp_path: Path, wait_for) -> N
     )
 
 
-def test_pod_pinned_with_use_uuid(core: client.CoreV1Api, wait_for) -> None:
+def test_pod_pinned_with_use_uuid(binpack_core: client.CoreV1Api, wait_for) -> None:
+    core = binpack_core
     pinned = _pod(
         "pinned", "Ascend310P", 3072, {"hami.io/use-Ascend310P-uuid": CHIP3}, HAMI
     )
@@ -140,7 +151,8 @@ def test_pod_pinned_with_use_uuid(core: client.CoreV1Api, wait_for) -> None:
     )  # binpack, not chip 0
 
 
-def test_node_selector_is_honoured(core: client.CoreV1Api, wait_for) -> None:
+def test_node_selector_is_honoured(binpack_core: client.CoreV1Api, wait_for) -> None:
+    core = binpack_core
     pod = _pod(
         "affine",
         "Ascend910B4",
