@@ -34,6 +34,7 @@ from simcluster.controllers.placement import (
     node_matches,
     node_score,
     pick_on_node,
+    pod_gpu_policy,
     request_fit,
     taints_tolerated,
     volcano_rules,
@@ -405,7 +406,11 @@ class Binder(Controller):
                 return
             fits.append(fit)
         annotations = pod["metadata"].get("annotations") or {}
-        rules = self.volcano if scheduler == "volcano" else hami_rules(self.policy)
+        rules = (
+            self.volcano
+            if scheduler == "volcano"
+            else hami_rules(pod_gpu_policy(annotations, self.policy))
+        )
         best_picks: list[Pick] | None = None
         best_score = (-1.0, 0.0)
         for node in nodes:

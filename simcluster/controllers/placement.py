@@ -199,6 +199,22 @@ class SchedulerRules:
     device_usage_score: bool = False
 
 
+#: The pod annotation that overrides HAMi's chip policy for one pod
+#: (v2.9.0 pkg/util/types.go ``GPUSchedulerPolicyAnnotationKey``).
+GPU_POLICY_ANNOTATION = "hami.io/gpu-scheduler-policy"
+
+
+def pod_gpu_policy(annotations: dict[str, str], default: str) -> str:
+    """The chip policy HAMi uses for a pod: its annotation, else the scheduler's.
+
+    As ``util.GetGPUSchedulerPolicyByPod``; any value but ``binpack`` sorts as
+    spread (``DeviceUsageList.Less``: "default policy is spread").
+    """
+    if GPU_POLICY_ANNOTATION not in annotations:
+        return default
+    return "binpack" if annotations[GPU_POLICY_ANNOTATION] == "binpack" else "spread"
+
+
 def hami_rules(policy: str) -> SchedulerRules:
     """HAMi's scheduler: pins honoured, terminating pods still count.
 

@@ -130,6 +130,35 @@ def test_spread_prefers_unused_chips(sim_factory, tmp_path: Path, wait_for) -> N
     )
 
 
+def test_a_pods_gpu_policy_annotation_overrides_the_schedulers(
+    core: client.CoreV1Api, wait_for
+) -> None:
+    """HAMi v2.9.0 reads ``hami.io/gpu-scheduler-policy`` per pod
+    (pkg/util/util.go ``GetGPUSchedulerPolicyByPod``); the default is spread."""
+    core.create_namespaced_pod(
+        "default", _pod("first", "Ascend310P", 3072, scheduler=HAMI)
+    )
+    first = _running(core, wait_for, "first").metadata.annotations
+    used = first["hami.io/Ascend310P-devices-allocated"].split(",")[0]
+    core.create_namespaced_pod(
+        "default", _pod("spread-2", "Ascend310P", 3072, scheduler=HAMI)
+    )
+    spread = _running(core, wait_for, "spread-2").metadata.annotations
+    assert spread["hami.io/Ascend310P-devices-allocated"].split(",")[0] != used
+    packed = _pod(
+        "packed", "Ascend310P", 3072, {"hami.io/gpu-scheduler-policy": "binpack"}, HAMI
+    )
+    core.create_namespaced_pod("default", packed)
+    chip = (
+        _running(core, wait_for, "packed")
+        .metadata.annotations["hami.io/Ascend310P-devices-allocated"]
+        .split(",")[0]
+    )
+    # binpack takes a chip that already holds a vNPU, never an empty one
+    held = {used, spread["hami.io/Ascend310P-devices-allocated"].split(",")[0], CHIP0}
+    assert chip in held
+
+
 def test_pod_pinned_with_use_uuid(binpack_core: client.CoreV1Api, wait_for) -> None:
     core = binpack_core
     pinned = _pod(
