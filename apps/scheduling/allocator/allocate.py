@@ -30,6 +30,7 @@ serves the requests and books what it decides.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from . import reasons
 from .chipsearch import ChipSearch
@@ -102,10 +103,10 @@ def allocate(
             using more than their chip reports, non-finite times).
     """
     request_list = list(requests)
-    chip_list = sorted(chips, key=lambda c: c.id)
+    chip_list = sorted(chips, key=attrgetter("id"))
     rule_list = list(rules)
     quota_list = list(quotas)
-    running_list = sorted(running, key=lambda s: s.id)
+    running_list = sorted(running, key=attrgetter("id"))
 
     if policy.lookahead < 0:
         raise InvalidSnapshot(
@@ -137,19 +138,29 @@ class _Pass(ChipSearch, ProposalSearch):
 
     def prepare(self, ordered: Sequence[Request]) -> None:
         """Resolve every request's shape and list the upcoming shapes per type."""
+        # Many requests ask alike (a template, a whole card): the template
+        # rule runs once per distinct ask.
+        resolved: dict[tuple[str, int | None, str | None], SliceShape | str] = {}
         for r in ordered:
             t = self.types.get(r.common_word)
             if t is None:
                 continue
-            try:
-                shape = resolve_shape(t.rules, memory=r.memory, template=r.template)
-            except InvalidRequest as e:
-                self.shapes[r.id] = e.detail
+            ask = (r.common_word, r.memory, r.template)
+            found = resolved.get(ask)
+            if found is None:
+                try:
+                    found = resolve_shape(t.rules, memory=r.memory, template=r.template)
+                except InvalidRequest as e:
+                    found = e.detail
+                resolved[ask] = found
+            self.shapes[r.id] = found
+            if isinstance(found, str):
                 continue
-            self.shapes[r.id] = shape
+            shape = found
             if r.pinned_chip is None:
                 self.upcoming_at[r.id] = len(t.upcoming)
                 t.upcoming.append(shape)
+                t.upcoming_kinds.append(t.kinds.setdefault(shape, len(t.kinds)))
 
     # -- serving one request ---------------------------------------------------
 

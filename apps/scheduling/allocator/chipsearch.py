@@ -10,12 +10,12 @@ to name in a waiting reason (``_closest``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from . import reasons
 from .fit import Resources, booking, fits, scheduler_fits
 from .index import ChipState
-from .lookahead import pick_with_lookahead
+from .lookahead import SEARCH_BUDGET, pick_with_lookahead
 from .passstate import CacheKey, PassState, TypeState
 from .policy import ChipKey
 from .types import Request, SliceShape
@@ -149,20 +149,11 @@ class ChipSearch(PassState):
             return found
         limit = self.lookahead_chips
         options: list[ChipState] = []
-        spares: list[ChipState] = []
         at = self.upcoming_at[r.id] + 1
         upcoming = t.upcoming[at : at + self.policy.lookahead] if limit > 1 else ()
         for bucket in t.buckets.values():
             options.extend(
-                bucket.candidates(
-                    shape,
-                    self.states,
-                    r.excluded_chips,
-                    limit,
-                    spares,
-                    # enough of each kind for every upcoming request
-                    len(upcoming),
-                )
+                bucket.candidates(shape, self.states, r.excluded_chips, limit)
             )
         if not options:
             self.no_fit[key] = len(self.improved)
@@ -172,6 +163,21 @@ class ChipSearch(PassState):
             del options[limit:]
         if len(options) == 1:
             return options[0]
+        if not upcoming or self._room_for_upcoming(r, t, options, at - 1, upcoming):
+            return options[0]
+        # Only now gather the spares: the same walk again, which returns the
+        # same options (spares never change which chips ``candidates`` picks).
+        spares: list[ChipState] = []
+        for bucket in t.buckets.values():
+            bucket.candidates(
+                shape,
+                self.states,
+                r.excluded_chips,
+                limit,
+                spares,
+                # enough of each kind for every upcoming request
+                len(upcoming),
+            )
         # The upcoming requests may also land where this one does not fit (a
         # vir05 on a chip with 8 GB left): that room counts in the simulation.
         for other in dict.fromkeys(upcoming):
@@ -196,6 +202,73 @@ class ChipSearch(PassState):
             spares=[(st.chip.id, st.total, st.used) for st in room.values()],
         )
         return options[choice]
+
+    def _room_for_upcoming(
+        self,
+        r: Request,
+        t: TypeState,
+        options: list[ChipState],
+        at: int,
+        upcoming: Sequence[SliceShape],
+    ) -> bool:
+        """Tell, without building the look-ahead's room, that it picks option 0.
+
+        The look-ahead first simulates the request on ``options[0]``; its exact
+        search starts with a dive that puts each upcoming request on the first
+        chip of the room it fits. Before upcoming request ``i`` that dive has
+        changed at most ``i`` chips besides ``options[0]``, so if more than
+        ``i`` other chips of the room fit request ``i`` as they are, one of
+        them still does: the dive places every upcoming request, the search
+        scores them all (within its budget while there are at most
+        ``SEARCH_BUDGET`` of them) and option 0 wins outright. This counts
+        those chips with the same walks that gather the room (see
+        ``_find_now``), stopping as soon as there are enough: on a cluster
+        with room to spare that is a few chips per shape, where gathering the
+        room and simulating took a hundred.
+
+        Args:
+            r: The request.
+            t: Its chip type.
+            options: The look-ahead's options, best first.
+            at: The request's position in ``t.upcoming``.
+            upcoming: ``t.upcoming`` after it, as far as the look-ahead sees.
+
+        Returns:
+            True when option 0 is the look-ahead's choice for sure; False when
+            only the look-ahead itself can tell.
+        """
+        if len(upcoming) > SEARCH_BUDGET:
+            return False
+        kinds = t.upcoming_kinds
+        own = kinds[at]
+        # Per shape (by number), the most chips any of its requests needs:
+        # the last one's position + 1.
+        need: dict[int, int] = {}
+        for i in range(len(upcoming)):
+            need[kinds[at + 1 + i]] = i + 1
+        first = options[0]
+        limit = self.lookahead_chips
+        for kind, enough in need.items():
+            other = upcoming[enough - 1]
+            found = 0
+            # The room holds, for the request's own shape, the options kept
+            # and the spares of every choice; for the other shapes, everything
+            # their walks take, without the request's exclusions.
+            excluded = r.excluded_chips if kind == own else frozenset()
+            for bucket in t.buckets.values():
+                for choice, st in bucket.walk(
+                    other, self.states, excluded, limit, len(upcoming)
+                ):
+                    if st is first or (kind == own and choice and st not in options):
+                        continue
+                    found += 1
+                    if found == enough:
+                        break
+                if found == enough:
+                    break
+            if found < enough:
+                return False
+        return True
 
     def _find_freeing(
         self, r: Request, t: TypeState, shape: SliceShape, *, also_now: bool

@@ -70,7 +70,9 @@ def fits(total: Resources, used: Resources, shape: SliceShape) -> bool:
         True when memory, a slot, AICore and AICPU are all free (and, for a
         whole card, the chip is empty).
     """
-    if shape.whole_card:
+    # ``template is None`` is ``shape.whole_card`` without the property call:
+    # this runs for every chip the searches look at.
+    if shape.template is None:
         return used == ZERO and total.slots >= 1 and total.memory >= shape.memory
     return (
         total.slots - used.slots >= 1

@@ -24,7 +24,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterator, Sequence
 
 from .fit import Resources, fits
-from .policy import FULLER_FIRST, chip_key
+from .policy import FULLER_FIRST, SORT_KEYS
 from .types import Chip, RunningSlice, SliceShape, Strategy
 
 # (key group, signed used memory, chip id, chip index)
@@ -53,24 +53,57 @@ class ChipState:
         "version",
     )
 
-    def __init__(self, index: int, chip: Chip, slices: Sequence[RunningSlice]) -> None:
+    def __init__(
+        self,
+        index: int,
+        chip: Chip,
+        slices: Sequence[RunningSlice],
+        shared: dict[Resources, Resources] | None = None,
+    ) -> None:
+        """Copy a chip's totals and usage.
+
+        Args:
+            index: The chip's index in the pass.
+            chip: The chip.
+            slices: Its running slices, sorted by id (kept, not copied).
+            shared: Equal vectors seen so far, to share rather than keep one
+                per chip (thousands of chips, few distinct totals).
+        """
         self.index = index
         self.chip = chip
-        self.total = Resources(chip.memory, chip.slots, chip.ai_core, chip.ai_cpu)
-        self.now = Resources(
+        total = Resources(chip.memory, chip.slots, chip.ai_core, chip.ai_cpu)
+        now = Resources(
             chip.memory_used, chip.slots_used, chip.ai_core_used, chip.ai_cpu_used
         )
-        freed = [0, 0, 0, 0]
+        if shared is not None:
+            total = shared.setdefault(total, total)
+            now = shared.setdefault(now, now)
+        self.total = total
+        self.now = now
+        #: Running slices that may become victims: not terminating, sorted by id.
+        self.slices: Sequence[RunningSlice]
+        self.future: Resources
         for s in slices:
             if s.terminating:
-                freed[0] += s.memory
-                freed[1] += 1
-                freed[2] += s.ai_core
-                freed[3] += s.ai_cpu
-        self.future = Resources(*(u - f for u, f in zip(self.now, freed, strict=True)))
+                break
+        else:
+            # The common case, without a copy: nothing is being freed.
+            self.slices = slices
+            self.future = now
+            slices = ()
+        if slices:
+            self.slices = tuple(s for s in slices if not s.terminating)
+            freed = [0, 0, 0, 0]
+            for s in slices:
+                if s.terminating:
+                    freed[0] += s.memory
+                    freed[1] += 1
+                    freed[2] += s.ai_core
+                    freed[3] += s.ai_cpu
+            self.future = Resources(
+                *(u - f for u, f in zip(self.now, freed, strict=True))
+            )
         self.used = self.now
-        #: Running slices that may become victims: not terminating, sorted by id.
-        self.slices = tuple(s for s in slices if not s.terminating)
         self.eligible = chip.healthy and not chip.cordoned
         self.version = 0
         self.entry: Entry | None = None
@@ -88,26 +121,32 @@ class ChipState:
 
     def is_freeing(self) -> bool:
         """True when some dimension will drop (terminating slices, victims)."""
-        return any(f < n for f, n in zip(self.future, self.now, strict=True))
+        future, now = self.future, self.now
+        return future is not now and (
+            future.memory < now.memory
+            or future.slots < now.slots
+            or future.ai_core < now.ai_core
+            or future.ai_cpu < now.ai_cpu
+        )
 
 
 class Bucket:
     """Eligible chips of one type and one size, sorted by the strategy's key."""
 
-    __slots__ = ("entries", "fuller_first", "strategy", "total")
+    __slots__ = ("entries", "fuller_first", "key", "strategy", "total")
 
     def __init__(self, total: Resources, strategy: Strategy) -> None:
         self.total = total
         self.strategy = strategy
         self.fuller_first = FULLER_FIRST[strategy]
+        self.key = SORT_KEYS[strategy]  # ``policy.chip_key``, looked up once
         self.entries: list[Entry] = []
 
     def entry_of(self, st: ChipState) -> Entry:
         """The sort entry of a chip under the current usage."""
-        group = chip_key(
-            self.strategy, "", self.total.memory, st.used.memory, st.used.slots
-        )[0]
-        signed = -st.used.memory if self.fuller_first else st.used.memory
+        used = st.used
+        group = self.key("", self.total.memory, used.memory, used.slots)[0]
+        signed = -used.memory if self.fuller_first else used.memory
         return (group, signed, st.chip.id, st.index)
 
     def remove(self, st: ChipState) -> None:
@@ -117,10 +156,19 @@ class Bucket:
             del self.entries[at]
             st.entry = None
 
-    def add(self, st: ChipState) -> None:
-        """Insert a chip at its current key."""
+    def add(self, st: ChipState, *, sort: bool = True) -> None:
+        """Insert a chip at its current key.
+
+        Args:
+            st: The chip.
+            sort: False only while filling a new bucket: the entry is appended
+                and the caller sorts ``entries`` once at the end.
+        """
         st.entry = self.entry_of(st)
-        insort(self.entries, st.entry)
+        if sort:
+            insort(self.entries, st.entry)
+        else:
+            self.entries.append(st.entry)
 
     def _memory_runs(self, memory: int) -> Iterator[tuple[int, int]]:
         # Per key group, the slice of entries whose free memory is >= memory.
@@ -136,6 +184,75 @@ class Bucket:
                 hi = bisect_left(self.entries, (g, room + 1))
             if lo < hi:
                 yield lo, hi
+
+    def walk(
+        self,
+        shape: SliceShape,
+        chips: Sequence[ChipState],
+        excluded: frozenset[str],
+        limit: int,
+        spares_per_option: int = 0,
+    ) -> Iterator[tuple[bool, ChipState]]:
+        """The fitting chips ``candidates`` takes, in its order.
+
+        ``candidates`` keeps the choices and the spares apart;
+        ``ChipSearch._room_for_upcoming`` counts them and stops early.
+
+        Args:
+            shape: The resolved request shape.
+            chips: All chip states, by index.
+            excluded: Chip ids the request refuses.
+            limit: How many choices to yield at most.
+            spares_per_option: How many spares to yield after each choice.
+
+        Yields:
+            ``(True, chip)`` for a choice (the first fitting chip of a memory
+            use, best first), then ``(False, chip)`` for each of up to
+            ``spares_per_option`` more fitting chips of that memory use.
+        """
+        # The bucket's totals are the same for every chip, so the fit test
+        # against them reduces to the most usage a fitting chip may have in
+        # each dimension (``fit.fits`` for template slices, inlined because
+        # this is the allocator's innermost loop).
+        total = self.total
+        whole = shape.whole_card
+        max_memory = total.memory - shape.memory
+        max_slots = total.slots - 1
+        max_core = total.ai_core - shape.ai_core
+        max_cpu = total.ai_cpu - shape.ai_cpu
+        entries = self.entries
+        found = 0
+        for lo, hi in self._memory_runs(shape.memory):
+            at = lo
+            while at < hi:
+                group, signed = entries[at][0], entries[at][1]
+                end = bisect_left(entries, (group, signed + 1), at, hi)
+                taken = -1
+                for k in range(at, end):
+                    st = chips[entries[k][3]]
+                    if excluded and st.chip.id in excluded:
+                        continue
+                    if whole:
+                        if not fits(total, st.used, shape):
+                            continue
+                    else:
+                        memory, slots, ai_core, ai_cpu = st.used
+                        if (
+                            slots > max_slots
+                            or memory > max_memory
+                            or ai_core > max_core
+                            or ai_cpu > max_cpu
+                        ):
+                            continue
+                    yield taken < 0, st
+                    taken += 1
+                    if taken == spares_per_option:
+                        break
+                if taken >= 0:
+                    found += 1
+                    if found == limit:
+                        return
+                at = end
 
     def candidates(
         self,
@@ -164,32 +281,12 @@ class Bucket:
             the first of them is taken), best first.
         """
         out: list[ChipState] = []
-        entries = self.entries
-        for lo, hi in self._memory_runs(shape.memory):
-            at = lo
-            while at < hi:
-                group, signed = entries[at][0], entries[at][1]
-                end = bisect_left(entries, (group, signed + 1), at, hi)
-                taken = -1
-                for k in range(at, end):
-                    st = chips[entries[k][3]]
-                    if excluded and st.chip.id in excluded:
-                        continue
-                    if not fits(st.total, st.used, shape):
-                        continue
-                    if taken < 0:
-                        out.append(st)
-                        taken = 0
-                        if spares is None or not spares_per_option:
-                            break
-                    elif spares is not None:  # taken >= 0 only when spares are wanted
-                        spares.append(st)
-                        taken += 1
-                        if taken == spares_per_option:
-                            break
-                if len(out) == limit:
-                    return out
-                at = end
+        per_option = 0 if spares is None else spares_per_option
+        for choice, st in self.walk(shape, chips, excluded, limit, per_option):
+            if choice:
+                out.append(st)
+            elif spares is not None:
+                spares.append(st)
         return out
 
     def least_used(

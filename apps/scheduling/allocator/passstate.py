@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from .fit import Resources, fits
 from .index import Bucket, ChipState
 from .policy import LOOKS_AHEAD, ChipKey, chip_key
-from .preempt import VictimHeap, lower_bound
+from .preempt import VictimHeap
 from .quota import QuotaState
 from .shapes import all_shapes
 from .types import (
@@ -50,7 +50,13 @@ class TypeState:
     victim_chips: list[int] = field(default_factory=list)
     victim_chips_by_queue: dict[str, list[int]] = field(default_factory=dict)
     heaps: dict[HeapKey, VictimHeap] = field(default_factory=dict)
+    #: (totals, usage) → whether such a chip takes some shape of the type.
+    alive: dict[tuple[Resources, Resources], bool] = field(default_factory=dict)
     upcoming: list[SliceShape] = field(default_factory=list)
+    #: Per entry of ``upcoming``, its shape's number in ``kinds``.
+    upcoming_kinds: list[int] = field(default_factory=list)
+    #: The distinct shapes of ``upcoming``, numbered in order of appearance.
+    kinds: dict[SliceShape, int] = field(default_factory=dict)
     eligible: int = 0
     cordoned: int = 0
     unhealthy: int = 0
@@ -95,31 +101,66 @@ class PassState:
         )
 
         self.types = {r.common_word: TypeState(r, all_shapes(r)) for r in rules}
+        self._build_chips(chips, running)
+        self.quotas = self._quota_states(quotas, running)
+
+    def _build_chips(
+        self, chips: Sequence[Chip], running: Sequence[RunningSlice]
+    ) -> None:
+        """Each chip's state, the lists by node and type, and the indexes."""
+        # Building the pass allocates a few objects per chip and per slice; at
+        # thousands of chips the garbage collector's passes over them cost as
+        # much as the work, so the loops below avoid throwaway objects
+        # (``setdefault``'s default list, generator expressions) and share the
+        # equal totals and usage vectors of chips.
         slices_on: dict[str, list[RunningSlice]] = {}
         for s in running:
-            slices_on.setdefault(s.chip_id, []).append(s)
+            on_chip = slices_on.get(s.chip_id)
+            if on_chip is None:
+                slices_on[s.chip_id] = [s]
+            else:
+                on_chip.append(s)
         self.states: list[ChipState] = []
         self.by_id: dict[str, ChipState] = {}
         # Every chip (eligible or not) by (node, type) and by type: where the
         # scheduler picks the chip, any of them may be taken.
         self.on_node: dict[tuple[str, str], list[ChipState]] = {}
         self.of_type: dict[str, list[ChipState]] = {}
+        shared: dict[Resources, Resources] = {}
         for index, chip in enumerate(chips):
-            st = ChipState(index, chip, slices_on.get(chip.id, ()))
-            st.bound = self._bound(st)
+            st = ChipState(index, chip, slices_on.get(chip.id, ()), shared)
+            if st.slices:
+                st.bound = self._bound(st)
             self.states.append(st)
             self.by_id[chip.id] = st
-            self.on_node.setdefault((chip.node, chip.common_word), []).append(st)
-            self.of_type.setdefault(chip.common_word, []).append(st)
+            node_key = (chip.node, chip.common_word)
+            same_node = self.on_node.get(node_key)
+            if same_node is None:
+                self.on_node[node_key] = [st]
+            else:
+                same_node.append(st)
+            same_type = self.of_type.get(chip.common_word)
+            if same_type is None:
+                self.of_type[chip.common_word] = [st]
+            else:
+                same_type.append(st)
             self._index_chip(st, self.types[chip.common_word])
+        # The buckets were filled unsorted (one sort beats 8,000 insertions).
+        for t in self.types.values():
+            for bucket in t.buckets.values():
+                bucket.entries.sort()
 
+    def _quota_states(
+        self, quotas: Sequence[QueueQuota], running: Sequence[RunningSlice]
+    ) -> dict[tuple[str, str], QuotaState]:
+        """Each queue's quota per chip type, with what its terminating slices free."""
         freeing: dict[tuple[str, str], tuple[int, int]] = {}
         for s in running:
             if s.terminating:
                 key = (s.queue, self.by_id[s.chip_id].chip.common_word)
                 memory, slots = freeing.get(key, (0, 0))
                 freeing[key] = (memory + s.memory, slots + 1)
-        self.quotas = {
+        return {
             (q.queue, q.common_word): QuotaState(
                 q, freeing.get((q.queue, q.common_word), (0, 0))
             )
@@ -129,6 +170,7 @@ class PassState:
     # -- indexes ---------------------------------------------------------------
 
     def _index_chip(self, st: ChipState, t: TypeState) -> None:
+        # Only while the pass is built: ``__init__`` sorts the buckets after.
         if not st.chip.healthy:
             t.unhealthy += 1
         elif st.chip.cordoned:
@@ -141,18 +183,31 @@ class PassState:
             bucket = t.buckets[st.total] = Bucket(st.total, self.strategy)
         st.bucket = bucket
         if self._alive(st, t):
-            bucket.add(st)
+            bucket.add(st, sort=False)
         if st.is_freeing():
             t.freeing.add(st.index)
         if st.slices:
             t.victim_chips.append(st.index)
-            for queue in sorted({s.queue for s in st.slices}):
-                t.victim_chips_by_queue.setdefault(queue, []).append(st.index)
+            # Each queue's list gets each chip once, in chip order, whatever
+            # order the queues come in.
+            by_queue = t.victim_chips_by_queue
+            for queue in {s.queue for s in st.slices}:
+                chips_of_queue = by_queue.get(queue)
+                if chips_of_queue is None:
+                    by_queue[queue] = [st.index]
+                else:
+                    chips_of_queue.append(st.index)
 
-    @staticmethod
-    def _alive(st: ChipState, t: TypeState) -> bool:
+    def _alive(self, st: ChipState, t: TypeState) -> bool:
         # A chip that cannot take even one shape of its type leaves the index.
-        return any(fits(st.total, st.used, shape) for shape in t.shapes)
+        # Thousands of chips share a few usages: the answer is kept per pair.
+        pair = (st.total, st.used)
+        alive = t.alive.get(pair)
+        if alive is None:
+            alive = t.alive[pair] = any(
+                fits(st.total, st.used, shape) for shape in t.shapes
+            )
+        return alive
 
     def _touch(self, st: ChipState, now: Resources, future: Resources) -> None:
         t = self.types[st.chip.common_word]
@@ -181,10 +236,16 @@ class PassState:
         )
 
     def _bound(self, st: ChipState) -> tuple[int, float] | None:
-        return lower_bound(
-            [
-                (s.priority, max(0.0, self.now_s - s.started_at_s))
-                for s in st.slices
-                if s.id not in self.claimed and s.preemptable
-            ]
-        )
+        # ``preempt.lower_bound`` of the chip's candidates, in one pass and
+        # without a list of pairs: run for every chip when the pass starts.
+        claimed, now_s = self.claimed, self.now_s
+        low: int | None = None
+        least = 0.0
+        for s in st.slices:
+            if s.preemptable and s.id not in claimed:
+                lost = max(0.0, now_s - s.started_at_s)
+                if low is None or s.priority < low:
+                    low, least = s.priority, lost
+                elif s.priority == low and lost < least:
+                    least = lost
+        return None if low is None else (low, least)

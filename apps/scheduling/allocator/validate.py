@@ -26,6 +26,9 @@ def _finite(kind: str, subject: str, field: str, value: float) -> None:
 
 
 def _unique(kind: str, ids: Iterable[Hashable]) -> None:
+    ids = list(ids)
+    if len(set(ids)) == len(ids):
+        return  # the common case; the loop below finds the first duplicate
     seen: set[Hashable] = set()
     for item in ids:
         if item in seen:
@@ -85,6 +88,16 @@ def validate_chips(chips: Sequence[Chip], known_words: Iterable[str]) -> None:
             )
         if c.memory <= 0:
             raise InvalidSnapshot(SnapshotProblem.NOT_POSITIVE, "chip", c.id, "memory")
+        if (
+            c.slots >= 0
+            and c.ai_core >= 0
+            and c.ai_cpu >= 0
+            and c.memory_used >= 0
+            and c.slots_used >= 0
+            and c.ai_core_used >= 0
+            and c.ai_cpu_used >= 0
+        ):
+            continue  # the common case, without building the field table
         _non_negative(
             "chip",
             c.id,
@@ -121,19 +134,31 @@ def validate_running(
             raise InvalidSnapshot(
                 SnapshotProblem.UNKNOWN_CHIP, "running", s.id, "chip_id"
             )
-        _non_negative(
-            "running",
-            s.id,
-            {"memory": s.memory, "ai_core": s.ai_core, "ai_cpu": s.ai_cpu},
-        )
-        _finite("running", s.id, "started_at_s", s.started_at_s)
-        t = totals.setdefault(s.chip_id, [0, 0, 0, 0])
-        t[0] += s.memory
-        t[1] += 1
-        t[2] += s.ai_core
-        t[3] += s.ai_cpu
+        if s.memory < 0 or s.ai_core < 0 or s.ai_cpu < 0:
+            _non_negative(
+                "running",
+                s.id,
+                {"memory": s.memory, "ai_core": s.ai_core, "ai_cpu": s.ai_cpu},
+            )
+        if not math.isfinite(s.started_at_s):
+            _finite("running", s.id, "started_at_s", s.started_at_s)
+        t = totals.get(s.chip_id)
+        if t is None:
+            totals[s.chip_id] = [s.memory, 1, s.ai_core, s.ai_cpu]
+        else:
+            t[0] += s.memory
+            t[1] += 1
+            t[2] += s.ai_core
+            t[3] += s.ai_cpu
     for chip_id, (memory, slots, ai_core, ai_cpu) in totals.items():
         c = chips[chip_id]
+        if (
+            memory <= c.memory_used
+            and slots <= c.slots_used
+            and ai_core <= c.ai_core_used
+            and ai_cpu <= c.ai_cpu_used
+        ):
+            continue  # the common case, without building the field table
         used = {
             "memory_used": (memory, c.memory_used),
             "slots_used": (slots, c.slots_used),
