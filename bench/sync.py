@@ -314,10 +314,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"initial sync into PostgreSQL (all {len(counts)} streams; {chips} chips, {slices} slices): {initial:.2f} s"
         )
+        # Which server the ratio is against, on the line itself (issue 38):
+        # simcluster serves lists about ten times as fast as a kube-apiserver,
+        # so the same sync is a larger multiple of its download here; the aim
+        # that counts is bench.realstack's, on the real one.
         print(
-            f"initial_sync_ratio={initial / download:.2f}  (aim <= 2.0; on simcluster, "
-            "which serves lists about ten times as fast as a kube-apiserver: "
-            "python -m bench.realstack prints the same ratio on a real one)"
+            f"initial_sync_ratio={initial / download:.2f} server=simcluster  "
+            "(aim <= 2.0 here; the real kube-apiserver's figure, from "
+            "python -m bench.realstack, is the one to hold)"
         )
 
         # 2. watch throughput: a backlog of events while nobody watches, then one worker absorbs it
