@@ -30,7 +30,12 @@ KWOK) and then for simcluster with the same nodes, measured in this run:
   ``running_at - created_at``): p50, p95, max;
 - bind timeouts: requests that needed more than one attempt (aim: 0);
 - requests that did not end Running;
-and the ratio of the real stack's p95 to simcluster's.
+and the ratio of the real stack's p95 to simcluster's. On the real stack, once
+the portal's burst has settled and its pods are gone, the same pods (shapes,
+priority, namespace, scheduler) are created straight with the kubernetes
+client from as many threads, timed from each create to Running (a list every
+0.2 s): ``overhead_p95_ratio`` is the portal's p95 over that baseline's (issue
+38: aim <= 1.3, no bind timeouts).
 """
 
 from __future__ import annotations
@@ -41,8 +46,10 @@ import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -144,6 +151,88 @@ def _burst(
     )
 
 
+#: The 310P templates' memory (the guide's device config): the pods sent
+#: straight to the scheduler ask for what the portal's pods ask for.
+TEMPLATE_MEMORY = {"vir01": 3072, "vir02": 6144}
+
+
+def _direct(stack: Any, requests: int, timeout: float, scheduler: str) -> Figures:
+    """The same burst without the portal: the same pods (shapes, priority,
+    namespace, scheduler) created straight with the kubernetes client, from as
+    many threads as the portal's pipelines, timed from each create to Running."""
+    from kubernetes import client
+
+    from harness.portal import burst_templates
+    from kubestack.scenarios import slice_pod
+
+    core = client.CoreV1Api(stack.kubernetes_client(pool_size=16))
+    # The portal's pods leave first: the baseline gets the same empty room.
+    stack.kubectl(
+        "delete",
+        "pods",
+        "-n",
+        "default",
+        "-l",
+        "vnpu-portal/request",
+        "--grace-period=0",
+        "--force",
+        "--wait=true",
+        check=False,
+    )
+    pods = []
+    for index, template in enumerate(burst_templates(requests)):
+        pod = slice_pod(
+            f"direct-{index}", "Ascend310P", TEMPLATE_MEMORY[template], "batch-medium"
+        )
+        pod["metadata"]["labels"]["bench"] = "direct"
+        if scheduler == "hami":
+            pod["spec"]["schedulerName"] = "hami-scheduler"
+        pods.append(pod)
+    created_at: dict[str, float] = {}
+    running_at: dict[str, float] = {}
+    started = time.monotonic()
+
+    def create(chunk: list[dict[str, Any]]) -> None:
+        for pod in chunk:
+            created_at[pod["metadata"]["name"]] = time.monotonic()
+            core.create_namespaced_pod("default", pod)
+
+    workers = max(4, math.ceil(requests / PER_PIPELINE))
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(create, [pods[k::workers] for k in range(workers)]))
+    submitted_in = time.monotonic() - started
+    deadline = started + timeout
+    while len(running_at) < len(pods) and time.monotonic() < deadline:
+        now = time.monotonic()
+        for pod in core.list_namespaced_pod("default").items:
+            name = pod.metadata.name
+            ran = pod.status is not None and pod.status.phase == "Running"
+            if ran and name in created_at and name not in running_at:
+                running_at[name] = now
+        time.sleep(0.2)  # a list every 0.2 s: the figures' resolution
+    wall = time.monotonic() - started
+    stack.kubectl(
+        "delete",
+        "pods",
+        "-n",
+        "default",
+        "-l",
+        "bench=direct",
+        "--grace-period=0",
+        "--force",
+        "--wait=false",
+        check=False,
+    )
+    return Figures(
+        requests=len(pods),
+        seconds=[running_at[n] - created_at[n] for n in running_at],
+        submitted_in=submitted_in,
+        bind_timeouts=0,  # nothing retries a direct pod: it waits as long as it takes
+        not_running=len(pods) - len(running_at),
+        wall=wall,
+    )
+
+
 def _start_sim(nodes: int, kubeconfig: Path) -> processes.Process:
     sim = processes.start(
         "sim",
@@ -238,8 +327,10 @@ def main(argv: list[str] | None = None) -> int:
                 args.timeout,
                 args.scheduler,
             )
-        real_name = {"volcano": "real Volcano", "hami": "real HAMi"}[args.scheduler]
-        print(real.line(real_name), flush=True)
+            real_name = {"volcano": "real Volcano", "hami": "real HAMi"}[args.scheduler]
+            print(real.line(real_name), flush=True)
+            direct = _direct(stack, args.requests, args.timeout, args.scheduler)
+            print(direct.line(f"{real_name}, pods sent straight"), flush=True)
         sim = _start_sim(args.nodes, tmp / "sim.kubeconfig")
         try:
             simulated = _burst(
@@ -253,8 +344,12 @@ def main(argv: list[str] | None = None) -> int:
             processes.stop(sim, grace=30)
         print(simulated.line("simcluster"), flush=True)
         ratio = real.percentile(0.95) / simulated.percentile(0.95)
+        overhead = real.percentile(0.95) / direct.percentile(0.95)
         print(
             f"scheduler={args.scheduler} "
+            f"overhead_p95_ratio={overhead:.2f} "
+            f"direct_p95_s={direct.percentile(0.95):.1f} "
+            f"bind_timeouts={real.bind_timeouts} "
             f"real_over_simcluster_p95_ratio={ratio:.2f} "
             f"real_p50_s={real.percentile(0.5):.1f} "
             f"real_p95_s={real.percentile(0.95):.1f} "
