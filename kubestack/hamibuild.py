@@ -128,15 +128,35 @@ def download_module(go: str, env: dict[str, str]) -> HamiSource | str:
 BESIDE_REPOSITORY = Path(__file__).resolve().parents[2] / "shared" / "upstream"
 
 
+def beside_origin(repo: Path | None = None) -> Path | None:
+    """The same folder beside the repository ``repo`` (this one) was cloned
+    from, when that is a folder on this machine: a fresh clone made to try the
+    set-up (``git clone . $(mktemp -d)``) has nothing beside it."""
+    repo = repo or Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        ["git", "-C", str(repo), "config", "--get", "remote.origin.url"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    url = done.stdout.strip()
+    if not url or "://" in url or ("@" in url and ":" in url):
+        return None  # a remote: nothing of it is on this machine
+    origin = Path(url).expanduser()
+    origin = origin if origin.is_absolute() else (repo / origin)
+    folder = origin.resolve().parent / "shared" / "upstream"
+    return folder if folder.is_dir() else None
+
+
 def tarball_path() -> Path | None:
     """The release tarball named by ``$HAMI_SRC``, else found in
-    ``sources_dir()`` or ``BESIDE_REPOSITORY``."""
+    ``sources_dir()``, ``BESIDE_REPOSITORY`` or ``beside_origin()``."""
     configured = os.environ.get("HAMI_SRC", "").strip()
     if configured:
         path = Path(configured).expanduser()
         return path / TARBALL if path.is_dir() else path
-    for folder in (sources_dir(), BESIDE_REPOSITORY):
-        if (folder / TARBALL).is_file():
+    for folder in (sources_dir(), BESIDE_REPOSITORY, beside_origin()):
+        if folder is not None and (folder / TARBALL).is_file():
             return folder / TARBALL
     return None
 

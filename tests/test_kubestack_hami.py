@@ -43,6 +43,7 @@ def test_the_cache_sources_folder_is_looked_in_without_hami_src(monkeypatch, tmp
     monkeypatch.delenv("HAMI_SRC", raising=False)
     monkeypatch.setenv("KUBESTACK_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(hamibuild, "BESIDE_REPOSITORY", tmp_path / "shared")
+    monkeypatch.setattr(hamibuild, "beside_origin", lambda: None)
     assert hamibuild.tarball_path() is None
     (tmp_path / "cache" / "sources").mkdir(parents=True)
     path = _tarball(tmp_path / "cache" / "sources", b"x")
@@ -54,6 +55,7 @@ def test_the_shared_folder_beside_the_repository_comes_last(monkeypatch, tmp_pat
     monkeypatch.setenv("KUBESTACK_CACHE", str(tmp_path / "cache"))
     (tmp_path / "shared").mkdir()
     monkeypatch.setattr(hamibuild, "BESIDE_REPOSITORY", tmp_path / "shared")
+    monkeypatch.setattr(hamibuild, "beside_origin", lambda: None)
     beside = _tarball(tmp_path / "shared", b"x")
     assert hamibuild.tarball_path() == beside
     (tmp_path / "cache" / "sources").mkdir(parents=True)
@@ -143,3 +145,24 @@ def test_a_failed_hami_stage_leaves_the_others_built(monkeypatch, tmp_path, caps
     }
     assert status == {"kubectl": "0", "control-plane": "0", "hami": "1", "helm": "0"}
     assert "HAMI_SRC" in capsys.readouterr().err
+
+
+def test_a_fresh_clone_finds_the_source_beside_the_repository_it_came_from(tmp_path):
+    """``git clone . $(mktemp -d)`` has no shared folder beside it; the
+    repository it was cloned from does."""
+    import subprocess
+
+    origin = tmp_path / "work" / "main"
+    origin.mkdir(parents=True)
+    (tmp_path / "work" / "shared" / "upstream").mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", str(origin)], check=True)
+    subprocess.run(
+        [*git, "-C", str(origin), "commit", "-q", "--allow-empty", "-m", "x"],
+        check=True,
+    )
+    clone = tmp_path / "elsewhere" / "clone"
+    subprocess.run([*git, "clone", "-q", str(origin), str(clone)], check=True)
+    found = hamibuild.beside_origin(clone)
+    assert found == (tmp_path / "work" / "shared" / "upstream").resolve()
+    assert hamibuild.beside_origin(origin) is None  # no origin: nothing more
