@@ -64,8 +64,12 @@ def kubectl(kubeconfig: Path) -> Callable[..., subprocess.CompletedProcess[str]]
 
 @pytest.fixture
 def wait_for() -> Callable[..., Any]:
-    """``wait_for(predicate, timeout=5)``: poll until truthy; return it or fail."""
-    return functools.partial(polling.wait_for, timeout=5.0, interval=0.05)
+    """``wait_for(predicate, timeout=30)``: poll until truthy; return it or fail.
+
+    30 s, not the 5 s it was: a deadline is a failure only when the thing never
+    happens, and on a busy CI machine the simulator's threads may wait seconds
+    for a core (a wait that passes returns as soon as it is true)."""
+    return functools.partial(polling.wait_for, timeout=30.0, interval=0.05)
 
 
 @pytest.fixture
