@@ -263,25 +263,23 @@ def queue_update(
         )
     )
     before = _queue_snapshot(queue)
-    changed = []
-    if description is not None:
-        queue.description = description
-        changed.append("description")
-    if allowed_namespaces is not None:
-        queue.allowed_namespaces = sorted(set(allowed_namespaces))
-        changed.append("allowed_namespaces")
-    if pod_security is not None:
-        queue.pod_security = pod_security
-        changed.append("pod_security")
-    if allowed_service_accounts is not None:
-        queue.allowed_service_accounts = sorted(set(allowed_service_accounts))
-        changed.append("allowed_service_accounts")
-    if allowed_secrets is not None:
-        queue.allowed_secrets = sorted(set(allowed_secrets))
-        changed.append("allowed_secrets")
-    if allowed_config_maps is not None:
-        queue.allowed_config_maps = sorted(set(allowed_config_maps))
-        changed.append("allowed_config_maps")
+    given = {
+        "description": description,
+        "pod_security": pod_security,
+        # The name lists are stored sorted and without repeats.
+        **{
+            field: None if names is None else sorted(set(names))
+            for field, names in (
+                ("allowed_namespaces", allowed_namespaces),
+                ("allowed_service_accounts", allowed_service_accounts),
+                ("allowed_secrets", allowed_secrets),
+                ("allowed_config_maps", allowed_config_maps),
+            )
+        },
+    }
+    changed = [field for field, value in given.items() if value is not None]
+    for field in changed:
+        setattr(queue, field, given[field])
     if changed:
         queue.save(update_fields=[*changed, "updated_at"])
     if quotas is not None:
