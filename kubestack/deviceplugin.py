@@ -358,17 +358,27 @@ class DevicePlugin:
                     continue
                 reason = create_error(pod, node_pods, devices)
                 if reason is not None and pod["spec"].get("restartPolicy") == "Never":
-                    # Failed before bind-phase success: KWOK starts only a
-                    # Pending pod, so it never runs this one.
                     self._cannot_create(pod, reason)
                     pod.setdefault("status", {})["phase"] = "Failed"
-                self._succeed(pod)
+                else:
+                    self._succeed(pod)
                 annotations[BIND_PHASE] = "success"  # counts for the next pod
         return str((found.get("metadata") or {}).get("resourceVersion", ""))
 
     def _succeed(self, pod: dict[str, Any]) -> None:
         meta = pod["metadata"]
-        annotations = meta.get("annotations") or {}
+        self.core.patch_namespaced_pod(
+            meta["name"],
+            meta["namespace"],
+            {"metadata": {"annotations": self._allocated(pod)}},
+        )
+        self._release_node_lock(pod)
+        self.allocations += 1
+
+    @staticmethod
+    def _allocated(pod: dict[str, Any]) -> dict[str, str]:
+        """The annotations Allocate writes: bind-phase success, devices handed out."""
+        annotations = pod["metadata"].get("annotations") or {}
         patch: dict[str, str] = {BIND_PHASE: "success"}
         for key, value in annotations.items():
             if key.startswith("hami.io/") and key.endswith("-devices-to-allocate"):
@@ -384,21 +394,29 @@ class DevicePlugin:
                 patch.setdefault(
                     allocated_key(cw), annotations.get(allocated_key(cw), value)
                 )
-        self.core.patch_namespaced_pod(
-            meta["name"], meta["namespace"], {"metadata": {"annotations": patch}}
-        )
-        self._release_node_lock(pod)
-        self.allocations += 1
+        return patch
 
     def _cannot_create(self, pod: dict[str, Any], reason: str) -> None:
+        """Allocate succeeded, then the runtime could not make the vNPU.
+
+        One write through pods/status (which may change annotations): Allocate's
+        bind-phase success and the Failed status land together, so nobody sees
+        the one without the other; and never a Pending pod with bind-phase
+        success, which KWOK would start.
+        """
         meta = pod["metadata"]
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         ip = pod_ip(meta.get("uid", ""))
         self.core.patch_namespaced_pod_status(
             meta["name"],
             meta["namespace"],
-            {"status": start_error_status(pod, reason, now, ip)},
+            {
+                "metadata": {"annotations": self._allocated(pod)},
+                "status": start_error_status(pod, reason, now, ip),
+            },
         )
+        self._release_node_lock(pod)
+        self.allocations += 1
         self.failures += 1
         log.info(
             "vNPU not created for %s/%s: %s", meta["namespace"], meta["name"], reason
