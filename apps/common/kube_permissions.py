@@ -125,10 +125,11 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
     *_calls("create", "", "events", "record why a pod was evicted"),
     # apps.scheduling.volcano: each portal queue's Volcano Queue, kept in step
     *_calls(
-        "create update",
+        "create get update",
         "scheduling.volcano.sh",
         "queues",
-        "create a portal queue's Volcano Queue; update its capability",
+        "create a portal queue's Volcano Queue; update its capability "
+        "(read again after a conflict)",
     ),
 )
 

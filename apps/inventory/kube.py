@@ -491,6 +491,14 @@ class Gateway:
     def create_queue(self, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.call("POST", VOLCANO_QUEUES_PATH, body=dict(body))
 
+    def get_queue(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.call("GET", f"{VOLCANO_QUEUES_PATH}/{name}")
+        except KubeError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.call("PUT", f"{VOLCANO_QUEUES_PATH}/{name}", body=dict(body))
 

@@ -86,6 +86,10 @@ class ClusterOps(Protocol):
         """Create a Volcano Queue (cluster-scoped); 409 when it exists."""
         ...
 
+    def get_queue(self, name: str) -> dict[str, Any] | None:
+        """The Volcano Queue as the API server has it now (None: not there)."""
+        ...
+
     def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """Replace a Volcano Queue (PUT, guarded by the body's resourceVersion)."""
         ...

@@ -233,9 +233,12 @@ def volcano_queues_ensure(cluster: Cluster, *, ops: ClusterOps) -> QueueSyncRepo
 
     Idempotent and cheap when in step: it compares with sync's mirror and
     calls the API only for a queue that is missing or whose capability
-    differs. An update is a PUT with the resourceVersion sync saw, so a
-    concurrent change (409) is left to the next call, after sync has seen it.
-    Queues the portal did not create are left as they are; none is deleted.
+    differs. An update is a PUT with the resourceVersion sync saw; when the
+    queue changed since (409: vc-controller-manager and the scheduler write
+    its status), it is read again and the PUT retried on that version
+    (``_update_capability``), so a quota change lands even while Volcano
+    keeps writing. Queues the portal did not create are left as they are;
+    none is deleted.
     """
     mirror = volcano_queues(cluster.pk)
     report = QueueSyncReport()
@@ -253,17 +256,47 @@ def volcano_queues_ensure(cluster: Cluster, *, ops: ClusterOps) -> QueueSyncRepo
                 report.created.append(queue.name)
             elif not is_managed(current):
                 report.unmanaged.append(queue.name)
-            elif capability_of(current) != want:
-                ops.replace_queue(queue.name, with_capability(current, want))
+            elif capability_of(current) != want and _update_capability(
+                ops, current, want
+            ):
                 report.updated.append(queue.name)
         except KubeError as exc:
             if exc.status == 409:
-                continue  # made or changed since sync saw it: the next call
+                continue  # made since sync saw the list: the next call
             report.errors.append(f"{queue.name}: {exc}")
             log.warning("cluster %s: Volcano queue %s: %s", cluster.pk, queue.name, exc)
             if exc.transient:
                 break  # the cluster is away: no point trying the others now
     return report
+
+
+#: PUTs of one queue's capability per call: a queue written more often than
+#: a GET and a PUT take is left to the next call.
+UPDATE_ATTEMPTS = 3
+
+
+def _update_capability(
+    ops: ClusterOps, current: Mapping[str, Any], want: dict[str, str]
+) -> bool:
+    """PUT ``want`` as the queue's capability, re-reading it on each 409.
+
+    False when there is nothing to do any more (the queue is gone, no longer
+    the portal's, or already has ``want``); a 409 on the last attempt is raised.
+    """
+    name = current["metadata"]["name"]
+    attempts_left = UPDATE_ATTEMPTS
+    while True:
+        try:
+            ops.replace_queue(name, with_capability(current, want))
+            return True
+        except KubeError as exc:
+            attempts_left -= 1
+            if exc.status != 409 or not attempts_left:
+                raise
+        fresh = ops.get_queue(name)
+        if fresh is None or not is_managed(fresh) or capability_of(fresh) == want:
+            return False
+        current = fresh
 
 
 def _remember(cluster: Cluster, obj: Mapping[str, Any]) -> None:

@@ -9,6 +9,7 @@ what the portal needs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from apps.inventory import services
@@ -20,20 +21,27 @@ from apps.inventory.models import Template
 from apps.inventory.sync.engine import sync_once, sync_run
 from apps.scheduling import volcano
 from apps.scheduling.models import Queue, QueueQuota
-from harness.processes import wait_until
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
 QUEUE_NAME = "vnpu-rbac"
 RESTARTED = ("hami-scheduler", "volcano-scheduler", "hami-ascend-device-plugin")
 
 
-def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) -> None:
-    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events, queues."""
+def make_every_portal_call(
+    cluster: Any,
+    admin_user: Any,
+    watch_seconds: float,
+    touch_queue: Callable[[str], object],
+) -> None:
+    """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events, queues.
+
+    ``touch_queue(name)`` changes the Volcano Queue as another writer (an
+    admin's credentials), so that the portal's update meets a conflict.
+    """
     # sync: a full list of every target, then a few seconds of watches
     counts = sync_once(cluster)
     assert counts["nodes"] == 2
-    # a portal queue becomes a Volcano Queue (its update comes last, once the
-    # watch has seen what Volcano's queue controller wrote on it)
+    # a portal queue becomes a Volcano Queue (its update comes last)
     queue = Queue.objects.create(cluster=cluster, name=QUEUE_NAME)
     QueueQuota.objects.create(queue=queue, common_word="Ascend310P", slots_limit=2)
     ops = Gateway(cluster)
@@ -106,28 +114,15 @@ def make_every_portal_call(cluster: Any, admin_user: Any, watch_seconds: float) 
                 "type": "Normal",
             },
         )
-        # a quota change reaches the Volcano Queue (PUT, as sync last saw it)
-        QueueQuota.objects.filter(queue__name=QUEUE_NAME).update(slots_limit=3)
-        _update_reaches_the_queue(cluster, ops)
+        # a quota change reaches the Volcano Queue though someone else wrote
+        # the queue since sync saw it: the PUT is a 409, the queue is read
+        # again (GET) and the PUT retried on its version
+        QueueQuota.objects.filter(queue=queue).update(slots_limit=3)
+        touch_queue(QUEUE_NAME)
+        report = volcano.volcano_queues_ensure(cluster, ops=ops)
+        assert (report.updated, report.errors) == ([QUEUE_NAME], []), report
     finally:
         ops.close()
-
-
-def _update_reaches_the_queue(cluster: Any, ops: Gateway) -> None:
-    """Ensure until the PUT lands. Volcano's queue controller may write the
-    queue after the watch above ended (a busy machine): the PUT with the
-    version sync saw is then a 409, which ``volcano_queues_ensure`` leaves to
-    its next call, after sync has seen the change (its contract)."""
-
-    def updated() -> bool:
-        report = volcano.volcano_queues_ensure(cluster, ops=ops)
-        assert report.errors == [], report
-        if report.updated == [QUEUE_NAME]:
-            return True
-        sync_once(cluster)  # what the next call compares with
-        return False
-
-    wait_until(updated, timeout=60, interval=0.5, what="the quota's PUT to land")
 
 
 # Calls just outside the grant: each must be refused with 403.

@@ -54,8 +54,16 @@ def _atom(entry) -> tuple[str, str, str, str]:
     )
 
 
-def test_the_portal_needs_exactly_what_deploy_grants(sim, portal_cluster, admin_user):
-    make_every_portal_call(portal_cluster, admin_user, watch_seconds=2.0)
+def test_the_portal_needs_exactly_what_deploy_grants(
+    sim, portal_cluster, admin_user, kubectl
+):
+    def touch_queue(name: str) -> None:
+        touched = kubectl("annotate", "queue", name, "example.com/touched=yes")
+        assert touched.returncode == 0, touched.stderr
+
+    make_every_portal_call(
+        portal_cluster, admin_user, watch_seconds=2.0, touch_queue=touch_queue
+    )
 
     made = sim.requests_by(USER)
     refused = sorted(

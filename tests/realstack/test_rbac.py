@@ -95,7 +95,14 @@ def test_the_portal_needs_exactly_what_deploy_grants(
 ):
     cleanup.extend(("default", name) for name in POD_NAMES)
     try:
-        make_every_portal_call(portal_cluster, admin_user, watch_seconds=3.0)
+        make_every_portal_call(
+            portal_cluster,
+            admin_user,
+            watch_seconds=3.0,
+            touch_queue=lambda name: kube_stack.kubectl(
+                "annotate", "queue", name, "example.com/touched=yes"
+            ),
+        )
     finally:
         kube_stack.kubectl(
             "delete", "queue", QUEUE_NAME, "--ignore-not-found", check=False

@@ -163,6 +163,11 @@ class FakeOps:
         self.queues[name] = copy.deepcopy(body)
         return copy.deepcopy(body)
 
+    def get_queue(self, name: str) -> dict[str, Any] | None:
+        self.calls.append(("get_queue", "", name))
+        self._maybe_fail("get_queue")
+        return copy.deepcopy(self.queues.get(name))
+
     def replace_queue(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
         self.calls.append(("replace_queue", "", name))
         self._maybe_fail("replace_queue")

@@ -118,6 +118,34 @@ def test_a_portal_queue_becomes_an_open_volcano_queue_kept_in_step(
     assert _queue(custom, "ml")["metadata"]["resourceVersion"] == version
 
 
+def test_a_quota_change_lands_while_volcano_keeps_writing_the_queue(
+    live, custom, admin_user
+):
+    """Volcano writes a queue's status after sync saw it: the PUT on the
+    version sync saw is a 409, so the queue is read again and the PUT retried
+    in the same pass, not left for a sync that a busy queue may never let win."""
+    queue = _portal_queue(live, admin_user, "ml", slots_limit=4)
+    run_pass(live.cluster)
+    sync_once(live.cluster)
+    seen = _queue(custom, "ml")["metadata"]["resourceVersion"]
+    custom.patch_cluster_custom_object_status(
+        GROUP, VERSION, PLURAL, "ml", {"status": {"allocated": {"cpu": "1"}}}
+    )
+    mirrored = ClusterObject.objects.get(cluster=live.cluster, kind="Queue", name="ml")
+    assert mirrored.data["metadata"]["resourceVersion"] == seen  # sync is behind
+
+    queues.queue_update(
+        actor=admin_user,
+        queue=queue,
+        quotas=[{"chip_type": "Ascend310P", "slots_limit": 2}],
+    )
+    run_pass(live.cluster)
+
+    changed = _queue(custom, "ml")
+    assert changed["spec"]["capability"] == {"huawei.com/Ascend310P": "2"}
+    assert changed["status"]["allocated"] == {"cpu": "1"}  # Volcano's write kept
+
+
 def test_a_volcano_queue_the_portal_did_not_create_is_left_as_it_is(
     live, custom, admin_user, admin_client_api
 ):
