@@ -322,12 +322,7 @@ class Gateway:
         raise PodExists(self.get_pod(namespace, name))
 
     def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
-        try:
-            return self.call("GET", f"{self._pods(namespace)}/{name}")
-        except KubeError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return self.get(f"{self._pods(namespace)}/{name}")
 
     def ended_pods(self, label_selector: str) -> list[dict[str, Any]]:
         found = self.call(
@@ -492,12 +487,7 @@ class Gateway:
         return self.call("POST", VOLCANO_QUEUES_PATH, body=dict(body))
 
     def get_queue(self, name: str) -> dict[str, Any] | None:
-        try:
-            return self.call("GET", f"{VOLCANO_QUEUES_PATH}/{name}")
-        except KubeError as exc:
-            if exc.status == 404:
-                return None
-            raise
+        return self.get(f"{VOLCANO_QUEUES_PATH}/{name}")
 
     def replace_queue(self, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
         return self.call("PUT", f"{VOLCANO_QUEUES_PATH}/{name}", body=dict(body))
