@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from apps.common.exceptions import DomainError, ErrorCode, ValidationFailed
+from apps.common.exceptions import DomainError, ErrorCode, error_body
 from apps.common.http_errors import too_large_body
 
 
@@ -53,10 +53,20 @@ def _message(errors: dict[str, list[str]]) -> str:
     )
 
 
+def atomic_inside(view: Any) -> Any:
+    """Mark an async view that runs its DRF view in a transaction of its own
+    (ATOMIC_REQUESTS cannot wrap an async view): errors roll that one back."""
+    view.atomic_inside = True
+    return view
+
+
 def _view_is_atomic(context: dict[str, Any]) -> bool:
     request = context.get("request")
     match = getattr(getattr(request, "_request", request), "resolver_match", None)
-    return not getattr(getattr(match, "func", None), "_non_atomic_requests", None)
+    func = getattr(match, "func", None)
+    return getattr(func, "atomic_inside", False) or not getattr(
+        func, "_non_atomic_requests", None
+    )
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -82,12 +92,7 @@ def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         # ATOMIC_REQUESTS: an error answer must never leave a partial write.
         set_rollback()
-        body: dict[str, Any] = {"code": exc.code, "message": exc.message}
-        if isinstance(exc, ValidationFailed) and isinstance(exc.detail, dict):
-            body["errors"] = exc.detail
-        elif exc.detail is not None:
-            body["detail"] = exc.detail
-        return Response(body, status=exc.http_status)
+        return Response(error_body(exc), status=exc.http_status)
     if isinstance(exc, RequestDataTooBig):
         # Raised while DRF reads the body; unhandled it would be Django's bare
         # 400 (or, with DEBUG, its debug page).

@@ -38,6 +38,8 @@ class ErrorCode(StrEnum):
     REQUEST_NOT_PENDING = "request_not_pending"
     CHIP_GONE = "chip_gone"
     PROPOSAL_DECIDED = "proposal_decided"
+    NO_LOG = "no_log"
+    LOG_NOT_READY = "log_not_ready"
     # accounts (apps.accounts.errors)
     TOKEN_NOT_LIVE = "token_not_live"  # noqa: S105 - an error code, no secret
     INVALID_CREDENTIALS = "invalid_credentials"
@@ -82,6 +84,11 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.QUEUE_IN_USE: (409, "the queue still has requests"),
     ErrorCode.REQUEST_NOT_PENDING: (409, "the request is no longer waiting"),
     ErrorCode.CHIP_GONE: (409, "the proposal's chip no longer exists"),
+    ErrorCode.NO_LOG: (
+        404,
+        "the request has no log: it never had a pod, or it was not kept",
+    ),
+    ErrorCode.LOG_NOT_READY: (409, "its container has not started yet: no log to read"),
     ErrorCode.PROPOSAL_DECIDED: (409, "the proposal was already decided"),
     ErrorCode.TOKEN_NOT_LIVE: (409, "the token is revoked or expired"),
     ErrorCode.INVALID_CREDENTIALS: (401, "wrong username or password"),
@@ -148,3 +155,13 @@ class ClusterUnavailable(DomainError):
     """The cluster's API server could not be reached or refused the call."""
 
     code = ErrorCode.CLUSTER_UNAVAILABLE
+
+
+def error_body(exc: DomainError) -> dict[str, Any]:
+    """The JSON body of a domain error's answer (every answer has this shape)."""
+    body: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if isinstance(exc, ValidationFailed) and isinstance(exc.detail, dict):
+        body["errors"] = exc.detail
+    elif exc.detail is not None:
+        body["detail"] = exc.detail
+    return body

@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from apps.common.exceptions import ERRORS, ErrorCode
+from apps.common.exceptions import ERRORS, DomainError, ErrorCode, error_body
 
 
 def _answer(request: HttpRequest, code: ErrorCode, message: str) -> HttpResponse:
@@ -83,3 +83,8 @@ def service_unavailable(
     response = _answer(request, code, message)
     response["Retry-After"] = str(retry_after)
     return response
+
+
+def domain_error(exc: DomainError) -> JsonResponse:
+    """A domain error answered outside DRF (the async views), in the same shape."""
+    return JsonResponse(error_body(exc), status=exc.http_status)

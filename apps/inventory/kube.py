@@ -324,6 +324,23 @@ class Gateway:
     def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         return self.get(f"{self._pods(namespace)}/{name}")
 
+    def pod_log(self, namespace: str, name: str, params: Mapping[str, str]) -> bytes:
+        """A container's log (``pods/log``; ``params`` in the API's names), whole."""
+        try:
+            response = self.api().call_api(
+                f"{self._pods(namespace)}/{name}/log",
+                "GET",
+                query_params=list(params.items()),
+                header_params={"Accept": "text/plain"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=(5.0, 30.0),
+            )
+            return bytes(response.data)
+        except TRANSPORT_ERRORS as exc:
+            raise kube_error(exc) from exc
+
     def ended_pods(self, label_selector: str) -> list[dict[str, Any]]:
         found = self.call(
             "GET",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from apps.common.exceptions import Conflict, ErrorCode
+from apps.common.exceptions import Conflict, ErrorCode, NotFound
 
 
 class IdempotencyConflict(Conflict):
@@ -34,3 +34,15 @@ class ProposalDecided(Conflict):
     """Only a pending proposal can be approved or rejected."""
 
     code = ErrorCode.PROPOSAL_DECIDED
+
+
+class NoLog(NotFound):
+    """The request has no log to read: it never had a pod, or none was kept."""
+
+    code = ErrorCode.NO_LOG
+
+
+class LogNotReady(Conflict):
+    """Its container is waiting to start: the API server has no log yet."""
+
+    code = ErrorCode.LOG_NOT_READY

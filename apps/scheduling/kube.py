@@ -86,6 +86,10 @@ class ClusterOps(Protocol):
         """Create a Volcano Queue (cluster-scoped); 409 when it exists."""
         ...
 
+    def pod_log(self, namespace: str, name: str, params: Mapping[str, str]) -> bytes:
+        """A container's log (``pods/log`` with ``params`` in the API's names)."""
+        ...
+
     def get_queue(self, name: str) -> dict[str, Any] | None:
         """The Volcano Queue as the API server has it now (None: not there)."""
         ...

@@ -191,6 +191,13 @@ class Request(models.Model):
     running_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # How its job ended (apps.scheduling.results): the first container's exit
+    # code, and the result of every container; null until it ended.
+    exit_code = models.IntegerField(null=True, blank=True)
+    result = models.JSONField(null=True, blank=True)
+    # When the tail of its pod's log was kept (RequestLog), or found not to
+    # be there; its pod is deleted only after (apps.scheduling.logs).
+    log_kept_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -213,6 +220,35 @@ class Request(models.Model):
     def whole_card(self) -> bool:
         """True when the request asks for a whole card (no memory, no template)."""
         return self.memory is None and not self.template
+
+
+class RequestLog(models.Model):
+    """The tail of one container's log, kept when its request ended.
+
+    ``text`` is the log as the API server gives it with timestamps (one
+    RFC 3339 stamp and a space before each line), so that ``since_*`` and
+    ``timestamps`` apply to it as to a live log. ``truncated`` says that only
+    its tail was kept (``REQUEST_LOG_KEEP_BYTES``); ``error`` why nothing
+    could be kept (the pod was gone first).
+    """
+
+    request = models.ForeignKey(Request, on_delete=models.CASCADE, related_name="logs")
+    container = models.CharField(max_length=253)
+    text = models.TextField(blank=True)
+    truncated = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    kept_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["request", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request", "container"], name="request_log_unique_container"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"log of request {self.request_id}, container {self.container}"
 
 
 class PreemptionProposal(models.Model):

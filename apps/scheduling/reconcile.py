@@ -42,20 +42,15 @@ next run.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
-from apps.audit.services import audit_record
-from apps.inventory.hami.annotations import NODE_LOCK
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling import notify, states
 from apps.scheduling.choices import (
@@ -65,7 +60,9 @@ from apps.scheduling.choices import (
 )
 from apps.scheduling.holds import holds_release
 from apps.scheduling.kube import ClusterOps, KubeError
+from apps.scheduling.logs import KEEP_WINDOW, logs_keep
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from apps.scheduling.nodelocks import leaked_node_locks_release
 from apps.scheduling.pods import (
     ANNOTATION_PREEMPTED_BY,
     LABEL_MANAGED_BY,
@@ -74,6 +71,7 @@ from apps.scheduling.pods import (
     never_ran,
     pod_problem,
 )
+from apps.scheduling.results import job_exit_code, state_by_exit_code
 from apps.scheduling.retries import pod_failed_before_running
 
 log = logging.getLogger(__name__)
@@ -113,13 +111,15 @@ def requests_reconcile(
     _orphans(cluster)
     report.running = _confirm_running(cluster, now)
     report.ended = _ended(cluster, ops, now, report.retried)
-    report.locks_released = _leaked_node_locks(cluster, ops, now)
+    report.locks_released = leaked_node_locks_release(cluster, ops, now)
     unseen = _ended_unseen(cluster, ops, now)
     report.ended += unseen.ended
     report.retried += unseen.retried
     report.retried += _bind_timeouts(cluster, ops, now)
     report.expired = _expire(cluster, now)
-    report.cleaned = _cleanup_pods(cluster, ops)
+    # Before any pod of an ended request is deleted: its log and result.
+    logs_keep(cluster, ops, now)
+    report.cleaned = _cleanup_pods(cluster, ops, now)
     report.proposals_done = _proposals(cluster, ops)
     holds_release(cluster, ops)
     return report
@@ -247,8 +247,13 @@ def _ended(
                 retried.append(request.pk)
             continue
         ended_as = _ended_as(pod) if pod is not None else None
+        by_exit_code = state_by_exit_code(pod)
         if ended_as is not None:
             state, reason = ended_as
+        elif by_exit_code is not None and meta.get("deletionTimestamp"):
+            # Deleted after its job ended: the job's code says how it went.
+            state = by_exit_code
+            reason = f"the job exited {job_exit_code(pod)}; its pod is being deleted"
         elif pod is None or meta.get("deletionTimestamp"):
             state = RequestState.FAILED
             by = preempted.get(key)
@@ -267,89 +272,6 @@ def _ended(
         ):
             ended.append(request.pk)
     return ended
-
-
-#: A pod normally binds within this long; only nodes where one waits longer are read.
-LOCK_CHECK_AFTER_SECONDS = 5
-
-
-def _lock_seen_long_enough(
-    cluster: Cluster, node: str, now: datetime, stale_seconds: int
-) -> Callable[[str, str], bool]:
-    """Whether the portal has seen this exact lock for ``stale_seconds``.
-
-    Aged by the portal's own clock from when it first saw the value (in the
-    shared cache), never by the time written in it: the scheduler's clock may
-    be off. HAMi's own lock is left to its five-minute expiry: HAMi holds it
-    until the device plugin allocates, which may legitimately take a while.
-    """
-
-    def stale(key: str, value: str) -> bool:
-        if key == NODE_LOCK:
-            return False
-        digest = hashlib.sha256(value.encode()).hexdigest()[:16]
-        seen_key = f"vnpu:node-lock:{cluster.pk}:{node}:{key}:{digest}"
-        try:
-            cache.add(seen_key, now.timestamp(), timeout=3600)
-            first = float(cache.get(seen_key, now.timestamp()))
-        except Exception:  # the cache is down: release nothing rather than guess
-            log.warning("node %s: lock age unknown (cache failed)", node, exc_info=True)
-            return False
-        return now.timestamp() - first >= stale_seconds
-
-    return stale
-
-
-def _leaked_node_locks(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[str]:
-    """Release the stale scheduler locks of nodes where our admitted pods wait.
-
-    Only nodes where one of the portal's pods has waited to be bound for more
-    than a few seconds are read, so a quiet cluster costs nothing. A lock is
-    released once the portal has seen it unchanged for
-    ``NODE_LOCK_STALE_SECONDS``; the release tests each lock's value, so a
-    lock a scheduler took again meanwhile stays (``ClusterOps.node_locks_release``).
-    """
-    stale_seconds = settings.NODE_LOCK_STALE_SECONDS
-    if stale_seconds <= 0:
-        return []
-    nodes = set(
-        Request.objects.filter(
-            cluster=cluster,
-            state=RequestState.ADMITTED,
-            admitted_at__lt=now - timedelta(seconds=LOCK_CHECK_AFTER_SECONDS),
-        )
-        .exclude(node="")
-        .values_list("node", flat=True)
-    )
-    released = []
-    for node in sorted(nodes):
-        stale = _lock_seen_long_enough(cluster, node, now, stale_seconds)
-        try:
-            locks = ops.node_locks_release(node, stale)
-        except KubeError as exc:
-            log.info("node %s: stale lock not released yet: %s", node, exc)
-            continue
-        if not locks:
-            continue
-        taken = ", ".join(f"{key} at {at.isoformat()}" for key, at in locks.items())
-        log.warning("node %s: released a leaked scheduler node lock (%s)", node, taken)
-        audit_record(
-            actor=None,
-            actor_name="reconcile",
-            action="node.lock_release",
-            cluster=cluster,
-            after={
-                "node": node,
-                "locks": {k: at.isoformat() for k, at in locks.items()},
-            },
-            reason=(
-                f"node lock taken {taken}, seen unchanged for NODE_LOCK_STALE_SECONDS "
-                f"({stale_seconds} s) while admitted pods waited on {node}: "
-                "left behind by a failed allocation"
-            ),
-        )
-        released.append(node)
-    return released
 
 
 def _retry(
@@ -526,9 +448,12 @@ def _expire(cluster: Cluster, now: datetime) -> list[int]:
     return expired
 
 
-def _cleanup_pods(cluster: Cluster, ops: ClusterOps) -> list[int]:
+def _cleanup_pods(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int]:
+    """Delete the pods of ended requests, once their log was kept (``logs``)."""
     cleaned = []
-    for request in Request.objects.filter(cluster=cluster, pod_cleanup=True):
+    for request in Request.objects.filter(cluster=cluster, pod_cleanup=True).filter(
+        Q(log_kept_at__isnull=False) | ~Q(finished_at__gte=now - KEEP_WINDOW)
+    ):
         try:
             ops.delete_pod(request.namespace, request.pod_name)
         except KubeError as exc:

@@ -34,6 +34,8 @@ class FakeOps:
         self.queues: dict[str, dict[str, Any]] = {}  # Volcano Queues by name
         # node -> {lock annotation: its value}, as a scheduler writes them
         self.locks: dict[str, dict[str, str]] = {}
+        # (namespace, pod, container) -> its log, as the API server gives it
+        self.logs: dict[tuple[str, str, str], bytes] = {}
 
     def _maybe_fail(self, method: str) -> None:
         error = self.errors.get(method)
@@ -162,6 +164,15 @@ class FakeOps:
             raise KubeError(409, f'queues "{name}" already exists', transient=False)
         self.queues[name] = copy.deepcopy(body)
         return copy.deepcopy(body)
+
+    def pod_log(self, namespace: str, name: str, params: Any) -> bytes:
+        from apps.scheduling.kube import KubeError
+
+        self.calls.append(("pod_log", namespace, name))
+        self._maybe_fail("pod_log")
+        if (namespace, name) not in self.pods:
+            raise KubeError(404, f'pods "{name}" not found', transient=False)
+        return self.logs.get((namespace, name, params.get("container", "")), b"")
 
     def get_queue(self, name: str) -> dict[str, Any] | None:
         self.calls.append(("get_queue", "", name))

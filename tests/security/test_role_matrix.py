@@ -92,6 +92,7 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/queues/{queue}/": {"GET": V, "PUT": A, "PATCH": A, "DELETE": A},
     "/api/requests/": {"GET": V, "POST": CI},
     "/api/requests/{request}/": {"GET": V, "DELETE": CI},
+    "/api/requests/{request}/logs/": R,
     "/api/preemptions/": R,
     "/api/preemptions/{proposal}/": R,
     "/api/preemptions/{proposal}/approve/": {"POST": A},
@@ -323,6 +324,8 @@ def test_a_ci_token_acts_only_on_its_queue(world):
     cluster = world["cluster"]
     # reading or cancelling a request of another queue
     assert client.get(f"/api/requests/{elsewhere.pk}/").status_code == 403
+    assert client.get(f"/api/requests/{elsewhere.pk}/logs/").status_code == 403
+    assert client.get(f"/api/requests/{elsewhere.pk}/?wait=finished").status_code == 403
     assert client.delete(f"/api/requests/{elsewhere.pk}/").status_code == 403
     # listing another queue, or submitting into it
     assert client.get("/api/requests/?queue=other").status_code == 403

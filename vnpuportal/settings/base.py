@@ -493,6 +493,11 @@ REQUEST_BIND_TIMEOUT_SECONDS = env.int("REQUEST_BIND_TIMEOUT_SECONDS", default=3
 # deleted before starting, its vNPU not created) gets a new pod; after this many
 # such failures it fails with the last reason (apps.scheduling.retries).
 REQUEST_MAX_POD_FAILURES = env.int("REQUEST_MAX_POD_FAILURES", default=3)
+# When a request ends, the last this-many bytes of each container's log are kept
+# (before its pod is deleted), so the log outlives the pod (apps.scheduling.logs).
+REQUEST_LOG_KEEP_BYTES = env.int("REQUEST_LOG_KEEP_BYTES", default=1024 * 1024)
+# The longest a `GET /api/requests/<id>/?wait=` long poll may wait (its `timeout`).
+REQUEST_WAIT_MAX_SECONDS = env.int("REQUEST_WAIT_MAX_SECONDS", default=300)
 # Volcano's node lock, seen unchanged by the portal for this long on a node where
 # an admitted pod waits, is released. Volcano holds it for milliseconds, but
 # leaves it behind when writing a pod's devices fails (the pod was deleted

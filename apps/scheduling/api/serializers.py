@@ -10,6 +10,7 @@ from rest_framework import serializers
 from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
 from apps.inventory.scheduler import scheduler_in_effect
+from apps.scheduling.api.job import RequestResultSerializer
 from apps.scheduling.choices import PodSecurityLevel, RequestState
 from apps.scheduling.models import (
     PreemptionProposal,
@@ -172,6 +173,7 @@ class RequestSerializer(serializers.ModelSerializer):
         help_text="its pods that failed before they ran, oldest first; after "
         "REQUEST_MAX_POD_FAILURES the request fails",
     )
+    result = RequestResultSerializer(read_only=True, allow_null=True)
 
     class Meta:
         model = Request
@@ -212,6 +214,8 @@ class RequestSerializer(serializers.ModelSerializer):
             "running_at",
             "finished_at",
             "expires_at",
+            "exit_code",
+            "result",
         ]
         read_only_fields = fields
 

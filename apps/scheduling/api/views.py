@@ -12,14 +12,20 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Prefetch, QuerySet
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
+from apps.inventory.kube import cluster_gateway
+from apps.inventory.podlogs import endpoint_for
 from apps.scheduling import access, decisions, selectors, volcano
+from apps.scheduling import logs as request_logs
+from apps.scheduling.api import job
 from apps.scheduling.api import serializers as s
+from apps.scheduling.api.deferred import LiveLogAnswer, WaitAnswer
 from apps.scheduling.filters import (
     PreemptionProposalFilterSet,
     QueueFilterSet,
@@ -42,6 +48,7 @@ ERRORS = {
     ),
     404: OpenApiResponse(description="not found"),
 }
+TEXT = "text/plain; charset=utf-8"
 CONFLICT = {
     409: OpenApiResponse(
         description="conflict with the current state; `code` says which"
@@ -54,10 +61,6 @@ CONFLICT = {
     list=extend_schema(
         description="Requests, newest first; a token limited to queues sees only those.",
         responses={200: s.RequestSerializer(many=True), 403: ERRORS[403]},
-    ),
-    retrieve=extend_schema(
-        description="A request: its state, reason and, while pending, its position in its queue.",
-        responses={200: s.RequestSerializer, **ERRORS},
     ),
 )
 class RequestViewSet(
@@ -99,9 +102,63 @@ class RequestViewSet(
         data = s.RequestSerializer(rows, many=True, context=self._page(rows)).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
+    @extend_schema(
+        parameters=[job.WaitQuerySerializer(partial=True)],
+        description=(
+            "A request: its state, reason and, while pending, its position in "
+            "its queue. With `wait=running|finished` (and `timeout`, seconds) "
+            "it answers once the request got there or at the timeout: compare "
+            "the `state` it returns."
+        ),
+        responses={200: s.RequestSerializer, **ERRORS},
+    )
     def retrieve(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Response:
         obj = self.get_object()
+        if "wait" in request.query_params:
+            wait = job.WaitQuerySerializer(data=request.query_params)
+            wait.is_valid(raise_exception=True)
+            states = job.WAIT_STATES[wait.validated_data["wait"]]
+            waited = getattr(request._request, "vnpu_waited", False)
+            if obj.state not in states and not waited:
+                return WaitAnswer(obj.pk, states, wait.validated_data["timeout"])
         return Response(s.RequestSerializer(obj, context=self._page([obj])).data)
+
+    @extend_schema(
+        parameters=[job.LogQuerySerializer],
+        description=(
+            "The job's log as text: live from its pod (`follow=true` streams "
+            "it until the container ends), or, once the request ended, the "
+            "tail kept then (`X-Log-Source: kept`; REQUEST_LOG_KEEP_BYTES)."
+        ),
+        responses={
+            (200, "text/plain"): OpenApiResponse(description="the log"),
+            **ERRORS,
+            404: OpenApiResponse(description="no such request, or no log (`no_log`)"),
+            409: OpenApiResponse(description="its container has not started"),
+        },
+    )
+    @action(detail=True, methods=["get"], url_path="logs")
+    def logs(self, request: HttpRequest, pk: str | None = None) -> HttpResponse:
+        params = job.LogQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        query = params.query()
+        obj = self.get_object()
+        source = None
+        if not getattr(request._request, "vnpu_pod_gone", False):
+            source = request_logs.log_source(obj)
+        if source is not None:
+            with cluster_gateway(obj.cluster) as gateway:
+                endpoint = endpoint_for(gateway, source.namespace, source.pod, query)
+            return LiveLogAnswer(endpoint)
+        kept = request_logs.kept_log(obj, query)
+        return HttpResponse(
+            kept.text,
+            content_type=TEXT,
+            headers={
+                "X-Log-Source": "kept",
+                "X-Log-Truncated": "true" if kept.truncated else "false",
+            },
+        )
 
     @extend_schema(
         request=s.RequestCreateSerializer,

@@ -245,10 +245,14 @@ export interface paths {
     post: operations["requests_create"];
   };
   "/api/requests/{id}/": {
-    /** @description A request: its state, reason and, while pending, its position in its queue. */
+    /** @description A request: its state, reason and, while pending, its position in its queue. With `wait=running|finished` (and `timeout`, seconds) it answers once the request got there or at the timeout: compare the `state` it returns. */
     get: operations["requests_retrieve"];
     /** @description Cancel a request, or release a running one (its pod is deleted). Ended requests are returned unchanged. */
     delete: operations["requests_destroy"];
+  };
+  "/api/requests/{id}/logs/": {
+    /** @description The job's log as text: live from its pod (`follow=true` streams it until the container ends), or, once the request ended, the tail kept then (`X-Log-Source: kept`; REQUEST_LOG_KEEP_BYTES). */
+    get: operations["requests_logs_retrieve"];
   };
   "/api/slices/": {
     get: operations["slices_list"];
@@ -746,6 +750,12 @@ export interface components {
      * @enum {string}
      */
     ConnectionKindEnum: "kubeconfig" | "in_cluster" | "token" | "none";
+    ContainerResult: {
+      name: string;
+      exit_code: number | null;
+      reason: string;
+      finished_at: string | null;
+    };
     DecisionRequest: {
       /** @description why; kept with the decision and in the audit log */
       reason: string;
@@ -1676,6 +1686,8 @@ export interface components {
       finished_at: string | null;
       /** Format: date-time */
       expires_at: string | null;
+      exit_code: number | null;
+      result: components["schemas"]["RequestResult"] | null;
     };
     RequestCreateRequest: {
       /** @description cluster id or name */
@@ -1699,6 +1711,15 @@ export interface components {
       time_limit_seconds?: number | null;
       /** @description the same key (per user) returns the same request (200) */
       idempotency_key?: string;
+    };
+    /** @description How the job ended (null until the request ended and its pod was read). */
+    RequestResult: {
+      /** @description the first container's exit code */
+      exit_code: number | null;
+      /** @description Completed, Error, OOMKilled, StartError, DeadlineExceeded (time limit), Evicted, Preempted, Cancelled, Deleted, or the container's */
+      reason: string;
+      finished_at: string | null;
+      containers: components["schemas"]["ContainerResult"][];
     };
     /**
      * @description * `pending` - Pending
@@ -2135,7 +2156,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `proposal_decided` (409: the proposal was already decided); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -5545,9 +5566,17 @@ export interface operations {
       };
     };
   };
-  /** @description A request: its state, reason and, while pending, its position in its queue. */
+  /** @description A request: its state, reason and, while pending, its position in its queue. With `wait=running|finished` (and `timeout`, seconds) it answers once the request got there or at the timeout: compare the `state` it returns. */
   requests_retrieve: {
     parameters: {
+      query?: {
+        timeout?: number;
+        /**
+         * @description * `finished` - finished
+         * * `running` - running
+         */
+        wait?: "finished" | "running";
+      };
       path: {
         /** @description A unique integer value identifying this request. */
         id: number;
@@ -5628,6 +5657,65 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Error"];
         };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description The job's log as text: live from its pod (`follow=true` streams it until the container ends), or, once the request ended, the tail kept then (`X-Log-Source: kept`; REQUEST_LOG_KEEP_BYTES). */
+  requests_logs_retrieve: {
+    parameters: {
+      query?: {
+        /** @description the container (default: the pod's only or first one) */
+        container?: string;
+        follow?: boolean;
+        since_seconds?: number;
+        /** @description RFC 3339; lines stamped at or after it (resume a follow with the last timestamp seen, and drop the lines already printed) */
+        since_time?: string;
+        tail_lines?: number;
+        timestamps?: boolean;
+      };
+      path: {
+        /** @description A unique integer value identifying this request. */
+        id: number;
+      };
+    };
+    responses: {
+      /** @description the log */
+      200: {
+        content: never;
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such request, or no log (`no_log`) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description its container has not started */
+      409: {
+        content: never;
       };
       /** @description rate limited; retry after the Retry-After header */
       429: {

@@ -14,6 +14,8 @@ const request: CiRequest = {
   idempotency_key: "",
   allow_preemption: false,
   expires_at: null,
+  exit_code: null,
+  result: null,
   state: "admitted",
   queue: "ci",
   position: null,

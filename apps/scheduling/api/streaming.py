@@ -1,0 +1,117 @@
+"""The async side of two request endpoints: a followed log and a long poll.
+
+``/api/requests/<id>/`` and ``/api/requests/<id>/logs/`` are served here
+first. Everything that needs the database runs in DRF's view, called once
+in a thread (authentication, the token's queues, the query string, errors in
+the portal's shape); when it hands back a :class:`~.deferred.Deferred`, the
+rest happens on the event loop, where a waiting client costs a coroutine:
+
+- a live log is opened on the cluster's API server (aiohttp) and streamed
+  as it comes (``follow``: until the container ends); a pod already gone
+  falls back to the log kept when the request ended;
+- a long poll answers with the status line at once and with the request's
+  JSON once it reached the state or the time is up (``apps.scheduling.waiting``).
+
+The thread's database connection is closed before either starts, so a
+thousand followers hold none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import connection, transaction
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from apps.common.api import atomic_inside
+from apps.common.exceptions import ClusterUnavailable, DomainError, ValidationFailed
+from apps.common.http_errors import domain_error
+from apps.inventory.kube import KubeError
+from apps.inventory.podlogs import open_stream
+from apps.scheduling.api.deferred import LiveLogAnswer, WaitAnswer
+from apps.scheduling.api.views import TEXT, RequestViewSet
+from apps.scheduling.errors import LogNotReady
+from apps.scheduling.waiting import wait_for_state
+
+_detail = RequestViewSet.as_view(
+    {"get": "retrieve", "delete": "destroy"}, detail=True, basename="request"
+)
+_logs = RequestViewSet.as_view({"get": "logs"}, detail=True, basename="request")
+
+
+def _sync_view(view: Any, request: HttpRequest, pk: str) -> HttpResponse:
+    """DRF's view as Django would run it (in one transaction, rendered)."""
+    with transaction.atomic():
+        response = view(request, pk=pk)
+        if hasattr(response, "render"):
+            response.render()
+    if isinstance(response, LiveLogAnswer | WaitAnswer) and not (
+        connection.in_atomic_block
+    ):
+        connection.close()  # the stream or the wait may last minutes
+    return response
+
+
+@csrf_exempt
+@atomic_inside
+@transaction.non_atomic_requests
+async def request_detail(request: HttpRequest, pk: str) -> HttpResponse:
+    """``/api/requests/<id>/``: DRF's detail view; a long poll waits here."""
+    response = await sync_to_async(_sync_view)(_detail, request, pk)
+    if not isinstance(response, WaitAnswer):
+        return response
+    return StreamingHttpResponse(
+        _answer_when_reached(request, pk, response),
+        content_type="application/json",
+        headers={"Cache-Control": "no-store"},
+    )
+
+
+async def _answer_when_reached(
+    request: HttpRequest, pk: str, wait: WaitAnswer
+) -> AsyncIterator[bytes]:
+    await wait_for_state(wait.request_id, wait.states, wait.timeout)
+    request.vnpu_waited = True  # type: ignore[attr-defined]
+    answer = await sync_to_async(_sync_view)(_detail, request, pk)
+    yield answer.content
+
+
+@csrf_exempt
+@atomic_inside
+@transaction.non_atomic_requests
+async def request_logs(request: HttpRequest, pk: str) -> HttpResponse:
+    """``/api/requests/<id>/logs/``: the kept log from DRF's view, a live one streamed."""
+    response = await sync_to_async(_sync_view)(_logs, request, pk)
+    if not isinstance(response, LiveLogAnswer):
+        return response
+    endpoint = response.endpoint
+    try:
+        stream = await open_stream(endpoint)
+    except KubeError as exc:
+        if exc.status == 404:  # the pod went since: the log kept for it, if any
+            request.vnpu_pod_gone = True  # type: ignore[attr-defined]
+            return await sync_to_async(_sync_view)(_logs, request, pk)
+        if exc.status == 400:
+            return domain_error(_refusal(exc))
+        return domain_error(ClusterUnavailable(exc.described(endpoint.cluster)))
+    return StreamingHttpResponse(
+        stream.chunks(),
+        content_type=TEXT,
+        headers={
+            "X-Log-Source": "live",
+            "Cache-Control": "no-store",
+            # a proxy in front (nginx) must pass each line on as it comes
+            "X-Accel-Buffering": "no",
+        },
+    )
+
+
+def _refusal(exc: KubeError) -> DomainError:
+    """What the API server's 400 on a log means for the caller."""
+    if "must be specified" in exc.message or "is not valid" in exc.message:
+        return ValidationFailed(exc.message, detail={"container": [exc.message]})
+    # waiting to start, or ended without a log (a vNPU that was never made)
+    return LogNotReady(exc.message)
