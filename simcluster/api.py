@@ -14,6 +14,7 @@ from simcluster import (
     admission,
     errors,
     listing,
+    logapi,
     patch,
     podutil,
     protobuf,
@@ -21,6 +22,7 @@ from simcluster import (
     tables,
 )
 from simcluster.faults import Faults
+from simcluster.podlogs import LogBook
 from simcluster.resources import ResourceType
 from simcluster.store import Obj, Store, Stored, dumps, now_rfc3339
 from simcluster.watch import WatchOptions, open_watch
@@ -139,6 +141,7 @@ class Api:
         stopping: threading.Event,
         options: ApiOptions | None = None,
         watch_options: WatchOptions | None = None,
+        logs: LogBook | None = None,
     ) -> None:
         self.store = store
         self.faults = faults
@@ -147,6 +150,7 @@ class Api:
         self.watch_options = watch_options or WatchOptions()
         self.snapshots = listing.Snapshots()
         self.deadlines = PodDeadlines()
+        self.logs = logs or LogBook()  # what the simulated containers printed
 
     # -- entry point ----------------------------------------------------------
     def handle(self, req: ApiRequest) -> ApiResponse:
@@ -155,6 +159,8 @@ class Api:
             return self._evict(req)
         if req.subresource == "binding":
             return self._bind(req)
+        if req.subresource == "log" and req.res is resources.POD:
+            return self._log(req)
         if req.subresource and req.subresource not in req.res.subresources:
             raise errors.not_found(
                 req.res.plural + "/" + req.subresource, req.res.group, req.name or ""
@@ -505,6 +511,20 @@ class Api:
                 )
             self.delete_object(resources.POD, namespace, name, options)
         return ApiResponse(201, _status_success(resources.POD, pod.obj, name))
+
+    def _log(self, req: ApiRequest) -> ApiResponse:
+        """``pods/log``: what the container printed (``logapi``)."""
+        if req.verb != "get":
+            raise errors.method_not_allowed()
+        status, body, stream = logapi.serve(
+            self.store,
+            self.logs,
+            req.namespace or "",
+            req.name or "",
+            req.query,
+            req.stopping or self.stopping,
+        )
+        return ApiResponse(status, body, stream, headers=dict(logapi.TEXT))
 
     def _bind(self, req: ApiRequest) -> ApiResponse:
         if req.verb != "create":

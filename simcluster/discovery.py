@@ -85,7 +85,8 @@ def _sub_entry(res: ResourceType, sub: str) -> dict[str, Any]:
         "singularName": "",
         "namespaced": res.namespaced,
         "kind": res.kind,
-        "verbs": ["get", "patch", "update"],
+        # pods/log is read-only, as on kube-apiserver
+        "verbs": ["get"] if sub == "log" else ["get", "patch", "update"],
     }
 
 
@@ -190,6 +191,8 @@ def _paths(res: ResourceType) -> dict[str, Any]:
             }
         elif sub == "binding":
             paths[f"{item}/binding"] = {"post": _op(res, "post", "Binding")}
+        elif sub == "log":
+            paths[f"{item}/log"] = {"get": _op(res, "get")}
         else:
             paths[f"{item}/{sub}"] = {
                 "get": _op(res, "get"),

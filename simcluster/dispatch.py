@@ -152,8 +152,12 @@ class DispatchMixin:
         what = f"{attrs.resource}{'/' + attrs.subresource if attrs.subresource else ''}"
         named = f' "{name}"' if name else ""
         where = f' in the namespace "{attrs.namespace}"' if attrs.namespace else ""
+        # kube-apiserver's NewForbidden names the group-qualified resource,
+        # without its subresource: 'pods "p" is forbidden: ... "pods/log"'.
+        qualified = f"{attrs.resource}.{attrs.group}" if attrs.group else attrs.resource
         raise errors.forbidden(
-            f'{what}{named} is forbidden: User "{user}" cannot {attrs.verb} resource '
+            f'{qualified}{named} is forbidden: User "{user}" cannot '
+            f"{attrs.verb} resource "
             f'"{what}" in API group "{attrs.group}"{where}',
             {
                 "name": name,

@@ -85,7 +85,7 @@ RESOURCES: tuple[ResourceType, ...] = (
         "pods",
         True,
         ("po",),
-        ("status", "eviction", "binding"),
+        ("status", "eviction", "binding", "log"),
         categories=("all",),
     ),
     ResourceType(

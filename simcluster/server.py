@@ -47,6 +47,7 @@ from simcluster.faults import Faults, FaultSettings
 from simcluster.knobs import KnobsMixin
 from simcluster.kubeconfig import write_kubeconfig
 from simcluster.options import AuditEntry, SimOptions
+from simcluster.podlogs import LogBook
 from simcluster.store import Store
 from simcluster.transport import PUBLIC_PATHS, _Handler, _Server
 from simcluster.watch import WatchOptions
@@ -79,12 +80,15 @@ class SimCluster(KnobsMixin, DispatchMixin):
         self.store = Store(history=opts.history)
         self.faults = Faults(FaultSettings(**asdict(opts.faults)), seed=opts.seed)
         self._stopping = threading.Event()
+        # What the simulated containers printed: the kubelet writes, pods/log reads.
+        self.logs = LogBook()
         self.api = Api(
             self.store,
             self.faults,
             self._stopping,
             ApiOptions(pod_shutdown_seconds=opts.pod_shutdown_seconds),
             WatchOptions(opts.watch_timeout, opts.bookmark_interval),
+            self.logs,
         )
         self.api.snapshots.ttl = opts.continue_ttl
         built = scenarios.build(
@@ -120,7 +124,9 @@ class SimCluster(KnobsMixin, DispatchMixin):
             )
         if opts.binder:
             controllers.append(Binder(self.store, opts.policy, opts.seed))
-        controllers.append(Kubelet(self.store, self.api.deadlines, opts.ready_delay))
+        controllers.append(
+            Kubelet(self.store, self.api.deadlines, opts.ready_delay, self.logs)
+        )
         controllers.append(VolcanoQueues(self.store))
         if self.certificate is not None:
             controllers.append(

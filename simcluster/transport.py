@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
 import socket
 import ssl
 import sys
@@ -102,6 +103,18 @@ class _Handler(BaseHTTPRequestHandler):
         if after is not None:
             after()
 
+    def _peer_gone(self) -> bool:
+        """Whether the client closed its end while we stream to it.
+
+        An HTTP/1.1 client sends nothing while it reads a response, so a
+        readable socket means end of file (or a TLS close_notify) here.
+        """
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
     def _send(self, response: ApiResponse) -> None:
         self.send_response(response.status)
         headers = dict(response.headers)
@@ -120,14 +133,22 @@ class _Handler(BaseHTTPRequestHandler):
         stream = response.stream
         if stream is None:
             raise ValueError("not a streaming response")
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
+        self.send_response(response.status)
+        content_type = response.headers.get("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Cache-Control", "no-cache, private")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
         try:
             for chunk in stream:
+                if not chunk:
+                    # A stream's "nothing new": an empty chunk would end the
+                    # body, so none is sent; stop if the client went away.
+                    if self._peer_gone():
+                        self.close_connection = True
+                        break
+                    continue
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 self.wfile.flush()
             self.wfile.write(b"0\r\n\r\n")

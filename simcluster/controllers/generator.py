@@ -1,5 +1,12 @@
 """A workload generator for demos: creates and deletes slice pods every few seconds.
 
+The churn's pods are jobs in the sense of ``simcluster.jobs``: each runs
+15-90 s, prints a short training log (epochs and a falling loss) over its
+run and ends, most with exit code 0, about one in seven with an error (exit
+1 or 3, its last lines saying why). Ended pods stay ``KEEP_FINISHED`` seconds,
+so that ``kubectl get pods -n demo`` shows Completed and Error and ``kubectl
+logs`` still reads them, then go.
+
 Besides the churn it keeps two resident pods that never end, so that a demo
 has slices to flag: one idle for ever and one using more HBM than it booked
 (their workload profiles, ``simcluster.profiles``; the churn's pods get the
@@ -9,12 +16,13 @@ default mix).
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
-from simcluster import errors, hami, podutil, resources
+from simcluster import errors, hami, jobs, podutil, resources
 from simcluster.controllers.base import Controller
 from simcluster.controllers.binder import read_chip_types
-from simcluster.controllers.kubelet import RUN_SECONDS
 from simcluster.profiles import WORKLOAD_ANNOTATION
 from simcluster.store import Obj, Store
 
@@ -24,6 +32,35 @@ LABEL = "simcluster.io/generated"
 # Resident pods (name, workload profile): not the churn's, never deleted by it.
 RESIDENTS = (("demo-idle", "idle"), ("demo-hog", "hog:140"))
 RESIDENT_LABEL = "simcluster.io/resident"
+KEEP_FINISHED = 30.0  # seconds an ended demo job stays (its status and log)
+MODELS = ("resnet50", "bert-base", "yolov5s", "llama-7b-lora", "vit-b16")
+# (exit code, last lines) of the demo jobs that fail
+FAILURES = (
+    (1, ["Traceback (most recent call last):", "RuntimeError: NPU out of memory."]),
+    (3, ["loss is nan, stopping: check the learning rate"]),
+)
+
+
+def training_log(rng: random.Random, name: str) -> tuple[int, list[str]]:
+    """A plausible training job's (exit code, lines): epochs with a falling
+    loss, then a saved checkpoint, or (one in seven) an error part-way."""
+    model = rng.choice(MODELS)
+    epochs = rng.randint(3, 8)
+    loss = rng.uniform(1.8, 2.6)
+    lines = [f"[{name}] training {model}: {epochs} epochs, batch 64, device npu:0"]
+    code, last = 0, [f"checkpoint saved to /output/{model}-epoch{epochs}.pt", "done"]
+    failure = rng.choice(FAILURES) if rng.random() < 1 / 7 else None
+    stop = rng.randint(1, epochs) if failure else epochs
+    for epoch in range(1, stop + 1):
+        loss *= rng.uniform(0.55, 0.85)
+        speed = rng.uniform(300, 900)
+        lines.append(
+            f"epoch {epoch}/{epochs} loss={loss:.4f} acc={1 - loss / 3:.3f} "
+            f"throughput={speed:.1f} samples/s"
+        )
+    if failure:
+        code, last = failure[0], list(failure[1])
+    return code, lines + last
 
 
 def slice_pod(
@@ -33,8 +70,14 @@ def slice_pod(
     memory: int | None,
     priority_class: str | None = None,
     run_seconds: int | None = None,
+    exit_code: int = 0,
+    log: list[str] | None = None,
 ) -> Obj:
-    """A pod asking Volcano for one vNPU slice of ``memory`` MB (None = whole card)."""
+    """A pod asking Volcano for one vNPU slice of ``memory`` MB (None = whole card).
+
+    With ``run_seconds`` it is a job (``simcluster.jobs``): it runs that long,
+    prints ``log`` and ends with ``exit_code`` (restartPolicy Never).
+    """
     limits: dict[str, str] = {
         "cpu": "1",
         "memory": "1000Mi",
@@ -66,8 +109,32 @@ def slice_pod(
     if priority_class:
         pod["spec"]["priorityClassName"] = priority_class
     if run_seconds:
-        pod["metadata"]["annotations"] = {RUN_SECONDS: str(run_seconds)}
+        pod["spec"]["restartPolicy"] = "Never"
+        pod["spec"]["containers"][0]["env"] = [
+            {"name": jobs.RUN_ENV, "value": str(run_seconds)},
+            {"name": jobs.EXIT_ENV, "value": str(exit_code)},
+            {"name": jobs.LOG_ENV, "value": "\n".join(log or [])},
+        ]
     return pod
+
+
+def _finished_long_ago(pod: Obj, now_wall: float) -> bool:
+    """Ended at least ``KEEP_FINISHED`` s ago (by its containers' finishedAt)."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    ends = [
+        (s.get("state") or {}).get("terminated", {}).get("finishedAt") for s in statuses
+    ]
+    try:
+        moments = [
+            datetime.strptime(e, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            for e in ends
+            if e
+        ]
+    except ValueError:
+        return True
+    if not moments:
+        return True  # ended without running (e.g. admission): nothing to show
+    return now_wall - max(moments).timestamp() >= KEEP_FINISHED
 
 
 class Generator(Controller):
@@ -110,7 +177,7 @@ class Generator(Controller):
         _, pods = self.store.list(resources.POD, NAMESPACE)
         ours = [p.obj for p in pods if podutil.labels_of(p.obj).get(LABEL)]
         for pod in ours:
-            if podutil.is_terminal(pod):
+            if podutil.is_terminal(pod) and _finished_long_ago(pod, time.time()):
                 self.delete_pod(NAMESPACE, pod["metadata"]["name"])
         live = [
             p
@@ -127,12 +194,17 @@ class Generator(Controller):
         chip_type = self.random.choice(chip_types)
         choices: list[int | None] = [t.memory for t in chip_type.templates] or [None]
         memory = self.random.choice(choices)
+        name = f"demo-{podutil.random_suffix(8)}"
+        run_seconds = self.random.randint(15, 90)
+        code, log = training_log(self.random, name)
         pod = slice_pod(
-            f"demo-{podutil.random_suffix(8)}",
+            name,
             NAMESPACE,
             chip_type,
             memory,
-            run_seconds=self.random.randint(15, 90),
+            run_seconds=run_seconds,
+            exit_code=code,
+            log=log,
         )
         try:
             self.admit_pod(pod)

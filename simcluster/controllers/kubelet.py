@@ -1,4 +1,5 @@
-"""Simulated kubelets: start bound pods, make them Ready, finish and remove them."""
+"""Simulated kubelets: start bound pods, make them Ready, play their jobs out
+(``simcluster.jobs``: run time, log lines, exit code), remove them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from simcluster import hami, podutil, resources
+from simcluster import hami, jobs, podutil, resources
 from simcluster.api import PodDeadlines
 from simcluster.controllers.allocate import (
     allocate_error,
@@ -19,9 +20,10 @@ from simcluster.controllers.allocate import (
     start_error_status,
 )
 from simcluster.controllers.base import Controller
+from simcluster.podlogs import LogBook
 from simcluster.store import Obj, Store, WatchEvent, now_rfc3339
 
-RUN_SECONDS = "simcluster.io/run-seconds"
+RUN_SECONDS = jobs.RUN_ANNOTATION
 PodKey = tuple[str, str]
 
 
@@ -37,9 +39,19 @@ def pod_ip(uid: str) -> str:
     return f"172.16.{digest[0]}.{digest[1] % 250 + 2}"
 
 
+def container_id(pod_uid: str, name: str) -> str:
+    """A stable fake containerd ID for a pod's container."""
+    return "containerd://" + hashlib.sha256((pod_uid + name).encode()).hexdigest()
+
+
 def _parse_time(text: str) -> float:
     moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
     return time.monotonic() + (moment - datetime.now(UTC)).total_seconds()
+
+
+def _wall_ns(text: str) -> int:
+    moment = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return int(moment.timestamp()) * 1_000_000_000
 
 
 def serve_devices(pod: Obj) -> None:
@@ -100,10 +112,9 @@ def set_ready(pod: Obj, ready: bool, now: str) -> None:
             "name": c.get("name", ""),
             "image": c.get("image", ""),
             "imageID": "",
-            "containerID": "containerd://"
-            + hashlib.sha256(
-                (pod["metadata"].get("uid", "") + c.get("name", "")).encode()
-            ).hexdigest(),
+            "containerID": container_id(
+                pod["metadata"].get("uid", ""), c.get("name", "")
+            ),
             "ready": ready,
             "started": True,
             "restartCount": 0,
@@ -113,30 +124,37 @@ def set_ready(pod: Obj, ready: bool, now: str) -> None:
     ]
 
 
-def finish_pod(pod: Obj) -> None:
-    """Containers exited 0: phase Succeeded."""
+def finish_pod(pod: Obj, job: jobs.Job | None = None) -> None:
+    """The run is over: each container terminated with its job's exit code;
+    phase Succeeded when every code is 0, else Failed (restartPolicy Never)."""
+    job = job or jobs.Job()
     now = now_rfc3339()
     status = pod.setdefault("status", {})
-    status["phase"] = "Succeeded"
     podutil.set_condition(pod, "Ready", "False", now, "PodCompleted")
     podutil.set_condition(pod, "ContainersReady", "False", now, "PodCompleted")
     started = status.get("startTime", now)
-    status["containerStatuses"] = [
-        {
-            **cs,
-            "ready": False,
-            "started": False,
-            "state": {
-                "terminated": {
-                    "exitCode": 0,
-                    "reason": "Completed",
-                    "startedAt": started,
-                    "finishedAt": now,
-                }
-            },
+    statuses = []
+    for cs in status.get("containerStatuses") or []:
+        code = job.exit_code(cs.get("name", ""))
+        terminated = {
+            "exitCode": code,
+            "reason": jobs.exit_reason(code),
+            "startedAt": started,
+            "finishedAt": now,
         }
-        for cs in status.get("containerStatuses") or []
-    ]
+        if cs.get("containerID"):
+            terminated["containerID"] = cs["containerID"]
+        statuses.append(
+            {
+                **cs,
+                "ready": False,
+                "started": False,
+                "state": {"terminated": terminated},
+            }
+        )
+    status["containerStatuses"] = statuses
+    failed = any(s["state"]["terminated"]["exitCode"] for s in statuses)
+    status["phase"] = "Failed" if failed else "Succeeded"
 
 
 class Kubelet(Controller):
@@ -145,11 +163,19 @@ class Kubelet(Controller):
     name = "kubelet"
 
     def __init__(
-        self, store: Store, deadlines: PodDeadlines, ready_delay: float = 0.5
+        self,
+        store: Store,
+        deadlines: PodDeadlines,
+        ready_delay: float = 0.5,
+        logs: LogBook | None = None,
     ) -> None:
         self.store = store
         self.deadlines = deadlines
         self.ready_delay = ready_delay
+        self.logs = logs or LogBook()
+        # When this kubelet started a pod (monotonic s, wall ns): startTime
+        # has whole seconds only, and a run and its lines count from the start.
+        self._started: dict[PodKey, tuple[float, int]] = {}
         self._to_start: set[PodKey] = set()
         self._retry: set[PodKey] = set()
         self._ready_at: dict[PodKey, float] = {}
@@ -174,8 +200,14 @@ class Kubelet(Controller):
                 continue
             if event.type == "DELETED":
                 key = (event.namespace, event.obj["metadata"]["name"])
-                for table in (self._ready_at, self._finish_at, self._terminating):
+                for table in (
+                    self._ready_at,
+                    self._finish_at,
+                    self._terminating,
+                    self._started,
+                ):
                     table.pop(key, None)
+                self.logs.forget_pod(event.obj["metadata"].get("uid", ""))
                 self._to_start.discard(key)
                 self._retry.discard(key)
             else:
@@ -200,12 +232,38 @@ class Kubelet(Controller):
         elif phase == "Running":
             if not podutil.is_ready(pod) and key not in self._ready_at:
                 self._ready_at[key] = time.monotonic() + self.ready_delay
-            seconds = (meta.get("annotations") or {}).get(RUN_SECONDS)
-            if seconds and key not in self._finish_at:
-                started = (pod.get("status") or {}).get("startTime")
-                base = _parse_time(started) if started else time.monotonic()
-                with contextlib.suppress(ValueError):
-                    self._finish_at[key] = base + float(seconds)
+            if key not in self._finish_at:
+                self._play(key, pod)
+
+    def _play(self, key: PodKey, pod: Obj) -> None:
+        """A running pod's job: when its run ends, and its log (unless open)."""
+        job = jobs.read_job(pod)
+        base, started_ns = self._start_of(key, pod)
+        if job.run_seconds is not None:
+            self._finish_at[key] = base + job.run_seconds
+        self._open_logs(pod, job, started_ns)
+
+    def _start_of(self, key: PodKey, pod: Obj) -> tuple[float, int]:
+        """When the pod started (monotonic s, wall ns): exactly if this kubelet
+        started it, else from its startTime (or now, without one)."""
+        if key in self._started:
+            return self._started[key]
+        started = (pod.get("status") or {}).get("startTime")
+        if started:
+            with contextlib.suppress(ValueError):
+                return _parse_time(started), _wall_ns(started)
+        return time.monotonic(), time.time_ns()
+
+    def _open_logs(self, pod: Obj, job: jobs.Job, started_ns: int) -> None:
+        """Schedule each container's lines from its start (once per container)."""
+        uid = pod["metadata"].get("uid", "")
+        for name, lines in job.lines.items():
+            if lines:
+                self.logs.start(
+                    uid,
+                    container_id(uid, name),
+                    jobs.schedule(lines, job.run_seconds, started_ns),
+                )
 
     def tick(self, now: float) -> None:
         """Do whatever is due."""
@@ -254,6 +312,10 @@ class Kubelet(Controller):
                     if reason is not None:
                         return self._cannot_create(key, pod, reason)
                 start_pod(pod, node.obj, ready)
+                # Its lines are due from now: open the log before anyone can
+                # read the pod as Running.
+                self._started[key] = (time.monotonic(), time.time_ns())
+                self._open_logs(pod, jobs.read_job(pod), self._started[key][1])
                 return None
 
             self.store.mutate(resources.POD, key[0], key[1], start)
@@ -304,11 +366,15 @@ class Kubelet(Controller):
         set_ready(pod, True, now_rfc3339())
         return None
 
-    @staticmethod
-    def _finish(pod: Obj) -> Any:
+    def _finish(self, pod: Obj) -> Any:
         if podutil.phase(pod) != "Running" or podutil.is_terminating(pod):
             return False
-        finish_pod(pod)
+        # Every line is printed before the status says the container ended,
+        # so a reader that sees the end has the whole log.
+        uid = pod["metadata"].get("uid", "")
+        names = [c.get("name", "") for c in pod["spec"].get("containers") or []]
+        self.logs.flush(container_id(uid, name) for name in names)
+        finish_pod(pod, jobs.read_job(pod))
         return None
 
     def _remove(self, key: PodKey, uid: str) -> None:
