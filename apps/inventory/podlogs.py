@@ -119,9 +119,11 @@ def endpoint_for(
     """
     conf = gateway.api().configuration
     headers = {"Accept": "text/plain"}
-    token = conf.get_api_key_with_prefix("authorization")
-    if token:
-        headers["Authorization"] = token
+    # The client's own answer (the key's name moved in kubernetes 36; an
+    # in-cluster token is refreshed by its hook here).
+    bearer = conf.auth_settings().get("BearerToken") or {}
+    if bearer.get("value"):
+        headers["Authorization"] = bearer["value"]
     context: ssl.SSLContext | bool
     if conf.host.startswith("https"):
         if conf.verify_ssl:
