@@ -123,7 +123,15 @@ def cache_key(go: str) -> str:
         ).stdout.encode()
     )
     _hash_wrappers(digest, tuple(part.name for part in PARTS))
+    # The upstream files copied beside the binaries (share/): a folder built
+    # before one was added lacks it.
+    digest.update(repr(_shared_files()).encode())
     return f"k8s-{versions.KUBERNETES}-volcano-{versions.VOLCANO}-{digest.hexdigest()[:12]}"
+
+
+def _shared_files() -> tuple[tuple[str, ...], ...]:
+    """The upstream files the build copies into ``share/`` (their names)."""
+    return (versions.VOLCANO_CRDS, versions.KWOK_STAGES, versions.KWOK_CRDS)
 
 
 def _hash_wrappers(digest: hashlib._Hash, names: tuple[str, ...]) -> None:
@@ -308,7 +316,8 @@ def hami_bin_dir(build: bool = False, quiet: bool = False) -> Path:
 
 
 def share_dir() -> Path:
-    """Upstream data files the stack needs at run time (Volcano CRDs, KWOK stages)."""
+    """Upstream data files the stack needs at run time (Volcano CRDs, KWOK
+    stages and CRDs)."""
     return bin_dir().parent / "share"
 
 
@@ -416,7 +425,7 @@ def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
         if part.name == "volcano":
             _copy_volcano_crds(go, work, env, out.parent / "share" / "volcano-crds")
         if part.name == "kwok":
-            _copy_kwok_stages(go, work, env, out.parent / "share" / "kwok-stages")
+            _copy_kwok_files(go, work, env, out.parent / "share")
 
 
 def _default_binary_name(package: str) -> str:
@@ -468,12 +477,20 @@ def _copy_volcano_crds(go: str, work: Path, env: dict[str, str], dest: Path) -> 
         (dest / name).chmod(0o644)
 
 
-def _copy_kwok_stages(go: str, work: Path, env: dict[str, str], dest: Path) -> None:
-    source = _module_dir(go, work, env, "sigs.k8s.io/kwok") / "kustomize/stage"
-    dest.mkdir(parents=True, exist_ok=True)
-    for relative in versions.KWOK_STAGES:
-        target = dest / relative.replace("/", "-")
-        shutil.copy(source / relative, target)
+def _copy_kwok_files(go: str, work: Path, env: dict[str, str], share: Path) -> None:
+    """KWOK's stages (share/kwok-stages) and CRDs (share/kwok-crds)."""
+    module = _module_dir(go, work, env, "sigs.k8s.io/kwok")
+    copies = [
+        (module / "kustomize/stage" / relative, "kwok-stages", relative)
+        for relative in versions.KWOK_STAGES
+    ] + [
+        (module / "kustomize/crd/bases" / name, "kwok-crds", name)
+        for name in versions.KWOK_CRDS
+    ]
+    for source, folder, relative in copies:
+        target = share / folder / relative.replace("/", "-")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source, target)
         target.chmod(0o644)
 
 

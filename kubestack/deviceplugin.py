@@ -31,6 +31,7 @@ once per process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -143,6 +144,7 @@ class DevicePlugin:
         self._wake = threading.Event()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        self._watch: Any = None  # the open watch response
 
     def start(self) -> None:
         """Serve in the background (nodes come with :meth:`add_nodes`)."""
@@ -159,6 +161,10 @@ class DevicePlugin:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+        # Cut the watch rather than wait up to its 30 s for the next event.
+        with contextlib.suppress(Exception):
+            if self._watch is not None:
+                self._watch.shutdown()
         for thread in self._threads:
             thread.join(timeout=5)
 
@@ -287,6 +293,7 @@ class DevicePlugin:
             _request_timeout=40,
             _preload_content=False,
         )
+        self._watch = response
         try:
             for line in iter_resp_lines(response):
                 if self._stop.is_set():

@@ -164,17 +164,60 @@ def write_pki(folder: Path, users: list[StaticUser]) -> Pki:
     return pki
 
 
-def issue_serving_pair(pki: Pki, name: str, folder: Path) -> tuple[Path, Path]:
-    """A serving certificate for ``name`` on 127.0.0.1 (and ``localhost``),
-    signed by the stack's CA; returns the paths of the certificate and its key.
-    """
+def _load_ca(pki: Pki) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
+    """The stack's CA key and certificate, to sign with."""
     if pki.ca_key is None:
         raise ValueError("this Pki kept no CA key")
     ca_key = serialization.load_pem_private_key(pki.ca_key.read_bytes(), None)
     if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
         raise TypeError("the stack's CA key is an EC key")
     ca_cert = x509.load_pem_x509_certificate(pki.ca_cert.read_bytes())
+    return ca_key, ca_cert
+
+
+def issue_serving_pair(pki: Pki, name: str, folder: Path) -> tuple[Path, Path]:
+    """A serving certificate for ``name`` on 127.0.0.1 (and ``localhost``),
+    signed by the stack's CA; returns the paths of the certificate and its key.
+    """
+    ca_key, ca_cert = _load_ca(pki)
     key, cert = _serving(ca_key, ca_cert, name, ("localhost",))
+    folder.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = folder / f"{name}.crt", folder / f"{name}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(_pem_key(key))
+    key_path.chmod(0o600)
+    return cert_path, key_path
+
+
+def issue_client_pair(
+    pki: Pki, name: str, groups: tuple[str, ...], folder: Path
+) -> tuple[Path, Path]:
+    """A client certificate for user ``name`` in ``groups`` (its organisations),
+    signed by the stack's CA; returns the paths of the certificate and its key.
+    """
+    ca_key, ca_cert = _load_ca(pki)
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.now(UTC)
+    subject = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
+    subject.append(x509.NameAttribute(NameOID.COMMON_NAME, name))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name(subject))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
     folder.mkdir(parents=True, exist_ok=True)
     cert_path, key_path = folder / f"{name}.crt", folder / f"{name}.key"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))

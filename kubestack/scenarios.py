@@ -446,7 +446,9 @@ def wait_running(stack: KubeStack, pods: list[tuple[str, str]], timeout: float) 
 
 SCALE_GROUP = "scale"  # the PodGroup of every scale pod, one a namespace
 CREATE_THREADS = 16
-NODE_IP = "10.20.0.1"  # every KWOK node's (stack.py: --node-ip)
+# Every KWOK node's address (stack.py: --node-ip): where the API server
+# reaches its kubelet endpoint (kubestack/kubeletfront.py).
+NODE_IP = "127.0.0.1"
 
 
 def start_pods(

@@ -32,9 +32,17 @@ import yaml
 from kubestack import build, hami, hamibuild, kwok, volcano
 from kubestack.deviceplugin import DevicePlugin, NodeHardware
 from kubestack.files import write_atomic
-from kubestack.pki import Pki, StaticUser, issue_serving_pair, write_pki
+from kubestack.jobplayer import JobPlayer
+from kubestack.kubeletfront import KubeletFront
+from kubestack.pki import (
+    Pki,
+    StaticUser,
+    issue_client_pair,
+    issue_serving_pair,
+    write_pki,
+)
 from kubestack.processes import Process, StackError, free_port, spawn, wait_until
-from kubestack.scenarios import SCENARIOS, Scenario, node_manifest
+from kubestack.scenarios import NODE_IP, SCENARIOS, Scenario, node_manifest
 from kubestack.supervisor import Supervisor
 
 ADMIN = "kubestack-admin"
@@ -86,6 +94,10 @@ class KubeStack:
         self.port = 0
         self.device_plugin: DevicePlugin | None = None
         self.supervisor: Supervisor | None = None
+        # The containers' output and end (kubestack/jobplayer.py) and the
+        # nodes' kubelet endpoint in front of KWOK's (kubestack/kubeletfront.py).
+        self.job_player: JobPlayer | None = None
+        self.kubelet_front: KubeletFront | None = None
         self._lock = threading.Lock()
         self._restart_lock = threading.Lock()
         self.started_in = 0.0
@@ -142,6 +154,10 @@ class KubeStack:
             self.supervisor.stop()
         if self.device_plugin is not None:
             self.device_plugin.stop()
+        if self.kubelet_front is not None:
+            self.kubelet_front.stop()
+        if self.job_player is not None:
+            self.job_player.stop()
         with self._lock:
             running = list(self.processes.values())
             # Everything but etcd at once (they only talk to the API server), then etcd.
@@ -522,6 +538,10 @@ class KubeStack:
                 StaticUser("hami", ("system:masters",)),
             ],
         )
+        # The API server's client certificate for the kubelets.
+        issue_client_pair(
+            self._pki, "kubelet-client", ("system:masters",), self.workdir / "pki"
+        )
         self._start_etcd()
         self._start_apiserver()
         self.write_kubeconfig(self._admin_kubeconfig)
@@ -577,6 +597,7 @@ class KubeStack:
 
     def _spawn_apiserver(self) -> Process:
         issuer = "https://kubernetes.default.svc.cluster.local"
+        pki = self.workdir / "pki"
         return spawn(
             "kube-apiserver",
             [
@@ -603,6 +624,12 @@ class KubeStack:
                 f"--audit-log-path={self.audit_log}",
                 "--audit-log-format=json",
                 f"--watch-cache={'true' if self.watch_cache else 'false'}",
+                # pods/log (and exec, port-forward) go to the node's kubelet:
+                # the kubelet front (kubestack/kubeletfront.py) on 127.0.0.1.
+                f"--kubelet-client-certificate={pki / 'kubelet-client.crt'}",
+                f"--kubelet-client-key={pki / 'kubelet-client.key'}",
+                f"--kubelet-certificate-authority={self._pki.ca_cert}",
+                "--kubelet-preferred-address-types=InternalIP",
                 "--v=1",
             ],
             self.logs,
@@ -624,14 +651,16 @@ class KubeStack:
 
     def _bootstrap(self) -> None:
         """What the components need before they start: CRDs, namespaces, RBAC."""
-        crds = self.share / "volcano-crds"
-        self.kubectl("create", "-f", str(crds))
+        # Volcano's, and KWOK's Logs (which the job player makes for pods that
+        # print, kubestack/jobplayer.py).
+        for crds in ("volcano-crds", "kwok-crds"):
+            self.kubectl("create", "-f", str(self.share / crds))
         # Not `kubectl wait --for=condition=Established crd --all`: a CRD the
         # API server has not processed yet has no conditions, and kubectl
         # fails on it ("accessor error: <nil>") instead of waiting, which a
         # busy machine hit on every start.
         wait_until(
-            "the Volcano CRDs to be Established",
+            "the CRDs to be Established",
             self._crds_established,
             60,
             [self.processes["kube-apiserver"]],
@@ -691,24 +720,7 @@ class KubeStack:
         self.processes["kube-scheduler"] = scheduler
         vcm = self._spawn_vc_controller()
         self.processes["vc-controller-manager"] = vcm
-        kwok_config = kwok.write_config(
-            self.share / "kwok-stages", self.workdir, *heartbeat
-        )
-        self.processes["kwok"] = spawn(
-            "kwok",
-            [
-                str(self.bin / "kwok"),
-                f"--kubeconfig={self._component_kubeconfig('kwok')}",
-                f"--config={kwok_config}",
-                "--manage-all-nodes=false",
-                f"--manage-nodes-with-label-selector={kwok.NODE_LABEL}=true",
-                f"--disregard-status-with-label-selector={kwok.STARTED_BY_CREATOR}=true",
-                "--node-ip=10.20.0.1",
-                "--cidr=172.16.0.0/16",
-                f"--server-address=127.0.0.1:{free_port()}",
-            ],
-            self.logs,
-        )
+        self.processes["kwok"] = self._spawn_kwok(heartbeat)
         core_ready = [kcm, scheduler, vcm, self.processes["kwok"]]
         wait_until(
             "the default ServiceAccount",
@@ -723,6 +735,46 @@ class KubeStack:
             self.kubernetes_client(), self.scenario.plugin_report_seconds
         )
         self.device_plugin.start()
+
+    def _spawn_kwok(self, heartbeat: tuple[float, float]) -> Process:
+        """KWOK, once the job player and the kubelet front run (its nodes name
+        the front's port; its ClusterLogs the player's empty log)."""
+        kwok_port = free_port()
+        front_port = self._start_job_side(kwok_port)
+        config = kwok.write_config(
+            self.share / "kwok-stages",
+            self.workdir,
+            *heartbeat,
+            empty_log=self.job_player.empty_log if self.job_player else None,
+        )
+        return spawn(
+            "kwok",
+            kwok.command(
+                self.bin / "kwok",
+                self._component_kubeconfig("kwok"),
+                config,
+                (NODE_IP, front_port),
+                kwok_port,
+            ),
+            self.logs,
+        )
+
+    def _start_job_side(self, kwok_port: int) -> int:
+        """Start the job player and the kubelet front (on a free port, which it
+        returns) before KWOK, whose nodes name that port."""
+        self.job_player = JobPlayer(self.kubernetes_client(), self.workdir / "pod-logs")
+        self.job_player.start()
+        pki = self.workdir / "pki"
+        cert, key = issue_serving_pair(self._pki, "kubelet", pki)
+        self.kubelet_front = KubeletFront(
+            self.kubernetes_client(pool_size=16),
+            self.job_player.last_stamp,
+            kwok_port,
+            0,  # any free port: KWOK is told which
+            (cert, key, self._pki.ca_cert),
+        )
+        self.kubelet_front.start()
+        return self.kubelet_front.port
 
     def _spawn_vc_controller(self) -> Process:
         return spawn(

@@ -40,6 +40,10 @@ KWOK_STAGES = (
     "pod/fast/pod-delete.yaml",
 )
 
+# KWOK's CRDs (module folder kustomize/crd/bases) the stack installs: ``Logs``
+# points a pod's containers at their log files (kubestack/jobplayer.py).
+KWOK_CRDS = ("kwok.x-k8s.io_logs.yaml",)
+
 
 def summary() -> dict[str, str]:
     """The versions, for ``versions.json`` beside the binaries."""
