@@ -331,7 +331,7 @@ class Gateway:
                 f"{self._pods(namespace)}/{name}/log",
                 "GET",
                 query_params=list(params.items()),
-                header_params={"Accept": "text/plain"},
+                header_params={"Accept": "*/*"},  # kube-apiserver: 406 for text/plain
                 auth_settings=["BearerToken"],
                 _preload_content=False,
                 _return_http_data_only=True,

@@ -118,7 +118,8 @@ def endpoint_for(
         KubeError: The cluster's connection cannot be loaded.
     """
     conf = gateway.api().configuration
-    headers = {"Accept": "text/plain"}
+    # as kubectl asks: the API server answers text/plain to */* and 406 to text/plain
+    headers = {"Accept": "*/*"}
     # The client's own answer (the key's name moved in kubernetes 36; an
     # in-cluster token is refreshed by its hook here).
     bearer = conf.auth_settings().get("BearerToken") or {}
