@@ -252,3 +252,39 @@ def ci_request(**overrides: Any) -> dict[str, Any]:
         "workload": {"image": "busybox", "command": ["sleep", "3600"]},
         **overrides,
     }
+
+
+def job_workload(
+    lines: list[str], run_seconds: float, exit_code: int = 0
+) -> dict[str, Any]:
+    """A workload that plays simcluster's job contract (docs/simcluster.md):
+    it prints ``lines`` over ``run_seconds`` and exits with ``exit_code``."""
+    return {
+        "image": "busybox",
+        "command": ["python", "train.py"],
+        "env": {
+            "SIMCLUSTER_RUN_SECONDS": str(run_seconds),
+            "SIMCLUSTER_EXIT_CODE": str(exit_code),
+            "SIMCLUSTER_LOG": "\n".join(lines),
+        },
+    }
+
+
+def submit_job(client: APIClient, cluster: str, key: str, **job: Any) -> int:
+    """Submit a :func:`job_workload` (3000 MB of a 310P, queue ``ci``); its id."""
+    answer = client.post(
+        "/api/requests/",
+        {
+            "cluster": cluster,
+            "namespace": "default",
+            "chip_type": "Ascend310P",
+            "memory": 3000,
+            "priority": "batch-medium",
+            "queue": "ci",
+            "workload": job_workload(**job),
+            "idempotency_key": key,
+        },
+        format="json",
+    )
+    assert answer.status_code == 201, answer.json()
+    return int(answer.json()["id"])

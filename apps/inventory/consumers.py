@@ -27,6 +27,7 @@ from apps.live.events import (
     snapshot_message,
     snapshot_payload,
 )
+from apps.live.logfollow import LogFollows, is_log_message
 from apps.live.realtime import cluster_group
 from apps.live.scoping import is_scoped, scoped_payload
 
@@ -91,6 +92,10 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     A client that reconnects asks for nothing: it gets a fresh snapshot. The
     socket is closed (4401) once its token is revoked or its user
     deactivated (``WS_AUTH_RECHECK_SECONDS``).
+
+    It also follows job logs on request (``logs.follow`` / ``logs.stop``, of
+    any request the socket's user and token may read, whatever its cluster):
+    ``apps.live.logfollow``.
     """
 
     # Deltas that arrive while a snapshot is being built wait here and follow
@@ -101,6 +106,7 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     _last_resync = float("-inf")
     _snapshot_task: asyncio.Task[None] | None = None
     _closed = False
+    _logs: LogFollows | None = None
 
     async def connect(self) -> None:
         self.cluster_id = int(self.scope["url_route"]["kwargs"]["cluster_id"])
@@ -126,6 +132,9 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         await self.join(cluster_group(self.cluster_id))
         self.queue_ids = await _token_queue_ids(self.scope.get("api_token_id"))
         await self.accept()
+        self._logs = LogFollows(
+            self.send_json, self.scope.get("user"), self.scope.get("api_token_id")
+        )
         self.start_auth_recheck()
         await self.listen_for_revocation()
         if _asks_for_joined(self.scope):
@@ -164,6 +173,8 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
     async def _shut(self, code: int) -> None:
         self._closed = True
         self._held = None
+        if self._logs is not None:
+            await self._logs.stop_all()
         await self.leave()
         await self.close(code=code)
 
@@ -186,11 +197,16 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         self._closed = True
         if self._snapshot_task is not None:
             self._snapshot_task.cancel()
+        if self._logs is not None:
+            await self._logs.stop_all()
         await self.stop_auth_recheck()
         await self.leave()
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        # The only request a client makes: a fresh snapshot after it fell behind.
+        if is_log_message(content) and self._logs is not None and not self._closed:
+            await self._logs.handle(content)
+            return
+        # Otherwise: a fresh snapshot after it fell behind.
         if isinstance(content, dict) and content.get("type") == "resync":
             # At most one a second: each builds a whole snapshot.
             now = time.monotonic()

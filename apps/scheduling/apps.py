@@ -15,8 +15,10 @@ class SchedulingConfig(AppConfig):
         from apps.common.metrics_sources import register_database_families
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
         from apps.live.events import Event
+        from apps.live.logfollow import log_feed_register
         from apps.live.scoping import delta_scope_register
         from apps.scheduling.access import queue_labels, queue_refs_resolve
+        from apps.scheduling.live_logs import follow_log
         from apps.scheduling.metrics import scheduling_families
         from apps.scheduling.models import PreemptionProposal, Request
         from apps.scheduling.selectors import (
@@ -45,3 +47,6 @@ class SchedulingConfig(AppConfig):
         # as REST shows them (live never imports scheduling).
         delta_scope_register(Event.REQUESTS, requests_delta_scoped)
         delta_scope_register(Event.PROPOSAL, proposal_delta_scoped)
+        # The live socket follows a request's job log through scheduling's
+        # feed (live never imports scheduling).
+        log_feed_register(follow_log)

@@ -20,11 +20,12 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from apps.common.exceptions import ClusterUnavailable, DomainError, ValidationFailed
 from apps.inventory.kube import KubeError
 from apps.inventory.models import Cluster
 from apps.inventory.podlogs import LogQuery, cut_tail, tail_query
 from apps.scheduling.choices import FINAL_STATES, RequestState
-from apps.scheduling.errors import NoLog
+from apps.scheduling.errors import LogNotReady, NoLog
 from apps.scheduling.kube import ClusterOps
 from apps.scheduling.models import Request, RequestLog
 from apps.scheduling.pods import is_pod_of
@@ -204,3 +205,17 @@ def _stamp(line: str) -> datetime | None:
         whole, _, fraction = head.rstrip("Z").partition(".")
         head = f"{whole}.{fraction[:6]}Z"
     return parse_datetime(head)
+
+
+def log_refusal(exc: KubeError, cluster: str) -> DomainError:
+    """What the API server's error on opening a live log means for its reader.
+
+    A 400 names the container (none given in a pod of several, or not one of
+    it) or says it has no log yet (waiting to start, or ended without one:
+    a vNPU that was never made); anything else is the cluster's trouble.
+    """
+    if exc.status == 400:
+        if "must be specified" in exc.message or "is not valid" in exc.message:
+            return ValidationFailed(exc.message, detail={"container": [exc.message]})
+        return LogNotReady(exc.message)
+    return ClusterUnavailable(exc.described(cluster))

@@ -59,7 +59,8 @@ class _Poller:
             try:
                 states = await sync_to_async(_states, thread_sensitive=False)(ids)
             except Exception:  # the database is away: the waiters' timeouts stand
-                states = {}
+                await asyncio.sleep(POLL_SECONDS)
+                continue
             for request_id in ids:
                 state = states.get(request_id)
                 for future, wanted in self.waiters.get(request_id, []):

@@ -17,7 +17,13 @@ from asgiref.sync import async_to_sync
 from django.test import AsyncClient
 
 from apps.scheduling.models import Request
-from harness.portal import Running, ci_request, request_state, token_client
+from harness.portal import (
+    Running,
+    ci_request,
+    job_workload,
+    request_state,
+    token_client,
+)
 from harness.portal import wait_running as running
 from tests.polling import wait_for
 
@@ -37,15 +43,7 @@ def test_the_portal_follows_the_real_log_and_reports_the_real_exit_code(
     token = ci._credentials["HTTP_AUTHORIZATION"]  # "Bearer vnp_..."
     job = ci_request(
         idempotency_key="real-logs-1",
-        workload={
-            "image": "busybox",
-            "command": ["python", "train.py"],
-            "env": {
-                "SIMCLUSTER_RUN_SECONDS": "6",
-                "SIMCLUSTER_EXIT_CODE": "3",
-                "SIMCLUSTER_LOG": "\n".join(LINES),
-            },
-        },
+        workload=job_workload(LINES, run_seconds=6, exit_code=3),
     )
     with Running(real_cluster):
         submitted = ci.post("/api/requests/", job, format="json")
@@ -86,6 +84,6 @@ def test_the_portal_follows_the_real_log_and_reports_the_real_exit_code(
     # the copy kept when it ended is kubectl's, stamps and all
     kept = ci.get(f"/api/requests/{request_id}/logs/?timestamps=true")
     assert kept["X-Log-Source"] == "kept"
-    assert kept.content.decode() == kube_stack.kubectl(
-        "logs", pod, "--timestamps"
-    ).stdout
+    assert (
+        kept.content.decode() == kube_stack.kubectl("logs", pod, "--timestamps").stdout
+    )

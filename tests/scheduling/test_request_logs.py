@@ -8,6 +8,8 @@ end to end in tests/cli.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -89,9 +91,13 @@ def test_a_job_that_exits_3_fails_with_its_code_and_its_log_is_kept(
     shown = operator_client.get(f"/api/requests/{request.pk}/").json()
     assert (shown["exit_code"], shown["result"]["reason"]) == (3, "Error")
 
-    answer = operator_client.get(f"/api/requests/{request.pk}/logs/")
-    assert answer.status_code == 200
-    assert answer["Content-Type"] == "text/plain; charset=utf-8"
+    # whatever the client accepts (curl's */*, text/plain, JSON first)
+    for accept in ("*/*", "text/plain", "application/json, text/plain"):
+        answer = operator_client.get(
+            f"/api/requests/{request.pk}/logs/", HTTP_ACCEPT=accept
+        )
+        assert answer.status_code == 200, accept
+        assert answer["Content-Type"] == "text/plain; charset=utf-8"
     assert answer["X-Log-Source"] == "kept"
     assert answer.content.decode() == "".join(f"{line}\n" for line in LINES)
 
@@ -206,6 +212,10 @@ def test_a_request_that_never_had_a_pod_has_no_log_and_bad_queries_name_the_fiel
     assert answer.status_code == 404
     assert answer.json()["code"] == "no_log"
     assert "no pod yet (pending)" in answer.json()["message"]
+    # a client that asked for text gets the same error body, as text
+    answer = operator_client.get(url, HTTP_ACCEPT="text/plain")
+    assert answer.status_code == 404
+    assert json.loads(answer.content)["code"] == "no_log"
 
     for query, field in [
         ("tail_lines=-1", "tail_lines"),

@@ -19,7 +19,7 @@ from django.test import AsyncClient
 
 from apps.accounts.services import token_create, user_ensure
 from apps.scheduling.models import Queue
-from harness.portal import Running, request_state, wait_running
+from harness.portal import Running, request_state, submit_job, wait_running
 from tests.polling import wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -28,30 +28,9 @@ LINES = [f"epoch {i} loss {1 / (i + 1):.3f}" for i in range(6)]
 
 
 def _submit(client: Any, run_seconds: float, exit_code: int, key: str) -> int:
-    answer = client.post(
-        "/api/requests/",
-        {
-            "cluster": "sim",
-            "namespace": "default",
-            "chip_type": "Ascend310P",
-            "memory": 3000,
-            "priority": "batch-medium",
-            "queue": "ci",
-            "workload": {
-                "image": "busybox",
-                "command": ["python", "train.py"],
-                "env": {
-                    "SIMCLUSTER_RUN_SECONDS": str(run_seconds),
-                    "SIMCLUSTER_EXIT_CODE": str(exit_code),
-                    "SIMCLUSTER_LOG": "\n".join(LINES),
-                },
-            },
-            "idempotency_key": key,
-        },
-        format="json",
+    return submit_job(
+        client, "sim", key, lines=LINES, run_seconds=run_seconds, exit_code=exit_code
     )
-    assert answer.status_code == 201, answer.json()
-    return int(answer.json()["id"])
 
 
 @pytest.fixture

@@ -16,9 +16,11 @@ from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request as HttpRequest
 from rest_framework.response import Response
 
+from apps.common.renderers import PlainTextRenderer
 from apps.inventory.kube import cluster_gateway
 from apps.inventory.podlogs import endpoint_for
 from apps.scheduling import access, decisions, selectors, volcano
@@ -137,7 +139,12 @@ class RequestViewSet(
             409: OpenApiResponse(description="its container has not started"),
         },
     )
-    @action(detail=True, methods=["get"], url_path="logs")
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="logs",
+        renderer_classes=[JSONRenderer, PlainTextRenderer],
+    )
     def logs(self, request: HttpRequest, pk: str | None = None) -> HttpResponse:
         params = job.LogQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

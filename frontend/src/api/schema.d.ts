@@ -5673,6 +5673,7 @@ export interface operations {
         /** @description the container (default: the pod's only or first one) */
         container?: string;
         follow?: boolean;
+        format?: "json" | "txt";
         since_seconds?: number;
         /** @description RFC 3339; lines stamped at or after it (resume a follow with the last timestamp seen, and drop the lines already printed) */
         since_time?: string;

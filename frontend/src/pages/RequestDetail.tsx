@@ -2,13 +2,15 @@
 // while it waits, the timeline (submitted, reserved, pod created, bound and
 // running, finished), node and chip, attempts, its preemption proposals, the
 // scheduler's reason for its pending pod (mirrored by sync from the pod's
-// FailedScheduling events) and its audit trail. Refreshed on the live
-// socket's request / proposal / pending deltas and every 5 s.
+// FailedScheduling events), the job's log and result (components/LogPanel)
+// and its audit trail. Refreshed on the live socket's request / proposal /
+// pending deltas and every 5 s.
 
 import { useCallback, useRef, useState } from "react";
 import { api, qs } from "../api/client";
 import type { AuditEvent, CiRequest, Page, PendingPod, PreemptionProposal } from "../api/types";
 import { EventTable, type EventColumn } from "../components/EventTable";
+import { LogPanel } from "../components/LogPanel";
 import { Badge, CopyText, ErrorNote, Loading } from "../components/ui";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, duration } from "../lib/format";
@@ -239,6 +241,8 @@ export function RequestDetailPage({ id }: { id: number }) {
           </div>
         </div>
       </div>
+
+      <LogPanel request={r} />
 
       {r.pod_failures && r.pod_failures.length > 0 && (
         <div className="panel" data-testid="detail-pod-failures">

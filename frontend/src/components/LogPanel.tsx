@@ -1,0 +1,236 @@
+// The job's log on the request page, with its result beside it.
+//
+// While the request has not ended the log is followed (`GET
+// /api/requests/<id>/logs/?follow=true&timestamps=true`, a streamed fetch):
+// lines appear as the pod prints them, and a dropped stream is opened again
+// with `since_time` = the last timestamp shown, dropping the lines already
+// shown (lib/logLines). Once it ended, the log is read once: the copy the
+// portal kept when it ended (`X-Log-Source: kept`, "truncated" when it was
+// cut), or the pod's own until it is kept (read again when the result comes).
+// The text is React text (escaped), the last MAX_LINES lines only.
+
+import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "react";
+import { ApiError } from "../api/client";
+import { ErrorCode } from "../api/errorCodes";
+import type { CiRequest } from "../api/types";
+import { backoffDelay, type BackoffOptions } from "../lib/backoff";
+import { errorText } from "../lib/errors";
+import { dateTime } from "../lib/format";
+import { LogBuffer, MAX_LINES, logText } from "../lib/logLines";
+import { logPath, openLog, type LogOpener, type LogSource } from "../lib/logStream";
+import { isFinished } from "../lib/requestDetail";
+import { Badge } from "./ui";
+
+/** Delays between two reads of a running job's log (a stream that ended or failed). */
+const RETRY: BackoffOptions = { base: 1000, max: 10_000, factor: 2, jitter: 0.3 };
+
+type Phase = "loading" | "streaming" | "ended" | "done" | "no_log" | "not_ready" | "error";
+
+interface Status {
+  phase: Phase;
+  source?: LogSource;
+  truncated?: boolean;
+  message?: string;
+}
+
+type SetStatus = (status: Status) => void;
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", stop, { once: true });
+  });
+}
+
+function failure(error: unknown): Status {
+  const code = error instanceof ApiError ? error.code : "";
+  if (code === ErrorCode.NO_LOG) return { phase: "no_log", message: errorText(error) };
+  if (code === ErrorCode.LOG_NOT_READY) return { phase: "not_ready", message: errorText(error) };
+  return { phase: "error", message: errorText(error) };
+}
+
+/** Follow a running job's log until `signal` aborts (the request ended, or the page closed). */
+async function followLog(id: number, buffer: LogBuffer, open: LogOpener, signal: AbortSignal, set: SetStatus, changed: () => void) {
+  let failures = 0;
+  let ended = false; // the container ended: say so while waiting for the request to end
+  while (!signal.aborted) {
+    try {
+      const log = await open(logPath(id, { follow: true, sinceTime: buffer.resume() }), signal);
+      if (!ended) set({ phase: "streaming", source: log.source });
+      for await (const text of log.chunks) {
+        if (signal.aborted) return;
+        buffer.push(text);
+        changed();
+        failures = 0;
+      }
+      buffer.end();
+      changed();
+      ended = true;
+      set({ phase: "ended", source: log.source, truncated: log.truncated });
+      if (log.source === "kept") return;
+    } catch (error) {
+      if (signal.aborted) return;
+      const status = failure(error);
+      set(status);
+      if (status.phase === "no_log") return; // a pod comes with a new request state: read again then
+    }
+    await sleep(backoffDelay(failures++, RETRY), signal);
+  }
+}
+
+/** Read an ended job's log once (the kept copy, or the pod's until it is kept). */
+async function readLog(id: number, buffer: LogBuffer, open: LogOpener, signal: AbortSignal, set: SetStatus, changed: () => void) {
+  try {
+    const log = await open(logPath(id), signal);
+    const texts: string[] = [];
+    for await (const text of log.chunks) texts.push(text);
+    if (signal.aborted) return;
+    buffer.reset();
+    buffer.push(texts.join(""));
+    buffer.end();
+    changed();
+    set({ phase: "done", source: log.source, truncated: log.truncated });
+  } catch (error) {
+    if (!signal.aborted) set(failure(error));
+  }
+}
+
+function statusNote(status: Status, r: CiRequest): string {
+  switch (status.phase) {
+    case "loading":
+      return "Reading the log…";
+    case "streaming":
+      return "Following the log as the job prints it.";
+    case "ended":
+      return "The container ended; the request's result follows.";
+    case "done":
+      return status.source === "kept" ? "The copy the portal kept when the request ended." : "Read from the pod; the portal keeps a copy once it has recorded the result.";
+    case "no_log":
+      return r.pod_name ? (status.message ?? "") : isFinished(r.state) ? "It never ran: no pod, no log." : "No pod yet: the log starts once the request is admitted and its pod runs.";
+    case "not_ready":
+      return "The container has not started yet: its log appears when it does.";
+    case "error":
+      return `The log could not be read: ${status.message ?? ""}${isFinished(r.state) ? "" : " (trying again)"}`;
+  }
+}
+
+function JobResult({ r }: { r: CiRequest }) {
+  const result = r.result;
+  if (!result) {
+    return <p className="muted">{isFinished(r.state) ? "Its result is being recorded." : "The result comes when the job ends."}</p>;
+  }
+  return (
+    <>
+      <table className="data">
+        <tbody>
+          <tr>
+            <th>Exit code</th>
+            <td data-testid="log-exit-code">{result.exit_code ?? "–"}</td>
+          </tr>
+          <tr>
+            <th>Reason</th>
+            <td data-testid="log-reason">{result.reason || "–"}</td>
+          </tr>
+          <tr>
+            <th>Finished</th>
+            <td data-testid="log-finished-at">{dateTime(result.finished_at)}</td>
+          </tr>
+        </tbody>
+      </table>
+      {result.containers.length > 1 && (
+        <ul className="plain-list">
+          {result.containers.map((c) => (
+            <li key={c.name}>
+              <span className="mono">{c.name}</span>: {c.exit_code ?? "–"} <span className="muted">{c.reason}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+export function LogPanel({ request: r, open = openLog }: { request: CiRequest; open?: LogOpener }) {
+  const buffer = useRef(new LogBuffer()).current;
+  const [version, changed] = useReducer((n: number) => n + 1, 0);
+  const [status, setStatus] = useState<Status>({ phase: "loading" });
+  const [follow, setFollow] = useState(true);
+  const [stamps, setStamps] = useState(false);
+  const view = useRef<HTMLPreElement>(null);
+  const finished = isFinished(r.state);
+  const hasResult = r.result !== null;
+
+  useEffect(() => {
+    const control = new AbortController();
+    const read = finished ? readLog : followLog;
+    void read(r.id, buffer, open, control.signal, setStatus, changed);
+    return () => control.abort();
+    // read again when a pod comes, when it ends and when its result (the kept log) is there
+  }, [r.id, r.pod_name, finished, hasResult, buffer, open]);
+
+  useLayoutEffect(() => {
+    if (follow && view.current) view.current.scrollTop = view.current.scrollHeight;
+  }, [version, follow, stamps]);
+
+  const onScroll = () => {
+    const el = view.current;
+    if (el && follow && el.scrollHeight - el.scrollTop - el.clientHeight > 24) setFollow(false);
+  };
+
+  const note = statusNote(status, r);
+  return (
+    <div className="panel" data-testid="log-panel" data-phase={status.phase} data-source={status.source ?? ""}>
+      <div className="panel-head">
+        <h2>Log</h2>
+        {status.source && (
+          <Badge kind={status.source === "live" ? "info" : ""} title={status.source === "live" ? "read from the pod" : "the copy kept when the request ended"}>
+            <span data-testid="log-source">{status.source}</span>
+          </Badge>
+        )}
+        {status.truncated && (
+          <Badge kind="warn" title="only the log's tail was kept">
+            <span data-testid="log-truncated">truncated</span>
+          </Badge>
+        )}
+        <span className="right">
+          <label>
+            <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} data-testid="log-follow" /> follow
+          </label>
+          <label>
+            <input type="checkbox" checked={stamps} onChange={(e) => setStamps(e.target.checked)} data-testid="log-timestamps" /> timestamps
+          </label>
+          <a href={logPath(r.id)} target="_blank" rel="noreferrer">
+            raw
+          </a>
+        </span>
+      </div>
+      <div className="panel-body log-panel">
+        <div>
+          {note && (
+            <p className={status.phase === "error" ? "field-error" : "muted"} data-testid="log-note">
+              {note}
+            </p>
+          )}
+          {buffer.dropped > 0 && (
+            <p className="muted" data-testid="log-dropped">
+              {buffer.dropped} earlier line{buffer.dropped === 1 ? "" : "s"} not shown (the panel keeps the last {MAX_LINES}; “raw” has them all).
+            </p>
+          )}
+          <pre className="log-view" ref={view} onScroll={onScroll} data-testid="log-text" data-lines={buffer.lines.length}>
+            {logText(buffer.lines, stamps)}
+          </pre>
+        </div>
+        <div data-testid="log-result">
+          <JobResult r={r} />
+        </div>
+      </div>
+    </div>
+  );
+}
