@@ -340,16 +340,61 @@ def test_a_retried_step_with_the_same_key_reattaches_to_its_request(pipeline, de
     assert [r["id"] for r in page["results"]] == [rid]
 
 
-def test_ctrl_c_releases_the_request_and_exits_130(pipeline, demo):
-    # a job that runs until it is deleted
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_a_cancelled_ci_job_releases_the_request_and_exits_130(
+    pipeline, demo, signum
+):
+    # a job that runs until it is deleted; CI systems send SIGTERM to a
+    # cancelled job, a person at a terminal Ctrl-C (SIGINT)
     job = pipeline.template(gitlab(), SIMCLUSTER_RUN_SECONDS="600")
     wait_for(lambda: " running on " in job.err, "vnpu says running", timeout=TIMEOUT)
-    os.killpg(job.process.pid, signal.SIGINT)
+    os.killpg(job.process.pid, signum)
     job.finish()
     rid = job.request_id()
     assert job.code == 130, _diagnose(job, demo)
-    assert f"interrupted (SIGINT): released request {rid}" in job.err
+    name = signal.Signals(signum).name
+    assert f"interrupted ({name}): released request {rid}" in job.err
     assert pipeline.request(rid)["state"] == "cancelled"
+
+
+def test_wait_gives_up_with_75_while_the_request_stays_pending(pipeline, demo):
+    api = demo.api()
+    status, page = api.call("GET", "/api/queues/?name=ci")
+    assert status == 200, page
+    (queue,) = [q for q in page["results"] if q["name"] == "ci"]
+    url = f"/api/queues/{queue['id']}/"
+    # the queue may hold no 310P for now: whatever is asked waits
+    held = [{"chip_type": "Ascend310P", "slots_limit": 0}]
+    status, body = api.call("PATCH", url, {"quotas": held})
+    assert status == 200, body
+    status, submitted = api.call(
+        "POST",
+        "/api/requests/",
+        {
+            "cluster": "demo",
+            "namespace": "ci",
+            "chip_type": "Ascend310P",
+            "memory": 3000,
+            "priority": "batch-medium",
+            "queue": "ci",
+            "workload": {"image": "busybox"},
+            "idempotency_key": "held-1",
+        },
+    )
+    assert status == 201, submitted
+    rid = submitted["id"]
+    try:
+        started = time.monotonic()
+        waited = pipeline.vnpu("wait", str(rid), "--for", "running", "--timeout", "2")
+        took = time.monotonic() - started
+        assert waited.code == 75, _diagnose(waited, demo)
+        assert "timed out after 2 s" in waited.err, waited.err
+        assert took < 30
+        assert pipeline.request(rid)["state"] == "pending"
+    finally:
+        status, body = api.call("PATCH", url, {"quotas": queue["quotas"]})
+        assert status == 200, body
+        pipeline.vnpu("release", str(rid))
 
 
 def test_the_time_limit_exits_124_with_the_reason(pipeline, demo):
