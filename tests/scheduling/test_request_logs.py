@@ -251,3 +251,22 @@ def test_a_long_polls_bad_input_names_the_field_and_a_state_reached_answers_at_o
         answer = operator_client.get(f"{url}?wait={wanted}&timeout=300")
         assert answer.status_code == 200
         assert answer.json()["state"] == "cancelled"
+
+
+def test_a_pod_deleted_after_its_job_ended_counts_by_the_jobs_exit_code(
+    world, operator, fake_ops
+):
+    request = _running(world, operator, fake_ops)
+    _exit(fake_ops, request, 0, "Completed")
+    pod = fake_ops.pods[("ci", request.pod_name)]
+    # someone deletes the pod after its container completed: the phase still
+    # says Running (a sidecar, or the kubelet not yet caught up)
+    pod["status"]["phase"] = "Running"
+    pod["metadata"]["deletionTimestamp"] = "2026-12-06T10:00:04Z"
+
+    run_pass(world.cluster)
+
+    request.refresh_from_db()
+    assert request.state == RequestState.SUCCEEDED
+    assert request.reason == "the job exited 0; its pod is being deleted"
+    assert (request.exit_code, request.result["reason"]) == (0, "Completed")
