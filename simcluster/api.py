@@ -516,6 +516,8 @@ class Api:
         """``pods/log``: what the container printed (``logapi``)."""
         if req.verb != "get":
             raise errors.method_not_allowed()
+        if not logapi.acceptable(req.accept):
+            raise logapi.not_acceptable()
         status, body, stream = logapi.serve(
             self.store,
             self.logs,

@@ -33,6 +33,32 @@ from simcluster.podlogs import LogBook, LogLine, kubelet_timestamp
 from simcluster.store import Obj, Store
 
 TEXT = {"Content-Type": "text/plain"}
+# kube-apiserver negotiates pods/log like any object (its serializers: JSON,
+# YAML, protobuf) though it answers text: an Accept of text/plain alone is a
+# 406 (the portal once asked so; the real API server refused it).
+SERIALIZED = (
+    "application/json",
+    "application/yaml",
+    "application/vnd.kubernetes.protobuf",
+)
+
+
+def acceptable(accept: str) -> bool:
+    """Whether kube-apiserver would serve a log to this ``Accept`` header."""
+    if not accept.strip():
+        return True
+    ranges = {part.split(";", 1)[0].strip().lower() for part in accept.split(",")}
+    return bool(ranges & {"*/*", "application/*", *SERIALIZED})
+
+
+def not_acceptable() -> errors.ApiError:
+    return errors.ApiError(
+        406,
+        "NotAcceptable",
+        "only the following media types are accepted: " + ", ".join(SERIALIZED),
+    )
+
+
 POLL_SECONDS = 0.25  # how soon a follower notices its pod went
 _INT = re.compile(r"[+-]?[0-9]+")
 _RFC3339 = re.compile(

@@ -87,3 +87,31 @@ def test_the_portal_follows_the_real_log_and_reports_the_real_exit_code(
     assert (
         kept.content.decode() == kube_stack.kubectl("logs", pod, "--timestamps").stdout
     )
+
+
+def test_the_real_api_server_refuses_a_log_asked_for_as_text_alone(
+    kube_stack, kube_core
+):
+    """Why the portal asks with */* (and simcluster refuses text/plain alone)."""
+    import json
+
+    from kubernetes.client.rest import ApiException
+
+    pod = "text-only"
+    kube_stack.kubectl("run", pod, "--image=busybox", "--restart=Never")
+    try:
+        with pytest.raises(ApiException) as refused:
+            kube_core.api_client.call_api(
+                f"/api/v1/namespaces/default/pods/{pod}/log",
+                "GET",
+                header_params={"Accept": "text/plain"},
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+            )
+        assert refused.value.status == 406
+        assert json.loads(refused.value.body)["message"] == (
+            "only the following media types are accepted: application/json, "
+            "application/yaml, application/vnd.kubernetes.protobuf"
+        )
+    finally:
+        kube_stack.kubectl("delete", "pod", pod, "--grace-period=0", "--force")

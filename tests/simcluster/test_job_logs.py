@@ -382,6 +382,33 @@ def test_errors_are_the_ones_kube_gives(core: client.CoreV1Api, http) -> None:
     assert http(_log_path("stuck"), method="POST")[0] == 405
 
 
+def test_a_log_asked_for_as_text_alone_is_refused_as_kube_refuses_it(
+    core: client.CoreV1Api, sim, api_client: client.ApiClient
+) -> None:
+    """kube-apiserver negotiates pods/log by its serializers (tests/realstack/
+    test_portal_logs.py shows the real one refusing text/plain alone)."""
+    core.create_namespaced_pod("default", job_pod("stuck", node="ghost-node"))
+
+    def ask(accept: str) -> tuple[int, bytes]:
+        response = api_client.rest_client.pool_manager.request(
+            "GET",
+            api_client.configuration.host + _log_path("stuck"),
+            headers={"Authorization": f"Bearer {sim.tokens.admin}", "Accept": accept},
+            retries=False,
+        )
+        return response.status, response.data
+
+    status, body = ask("text/plain")
+    assert status == 406
+    assert _status(body)["message"] == (
+        "only the following media types are accepted: application/json, "
+        "application/yaml, application/vnd.kubernetes.protobuf"
+    )
+    # past the negotiation: the container's own answer (waiting to start)
+    for accept in ("*/*", "text/plain, */*", "application/json"):
+        assert ask(accept)[0] == 400, accept
+
+
 def test_previous_of_a_container_that_never_restarted_is_400(
     core: client.CoreV1Api, http, wait_for
 ) -> None:
