@@ -202,3 +202,16 @@ def test_a_pod_the_real_volcano_binds_to_the_sick_chip_runs_and_is_flagged(
     for name in names:
         if name != on_sick:
             assert name not in flagged["message"]
+
+
+def test_the_guides_910b_pod_is_placed_again_off_a_chip_it_must_not_hold(
+    kube_stack, kube_core
+):
+    """The scenario keeps the sick chip empty though Volcano may bind the
+    guide's pod there: shown by calling the chip it holds now sick."""
+    from kubestack.scenarios import off_the_sick_chip, slice_pod
+
+    held = _pod_chip(kube_core, "npu-pod-910b")
+    pod = slice_pod("npu-pod-910b", "Ascend910B4", 8192, "inference-high")
+    off_the_sick_chip(kube_stack, pod, sick={held})
+    assert _pod_chip(kube_core, "npu-pod-910b") != held
