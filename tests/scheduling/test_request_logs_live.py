@@ -121,3 +121,67 @@ def test_a_long_poll_answers_when_the_state_is_reached_or_at_its_timeout(live, c
     assert finished["state"] == "succeeded"
     assert took < 30  # answered when it ended, not at the minute
     assert finished["exit_code"] in (0, None)  # the result may follow the state
+
+
+def test_a_followed_log_is_sent_after_djangos_request_has_ended(live, ci):
+    """Through the whole ASGI application (as uvicorn runs it): Django's
+    request ends (its thread and ``request_finished`` go) before the log's
+    lines are sent, so a follower holds no thread (apps.common.detached)."""
+    from asgiref.testing import ApplicationCommunicator
+    from django.core.signals import request_finished
+
+    from vnpuportal.asgi import application
+
+    client, token = ci
+    finished: list[float] = []
+
+    def on_finished(**kwargs: Any) -> None:
+        finished.append(time.monotonic())
+
+    async def follow(request_id: int) -> tuple[dict, list[tuple[float, bytes]]]:
+        finished.clear()
+        asgi = ApplicationCommunicator(
+            application,
+            {
+                "type": "http",
+                "asgi": {"version": "3.0"},
+                "http_version": "1.1",
+                "method": "GET",
+                "scheme": "http",
+                "path": f"/api/requests/{request_id}/logs/",
+                "raw_path": f"/api/requests/{request_id}/logs/".encode(),
+                "query_string": b"follow=true",
+                "headers": [
+                    (b"host", b"testserver"),
+                    (b"authorization", f"Bearer {token}".encode()),
+                ],
+                "client": ("127.0.0.1", 50000),
+                "server": ("testserver", 80),
+            },
+        )
+        await asgi.send_input({"type": "http.request", "body": b""})
+        start = await asgi.receive_output(timeout=30)
+        chunks = []
+        while True:
+            message = await asgi.receive_output(timeout=30)
+            chunks.append((time.monotonic(), message.get("body", b"")))
+            if not message.get("more_body"):
+                break
+        return start, chunks
+
+    request_finished.connect(on_finished)
+    try:
+        with Running(live.cluster):
+            request_id = _submit(client, run_seconds=4, exit_code=0, key="detached-1")
+            wait_running(client, request_id, timeout=60)
+            start, chunks = async_to_sync(follow)(request_id)
+    finally:
+        request_finished.disconnect(on_finished)
+
+    assert start["status"] == 200, start
+    assert b"".join(c for _, c in chunks).decode() == "".join(
+        f"{line}\n" for line in LINES
+    )
+    assert finished, "Django's request never finished"
+    # the request ended before the job's later lines were even printed
+    assert finished[0] < chunks[-1][0] - 1.0

@@ -15,16 +15,17 @@ rest happens on the event loop, where a waiting client costs a coroutine:
 The thread's database connection is closed before either starts, so a
 thousand followers hold none, and at most :data:`CONCURRENT_VIEWS` DRF views
 run at once, so a crowd opening its follows together queues instead of
-opening a connection each. What an open follow or long poll still costs is
-the idle thread Django keeps per request (its ``ThreadSensitiveContext``)
-until the answer is sent: no CPU, no connection (bench.logs measures it).
+opening a connection each. The body itself is sent after Django's request
+has ended (``apps.common.detached``): Django keeps a thread per request until
+its answer is sent, which for a followed log would be an idle thread per
+pipeline (bench.logs measured 256 threads for 250 streams before).
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -33,6 +34,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from apps.common.api import atomic_inside
+from apps.common.detached import detach, placeholder
 from apps.common.http_errors import domain_error
 from apps.inventory.kube import KubeError
 from apps.inventory.podlogs import open_stream
@@ -60,14 +62,30 @@ _slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] 
 )
 
 
-async def _run_view(view: Any, request: HttpRequest, pk: str) -> HttpResponse:
-    """DRF's view in the request's thread, at most :data:`CONCURRENT_VIEWS` at once."""
+async def _run_view(
+    view: Any, request: HttpRequest, pk: str, *, detached: bool = False
+) -> HttpResponse:
+    """DRF's view, at most :data:`CONCURRENT_VIEWS` at once: in the request's
+    thread, or once the request has ended (``detached``) in a pool thread
+    whose connection is closed after."""
     loop = asyncio.get_running_loop()
     slots = _slots.get(loop)
     if slots is None:
         slots = _slots[loop] = asyncio.Semaphore(CONCURRENT_VIEWS)
     async with slots:
+        if detached:
+            return await sync_to_async(_sync_view_closed, thread_sensitive=False)(
+                view, request, pk
+            )
         return await sync_to_async(_sync_view)(view, request, pk)
+
+
+def _sync_view_closed(view: Any, request: HttpRequest, pk: str) -> HttpResponse:
+    try:
+        return _sync_view(view, request, pk)
+    finally:
+        if not connection.in_atomic_block:
+            connection.close()
 
 
 def _sync_view(view: Any, request: HttpRequest, pk: str) -> HttpResponse:
@@ -91,20 +109,34 @@ async def request_detail(request: HttpRequest, pk: str) -> HttpResponse:
     response = await _run_view(_detail, request, pk)
     if not isinstance(response, WaitAnswer):
         return response
-    return StreamingHttpResponse(
-        _answer_when_reached(request, pk, response),
+    return _streamed(
+        request,
+        lambda detached: _answer_when_reached(request, pk, response, detached),
         content_type="application/json",
         headers={"Cache-Control": "no-store"},
     )
 
 
 async def _answer_when_reached(
-    request: HttpRequest, pk: str, wait: WaitAnswer
+    request: HttpRequest, pk: str, wait: WaitAnswer, detached: bool
 ) -> AsyncIterator[bytes]:
     await wait_for_state(wait.request_id, wait.states, wait.timeout)
     request.vnpu_waited = True  # type: ignore[attr-defined]
-    answer = await _run_view(_detail, request, pk)
+    answer = await _run_view(_detail, request, pk, detached=detached)
     yield answer.content
+
+
+def _streamed(
+    request: HttpRequest,
+    body: Callable[[bool], AsyncIterator[bytes]],
+    **answer: Any,
+) -> StreamingHttpResponse:
+    """The answer whose body is ``body(detached)``: sent after the request
+    ended where the ASGI layer can (``apps.common.detached``), else by Django."""
+    detached = body(True)
+    if detach(request, detached):
+        return StreamingHttpResponse(placeholder(), **answer)
+    return StreamingHttpResponse(body(False), **answer)
 
 
 @csrf_exempt
@@ -123,8 +155,9 @@ async def request_logs(request: HttpRequest, pk: str) -> HttpResponse:
             request.vnpu_pod_gone = True  # type: ignore[attr-defined]
             return await _run_view(_logs, request, pk)
         return domain_error(log_refusal(exc, endpoint.cluster))
-    return StreamingHttpResponse(
-        stream.chunks(),
+    return _streamed(
+        request,
+        lambda detached: stream.chunks(),
         content_type=TEXT,
         headers={
             "X-Log-Source": "live",
