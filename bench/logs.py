@@ -77,7 +77,14 @@ from bench.logstreams import (  # noqa: E402
     split_stamped,
     streams,
 )
-from bench.rest import API_RATE_LIMIT, WEB_ARGS, Figures, Pool, hammer  # noqa: E402
+from bench.rest import (  # noqa: E402
+    API_RATE_LIMIT,
+    WEB_ARGS,
+    Figures,
+    Pool,
+    hammer,
+    with_cleanups,
+)
 from bench.ui import line, pick_postgres  # noqa: E402
 from harness.services import PrivatePostgres, PrivateRedis  # noqa: E402
 from harness.stack import Stack  # noqa: E402
@@ -514,19 +521,9 @@ def main(argv: list[str] | None = None) -> int:
         f"long polls, {args.clients} API clients; {os.cpu_count()} CPUs",
         flush=True,
     )
-    cleanups: list[Callable[[], None]] = []
-    try:
-        measure(args, start_portal(args, cleanups), cleanups)
-    except KeyboardInterrupt:
-        print("interrupted; cleaning up", flush=True)
-        return 130
-    finally:
-        for cleanup in reversed(cleanups):
-            try:
-                cleanup()
-            except Exception as exc:  # the others must still run
-                print(f"cleanup {cleanup}: {exc}", file=sys.stderr)
-    return 0
+    return with_cleanups(
+        lambda cleanups: measure(args, start_portal(args, cleanups), cleanups)
+    )
 
 
 if __name__ == "__main__":

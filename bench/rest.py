@@ -832,9 +832,15 @@ def main(argv: list[str] | None = None) -> int:
         f"({args.slice_pods} with slices) per cluster; {os.cpu_count()} CPUs",
         flush=True,
     )
+    return with_cleanups(lambda cleanups: run(args, cleanups))
+
+
+def with_cleanups(work: Callable[[list[Callable[[], None]]], None]) -> int:
+    """Run ``work(cleanups)``, then every cleanup it registered, newest first,
+    also after an error or Ctrl-C (exit status 130)."""
     cleanups: list[Callable[[], None]] = []
     try:
-        run(args, cleanups)
+        work(cleanups)
     except KeyboardInterrupt:
         print("interrupted; cleaning up", flush=True)
         return 130
