@@ -221,7 +221,8 @@ class Stack:
                 "REALTIME_OUTBOX": "true",
                 "CELERY_BROKER_URL": "memory://",
                 "LOCK_DIR": str(self.workdir / "locks"),
-                "LOG_LEVEL": "WARNING",
+                # STACK_LOG_LEVEL=INFO when a failing test needs the story
+                "LOG_LEVEL": os.environ.get("STACK_LOG_LEVEL", "WARNING"),
                 "PYTHONUNBUFFERED": "1",
                 # Every browser test signs in (as several roles) within the same
                 # minute, from 127.0.0.1; the throttle has its own tests

@@ -91,7 +91,8 @@ export PATH="$shims:$tool_path:$PATH"
 workers="${PYTEST_WORKERS:-3}"
 echo "==> pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
 status=0
-python -m pytest -n "$workers" --dist loadgroup "$@" || status=$?
+# The slowest tests are named at the end: where the suite's minutes go.
+python -m pytest -n "$workers" --dist loadgroup --durations=20 "$@" || status=$?
 wait "$build_pid" || true
 for stage in kubectl control-plane hami helm; do
   if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
