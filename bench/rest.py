@@ -1,7 +1,7 @@
 """Benchmark: the REST API at the reference scale under concurrent load, alone
 and while one worker pool syncs five clusters with churn.
 
-Run: ``python -m bench.rest [--clients 20] [--seconds 20] [--clusters 5]``
+Run: ``python -m bench.rest [--clients 50] [--seconds 20] [--clusters 5]``
 (``--quick``: a tenth of the scale, 6 s windows; about 4 minutes; the full run
 about 7). Needs PostgreSQL's server binaries (``initdb``: a private server
 is made in a temp directory, because the sync of six clusters holds about 150
@@ -11,7 +11,9 @@ broker, cache and channel layer, as in a deployment). Everything it starts is
 stopped and removed at the end, also after an error or Ctrl-C.
 
 The portal runs as deployed (``docker/entrypoint-web.sh``,
-``docker/entrypoint-worker.sh``): one uvicorn process (``WEB_CONCURRENCY=1``)
+``docker/entrypoint-worker.sh``): a uvicorn process per CPU, at most 4
+(``WEB_CONCURRENCY=auto``; ``--web-workers``), each with a pool of 4 PostgreSQL
+connections (``DATABASE_POOL_MAX_SIZE``)
 with the production flags, DEBUG off, Redis for the cache (the API-token
 throttle counts there) and the channel layer; the cluster ``demo`` of
 simcluster ``scale`` (``bench.ui.scale_stack``) is watched by the stack's
@@ -23,11 +25,14 @@ Prints, all measured in the same run:
 1. REST under load, no sync load, on ``demo``: the chip list
    (``/api/chips/?cluster=``, first page), chip usage
    (``/api/clusters/<id>/chip-usage/``, every chip) and the summary
-   (``/api/clusters/<id>/summary/``), each in a mix where every client
-   alternates it with ``/api/me/`` (trivial), and ``/api/me/`` alone:
+   (``/api/clusters/<id>/summary/``) and a submission (``POST
+   /api/requests/``), each in a mix where every client alternates it with
+   ``/api/me/`` (trivial), and ``/api/me/`` alone:
    p50/p95/p99, requests/s, p95 over the trivial endpoint's p95 in the same
    mix and alone; the CPU each process used meanwhile (and the whole
    machine's, which others share), PostgreSQL connections and sessions opened;
+   and the line ``clients= post_p95_ms= chips_p95_ratio=`` (issue 38's aims:
+   at most 250 ms and 2.0);
 2. ``--clusters`` more simcluster processes (each at the same scale)
    registered and synced by one real Celery worker (prefork, ``-O fair``,
    concurrency one above the number of clusters, as the Helm values ask) with
@@ -76,15 +81,43 @@ from harness.services import PrivatePostgres, PrivateRedis  # noqa: E402
 from harness.stack import Stack  # noqa: E402
 
 ME = "me"
+SUBMIT = "submit"
 # (mix label, endpoints asked in turn by every client)
 MIXES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("me alone", (ME,)),
     ("chip list", ("chips", ME)),
     ("chip usage", ("usage", ME)),
     ("summary", ("summary", ME)),
+    ("submit", (SUBMIT, ME)),
 )
-# docker/entrypoint-web.sh's uvicorn flags (a later flag wins over the Stack's
-# --no-access-log); one worker process, as WEB_CONCURRENCY in deploy/20-config.yaml.
+READ_MIXES = tuple(mix for mix in MIXES if SUBMIT not in mix[1])
+# A pipeline's submission (POST /api/requests/): a 5,000 MB 310P slice at
+# batch-medium, each
+# with its own idempotency key. Nothing
+# consumes the scheduling task in part 1 (no worker yet), so the POSTs measure
+# the API alone: validation, the row, the audit event, the task sent.
+SUBMISSION = {
+    "cluster": "demo",
+    "namespace": "default",
+    "chip_type": "Ascend310P",
+    "memory": 5000,
+    "priority": "batch-medium",
+    "workload": {"image": "busybox", "command": ["sleep", "60"]},
+}
+# The production layout (docker/entrypoint-web.sh, WEB_CONCURRENCY=auto): a
+# uvicorn process per CPU, at most 4, each with a pool of 4 connections.
+DEFAULT_WEB_WORKERS = min(len(os.sched_getaffinity(0)), 4)
+POOL_MAX_SIZE = "4"
+
+
+def web_args(workers: int) -> list[str]:
+    """docker/entrypoint-web.sh's uvicorn flags (a later flag wins over the
+    Stack's --no-access-log) with ``workers`` processes."""
+    return ["--workers", str(workers), *WEB_ARGS[2:]]
+
+
+# docker/entrypoint-web.sh's uvicorn flags, one process (bench.logs counts the
+# threads of one).
 WEB_ARGS = [
     "--workers",
     "1",
@@ -108,6 +141,7 @@ def endpoints(cluster_id: int) -> dict[str, str]:
         "chips": f"/api/chips/?cluster={cluster_id}",
         "usage": f"/api/clusters/{cluster_id}/chip-usage/",
         "summary": f"/api/clusters/{cluster_id}/summary/",
+        SUBMIT: "/api/requests/",
     }
 
 
@@ -115,21 +149,37 @@ def endpoints(cluster_id: int) -> dict[str, str]:
 
 
 def _get(
-    conn: http.client.HTTPConnection, path: str, headers: dict[str, str]
+    conn: http.client.HTTPConnection,
+    path: str,
+    headers: dict[str, str],
+    body: bytes | None = None,
 ) -> tuple[str, int]:
-    """GET ``path`` on the kept-alive connection: (status, body bytes). A dropped
-    connection is opened again once (http.client reconnects after close())."""
+    """GET ``path`` (POST ``body`` when given) on the kept-alive connection:
+    (status, body bytes). A dropped connection is opened again once
+    (http.client reconnects after close())."""
+    method = "GET" if body is None else "POST"
     for attempt in (0, 1):
         try:
-            conn.request("GET", path, headers=headers)
+            conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
-            body = response.read()
-            return str(response.status), len(body)
+            answer = response.read()
+            if response.status >= 400 and path not in _FIRST_ERRORS:
+                # what the first refusal of each endpoint said, for the table
+                _FIRST_ERRORS[path] = answer[:300].decode(errors="replace")
+            return str(response.status), len(answer)
         except (http.client.HTTPException, OSError) as exc:
             conn.close()
             if attempt:
                 return type(exc).__name__, 0
     raise AssertionError("unreachable")
+
+
+_FIRST_ERRORS: dict[str, str] = {}  # in the clients' process
+
+
+def _submission(client: int, n: int) -> bytes:
+    body = {**SUBMISSION, "idempotency_key": f"bench-rest-{os.getpid()}-{client}-{n}"}
+    return json.dumps(body).encode()
 
 
 def hammer(
@@ -146,13 +196,18 @@ def hammer(
     and every request sent (the warm-up's too).
     """
     url = urlsplit(base_url)
+    submit_path = endpoints(0)[SUBMIT]
     begin = time.perf_counter() + warmup
     end = begin + seconds
     per_client: list[dict[str, dict[str, Any]]] = []
 
     def client(k: int) -> None:
         conn = http.client.HTTPConnection(url.hostname, url.port, timeout=300)
-        headers = {"Authorization": f"Bearer {tokens[k]}", "Accept": "application/json"}
+        headers = {
+            "Authorization": f"Bearer {tokens[k]}",
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+        }
         mine: dict[str, dict[str, Any]] = {
             p: {"latencies": [], "errors": {}, "bytes": 0, "sent": 0} for p in paths
         }
@@ -161,12 +216,13 @@ def hammer(
         while (started := time.perf_counter()) < end:
             path = paths[n % len(paths)]
             n += 1
-            status, size = _get(conn, path, headers)
+            body = _submission(k, n) if path == submit_path else None
+            status, size = _get(conn, path, headers, body)
             elapsed = time.perf_counter() - started
             mine[path]["sent"] += 1
             if started < begin:
                 continue
-            if status == "200":
+            if status in ("200", "201"):
                 mine[path]["latencies"].append(elapsed)
                 mine[path]["bytes"] = size
             else:
@@ -192,6 +248,7 @@ def hammer(
         merged[path] = {
             "latencies": sorted(latencies),
             "errors": errors,
+            "first_error": _FIRST_ERRORS.pop(path, ""),
             "bytes": size,
             "sent": sum(mine[path]["sent"] for mine in per_client),
         }
@@ -210,6 +267,7 @@ class Figures:
     size: int
     seconds: float
     sent: int  # the warm-up's too
+    first_error: str = ""  # the body of the first refusal
 
     def p(self, share: float) -> float:
         """Nearest-rank percentile in ms (nan when nothing answered)."""
@@ -232,13 +290,14 @@ def rest_run(
     cluster_id: int,
     seconds: float,
     warmup: float,
+    mixes: Sequence[tuple[str, tuple[str, ...]]] = MIXES,
 ) -> Run:
     """Every mix in turn, the load from one spawned process."""
     paths = endpoints(cluster_id)
     out: Run = {}
     spawn = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
-        for mix, names in MIXES:
+        for mix, names in mixes:
             raw = pool.submit(
                 hammer, base_url, tokens, [paths[n] for n in names], seconds, warmup
             ).result()
@@ -249,6 +308,7 @@ def rest_run(
                     raw[paths[n]]["bytes"],
                     seconds,
                     raw[paths[n]]["sent"],
+                    raw[paths[n]]["first_error"],
                 )
                 for n in names
             }
@@ -285,6 +345,8 @@ def print_run(run: Run, cluster_id: int, baseline: Run | None = None) -> None:
                 row += f"  {fig.p(0.95) / baseline[mix][name].p(0.95):9.2f}x"
             if fig.errors:
                 row += f"  {fig.errors}"
+            if fig.first_error:
+                row += f"\n  {'':<11}first refusal: {fig.first_error}"
             print(row, flush=True)
     sizes = {
         name: fig.size for by_name in run.values() for name, fig in by_name.items()
@@ -309,6 +371,14 @@ def key_figures(run: Run, suffix: str = "") -> str:
                 ratio = fig.p(0.95) / by_name[ME].p(0.95)
                 parts.append(f"rest_p95_ratio_{name}{suffix}={ratio:.1f}")
     return " ".join(parts)
+
+
+def headline(run: Run, clients: int) -> str:
+    """Issue 38's two figures: a submission's p95 (aim <= 250 ms) and the chip
+    list's p95 over the trivial endpoint's in the same mix (aim <= 2.0)."""
+    post = run["submit"][SUBMIT].p(0.95)
+    chips = run["chip list"]["chips"].p(0.95) / run["chip list"][ME].p(0.95)
+    return f"clients={clients} post_p95_ms={post:.0f} chips_p95_ratio={chips:.2f}"
 
 
 # --- processes: memory, connections ---------------------------------------------------
@@ -735,7 +805,11 @@ def part_two(bench: Bench, tokens: list[str], demo: int, unloaded: Run) -> None:
         sent0, applied0 = churn.total(), pods_events(ids)
         cpu0, started = bench.cpu(), time.perf_counter()
         bench.connections.take()
-        loaded = rest_run(bench.stack.url, tokens, demo, args.seconds, args.warmup)
+        # Reads only: under the worker, submissions would be placed and change
+        # the load being measured.
+        loaded = rest_run(
+            bench.stack.url, tokens, demo, args.seconds, args.warmup, READ_MIXES
+        )
         wall = time.perf_counter() - started
         cpu = cpu_line(cpu0, bench.cpu())
         sent, applied = churn.total() - sent0, pods_events(ids) - applied0
@@ -797,7 +871,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=30000)
     parser.add_argument("--slice-pods", type=int, default=20000)
-    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument(
+        "--web-workers",
+        type=int,
+        default=DEFAULT_WEB_WORKERS,
+        help="uvicorn processes (default: as WEB_CONCURRENCY=auto here)",
+    )
     parser.add_argument(
         "--seconds", type=float, default=20, help="measured window per mix"
     )
@@ -888,7 +968,10 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
             "WORKER_ALIVE_FILE": str(stack.workdir / "worker-alive"),
         }
     )
-    stack.web_args = list(WEB_ARGS)
+    # The web image's pool, for the web processes only (a sync thread keeps its
+    # connection for the whole watch, so the sync runs without a pool).
+    stack.web_env["DATABASE_POOL_MAX_SIZE"] = POOL_MAX_SIZE
+    stack.web_args = web_args(args.web_workers)
 
     # The pool's simulators build while the stack starts (idle until part 2).
     tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-rest-"))
@@ -958,7 +1041,9 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
     print("-- configuration", flush=True)
     line(
         "  web",
-        "uvicorn vnpuportal.asgi:application, 1 process (WEB_CONCURRENCY=1), "
+        f"uvicorn vnpuportal.asgi:application, {args.web_workers} processes "
+        f"(WEB_CONCURRENCY={args.web_workers}; auto on this machine: "
+        f"{DEFAULT_WEB_WORKERS}), DATABASE_POOL_MAX_SIZE={POOL_MAX_SIZE}, "
         + " ".join(WEB_ARGS[2:]),
     )
     line(
@@ -998,6 +1083,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
     sessions = connections_peak.sessions() - sessions0
     print_run(unloaded, demo)
     print(key_figures(unloaded), flush=True)
+    print(headline(unloaded, args.clients), flush=True)
     line("CPU used meanwhile", cpu)
     line(
         "PostgreSQL connections (most seen)",

@@ -21,3 +21,20 @@ require_secret_key() {
     exit 78 # EX_CONFIG
   fi
 }
+
+# The CPUs this container may use: its cgroup v2 quota (cpu.max "200000 100000"
+# is 2), rounded up; without a quota the CPUs it may run on, at most $2 (a pod
+# with no CPU limit on a 64-core node should not start 64 processes). The file
+# is the first argument so that the tests can hand it one.
+cpu_count() {
+  local file="${1:-/sys/fs/cgroup/cpu.max}" most="${2:-4}" quota period cpus
+  cpus="$(nproc 2>/dev/null || echo 1)"
+  if read -r quota period 2>/dev/null <"$file" &&
+    [ "$quota" != max ] && [ "${period:-0}" -gt 0 ]; then
+    cpus=$(((quota + period - 1) / period))
+  elif [ "$cpus" -gt "$most" ]; then
+    cpus="$most"
+  fi
+  [ "$cpus" -ge 1 ] || cpus=1
+  echo "$cpus"
+}

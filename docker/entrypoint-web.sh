@@ -13,7 +13,21 @@ python "$HERE/prestart.py" wait
 if truthy "${MIGRATE_ON_START:-true}"; then
   python "$HERE/prestart.py" migrate
 fi
-workers="${WEB_CONCURRENCY:-1}"
+# One uvicorn process per CPU by default: Django runs a process's sync views one
+# at a time, so processes, not threads, use the pod's cores. Without a CPU
+# limit, at most WEB_CONCURRENCY_MAX (4).
+workers="${WEB_CONCURRENCY:-auto}"
+if [ "$workers" = auto ]; then
+  workers="$(cpu_count "${CGROUP_CPU_MAX_FILE:-/sys/fs/cgroup/cpu.max}" "${WEB_CONCURRENCY_MAX:-4}")"
+fi
+case "$workers" in
+  '' | *[!0-9]* | 0)
+    echo "vnpuportal: WEB_CONCURRENCY must be a positive number or auto, not '$workers'." >&2
+    exit 78
+    ;;
+esac
+# Each process keeps a few PostgreSQL connections open (docs/configuration.md).
+export DATABASE_POOL_MAX_SIZE="${DATABASE_POOL_MAX_SIZE:-4}"
 if [ "$workers" -gt 1 ]; then
   # The HTTP histogram is summed over the worker processes through this directory.
   export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-/tmp/prometheus}"

@@ -377,8 +377,11 @@ class ProcessSet:
         self.env = env
         self.procs: dict[str, Process] = {}
 
-    def launch(self, name: str, cmd: list[str]) -> Process:
-        process = start(name, cmd, self.dir, env=self.env())
+    def launch(
+        self, name: str, cmd: list[str], extra_env: Mapping[str, str] | None = None
+    ) -> Process:
+        """Start ``cmd`` as ``name`` with ``env()`` and ``extra_env`` over it."""
+        process = start(name, cmd, self.dir, env={**self.env(), **(extra_env or {})})
         self.procs[name] = process
         return process
 

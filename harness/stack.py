@@ -201,6 +201,9 @@ class Stack:
         self.extra_env: dict[str, str] = {}
         # Arguments added to uvicorn's (read by ``start_web``; a later flag wins).
         self.web_args: list[str] = []
+        # Settings of the web process only (as docker/entrypoint-web.sh exports
+        # DATABASE_POOL_MAX_SIZE for it alone).
+        self.web_env: dict[str, str] = {}
 
     # -- environment of the portal's processes
 
@@ -270,8 +273,10 @@ class Stack:
             )
         return result.stdout
 
-    def _spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        return self.processes.launch(name, cmd)
+    def _spawn(
+        self, name: str, cmd: list[str], extra_env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        return self.processes.launch(name, cmd, extra_env)
 
     def logs(self, name: str, tail: int = 4000) -> str:
         return self.processes.log(name, tail)
@@ -322,10 +327,7 @@ class Stack:
 
     def start_web(self) -> None:
         """Start uvicorn on this stack's port and wait until it answers."""
-        self._spawn(
-            "web",
-            uvicorn_command(self.port, *self.web_args),
-        )
+        self._spawn("web", uvicorn_command(self.port, *self.web_args), self.web_env)
         self._wait_http(timeout=60)
 
     def stop_web(self) -> None:

@@ -20,6 +20,7 @@ STUB = """#!/usr/bin/env bash
 { printf '%s' "$(basename "$0")"; for a in "$@"; do printf '\\t%s' "$a"; done; printf '\\n'; } >> "$STUB_LOG"
 if [ "$(basename "$0")" = uvicorn ]; then
   printf 'env\\tPROMETHEUS_MULTIPROC_DIR=%s\\n' "${PROMETHEUS_MULTIPROC_DIR:-}" >> "$STUB_LOG"
+  printf 'env\\tDATABASE_POOL_MAX_SIZE=%s\\n' "${DATABASE_POOL_MAX_SIZE:-}" >> "$STUB_LOG"
 fi
 if [ "$(basename "$0")" = python ] && [ "${2:-}" = "${STUB_FAIL_ON:-none}" ]; then exit 69; fi
 exit "${STUB_EXIT:-0}"
@@ -73,6 +74,8 @@ def run(tmp_path: Path):
         (stubs / name).write_text(STUB)
         (stubs / name).chmod(0o755)
     log = tmp_path / "calls.log"
+    one_cpu = tmp_path / "one-cpu.max"
+    one_cpu.write_text("100000 100000\n")
 
     def call(script: str, *args: str, **env: str) -> tuple[int, list[list[str]], str]:
         log.write_text("")
@@ -80,6 +83,8 @@ def run(tmp_path: Path):
             "PATH": f"{stubs}:/usr/bin:/bin",
             "STUB_LOG": str(log),
             "HOME": str(tmp_path),
+            # a container limited to one CPU, whatever this machine has
+            "CGROUP_CPU_MAX_FILE": str(one_cpu),
             **env,
         }
         done = subprocess.run(
@@ -108,7 +113,67 @@ def test_web_waits_migrates_then_serves(run):
         ["python", PRESTART, "migrate"],
         UVICORN,
         ["env", "PROMETHEUS_MULTIPROC_DIR="],
+        ["env", "DATABASE_POOL_MAX_SIZE=4"],
     ]
+
+
+def _uvicorn_workers(calls: list[list[str]]) -> str:
+    uvicorn = next(call for call in calls if call[0] == "uvicorn")
+    return uvicorn[uvicorn.index("--workers") + 1]
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "most", "expected"),
+    [
+        ("200000 100000\n", None, "2"),  # a 2-CPU limit
+        ("150000 100000\n", None, "2"),  # 1.5 CPUs: rounded up
+        ("50000 100000\n", None, "1"),  # half a CPU: one process
+        ("800000 100000\n", None, "8"),  # a limit is followed, whatever the cap
+    ],
+)
+def test_web_auto_concurrency_follows_the_cpu_limit(
+    run, tmp_path, cpu_max, most, expected
+):
+    cgroup = tmp_path / "cpu.max"
+    cgroup.write_text(cpu_max)
+    code, calls, _ = run("entrypoint-web.sh", **_prod(CGROUP_CPU_MAX_FILE=str(cgroup)))
+    assert code == 0
+    assert _uvicorn_workers(calls) == expected
+
+
+def test_web_auto_concurrency_without_a_limit_is_capped(run, tmp_path):
+    cgroup = tmp_path / "cpu.max"
+    cgroup.write_text("max 100000\n")
+    cpus = len(os.sched_getaffinity(0))
+    code, calls, _ = run(
+        "entrypoint-web.sh",
+        **_prod(CGROUP_CPU_MAX_FILE=str(cgroup), WEB_CONCURRENCY_MAX="1"),
+    )
+    assert code == 0
+    assert _uvicorn_workers(calls) == "1"
+    code, calls, _ = run(
+        "entrypoint-web.sh",
+        **_prod(CGROUP_CPU_MAX_FILE=str(tmp_path / "none"), WEB_CONCURRENCY_MAX="64"),
+    )
+    assert code == 0
+    assert _uvicorn_workers(calls) == str(min(cpus, 64))
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1", "2x"])
+def test_web_refuses_a_concurrency_that_is_not_a_number(run, value):
+    code, calls, stderr = run("entrypoint-web.sh", **_prod(WEB_CONCURRENCY=value))
+    assert code == 78
+    assert "WEB_CONCURRENCY must be a positive number or auto" in stderr
+    assert not any(call[0] == "uvicorn" for call in calls)
+
+
+def test_web_keeps_a_connection_pool_unless_told_otherwise(run):
+    # The stub uvicorn logs the environment it was started with.
+    code, calls, _ = run("entrypoint-web.sh", **_prod())
+    assert code == 0
+    assert ["env", "DATABASE_POOL_MAX_SIZE=4"] in calls
+    code, calls, _ = run("entrypoint-web.sh", **_prod(DATABASE_POOL_MAX_SIZE="0"))
+    assert ["env", "DATABASE_POOL_MAX_SIZE=0"] in calls
 
 
 def test_web_options_from_the_environment(run, tmp_path):
@@ -158,7 +223,7 @@ def test_production_refuses_to_start_without_a_secret_key(run, script, key):
 def test_the_local_demo_needs_no_key(run):
     code, calls, _ = run("entrypoint-web.sh", DJANGO_DEBUG="True")
     assert code == 0
-    assert calls[-2] == UVICORN
+    assert calls[-3] == UVICORN
 
 
 def test_a_service_that_never_answers_stops_the_start(run):

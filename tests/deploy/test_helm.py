@@ -183,6 +183,8 @@ def test_settings_reach_the_pods():
     assert config["DJANGO_DEBUG"] == "false"
     assert config["PROMETHEUS_URL"] == "http://prometheus-operated.monitoring:9090"
     assert "PROMETHEUS_URL" not in _one(render(), "ConfigMap")["data"]
+    # by default a web process per CPU of the pod (docker/entrypoint-web.sh)
+    assert _one(render(), "ConfigMap")["data"]["WEB_CONCURRENCY"] == "auto"
     for component in ("web", "worker", "beat"):
         env_from = _container(_one(objects, "Deployment", f"-{component}"))["envFrom"]
         assert {"configMapRef": {"name": "vnpu-vnpu-portal"}} in env_from
@@ -383,6 +385,8 @@ BAD_VALUES = [
     ({"beat.replicas": "2"}, "/beat/replicas"),
     ({"web.replicas": "-1"}, "/web/replicas"),
     ({"worker.concurrency": "0"}, "/worker/concurrency"),
+    ({"web.concurrency": "0"}, "/web/concurrency"),
+    ({"web.concurrency": "many"}, "/web/concurrency"),
     ({"web.readinessProbe.httpGet.path": "readyz"}, "/web/readinessProbe"),
     ({"web.resources.requests.memory": "lots"}, "/web/resources/requests/memory"),
     ({"postgresql.port": "70000"}, "/postgresql/port"),

@@ -96,8 +96,9 @@ TEMPLATES = [
 ]
 
 
-def _database(url: str) -> dict[str, object]:
-    """DATABASE_URL with the options each engine needs here."""
+def _database(url: str, pool_max_size: int = 0) -> dict[str, object]:
+    """DATABASE_URL with the options each engine needs here (``pool_max_size``
+    > 0: a connection pool of that size, PostgreSQL only)."""
     database = env.db_url_config(url)
     database["ATOMIC_REQUESTS"] = True
     options = database.setdefault("OPTIONS", {})
@@ -105,6 +106,17 @@ def _database(url: str) -> dict[str, object]:
         # An unreachable server (a partition, not a refusal) fails a request with
         # 503 after this long instead of hanging it; ?connect_timeout=N overrides.
         options.setdefault("connect_timeout", 5)
+        if pool_max_size > 0:
+            # Connections kept open between requests (psycopg's pool): a web
+            # process pays no connect (about 5 ms) per request, and never holds
+            # more than this many. Django runs sync views one at a time per
+            # process, so a few suffice; a request waits up to the timeout for
+            # one, then fails with 503 as a database outage does.
+            options["pool"] = {
+                "min_size": 1,
+                "max_size": pool_max_size,
+                "timeout": 10,
+            }
     if database["ENGINE"].endswith("sqlite3"):
         # Workers, the web process and the sync loop share one file: wait for the
         # writer lock instead of failing with "database is locked".
@@ -121,7 +133,9 @@ def _database(url: str) -> dict[str, object]:
 
 DATABASES = {
     "default": _database(
-        env("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")
+        env("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        # 0: a connection per request (per thread); the web image sets 4
+        pool_max_size=env.int("DATABASE_POOL_MAX_SIZE", default=0),
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
