@@ -209,7 +209,12 @@ class Request(models.Model):
         ]
         indexes = [
             models.Index(fields=["cluster", "state"]),
-            models.Index(fields=["queue", "state"]),
+            # A queue's pending requests in the allocator's order: a position
+            # is a count of the index entries ahead (selectors.queue_positions).
+            models.Index(
+                fields=["queue", "state", "-priority", "created_at", "id"],
+                name="request_queue_rank",
+            ),
             models.Index(fields=["cluster", "namespace", "pod_name"]),
         ]
 

@@ -269,6 +269,33 @@ def test_positions_follow_priority_then_age(world, operator_client):
     assert rows == {ids[1]: 1, ids[0]: 2, ids[2]: 3}
 
 
+def test_positions_are_counted_in_one_query_with_every_tie_broken(
+    world, operator_client, django_assert_num_queries
+):
+    from django.utils import timezone
+
+    from apps.scheduling.selectors import queue_positions
+
+    priorities = ["batch-low", "inference-high", "batch-medium"] * 4
+    ids = [
+        operator_client.post(
+            "/api/requests/", _body(world, priority=p), format="json"
+        ).json()["id"]
+        for p in priorities
+    ]
+    # Four submitted in the same instant: the id breaks their tie.
+    Request.objects.filter(pk__in=ids[4:8]).update(created_at=timezone.now())
+    rows = list(Request.objects.filter(pk__in=ids))
+    expected = sorted(rows, key=lambda r: (-r.priority, r.created_at, r.pk))
+    with django_assert_num_queries(1):
+        positions = queue_positions(rows)
+    assert positions == {r.pk: n for n, r in enumerate(expected, start=1)}
+    # one request alone knows how many are ahead of it
+    last = expected[-1]
+    assert queue_positions([last]) == {last.pk: len(ids)}
+    assert queue_positions([]) == {}
+
+
 def test_queue_admin(world, admin_client_api, operator_client):
     body = {
         "cluster": world.cluster.pk,
