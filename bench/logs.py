@@ -9,7 +9,8 @@ uses ``DATABASE_URL``'s) and ``redis-server``. Everything it starts is stopped
 and removed at the end, also after an error or Ctrl-C.
 
 The portal runs as ``bench.rest`` runs it (``docker/entrypoint-web.sh``'s
-uvicorn flags, one process, DEBUG off, Redis for the cache, the channel layer
+uvicorn flags, a process per CPU with a pool of PostgreSQL connections each
+(``--web-workers``), DEBUG off, Redis for the cache, the channel layer
 and the broker, a Celery worker and beat: ``bench.rest.Pool``) on simcluster's
 ``burst`` scenario (the guide with enough 310P nodes for the jobs), watched by
 ``manage.py sync``. ``--followers`` jobs (vir01 each, queue ``ci``) are
@@ -35,7 +36,7 @@ own (spawned: no GIL shared with the portal or each other):
     of order); when each stream ended and each waiter was answered after its
     job ended (the first line's timestamp plus the run time); and the API's
     p95 over (a)'s.
-During both: the web process's CPU, its threads and its sockets (to
+During both: the web processes' CPU, their threads and sockets (to
 PostgreSQL, to the cluster's API server, from clients; read from ``/proc``),
 and the connections to the portal's database (``pg_stat_activity``), sampled
 every 0.25 s: the most seen.
@@ -79,10 +80,12 @@ from bench.logstreams import (  # noqa: E402
 )
 from bench.rest import (  # noqa: E402
     API_RATE_LIMIT,
-    WEB_ARGS,
+    DEFAULT_WEB_WORKERS,
+    POOL_MAX_SIZE,
     Figures,
     Pool,
     hammer,
+    web_args,
     with_cleanups,
 )
 from bench.ui import line, pick_postgres  # noqa: E402
@@ -114,8 +117,9 @@ class Portal:
 def start_portal(
     args: argparse.Namespace, cleanups: list[Callable[[], None]]
 ) -> Portal:
-    """bench.rest's deployment (one uvicorn with production flags, Redis, a
-    worker and beat) on simcluster ``burst`` with room for the jobs."""
+    """bench.rest's deployment (``--web-workers`` uvicorn processes with the
+    production flags and a connection pool each, Redis, a worker and beat) on
+    simcluster ``burst`` with room for the jobs."""
     redis = PrivateRedis(appendonly=False)
     cleanups.append(redis.stop)
     if args.postgres == "private":
@@ -146,7 +150,8 @@ def start_portal(
             "WORKER_ALIVE_FILE": str(stack.workdir / "worker-alive"),
         }
     )
-    stack.web_args = list(WEB_ARGS)
+    stack.web_args = web_args(args.web_workers)
+    stack.web_env["DATABASE_POOL_MAX_SIZE"] = POOL_MAX_SIZE
     stack.start(wait_for_chips=nodes * 4, timeout=300)
     os.environ.update(stack.env())
     import django
@@ -157,7 +162,11 @@ def start_portal(
     cleanups.append(connections.close_all)
     Pool(stack, 2).start()  # stopped with the stack (its processes)
     line("  database", database)
-    line("  web", "uvicorn, 1 process, " + " ".join(WEB_ARGS[2:]))
+    line(
+        "  web",
+        f"uvicorn, {args.web_workers} processes, DATABASE_POOL_MAX_SIZE="
+        f"{POOL_MAX_SIZE}, " + " ".join(web_args(args.web_workers)[2:]),
+    )
     pg_port = urlsplit(postgres_url).port or 5432
     ports = {
         "web": stack.port,
@@ -455,7 +464,7 @@ def report(
 ) -> None:
     print("-- the API, p95 (b) over (a) in the same run", flush=True)
     print_api(alone, loaded)
-    print("-- the web process: the most seen (every 0.25 s) / at the end", flush=True)
+    print("-- the web processes: the most seen (every 0.25 s) / at the end", flush=True)
     for label, peak, last in sampled:
         print_sampled(label, peak, last)
     print(
@@ -501,6 +510,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--followers", type=int, default=50, help="jobs followed")
     parser.add_argument("--waiters", type=int, default=200, help="long polls open")
     parser.add_argument("--clients", type=int, default=20, help="API clients")
+    parser.add_argument(
+        "--web-workers",
+        type=int,
+        default=DEFAULT_WEB_WORKERS,
+        help="uvicorn processes (default: as WEB_CONCURRENCY=auto here)",
+    )
     parser.add_argument("--seconds", type=float, default=20, help="each window")
     parser.add_argument("--warmup", type=float, default=3, help="before each window")
     parser.add_argument("--line-rate", type=float, default=10, help="per job, /s")
