@@ -12,11 +12,13 @@ pod), so that every request fits at once and none has to wait for another to
 end. The requests are vir01, vir01, vir02 repeated (267 vir01-sized units for
 200): mixed, so that where Volcano puts each pod decides what still fits.
 
-The portal runs in this process as a deployment does, without Celery workers:
-sync (list + watch) and the beat's scheduling passes in threads
-(``harness.portal.Running``), passes also run inline after each submission (the
-embedded mode). The requests are POSTed at once by CI pipelines (token
-clients, four or more in parallel).
+The portal runs in this process as a deployment does, with threads for its
+Celery processes (``harness.portal.Running(worker=True)``): sync (list +
+watch), the beat's scheduling passes, and a worker thread that runs the pass
+each submission or sync event asks for, as a Celery worker takes it off the
+request (wishes made while a pass runs are served by one more pass, not one
+each). A submission thus never waits for a pass. The requests are POSTed at
+once by CI pipelines (token clients, four or more in parallel).
 
 With ``--scheduler hami`` the real stack runs HAMi's scheduler as its chart
 deploys it (``kubestack up --scheduler hami``: kube-scheduler with HAMi's
@@ -116,7 +118,7 @@ def _burst(
     chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
     print(f"{name}: {chips} 310P chips synced", flush=True)
     started = time.monotonic()
-    with Running(cluster):
+    with Running(cluster, worker=True):
         ids = submit_burst(
             name,
             burst_templates(requests),

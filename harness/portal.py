@@ -26,12 +26,21 @@ from harness.processes import wait_until
 class Running:
     """Sync (list + watch) and a beat loop in background threads, for a ``with``."""
 
-    def __init__(self, cluster: Any, beat_interval: float = 0.5) -> None:
+    def __init__(
+        self, cluster: Any, beat_interval: float = 0.5, *, worker: bool = False
+    ) -> None:
+        """``worker``: the passes a submission or a sync event asks for run in a
+        thread of their own, as a Celery worker takes them off the request
+        (production), instead of inline in the caller (eager Celery, the
+        embedded mode); wishes made while a pass runs are served by one more."""
         self.cluster = cluster
         self.beat_interval = beat_interval
+        self.worker = worker
         self.stop = threading.Event()
         self.errors: list[BaseException] = []
         self.passes = 0  # scheduling passes the beat loop has finished
+        self._wanted = threading.Event()
+        self._runner: Any = None
 
     def _sync(self) -> None:
         try:
@@ -57,11 +66,31 @@ class Running:
         target = self.passes + count
         wait_until(lambda: self.passes >= target, f"{count} scheduling passes", timeout)
 
+    def _work(self) -> None:
+        from apps.scheduling.passes import scheduling_pass
+
+        try:
+            while not self.stop.is_set():
+                if not self._wanted.wait(0.2):
+                    continue
+                self._wanted.clear()
+                scheduling_pass(self.cluster.pk)
+        except BaseException as exc:
+            self.errors.append(exc)
+        finally:
+            connection.close()
+
     def __enter__(self) -> Running:
         self.threads = [
             threading.Thread(target=self._sync, daemon=True),
             threading.Thread(target=self._beat, daemon=True),
         ]
+        if self.worker:
+            from apps.scheduling import triggers
+
+            self._runner = triggers.runner("pass")
+            triggers.register("pass", lambda _cluster_id: self._wanted.set())
+            self.threads.append(threading.Thread(target=self._work, daemon=True))
         for thread in self.threads:
             thread.start()
         return self
@@ -70,6 +99,10 @@ class Running:
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=30)
+        if self._runner is not None:
+            from apps.scheduling import triggers
+
+            triggers.register("pass", self._runner)
         assert not self.errors, self.errors
 
 

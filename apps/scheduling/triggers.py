@@ -27,6 +27,11 @@ def register(kind: Kind, runner: Callable[[int], Any]) -> None:
     _RUNNERS[kind] = runner
 
 
+def runner(kind: Kind) -> Callable[[int], Any] | None:
+    """How one kind of follow-up is started now (None: not registered)."""
+    return _RUNNERS.get(kind)
+
+
 def run(kind: Kind, object_id: int) -> None:
     """Start the follow-up now (a cluster id, or a proposal id for ``evict``)."""
     runner = _RUNNERS.get(kind)
