@@ -19,6 +19,7 @@ transaction (it talks to the cluster). It is safe to run again at any time:
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -43,7 +44,7 @@ from apps.scheduling.selectors import (
     pod_policy_violations,
     workload_security_context,
 )
-from apps.scheduling.volcano import hold_reason, volcano_queues
+from apps.scheduling.volcano import VolcanoQueues, hold_reason, volcano_queues
 
 log = logging.getLogger(__name__)
 
@@ -65,74 +66,122 @@ def requests_admit(
     chip_types = {ct.common_word: ct for ct in ChipType.objects.filter(cluster=cluster)}
     scheduler = scheduler_in_effect(cluster)
     queues = volcano_queues(cluster.pk)
-    reserved = (
+    reserved = list(
         Request.objects.filter(cluster=cluster, state=RequestState.RESERVED)
         .select_related("queue")
         .order_by("-priority", "created_at", "pk")
     )
-    for request in reserved:
-        reservation = (
-            Reservation.objects.filter(request=request)
-            .select_related("chip__node", "proposal")
-            .first()
+    reservations = {
+        r.request_id: r
+        for r in Reservation.objects.filter(request__in=reserved).select_related(
+            "chip__node", "proposal"
         )
-        if reservation is None:
-            states.request_move(
-                request.pk,
-                from_states=[RequestState.RESERVED],
-                to=RequestState.PENDING,
-                **states.UNBOOKED,
-                reason="its reservation disappeared (the chip was removed); waiting again",
-            )
-            continue
-        proposal = reservation.proposal
-        if proposal is not None and proposal.state != ProposalState.DONE:
-            continue  # victims not gone yet; the room and the node are held
-        chip_type = chip_types.get(request.common_word)
-        if chip_type is None:
-            states.request_move(
-                request.pk,
-                from_states=[RequestState.RESERVED],
-                to=RequestState.FAILED,
-                drop_reservation=True,
-                finished_at=timezone.now(),
-                reason=f"chip type {request.common_word} is no longer configured",
-            )
-            continue
-        why = hold_reason(request.queue.name, queues)
-        if why is not None:
-            # Its Volcano queue closed (or went) since the room was booked:
-            # give the room back rather than send a pod that is never scheduled.
-            _unbook(request, why)
-            continue
-        if _admit(
-            request, reservation, chip_type, scheduler, ops, now or timezone.now()
+    }
+    ready: list[tuple[Request, Reservation, dict[str, Any]]] = []
+    for request in reserved:
+        reservation = reservations.get(request.pk)
+        manifest = _ready_manifest(request, reservation, chip_types, queues, scheduler)
+        if reservation is not None and manifest is not None:
+            ready.append((request, reservation, manifest))
+    # The POSTs go out together (a burst's pods are created in the time of a
+    # few, not one after another); what each answer means is decided here,
+    # one at a time, highest priority first.
+    answers = _send_all(ops, ready)
+    for (request, reservation, _), answer in zip(ready, answers, strict=True):
+        if _created(request, answer) and _admitted(
+            request, reservation, scheduler, ops, now or timezone.now()
         ):
             admitted.append(request.pk)
     return admitted
 
 
-def _admit(
+def _ready_manifest(
+    request: Request,
+    reservation: Reservation | None,
+    chip_types: dict[str, ChipType],
+    queues: VolcanoQueues,
+    scheduler: SchedulerInEffect,
+) -> dict[str, Any] | None:
+    """The pod to create for a Reserved request, or None when it gets none now
+    (moved back, failed, or its preemption's victims are not gone yet)."""
+    if reservation is None:
+        states.request_move(
+            request.pk,
+            from_states=[RequestState.RESERVED],
+            to=RequestState.PENDING,
+            **states.UNBOOKED,
+            reason="its reservation disappeared (the chip was removed); waiting again",
+        )
+        return None
+    proposal = reservation.proposal
+    if proposal is not None and proposal.state != ProposalState.DONE:
+        return None  # victims not gone yet; the room and the node are held
+    chip_type = chip_types.get(request.common_word)
+    if chip_type is None:
+        states.request_move(
+            request.pk,
+            from_states=[RequestState.RESERVED],
+            to=RequestState.FAILED,
+            drop_reservation=True,
+            finished_at=timezone.now(),
+            reason=f"chip type {request.common_word} is no longer configured",
+        )
+        return None
+    why = hold_reason(request.queue.name, queues)
+    if why is not None:
+        # Its Volcano queue closed (or went) since the room was booked:
+        # give the room back rather than send a pod that is never scheduled.
+        _unbook(request, why)
+        return None
+    refusal = _pod_policy_refusal(request)
+    if refusal is not None:
+        _fail(request, refusal)
+        return None
+    return _manifest(request, reservation, chip_type, scheduler)
+
+
+#: Pod creations sent at once by one pass (each a POST to the API server).
+CREATE_CONCURRENCY = 8
+
+
+def _send_all(
+    ops: ClusterOps, ready: list[tuple[Request, Reservation, dict[str, Any]]]
+) -> list[KubeError | PodExists | None]:
+    """POST every pod, up to ``CREATE_CONCURRENCY`` at once; per pod, the error
+    it met (None: created). Threads only talk to the API server: the database
+    is written by the caller."""
+
+    def send(
+        item: tuple[Request, Reservation, dict[str, Any]],
+    ) -> KubeError | PodExists | None:
+        request, _, manifest = item
+        try:
+            ops.create_pod(request.namespace, manifest)
+        except (KubeError, PodExists) as exc:
+            return exc
+        return None
+
+    if not ready:
+        return []
+    # The first from this thread: the gateway opens its client once, here.
+    first = send(ready[0])
+    with ThreadPoolExecutor(max_workers=CREATE_CONCURRENCY) as pool:
+        return [first, *pool.map(send, ready[1:])]
+
+
+def _admitted(
     request: Request,
     reservation: Reservation,
-    chip_type: ChipType,
     scheduler: SchedulerInEffect,
     ops: ClusterOps,
     now: datetime,
 ) -> bool:
-    """Create the request's pod on its reserved chip and make it Admitted.
+    """Make the request whose pod exists now Admitted.
 
     Returns:
-        Whether the request was admitted (False: it failed, gave its room
-        back, or waits for the next pass).
+        Whether it was (False: cancelled meanwhile; its pod is deleted).
     """
     node = reservation.chip.node
-    refusal = _pod_policy_refusal(request)
-    if refusal is not None:
-        return _fail(request, refusal)
-    manifest = _manifest(request, reservation, chip_type, scheduler)
-    if not _create_pod(request, manifest, ops):
-        return False
     crash_point("after_pod_create")
     moved = states.request_move(
         request.pk,
@@ -222,15 +271,17 @@ def _manifest(
     )
 
 
-def _create_pod(request: Request, manifest: dict[str, Any], ops: ClusterOps) -> bool:
-    """POST the pod; adopt it if this request's pod exists already.
+def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
+    """What the pod's POST answered (``answer``: its error, None when
+    created); adopt the pod if this request's pod existed already.
 
     Returns:
         True when the pod exists now; False when the request failed, gave its
         room back, or waits for the next pass (the reason says which).
     """
     try:
-        ops.create_pod(request.namespace, manifest)
+        if answer is not None:
+            raise answer
     except PodExists as exists:
         if exists.pod is None:
             return False  # deleted between our POST and GET: next pass

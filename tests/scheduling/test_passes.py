@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
@@ -379,6 +380,32 @@ def test_a_cancel_while_the_pod_is_created_deletes_that_pod(world, operator, fak
     run_pass(world.cluster)
     assert ("ci", f"vnpu-req-{request.pk}") not in fake_ops.pods
     assert ("delete_pod", "ci", f"vnpu-req-{request.pk}") in fake_ops.calls
+
+
+def test_a_pass_sends_its_pods_together(world, operator, fake_ops, monkeypatch):
+    # The second, third and fourth POST wait for each other: one after another
+    # (as before), the second would wait for ever; together, all go through.
+    world.chips("Ascend310P", 4, node="npu-node-310p-01")
+    requests = [world.request(operator) for _ in range(4)]
+    together = threading.Barrier(3, timeout=10)
+    sent = fake_ops.create_pod
+    calls: list[str] = []
+
+    def create_pod(namespace, body):
+        calls.append(body["metadata"]["name"])
+        if len(calls) > 1:
+            together.wait()
+        return sent(namespace, body)
+
+    monkeypatch.setattr(fake_ops, "create_pod", create_pod)
+    report = run_pass(world.cluster)
+    assert sorted(report.admitted) == sorted(r.pk for r in requests)
+    # the highest priority first, then the oldest: the first request's pod
+    # is sent before the others
+    assert calls[0] == f"vnpu-req-{requests[0].pk}"
+    for request in requests:
+        request.refresh_from_db()
+        assert request.state == RequestState.ADMITTED
 
 
 def test_an_existing_pod_of_the_request_is_adopted_not_duplicated(
