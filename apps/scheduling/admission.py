@@ -118,14 +118,7 @@ def _ready_manifest(
         return None  # victims not gone yet; the room and the node are held
     chip_type = chip_types.get(request.common_word)
     if chip_type is None:
-        states.request_move(
-            request.pk,
-            from_states=[RequestState.RESERVED],
-            to=RequestState.FAILED,
-            drop_reservation=True,
-            finished_at=timezone.now(),
-            reason=f"chip type {request.common_word} is no longer configured",
-        )
+        _fail(request, f"chip type {request.common_word} is no longer configured")
         return None
     why = hold_reason(request.queue.name, queues)
     if why is not None:
