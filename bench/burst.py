@@ -94,10 +94,17 @@ class Figures:
 
 
 def _burst(
-    name: str, kubeconfig: Path, requests: int, timeout: float, scheduler: str
+    name: str,
+    kubeconfig: Path,
+    requests: int,
+    timeout: float,
+    scheduler: str,
+    passes: str = "worker",
 ) -> Figures:
     """Submit the burst to a new cluster ``name`` (its pods sent to
-    ``scheduler``, a ``SchedulerSetting`` value) and wait for it to settle."""
+    ``scheduler``, a ``SchedulerSetting`` value) and wait for it to settle.
+    ``passes``: ``worker`` (a thread, as a Celery worker) or ``inline`` (in
+    the submitting request, eager Celery)."""
     from apps.inventory.choices import ConnectionKind
     from apps.inventory.models import Chip
     from apps.inventory.services import cluster_create
@@ -118,7 +125,7 @@ def _burst(
     chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
     print(f"{name}: {chips} 310P chips synced", flush=True)
     started = time.monotonic()
-    with Running(cluster, worker=True):
+    with Running(cluster, worker=passes == "worker"):
         ids = submit_burst(
             name,
             burst_templates(requests),
@@ -278,6 +285,13 @@ def main(argv: list[str] | None = None) -> int:
         default="volcano",
         help="the real scheduler that places the pods (hami: HAMi v2.9.0)",
     )
+    parser.add_argument(
+        "--passes",
+        choices=("worker", "inline"),
+        default="worker",
+        help="where a submission's pass runs: a worker thread (production) or "
+        "inline in the POST (the embedded mode)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.requests, args.nodes = 40, 3
@@ -328,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.requests,
                 args.timeout,
                 args.scheduler,
+                args.passes,
             )
             real_name = {"volcano": "real Volcano", "hami": "real HAMi"}[args.scheduler]
             print(real.line(real_name), flush=True)
@@ -341,6 +356,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.requests,
                 args.timeout,
                 args.scheduler,
+                args.passes,
             )
         finally:
             processes.stop(sim, grace=30)
