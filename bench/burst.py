@@ -49,7 +49,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -74,22 +74,35 @@ class Figures:
     bind_timeouts: int
     not_running: int
     wall: float
+    #: The portal's requests only: submission to its pod created (the
+    #: portal's own time), and pod created to Running (the cluster's).
+    to_pod: list[float] = field(default_factory=list)
+    pod_to_running: list[float] = field(default_factory=list)
 
-    def percentile(self, share: float) -> float:
-        """Nearest-rank percentile of the times to Running (nan when none ran)."""
-        ordered = sorted(self.seconds)
+    def percentile(self, share: float, seconds: list[float] | None = None) -> float:
+        """Nearest-rank percentile of the times to Running, or of ``seconds``
+        (nan when there are none)."""
+        ordered = sorted(self.seconds if seconds is None else seconds)
         if not ordered:
             return math.nan
         return ordered[max(0, math.ceil(share * len(ordered)) - 1)]
 
     def line(self, name: str) -> str:
+        split = (
+            f"; submit to pod created p50/p95 {self.percentile(0.5, self.to_pod):.1f}"
+            f"/{self.percentile(0.95, self.to_pod):.1f} s, pod created to Running "
+            f"{self.percentile(0.5, self.pod_to_running):.1f}/"
+            f"{self.percentile(0.95, self.pod_to_running):.1f} s"
+            if self.to_pod
+            else ""
+        )
         return (
             f"{name}: {self.requests} requests in {self.wall:.1f} s; submit to "
             f"Running p50 {self.percentile(0.5):.1f} s, p95 "
             f"{self.percentile(0.95):.1f} s, max "
             f"{max(self.seconds, default=math.nan):.1f} s; bind timeouts "
             f"{self.bind_timeouts}; not Running {self.not_running} (the POSTs "
-            f"took {self.submitted_in:.1f} s)"
+            f"took {self.submitted_in:.1f} s){split}"
         )
 
 
@@ -157,6 +170,16 @@ def _burst(
         bind_timeouts=sum(1 for r in rows if r.attempts > 0),
         not_running=sum(1 for r in rows if r.state != RequestState.RUNNING),
         wall=wall,
+        to_pod=[
+            (r.admitted_at - r.created_at).total_seconds()
+            for r in rows
+            if r.admitted_at
+        ],
+        pod_to_running=[
+            (r.running_at - r.admitted_at).total_seconds()
+            for r in rows
+            if r.running_at and r.admitted_at
+        ],
     )
 
 
