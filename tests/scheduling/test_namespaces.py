@@ -147,3 +147,33 @@ def test_a_pass_with_nothing_pending_lists_no_namespaces(world, fake_ops):
     world.chips("Ascend310P", 1)
     run_pass(world.cluster)
     assert not any(c[0] == "namespaces" for c in fake_ops.calls)
+
+
+def test_a_namespace_the_cluster_has_is_not_asked_again_for_a_while(
+    world, operator_client, fake_ops, monkeypatch
+):
+    from apps.scheduling import namespaces_seen
+
+    def asked() -> int:
+        return sum(1 for c in fake_ops.calls if c[0] == "namespace_exists")
+
+    clock = [1000.0]
+    monkeypatch.setattr(namespaces_seen.time, "monotonic", lambda: clock[0])
+    assert _post(operator_client, world, idempotency_key="a").status_code == 201
+    assert _post(operator_client, world, idempotency_key="b").status_code == 201
+    assert asked() == 1  # the second submission took the answer just given
+    clock[0] += namespaces_seen.SEEN_SECONDS + 1
+    assert _post(operator_client, world, idempotency_key="c").status_code == 201
+    assert asked() == 2  # remembered only for a while
+
+
+def test_a_namespace_the_cluster_lacks_is_asked_every_time(
+    world, operator_client, fake_ops
+):
+    fake_ops.namespace_names = {"default"}
+    for key in ("a", "b"):
+        assert _post(operator_client, world, idempotency_key=key).status_code == 400
+    assert sum(1 for c in fake_ops.calls if c[0] == "namespace_exists") == 2
+    # created by the pipeline: the next submission is served at once
+    fake_ops.namespace_names.add("ci")
+    assert _post(operator_client, world, idempotency_key="c").status_code == 201

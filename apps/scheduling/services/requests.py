@@ -28,7 +28,7 @@ from apps.audit.services import audit_record
 from apps.common.exceptions import PermissionDenied, ValidationFailed
 from apps.common.ids import parse_id
 from apps.inventory.models import ChipType, Cluster, PriorityClass
-from apps.scheduling import access, kube, notify, podsecurity, states
+from apps.scheduling import access, kube, namespaces_seen, notify, podsecurity, states
 from apps.scheduling import allocator as alloc
 from apps.scheduling.choices import FINAL_STATES, HOLDING_STATES, RequestState
 from apps.scheduling.errors import IdempotencyConflict
@@ -172,9 +172,14 @@ def _namespace_check(cluster: Cluster, namespace: str) -> str:
     accepted, its reason says the namespace is unchecked, and each pass
     checks again before booking room.
 
+    A namespace the cluster said it has is taken as existing for a short
+    while (``namespaces_seen``): the pass's own check catches a deletion.
+
     Returns:
         The new request's first reason.
     """
+    if namespaces_seen.recently_seen(cluster.pk, cluster.created_at, namespace):
+        return "waiting for the next allocation pass"
     ops = kube.ops_for(cluster)
     try:
         exists = ops.namespace_exists(namespace)
@@ -194,6 +199,7 @@ def _namespace_check(cluster: Cluster, namespace: str) -> str:
                 ]
             }
         )
+    namespaces_seen.remember(cluster.pk, cluster.created_at, namespace)
     return "waiting for the next allocation pass"
 
 
