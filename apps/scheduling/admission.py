@@ -14,6 +14,10 @@ transaction (it talks to the cluster). It is safe to run again at any time:
   will never change (a pod spec the API server refuses) fails the request;
 - a request whose Volcano queue is missing or not Open (as sync sees it)
   returns to Pending with the reason: its pod would never be scheduled.
+
+The pods of one pass are POSTed together (``CREATE_CONCURRENCY`` at once);
+everything before (checks, manifests) and after (each answer's meaning, the
+move to Admitted) happens in this thread, highest priority first.
 """
 
 from __future__ import annotations
