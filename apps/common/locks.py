@@ -64,8 +64,22 @@ class _PgLock(Lock):
     """An advisory lock and the session that holds it."""
 
     def __init__(self, name: str, conn: Any) -> None:
-        super().__init__(name, conn.close)
+        super().__init__(name, self._unlock_and_close)
         self._conn = conn
+
+    def _unlock_and_close(self) -> None:
+        # Unlocked by the session before it closes: closing alone frees the
+        # lock only once the server's backend has finished exiting, which on
+        # a busy server comes after the next pass asked for the lock (and
+        # was told it was taken, so a pass wished for meanwhile never ran).
+        import psycopg
+
+        try:
+            self._conn.execute("SELECT pg_advisory_unlock(%s)", (_key(self.name),))
+        except psycopg.Error:
+            pass  # the session is gone already: so is its lock, once it exits
+        finally:
+            self._conn.close()
 
     def ensure(self) -> bool:
         """True while the session answers; after it was lost, True only if the
@@ -100,7 +114,7 @@ class _PgLock(Lock):
         if conn is None:
             self._release = None
             return False
-        self._conn, self._release = conn, conn.close
+        self._conn, self._release = conn, self._unlock_and_close
         return True
 
 
@@ -151,6 +165,9 @@ def _pg_take(name: str) -> Any:
             "keepalives_idle": 5,
             "keepalives_interval": 2,
             "keepalives_count": 2,
+            # and the unlock sent on release waits at most this long (ms) for
+            # a server it cannot reach
+            "tcp_user_timeout": 10_000,
             **_pg_params(),
         },
         autocommit=True,
