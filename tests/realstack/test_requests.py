@@ -484,9 +484,18 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
                 "the node hold to be lifted",
                 timeout=30,
             )
-            row = PreemptionProposal.objects.get(pk=proposal["id"])
+
+            # its record says so just after the taint goes (holds.py)
+            def says_it_runs() -> PreemptionProposal | None:
+                row = PreemptionProposal.objects.get(pk=proposal["id"])
+                return row if "runs on the freed room" in row.progress else None
+
+            row = wait_for(
+                says_it_runs,
+                "the proposal to say the request runs on the freed room",
+                timeout=30,
+            )
             assert row.state == ProposalState.DONE
-            assert "runs on the freed room" in row.progress
     finally:
         kube_stack.kubectl(
             "delete", "deployment", "fillers", "-n", "default", "--wait=false"
