@@ -82,6 +82,7 @@ from bench.rest import (  # noqa: E402
     API_RATE_LIMIT,
     DEFAULT_WEB_WORKERS,
     POOL_MAX_SIZE,
+    WEB_FLAGS,
     Figures,
     Pool,
     hammer,
@@ -165,7 +166,7 @@ def start_portal(
     line(
         "  web",
         f"uvicorn, {args.web_workers} processes, DATABASE_POOL_MAX_SIZE="
-        f"{POOL_MAX_SIZE}, " + " ".join(web_args(args.web_workers)[2:]),
+        f"{POOL_MAX_SIZE}, " + " ".join(WEB_FLAGS),
     )
     pg_port = urlsplit(postgres_url).port or 5432
     ports = {

@@ -110,17 +110,9 @@ DEFAULT_WEB_WORKERS = min(len(os.sched_getaffinity(0)), 4)
 POOL_MAX_SIZE = "4"
 
 
-def web_args(workers: int) -> list[str]:
-    """docker/entrypoint-web.sh's uvicorn flags (a later flag wins over the
-    Stack's --no-access-log) with ``workers`` processes."""
-    return ["--workers", str(workers), *WEB_ARGS[2:]]
-
-
-# docker/entrypoint-web.sh's uvicorn flags, one process (bench.logs counts the
-# threads of one).
-WEB_ARGS = [
-    "--workers",
-    "1",
+# docker/entrypoint-web.sh's uvicorn flags besides --workers (a later flag
+# wins over the Stack's --no-access-log).
+WEB_FLAGS = [
     "--proxy-headers",
     "--forwarded-allow-ips",
     "127.0.0.1",
@@ -129,6 +121,13 @@ WEB_ARGS = [
     "20",
     "--access-log",
 ]
+
+
+def web_args(workers: int) -> list[str]:
+    """The web entrypoint's uvicorn arguments with ``workers`` processes."""
+    return ["--workers", str(workers), *WEB_FLAGS]
+
+
 # Every call is counted by the token throttle, as in production, but none is
 # refused: each client has its own token, and the limit is out of reach.
 API_RATE_LIMIT = "10000000/min"
@@ -1044,7 +1043,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         f"uvicorn vnpuportal.asgi:application, {args.web_workers} processes "
         f"(WEB_CONCURRENCY={args.web_workers}; auto on this machine: "
         f"{DEFAULT_WEB_WORKERS}), DATABASE_POOL_MAX_SIZE={POOL_MAX_SIZE}, "
-        + " ".join(WEB_ARGS[2:]),
+        + " ".join(WEB_FLAGS),
     )
     line(
         "  settings",

@@ -35,7 +35,7 @@ def _key(
 
 def recently_seen(cluster_id: int, created_at: datetime, namespace: str) -> bool:
     """Whether the cluster said it has ``namespace`` in the last ``SEEN_SECONDS``."""
-    seen = _seen.get(_key(cluster_id, created_at, namespace))
+    seen = _seen.get((cluster_id, created_at, namespace))
     return seen is not None and time.monotonic() - seen < SEEN_SECONDS
 
 
@@ -44,7 +44,7 @@ def remember(cluster_id: int, created_at: datetime, namespace: str) -> None:
     with _lock:
         if len(_seen) >= MAX_ENTRIES:
             _seen.clear()
-        _seen[_key(cluster_id, created_at, namespace)] = time.monotonic()
+        _seen[(cluster_id, created_at, namespace)] = time.monotonic()
 
 
 def forget_all() -> None:
