@@ -12,6 +12,8 @@
 # DATABASE_URL and REDIS_URL say. Further arguments go to pytest.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
+# Each step says when it started (seconds since the start): where the minutes go.
+step() { printf '==> [%4ds] %s\n' "$SECONDS" "$*"; }
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
 FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
 
@@ -30,7 +32,7 @@ if [ "${1:-}" != "--fast" ]; then
   # HAMi's scheduler is built from the Go module when the proxy serves it,
   # else from the release source named by HAMI_SRC (docs/kubestack.md);
   # without either only its stage (and the tests of --scheduler hami) fail.
-  echo "==> Go builds (kubectl, the control plane, HAMi's scheduler, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
+  step "Go builds (kubectl, the control plane, HAMi's scheduler, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
   (
     nice -n 10 env -u KUBESTACK_BUILD_DIR python -m kubestack build \
       --status-dir "$KUBESTACK_BUILD_DIR" >"$KUBESTACK_BUILD_DIR/build.log" 2>&1 || true
@@ -38,28 +40,28 @@ if [ "${1:-}" != "--fast" ]; then
   build_pid=$!
 fi
 
-echo "==> ruff check"
+step "ruff check"
 ruff check .
-echo "==> mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
+step "mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
 mypy
 if [ "${1:-}" = "--fast" ]; then
   shift
-  echo "==> pytest, the fast lane (-m \"$FAST_LANE\")"
+  step "pytest, the fast lane (-m \"$FAST_LANE\")"
   exec env -u DATABASE_URL -u REDIS_URL python -m pytest -q -m "$FAST_LANE" "$@"
 fi
-echo "==> makemigrations --check"
+step "makemigrations --check"
 python manage.py makemigrations --check --dry-run
-echo "==> OpenAPI schema"
+step "OpenAPI schema"
 python manage.py spectacular --validate --fail-on-warn --file /dev/null
-echo "==> docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)"
+step "docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)"
 bash scripts/docs.sh
-echo "==> error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
+step "error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
-echo "==> the live contract shared with the frontend (frontend/src/live/contract.ts)"
+step "the live contract shared with the frontend (frontend/src/live/contract.ts)"
 python manage.py live_contract --check
-echo "==> the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)"
+step "the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)"
 bash frontend/scripts/gen-api-types.sh --check
-echo "==> frontend (tsc, vitest, vite build)"
+step "frontend (tsc, vitest, vite build)"
 bash frontend/build.sh --check
 # kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
@@ -85,14 +87,15 @@ SHIM
 done
 export PATH="$shims:$tool_path:$PATH"
 # Several workers (pytest-xdist): much of the suite waits on processes,
-# sockets and sync loops rather than the CPU. The tests that share one
-# control plane, or one portal and browser, stay on one worker each
-# (tests/conftest.py puts them in an xdist_group).
+# sockets and sync loops rather than the CPU. Each worker takes whole
+# modules, and the browser tests whole, so that module and package fixtures
+# (HAMi's scheduler, the browser's portal) start once (tests/xdist_scopes.py),
+# in the order tests/conftest.py gives them.
 workers="${PYTEST_WORKERS:-3}"
-echo "==> pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
+step "pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
 status=0
 # The slowest tests are named at the end: where the suite's minutes go.
-python -m pytest -n "$workers" --dist loadgroup --durations=20 "$@" || status=$?
+python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --durations=20 "$@" || status=$?
 wait "$build_pid" || true
 for stage in kubectl control-plane hami helm; do
   if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
@@ -103,4 +106,5 @@ for stage in kubectl control-plane hami helm; do
   fi
 done
 grep -E "^==> (.* built in|ready)" "$KUBESTACK_BUILD_DIR/build.log" || true
+step "done (exit status $status)"
 exit "$status"

@@ -247,14 +247,14 @@ def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
     """Mark each test with what it needs (the lanes choose by those marks),
-    then order and group them for scripts/test.sh's workers.
+    then order them for scripts/test.sh's workers.
 
-    The browser tests first (one group, one portal); the real-stack tests
-    (one group, one control plane) first too when the control plane is
-    built, else after the rest, in the order the background build ends its
-    stages; the Helm tests last. A cold build thus overlaps every test that
-    does not need it, and a warm run starts its two long serial groups at
-    once while the other workers share the rest."""
+    The browser tests first (one unit of work, one portal); the real-stack
+    tests first too when the control plane is built, else after the rest, in
+    the order the background build ends its stages; the Helm tests last. A
+    cold build thus overlaps every test that does not need it, and a warm run
+    starts its longest units at once while the other workers share the
+    rest."""
     _mark_needs(items)
     control_plane_built = _stage_built("control-plane")
 
@@ -268,14 +268,20 @@ def pytest_collection_modifyitems(
         # The browser tests share one portal on one worker: start it early.
         return 0 if "e2e" in item.path.relative_to(config.rootpath).parts[:2] else 1
 
-    items.sort(key=stage)  # stable: the order within a stage is kept
-    # Under pytest-xdist (--dist loadgroup), the tests that share a costly
-    # session fixture run on one worker: one control plane, one portal.
-    for item in items:
-        if item.get_closest_marker("realstack"):
-            item.add_marker(pytest.mark.xdist_group("realstack"))
-        elif "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
-            item.add_marker(pytest.mark.xdist_group("e2e"))
+    # Stable: the order within a stage is kept. scripts/test.sh's workers
+    # take the units of tests/xdist_scopes.py in this order.
+    items.sort(key=stage)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadscope`` (scripts/test.sh), each worker takes whole
+    modules, and the browser tests whole (tests/xdist_scopes.py)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from tests.xdist_scopes import FixtureScopeScheduling
+
+    return FixtureScopeScheduling(config, log)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
