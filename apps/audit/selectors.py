@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import models
-from django.db.models import CharField, Q, QuerySet
+from django.db.models import CharField, Count, Q, QuerySet
 from django.db.models.functions import Cast
 
 from apps.audit.models import AuditEvent
@@ -62,3 +62,18 @@ def audit_event_queryset(*, token: Any = None) -> QuerySet[AuditEvent]:
         keys = objects.annotate(object_key=Cast("pk", CharField())).values("object_key")
         allowed |= Q(object_type=object_type, object_id__in=keys)
     return events.filter(allowed)
+
+
+def audit_action_counts(actions: list[str]) -> dict[tuple[int, str], int]:
+    """How many events of each action each cluster has, ``{(cluster id, action): n}``.
+
+    For counters of things the system did (the log is never pruned, so the
+    counts only grow); events without a cluster are left out.
+    """
+    rows = (
+        AuditEvent.objects.filter(action__in=actions, cluster__isnull=False)
+        .order_by()
+        .values_list("cluster_id", "action")
+        .annotate(n=Count("id"))
+    )
+    return {(cluster_id, action): n for cluster_id, action, n in rows}

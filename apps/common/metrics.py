@@ -151,6 +151,10 @@ class PortalCollector:
         yield up
         yield from families
         yield from sources.broker_families()
+        try:
+            yield from sources.process_families(time.time())
+        except Exception as exc:  # the cache is down: the rest still counts
+            log.warning("metrics: no worker figures: %s", type(exc).__name__)
 
 
 PORTAL_COLLECTOR = PortalCollector()

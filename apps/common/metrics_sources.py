@@ -20,6 +20,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from apps.common.ids import is_ascii_digits
 from apps.common.task_metrics import snapshot
+from apps.common.worker_health import ALIVE_SECONDS, workers_alive
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +108,48 @@ def task_families(names: ClusterNames) -> Iterator[Metric]:
     yield from (runs, failures, seconds, last, allocator)
 
 
+def _redis_broker_url() -> str:
+    """The Celery broker's URL when it is Redis (workers and beat of their own),
+    else "" (tasks run in the web process: no worker or beat to report)."""
+    url = str(getattr(settings, "CELERY_BROKER_URL", "") or "")
+    return url if url.startswith(("redis://", "rediss://")) else ""
+
+
+def process_families(now: float) -> Iterator[Metric]:
+    """The portal's own processes: workers heard from lately (their heartbeats,
+    ``apps.common.worker_health``) and how long ago a task beat schedules last
+    finished (``apps.common.task_metrics``). Redis broker only."""
+    if not _redis_broker_url():
+        return
+    alive = GaugeMetricFamily(
+        "vnpu_workers_alive",
+        f"Celery workers that sent a heartbeat in the last {ALIVE_SECONDS} s.",
+    )
+    alive.add_metric([], len(workers_alive()))
+    yield alive
+    periodic = {
+        str(entry["task"])
+        for entry in getattr(settings, "CELERY_BEAT_SCHEDULE", {}).values()
+    }
+    last = [
+        float(values["at"])
+        for task, _, values in snapshot()
+        if task in periodic and "at" in values
+    ]
+    if last:
+        beat = GaugeMetricFamily(
+            "vnpu_beat_last_task_age_seconds",
+            "Seconds since a task that beat schedules last finished (grows while "
+            "beat, or every worker, is down).",
+        )
+        beat.add_metric([], max(0.0, now - max(last)))
+        yield beat
+
+
 def broker_families() -> Iterator[Metric]:
     """Tasks waiting in the Celery broker (Redis only), per queue."""
-    url = str(getattr(settings, "CELERY_BROKER_URL", "") or "")
-    if not url.startswith(("redis://", "rediss://")):
+    url = _redis_broker_url()
+    if not url:
         return
     up = GaugeMetricFamily("vnpu_broker_up", "1 when the Celery broker answered.")
     depth = GaugeMetricFamily(

@@ -15,6 +15,7 @@ class InventoryConfig(AppConfig):
             register_database_families,
         )
         from apps.inventory import metrics
+        from apps.inventory.deviceconfig.metrics import deviceconfig_families
 
         # The tasks register how a refresh of the config in effect starts
         # (apps.inventory.deviceconfig.refresh). The metric families are read
@@ -22,3 +23,5 @@ class InventoryConfig(AppConfig):
         register_cluster_names(metrics.cluster_names)
         register_database_families("sync", metrics.sync_families, required=True)
         register_database_families("usage", metrics.usage_families, required=True)
+        register_database_families("chip-health", metrics.chip_health_families)
+        register_database_families("deviceconfig", deviceconfig_families)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from apps.common.metrics_sources import ClusterNames
@@ -150,3 +150,33 @@ def usage_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
         for key, family in families.items():
             family.add_metric(labels, float(row[key] or 0))
     yield from families.values()
+
+
+def chip_health_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
+    """Chips their device plugin reports unhealthy: one series per such chip
+    (bounded by the chips; a healthy chip has none), and a count per chip type."""
+    per_chip = GaugeMetricFamily(
+        "vnpu_chip_unhealthy",
+        "1 for each chip its device plugin registers as unhealthy.",
+        labels=["cluster", "node", "chip", "chip_type"],
+    )
+    counts = GaugeMetricFamily(
+        "vnpu_chips_unhealthy",
+        "Chips registered as unhealthy, per cluster and chip type.",
+        labels=["cluster", "chip_type"],
+    )
+    sick = Chip.objects.filter(healthy=False).order_by()
+    for cluster_id, node, uuid, chip_type in sick.values_list(
+        "cluster_id", "node__name", "uuid", "common_word"
+    ):
+        per_chip.add_metric(
+            [names.get(cluster_id, str(cluster_id)), node, uuid, chip_type], 1
+        )
+    rows = (
+        Chip.objects.order_by()
+        .values_list("cluster_id", "common_word")
+        .annotate(n=Count("id", filter=Q(healthy=False)))
+    )
+    for cluster_id, chip_type, n in rows:
+        counts.add_metric([names.get(cluster_id, str(cluster_id)), chip_type], n)
+    yield from (per_chip, counts)

@@ -25,7 +25,7 @@ from apps.inventory.models import Cluster
 from apps.scheduling import allocator as alloc
 from apps.scheduling import notify
 from apps.scheduling.access import priority_refusal
-from apps.scheduling.choices import ProposalState, RequestState
+from apps.scheduling.choices import ProposalState, RequestState, WaitClass
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import pod_name_for
 from apps.scheduling.snapshot import SliceRow, Snapshot
@@ -198,6 +198,7 @@ def _approve_or_ask(
         f"waiting for an admin to approve preemption proposal {proposal.pk}: "
         f"evict {_victim_list(proposal.victims)} from chip {proposal.chip_uuid} "
         f"of {proposal.node}",
+        WaitClass.AWAITING_APPROVAL,
     )
     return "proposed"
 
@@ -221,7 +222,7 @@ def _fail_or_wait(
     reason = waiting.reason
     if waiting.code == alloc.WaitReason.UNGUARANTEED:
         reason = _caveat_text(reason, snap) + " (PLACE_UNGUARANTEED is off)"
-    _set_reason(request, reason + _rejection_note(request))
+    _set_reason(request, reason + _rejection_note(request), WaitClass(waiting.code))
     return "waiting"
 
 
@@ -320,15 +321,16 @@ def hold(waiting: list[tuple[Request, str]]) -> list[int]:
     }
     for request, reason in waiting:
         _supersede(open_proposals.pop(request.pk, None), reason)
-        _set_reason(request, reason)
+        _set_reason(request, reason, WaitClass.CLUSTER_SETUP)
     return [r.pk for r, _ in waiting]
 
 
-def _set_reason(request: Request, reason: str) -> None:
+def _set_reason(request: Request, reason: str, wait_class: WaitClass) -> None:
     # Passes run every few seconds: write (and broadcast) only what changed.
-    if request.reason != reason:
+    if request.reason != reason or request.wait_class != wait_class:
         request.reason = reason
-        request.save(update_fields=["reason", "updated_at"])
+        request.wait_class = wait_class
+        request.save(update_fields=["reason", "wait_class", "updated_at"])
         notify.request_changed(request)
 
 

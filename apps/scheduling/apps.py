@@ -19,7 +19,7 @@ class SchedulingConfig(AppConfig):
         from apps.live.scoping import delta_scope_register
         from apps.scheduling.access import queue_labels, queue_refs_resolve
         from apps.scheduling.live_logs import follow_log
-        from apps.scheduling.metrics import scheduling_families
+        from apps.scheduling.metrics import attention_families, scheduling_families
         from apps.scheduling.models import PreemptionProposal, Request
         from apps.scheduling.selectors import (
             proposal_delta_scoped,
@@ -37,6 +37,7 @@ class SchedulingConfig(AppConfig):
             on_volcano_queues_changed, dispatch_uid="scheduling-volcano-queues"
         )
         register_database_families("scheduling", scheduling_families)
+        register_database_families("scheduling-attention", attention_families)
         # A token limited to queues reads the audit events of their requests
         # and proposals only (audit never imports scheduling).
         audit_scope_register(Request, requests_scoped)

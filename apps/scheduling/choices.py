@@ -34,6 +34,22 @@ FINAL_STATES = (
 )
 
 
+class WaitClass(models.TextChoices):
+    """Why a pending request waits, as its last scheduling pass classed it: the
+    allocator's ``WaitReason`` (but ``invalid``, which fails the request), a
+    preemption proposal waiting for an admin, or something missing in the cluster. Bounded, for metrics and filters;
+    ``reason`` says the same in words. Empty: no pass has looked at it yet."""
+
+    QUOTA = "quota", "Queue quota"
+    NO_CAPACITY = "no_capacity", "No room"
+    NO_ELIGIBLE_CHIP = "no_eligible_chip", "No eligible chip"
+    CAPACITY_FREEING = "capacity_freeing", "Room being freed"
+    UNGUARANTEED = "unguaranteed", "Room without the guarantee"
+    AWAITING_APPROVAL = "awaiting_approval", "Preemption awaiting approval"
+    #: Held for the cluster: its namespace or its Volcano queue is missing or closed.
+    CLUSTER_SETUP = "cluster_setup", "Namespace or Volcano queue missing"
+
+
 class ProposalState(models.TextChoices):
     """Life of a preemption proposal: decided, then carried out."""
 

@@ -17,7 +17,12 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
 from apps.inventory.models import Chip, Cluster
-from apps.scheduling.choices import PodSecurityLevel, ProposalState, RequestState
+from apps.scheduling.choices import (
+    PodSecurityLevel,
+    ProposalState,
+    RequestState,
+    WaitClass,
+)
 
 # Queue names become label values and Volcano queue names: a DNS-1123 label.
 queue_name_validator = RegexValidator(
@@ -167,6 +172,8 @@ class Request(models.Model):
         max_length=16, choices=RequestState.choices, default=RequestState.PENDING
     )
     reason = models.TextField(blank=True)
+    # The class of ``reason`` while pending (WaitClass), set by the passes.
+    wait_class = models.CharField(max_length=24, choices=WaitClass.choices, blank=True)
     # Cleared when an admin rejects a preemption for it: it then waits for room.
     allow_preemption = models.BooleanField(default=True)
     # Admissions tried so far (a pod not bound in time is deleted and tried again).

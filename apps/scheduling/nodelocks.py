@@ -26,6 +26,8 @@ from apps.scheduling.models import Request
 
 log = logging.getLogger(__name__)
 
+#: The audit action of a released leaked lock (counted: vnpu_node_lock_releases).
+LOCK_RELEASE_ACTION = "node.lock_release"
 #: A pod normally binds within this long; only nodes where one waits longer are read.
 LOCK_CHECK_AFTER_SECONDS = 5
 
@@ -95,7 +97,7 @@ def leaked_node_locks_release(
         audit_record(
             actor=None,
             actor_name="reconcile",
-            action="node.lock_release",
+            action=LOCK_RELEASE_ACTION,
             cluster=cluster,
             after={
                 "node": node,

@@ -51,6 +51,7 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
+from apps.audit.services import audit_record
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling import notify, states
 from apps.scheduling.choices import (
@@ -76,6 +77,8 @@ from apps.scheduling.retries import pod_failed_before_running
 
 log = logging.getLogger(__name__)
 PodKey = tuple[str, str]
+#: The audit action of a pod not bound in time (its request is tried again).
+BIND_TIMEOUT_ACTION = "request.bind_timeout"
 
 
 @dataclass
@@ -370,6 +373,16 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
                 f"again (attempt {request.attempts + 2})"
             ),
         ):
+            # Recorded so that bind timeouts can be counted (vnpu_bind_timeouts).
+            audit_record(
+                actor=None,
+                actor_name="reconcile",
+                action=BIND_TIMEOUT_ACTION,
+                target=request,
+                cluster=cluster,
+                after={"pod": request.pod_name, "node": request.node},
+                reason=f"not bound within REQUEST_BIND_TIMEOUT_SECONDS ({timeout} s)",
+            )
             retried.append(request.pk)
     return retried
 

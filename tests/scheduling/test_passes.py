@@ -248,6 +248,10 @@ def test_bind_timeout_deletes_the_pod_and_tries_again_with_a_new_name(
     assert request.pod_name == f"vnpu-req-{request.pk}-1"
     assert ("ci", request.pod_name) in fake_ops.pods
     assert Reservation.objects.filter(request=request).count() == 1
+    # and the timeout is in the audit log (counted by vnpu_bind_timeouts)
+    (event,) = AuditEvent.objects.filter(action="request.bind_timeout")
+    assert event.object_id == str(request.pk)
+    assert event.after == {"pod": first_pod[1], "node": "n1"}
 
 
 def test_volcanos_node_lock_seen_unchanged_is_released_once(
