@@ -37,6 +37,20 @@ if [ ! -x /usr/bin/prometheus ] && ! command -v prometheus >/dev/null 2>&1; then
   fi
 fi
 
+# amtool, for the check of the Alertmanager example (tests/deploy/test_alert_rules.py);
+# the package's own Alertmanager is switched off like Prometheus above.
+if ! command -v amtool >/dev/null 2>&1; then
+  echo "==> apt-get install prometheus-alertmanager"
+  [ -n "$updated" ] || apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus-alertmanager >/dev/null
+  if [ -d /run/systemd/system ]; then
+    systemctl disable --now prometheus-alertmanager.service >/dev/null 2>&1 || true
+  else
+    service prometheus-alertmanager stop >/dev/null 2>&1 || true
+    update-rc.d prometheus-alertmanager disable >/dev/null 2>&1 || true
+  fi
+fi
+
 # PostgreSQL: Debian's cluster, with loopback connections trusted so the suite
 # connects as postgres without a password (a test machine, never production).
 if ! pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; then

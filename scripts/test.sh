@@ -59,6 +59,8 @@ step "error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
 step "the live contract shared with the frontend (frontend/src/live/contract.ts)"
 python manage.py live_contract --check
+step "the alert rules (deploy/prometheus/vnpu-alerts.rules.yml, the chart's prometheusrule.yaml)"
+python manage.py alert_rules --check
 step "the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)"
 bash frontend/scripts/gen-api-types.sh --check
 step "frontend (tsc, vitest, vite build)"

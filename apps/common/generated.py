@@ -31,16 +31,26 @@ class GeneratedFileCommand(BaseCommand):
             "--check", action="store_true", help="fail when the file is stale"
         )
 
+    def files(self) -> dict[Path, str]:
+        """Every file kept, by path (one unless a subclass keeps several)."""
+        return {self.target(): self.generate()}
+
+    def print_file(self, **options: Any) -> None:
+        """What the command prints without a flag: the file."""
+        self.stdout.write(self.generate(), ending="")
+
     def handle(self, *args: Any, **options: Any) -> None:
-        text, target = self.generate(), self.target()
-        if options["write"]:
-            target.write_text(text)
-            self.stdout.write(f"wrote {target}")
-        elif options["check"]:
+        if not (options["write"] or options["check"]):
+            self.print_file(**options)
+            return
+        for target, text in self.files().items():
+            if options["write"]:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text)
+                self.stdout.write(f"wrote {target}")
+                continue
             current = target.read_text() if target.exists() else ""
             if current != text:
                 raise CommandError(
                     f"{target} is stale: run python manage.py {self.command_name} --write"
                 )
-        else:
-            self.stdout.write(text, ending="")

@@ -336,6 +336,9 @@ SPECTACULAR_SETTINGS = {
 # Prometheus metrics at /metrics, for a scraper that sends
 # "Authorization: Bearer <METRICS_TOKEN>"; empty means /metrics answers 404.
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+# The portal's address as people reach it (https://vnpu.example.com): alerts
+# link to its pages (manage.py alert_rules). Empty: no link can be built.
+PORTAL_URL = env("PORTAL_URL", default="").rstrip("/")
 
 # =====================================================================================
 # Logging

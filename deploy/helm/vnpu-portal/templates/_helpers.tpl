@@ -75,3 +75,12 @@ affinity:
 {{- define "vnpu.podAnnotations" -}}
 checksum/config: {{ include (print $.Template.BasePath "/configmap.yaml") . | sha256sum }}
 {{- end -}}
+
+{{/* The portal's address as people reach it (PORTAL_URL, alert links): config.portalUrl, else https://<ingress.host>. */}}
+{{- define "vnpu.portalUrl" -}}
+{{- if .Values.config.portalUrl -}}
+{{- trimSuffix "/" .Values.config.portalUrl -}}
+{{- else -}}
+{{- printf "https://%s" .Values.ingress.host -}}
+{{- end -}}
+{{- end -}}

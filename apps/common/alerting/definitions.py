@@ -1,0 +1,286 @@
+"""Every alert the portal ships: the one source of truth.
+
+An alert is a comparison of one metric of ``/metrics`` (optionally its
+increase over a window, for a counter) against a threshold, held for a
+duration. Keeping it that simple means the same condition can be checked by
+Prometheus (``apps.common.alerting.rules`` renders it) and, from the same
+samples, by anything else that reads the metric.
+
+Each alert names the object it is about from the metric's labels (cluster,
+queue, node, chip UUID, chip type: all bounded), links to the portal page
+that shows it (``page``, appended to ``PORTAL_URL``) and to its runbook
+section in ``docs/alerts.md`` (the heading is the alert's name, so the anchor
+is the name in lower case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["critical", "warning", "info"]
+Op = Literal[">", ">=", "<", "<=", "==", "!="]
+
+#: Prometheus durations as the chart's schema accepts them.
+DURATION = re.compile(r"^[0-9]+(ms|s|m|h|d|w|y)$")
+
+
+@dataclass(frozen=True)
+class Alert:
+    """One alert rule.
+
+    Attributes:
+        name: CamelCase, prefixed ``Vnpu``; also the runbook heading.
+        severity: ``critical`` (act now), ``warning`` (act today) or ``info``.
+        metric: The series compared (with ``matchers``).
+        op: The comparison with the threshold.
+        threshold: The default threshold (chart value ``alerts.<key>.threshold``).
+        for_: How long the condition must hold (chart value ``alerts.<key>.for``).
+        summary: One line naming the object, a Prometheus template over
+            ``$labels`` and ``$value``.
+        page: The portal page, a path (and query) appended to ``PORTAL_URL``;
+            it may use ``$labels``.
+        unit: What the threshold counts, for people (``seconds``, ``ratio``...).
+        matchers: Label matchers on the metric, e.g. ``state=~"stale|error"``.
+        increase_over: For a counter: compare its increase over this window.
+    """
+
+    name: str
+    severity: Severity
+    metric: str
+    op: Op
+    threshold: float
+    for_: str
+    summary: str
+    page: str
+    unit: str
+    matchers: str = ""
+    increase_over: str = ""
+
+    @property
+    def key(self) -> str:
+        """The chart's value name: ``VnpuChipUnhealthy`` -> ``chipUnhealthy``."""
+        rest = self.name.removeprefix("Vnpu")
+        return rest[0].lower() + rest[1:]
+
+    @property
+    def anchor(self) -> str:
+        """The runbook heading's anchor in ``docs/alerts.md``."""
+        return self.name.lower()
+
+    @property
+    def selector(self) -> str:
+        """The metric with its matchers (and window), without the comparison."""
+        series = f"{self.metric}{{{self.matchers}}}" if self.matchers else self.metric
+        if self.increase_over:
+            return f"increase({series}[{self.increase_over}])"
+        return series
+
+    def expr(self, threshold: str | None = None) -> str:
+        """The PromQL condition, with ``threshold`` (text) or the default."""
+        return f"{self.selector} {self.op} {threshold or number(self.threshold)}"
+
+
+def number(value: float) -> str:
+    """A threshold as PromQL writes it: ``600``, not ``600.0``."""
+    return f"{value:g}"
+
+
+CLUSTER = "cluster={{ $labels.cluster }}"
+
+ALERTS: tuple[Alert, ...] = (
+    Alert(
+        name="VnpuPreemptionAwaitingApproval",
+        severity="warning",
+        metric="vnpu_preemption_proposal_oldest_pending_age_seconds",
+        op=">",
+        threshold=600,
+        for_="1m",
+        unit="seconds",
+        summary=(
+            "A preemption proposal for queue {{ $labels.queue }} of cluster "
+            "{{ $labels.cluster }} has waited {{ $value | humanizeDuration }} "
+            "for an admin"
+        ),
+        page=f"/preemptions?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuChipUnhealthy",
+        severity="critical",
+        metric="vnpu_chip_unhealthy",
+        op=">",
+        threshold=0,
+        for_="5m",
+        unit="1 while unhealthy",
+        summary=(
+            "Chip {{ $labels.chip }} ({{ $labels.chip_type }}) on node "
+            "{{ $labels.node }} of cluster {{ $labels.cluster }} is reported unhealthy"
+        ),
+        page=f"/chips?{CLUSTER}&chip={{{{ $labels.chip }}}}",
+    ),
+    Alert(
+        name="VnpuSyncDown",
+        severity="critical",
+        metric="vnpu_cluster_sync_state",
+        matchers='state=~"stale|error"',
+        op=">",
+        threshold=0,
+        for_="5m",
+        unit="1 while in that state",
+        summary="Sync of cluster {{ $labels.cluster }} is {{ $labels.state }}",
+        page=f"/health?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuWatchLagging",
+        severity="warning",
+        metric="vnpu_sync_stream_last_success_age_seconds",
+        op=">",
+        threshold=300,
+        for_="5m",
+        unit="seconds",
+        summary=(
+            "The {{ $labels.resource }} watch of cluster {{ $labels.cluster }} "
+            "last succeeded {{ $value | humanizeDuration }} ago"
+        ),
+        page=f"/health?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuDeviceConfigDrift",
+        severity="warning",
+        metric="vnpu_deviceconfig_drift",
+        op=">",
+        threshold=0,
+        for_="10m",
+        unit="1 while drifted",
+        summary=(
+            "The device config of cluster {{ $labels.cluster }} was edited "
+            "outside the portal"
+        ),
+        page=f"/templates?tab=publish&{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuRestartPending",
+        severity="warning",
+        metric="vnpu_deviceconfig_restart_pending_seconds",
+        op=">",
+        threshold=3600,
+        for_="5m",
+        unit="seconds",
+        summary=(
+            "The scheduler of cluster {{ $labels.cluster }} has not loaded the "
+            "device config published {{ $value | humanizeDuration }} ago"
+        ),
+        page=f"/templates?tab=publish&{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuQueueNearQuota",
+        severity="warning",
+        metric="vnpu_queue_quota_used_ratio",
+        op=">",
+        threshold=0.9,
+        for_="15m",
+        unit="ratio of the quota",
+        summary=(
+            "Queue {{ $labels.queue }} of cluster {{ $labels.cluster }} holds "
+            "{{ $value | humanizePercentage }} of its {{ $labels.chip_type }} "
+            "{{ $labels.resource }} quota"
+        ),
+        page=f"/queues?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuIdleSlices",
+        severity="info",
+        metric="vnpu_idle_slices",
+        op=">",
+        threshold=0,
+        for_="2h",
+        unit="slices",
+        summary=(
+            "{{ $value }} booked slices of cluster {{ $labels.cluster }} have "
+            "been idle for hours"
+        ),
+        page=f"/usage?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuRequestsStuckPending",
+        severity="warning",
+        metric="vnpu_request_pending_age_seconds",
+        op=">",
+        threshold=1800,
+        for_="5m",
+        unit="seconds",
+        summary=(
+            "A {{ $labels.chip_type }} request in queue {{ $labels.queue }} of "
+            "cluster {{ $labels.cluster }} has been pending for "
+            "{{ $value | humanizeDuration }} ({{ $labels.reason }})"
+        ),
+        page=f"/requests?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuBindTimeouts",
+        severity="warning",
+        metric="vnpu_bind_timeouts_total",
+        increase_over="30m",
+        op=">",
+        threshold=2,
+        for_="1m",
+        unit="timeouts in 30 minutes",
+        summary=(
+            "{{ $value | humanize }} pods of cluster {{ $labels.cluster }} were "
+            "not bound in time in the last 30 minutes"
+        ),
+        page=f"/requests?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuNodeLockReleased",
+        severity="info",
+        metric="vnpu_node_lock_releases_total",
+        increase_over="1h",
+        op=">",
+        threshold=0,
+        for_="1m",
+        unit="releases in an hour",
+        summary=(
+            "The portal released {{ $value | humanize }} leaked scheduler node "
+            "locks in cluster {{ $labels.cluster }} in the last hour"
+        ),
+        page=f"/audit?{CLUSTER}",
+    ),
+    Alert(
+        name="VnpuWorkerMissing",
+        severity="critical",
+        metric="vnpu_workers_alive",
+        op="<",
+        threshold=1,
+        for_="2m",
+        unit="workers",
+        summary="No portal worker has sent a heartbeat in the last minute",
+        page="/health",
+    ),
+    Alert(
+        name="VnpuBeatMissing",
+        severity="critical",
+        metric="vnpu_beat_last_task_age_seconds",
+        op=">",
+        threshold=300,
+        for_="2m",
+        unit="seconds",
+        summary=(
+            "No periodic task has run for {{ $value | humanizeDuration }}: "
+            "is the beat of the portal running?"
+        ),
+        page="/health",
+    ),
+    Alert(
+        name="VnpuTaskBacklog",
+        severity="warning",
+        metric="vnpu_task_queue_length",
+        op=">",
+        threshold=1000,
+        for_="10m",
+        unit="tasks",
+        summary=("{{ $value }} portal tasks are waiting in queue {{ $labels.queue }}"),
+        page="/health",
+    ),
+)

@@ -1,0 +1,160 @@
+"""The alert rules (docs/alerts.md): generated from one set of definitions,
+loaded cleanly by promtool, each alert tested firing and not firing, each with
+a runbook section; the chart's PrometheusRule the same rules with the chart's
+thresholds; and the Alertmanager example accepted by amtool.
+
+promtool and amtool come with Debian's ``prometheus`` and
+``prometheus-alertmanager`` (scripts/services.sh installs both under CI).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import call_command
+
+from apps.common.alerting.definitions import ALERTS, DURATION
+from apps.common.alerting.rules import chart_defaults, plain_rules
+from tests.deploy.helmchart import CHART, render
+from tests.requires import missing
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES = ROOT / "deploy" / "prometheus" / "vnpu-alerts.rules.yml"
+UNIT_TESTS = ROOT / "deploy" / "prometheus" / "tests" / "vnpu-alerts.test.yml"
+ALERTMANAGER = ROOT / "deploy" / "alertmanager" / "alertmanager.example.yml"
+DOCS = ROOT / "docs" / "alerts.md"
+
+
+def _tool(name: str) -> str:
+    found = shutil.which(name) or (
+        f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None
+    )
+    if found is None:
+        package = "prometheus-alertmanager" if name == "amtool" else "prometheus"
+        missing(f"{name} is not installed (apt-get install {package})")
+    return found
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, f"{' '.join(args)}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def test_the_generated_files_are_current():
+    call_command("alert_rules", "--check")
+
+
+def test_each_definition_is_well_formed():
+    names = [alert.name for alert in ALERTS]
+    assert len(set(names)) == len(names)
+    for alert in ALERTS:
+        assert re.fullmatch(r"Vnpu[A-Z][A-Za-z]+", alert.name), alert.name
+        assert DURATION.match(alert.for_), alert
+        assert alert.page.startswith("/"), alert
+        assert not alert.increase_over or DURATION.match(alert.increase_over)
+
+
+def test_every_alert_has_a_runbook_section_and_a_promtool_case():
+    headings = set(re.findall(r"^### (Vnpu\w+)$", DOCS.read_text(), re.MULTILINE))
+    tested = {case["name"] for case in yaml.safe_load(UNIT_TESTS.read_text())["tests"]}
+    names = {alert.name for alert in ALERTS}
+    assert headings == names
+    assert tested == names
+
+
+def test_the_charts_values_hold_every_alert_at_its_default():
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["alerts"] == chart_defaults()
+    assert values["prometheusRule"]["enabled"] is False
+
+
+def test_print_uses_the_portal_url(settings, capsys):
+    settings.PORTAL_URL = "https://npu.corp.example"
+    call_command("alert_rules")
+    printed = capsys.readouterr().out
+    assert printed == plain_rules("https://npu.corp.example")
+    assert "https://npu.corp.example/preemptions?cluster=" in printed
+
+
+@pytest.mark.prometheus
+def test_promtool_loads_the_rules():
+    out = _run(_tool("promtool"), "check", "rules", str(RULES))
+    assert f"{len(ALERTS)} rules found" in out
+
+
+@pytest.mark.prometheus
+def test_promtool_unit_tests_fire_and_stay_quiet():
+    # Each case: the alert absent before its `for`, then exactly the firing series.
+    _run(_tool("promtool"), "test", "rules", str(UNIT_TESTS))
+
+
+@pytest.mark.prometheus
+def test_amtool_accepts_the_alertmanager_example():
+    out = _run(_tool("amtool"), "check-config", str(ALERTMANAGER))
+    assert "SUCCESS" in out
+
+
+def _rule_groups(sets: dict[str, str], values: Path | None = None) -> list[dict]:
+    objects = render(values, sets=sets)
+    (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
+    return rule["spec"]["groups"]
+
+
+@pytest.mark.helm
+def test_the_chart_renders_no_rule_unless_enabled():
+    assert not [o for o in render() if o["kind"] == "PrometheusRule"]
+
+
+@pytest.mark.helm
+def test_the_charts_rules_are_the_plain_file_at_the_defaults(tmp_path):
+    # given the chart with its rule enabled and the placeholder's address
+    groups = _rule_groups(
+        {
+            "prometheusRule.enabled": "true",
+            "config.portalUrl": "https://vnpu.example.com",
+        }
+    )
+    # then its rules are the plain file's, and promtool loads them
+    assert groups == yaml.safe_load(RULES.read_text())["groups"]
+    rendered = tmp_path / "rendered.rules.yml"
+    rendered.write_text(yaml.safe_dump({"groups": groups}))
+    if shutil.which("promtool") or Path("/usr/bin/promtool").exists():
+        _run(_tool("promtool"), "check", "rules", str(rendered))
+
+
+@pytest.mark.helm
+def test_chart_values_set_thresholds_links_and_switches(tmp_path):
+    # (a values file: helm --set keeps 0.75 a string, which the schema refuses)
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        "alerts:\n"
+        "  queueNearQuota: {enabled: true, threshold: 0.75, for: 30m}\n"
+        "  idleSlices: {enabled: false, threshold: 0, for: 2h}\n"
+    )
+    groups = _rule_groups(
+        {
+            "prometheusRule.enabled": "true",
+            "ingress.host": "npu.corp.example",
+            "prometheusRule.runbookBaseUrl": "https://docs.corp.example/vnpu/",
+        },
+        values,
+    )
+    rules = {rule["alert"]: rule for rule in groups[0]["rules"]}
+    assert "VnpuIdleSlices" not in rules
+    quota = rules["VnpuQueueNearQuota"]
+    assert quota["expr"] == "vnpu_queue_quota_used_ratio > 0.75"
+    assert quota["for"] == "30m"
+    annotations = quota["annotations"]
+    assert annotations["portal_url"] == (
+        "https://npu.corp.example/queues?cluster={{ $labels.cluster }}"
+    )
+    assert annotations["runbook_url"] == (
+        "https://docs.corp.example/vnpu/alerts.html#vnpuqueuenearquota"
+    )
