@@ -26,6 +26,7 @@ from typing import Any
 
 from harness import processes
 from harness.processes import ProcessError, WaitTimeout, free_port
+from harness.servers import LoggedServer
 from simcluster import promconfig
 
 DEBIAN_BINARY = "/usr/bin/prometheus"
@@ -44,7 +45,7 @@ class PrometheusError(RuntimeError):
     """Prometheus did not start, or did not do what was waited for."""
 
 
-class Prometheus:
+class Prometheus(LoggedServer):
     """One Prometheus process scraping ``sim``'s exporters (see module docstring)."""
 
     def __init__(
@@ -88,25 +89,6 @@ class Prometheus:
                     raise
         self.wait_for_scrape(timeout)
         return self
-
-    def stop(self, grace: float = 10) -> None:
-        """Terminate it, and kill it when it takes longer than ``grace`` s."""
-        proc, self.proc = self.proc, None
-        if proc is not None:
-            processes.stop(proc, grace)
-
-    def __enter__(self) -> Prometheus:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def log(self, tail: int | None = None) -> str:
-        """Its log (the last ``tail`` characters when given)."""
-        if not self.log_path.exists():
-            return ""
-        text = self.log_path.read_text(errors="replace")
-        return text[-tail:] if tail else text
 
     def _write_config(self) -> None:
         ca_file = None

@@ -27,6 +27,7 @@ MARK_BY_FIXTURE = {
     "page": "browser",
     "browser": "browser",
     "prometheus": "prometheus",
+    "alertmanager": "prometheus",
     "redis_layer": "redis",
     "kubectl": "tools",
 }
@@ -243,6 +244,31 @@ def prometheus(
         server.stop()
 
 
+@pytest.fixture
+def alertmanager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real Alertmanager sending every alert at once to a webhook receiver
+    of this test (``alertmanager.receiver``; see harness/alertmanager.py).
+    Its log is added to a failed test's report."""
+    from harness.alertmanager import Alertmanager, WebhookReceiver, binary
+    from tests.requires import missing
+
+    if binary() is None:
+        missing(
+            "Alertmanager is not installed (apt-get install prometheus-alertmanager)"
+        )
+    receiver = WebhookReceiver().start()
+    server = Alertmanager(
+        tmp_path_factory.mktemp("alertmanager"), webhook_url=receiver.url
+    )
+    server.receiver = receiver  # type: ignore[attr-defined]
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+        receiver.stop()
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
@@ -309,9 +335,11 @@ def _stage_built(stage: str) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    """A failed test that ran a Prometheus shows the end of its log."""
+    """A failed test that ran a Prometheus or an Alertmanager shows the end
+    of its log."""
     report = yield
-    server = getattr(item, "funcargs", {}).get("prometheus")
-    if report.failed and server is not None and hasattr(server, "log"):
-        report.sections.append(("prometheus log", server.log(4000)))
+    for name in ("prometheus", "alertmanager"):
+        server = getattr(item, "funcargs", {}).get(name)
+        if report.failed and server is not None and hasattr(server, "log"):
+            report.sections.append((f"{name} log", server.log(4000)))
     return report
