@@ -263,7 +263,9 @@ def test_a_follow_is_stopped_by_logs_stop_and_a_bad_ask_is_answered(cluster):
         first, bad, bad_time = async_to_sync(follow_then_stop)()
         client.delete(f"/api/requests/{request_id}/")
 
-    assert first[0]["data"].endswith(f"{LINES[0]}\n")
+    # The first message holds every line printed so far: one, or more when the
+    # follow started late on a busy machine (the job prints one every 2 s).
+    assert first[0]["data"].splitlines()[0].endswith(LINES[0])
     assert (bad["request"], bad["code"]) == (None, "invalid")
     assert (bad_time["request"], bad_time["code"]) == (request_id, "invalid")
     assert "since_time" in bad_time["message"]
