@@ -43,6 +43,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("inventory",),
     # What is built on the inventory: requests and their placement; usage and cost.
     ("scheduling", "metering"),
+    # What reads across them all: the alerts on their metrics, and their silences.
+    ("alerts",),
 )
 FLOOR = {unit: n for n, units in enumerate(LAYERS) for unit in units}
 

@@ -36,6 +36,7 @@ urlpatterns = [
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
     path("", include("apps.metering.api.urls")),
+    path("", include("apps.alerts.api.urls")),
     path("schema/", schema_view, name="schema"),
     path("docs/", docs_view, name="docs"),
 ]

@@ -61,6 +61,9 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "UsageReportView": {READ: _V},
     "ChipPriceListView": {READ: _V},
     "ChipPriceView": {READ: _V, WRITE: _A},
+    # alerts: everyone reads them; silencing is an admin's
+    "AlertListView": {READ: _V},
+    "SilenceCreateView": {WRITE: _A},
 }
 
 

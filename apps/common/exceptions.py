@@ -43,6 +43,10 @@ class ErrorCode(StrEnum):
     # accounts (apps.accounts.errors)
     TOKEN_NOT_LIVE = "token_not_live"  # noqa: S105 - an error code, no secret
     INVALID_CREDENTIALS = "invalid_credentials"
+    # alerts (apps.alerts.errors)
+    NOTIFICATIONS_NOT_CONFIGURED = "notifications_not_configured"
+    ALERTMANAGER_UNAVAILABLE = "alertmanager_unavailable"
+    ALERTMANAGER_REFUSED = "alertmanager_refused"
     # answers made outside the services: HTTP, authentication, the database
     NOT_AUTHENTICATED = "not_authenticated"
     AUTHENTICATION_FAILED = "authentication_failed"
@@ -92,6 +96,15 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.PROPOSAL_DECIDED: (409, "the proposal was already decided"),
     ErrorCode.TOKEN_NOT_LIVE: (409, "the token is revoked or expired"),
     ErrorCode.INVALID_CREDENTIALS: (401, "wrong username or password"),
+    ErrorCode.NOTIFICATIONS_NOT_CONFIGURED: (
+        409,
+        "no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence",
+    ),
+    ErrorCode.ALERTMANAGER_UNAVAILABLE: (
+        503,
+        "Alertmanager could not be reached or did not answer in time",
+    ),
+    ErrorCode.ALERTMANAGER_REFUSED: (502, "Alertmanager answered with an error"),
     ErrorCode.NOT_AUTHENTICATED: (401, "no session or token was sent"),
     ErrorCode.AUTHENTICATION_FAILED: (401, "the token is wrong, revoked or expired"),
     ErrorCode.CSRF_FAILED: (403, "a session write without its CSRF token"),

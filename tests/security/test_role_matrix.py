@@ -104,6 +104,8 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/usage/report/": R,
     "/api/chip-prices/": R,
     "/api/chip-prices/{price}/": {"PUT": A, "DELETE": A},
+    "/api/alerts/": R,
+    "/api/alerts/silences/": {"POST": A},
 }
 # Where the URLconf's walk puts "1", the table names the object.
 _PLACEHOLDER = {

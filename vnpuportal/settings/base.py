@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "apps.audit",
     "apps.scheduling",
     "apps.metering",
+    "apps.alerts",
 ]
 
 MIDDLEWARE = [
@@ -474,6 +475,13 @@ PROMETHEUS_STEP_SECONDS = env.int("PROMETHEUS_STEP_SECONDS", default=60)
 PROMETHEUS_LABELS = env.dict("PROMETHEUS_LABELS", default={})
 # Extra matchers put into every query, e.g. job="npu-exporter",cluster="bj-1".
 PROMETHEUS_SELECTOR = env("PROMETHEUS_SELECTOR", default="")
+# The site's Alertmanager (docs/alerts.md, "In the portal"): the Alerts page reads
+# the portal's alerts from it and admins silence them there. Empty: the portal
+# evaluates the same conditions itself, for display only.
+ALERTMANAGER_URL = env("ALERTMANAGER_URL", default="")
+ALERTMANAGER_TOKEN = env("ALERTMANAGER_TOKEN", default="")  # sent as a bearer token
+# A slower Alertmanager leaves the Alerts panel empty with the reason, never fails it.
+ALERTMANAGER_TIMEOUT_SECONDS = env.float("ALERTMANAGER_TIMEOUT_SECONDS", default=3.0)
 # A slice is idle when its AICore use stayed at or under IDLE_SLICE_PERCENT for
 # IDLE_SLICE_AFTER_SECONDS; idle slice-hours count every step at or under it.
 IDLE_SLICE_PERCENT = env.float("IDLE_SLICE_PERCENT", default=1.0)

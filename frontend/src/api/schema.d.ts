@@ -7,6 +7,18 @@
 
 
 export interface paths {
+  "/api/alerts/": {
+    /**
+     * @description Firing (and silenced or inhibited) alerts, from Alertmanager or, without
+     * one, evaluated by the portal. Never fails because Alertmanager is away:
+     * ``error`` says why the list is empty.
+     */
+    get: operations["alerts_retrieve"];
+  };
+  "/api/alerts/silences/": {
+    /** @description Silence an alert's object in Alertmanager for a while (audited). */
+    post: operations["alerts_silences_create"];
+  };
   "/api/audit-events/": {
     /**
      * @description Every change made through the portal, newest first, with before and after.
@@ -332,6 +344,27 @@ export interface components {
       resource_version: string;
       /** Format: date-time */
       created_at: string;
+    };
+    AlertList: {
+      source: components["schemas"]["AlertListSourceEnum"];
+      /** @description ALERTMANAGER_URL is set: alerts are sent and can be silenced */
+      notifications_configured: boolean;
+      /** @description why the alerts are missing; null when they are here */
+      error: components["schemas"]["AlertsError"] | null;
+      alerts: components["schemas"]["PortalAlert"][];
+      /** @description alerts the portal cannot evaluate itself (a counter's increase needs Prometheus); empty with Alertmanager */
+      not_evaluated: string[];
+    };
+    /**
+     * @description * `alertmanager` - Alertmanager
+     * * `portal` - The portal
+     * @enum {string}
+     */
+    AlertListSourceEnum: "alertmanager" | "portal";
+    AlertsError: {
+      /** @description an error code (`alertmanager_unavailable`...) */
+      code: string;
+      message: string;
     };
     ApiToken: {
       id: number;
@@ -1336,6 +1369,37 @@ export interface components {
      * @enum {string}
      */
     PodSecurityEnum: "restricted" | "baseline" | "privileged";
+    PortalAlert: {
+      /** @description the alert's name, e.g. VnpuChipUnhealthy */
+      name: string;
+      /** @description critical, warning or info */
+      severity: string;
+      state: components["schemas"]["PortalAlertStateEnum"];
+      /** @description alertname, severity and the labels naming the object */
+      labels: {
+        [key: string]: string;
+      };
+      summary: string;
+      /** @description the portal page showing the object (path and query) */
+      portal_path: string;
+      /** @description its runbook: docs/alerts.md#<anchor> */
+      runbook: string;
+      /** @description the runbook's address when the rules carry one; else empty */
+      runbook_url: string;
+      /**
+       * Format: date-time
+       * @description null: evaluated by the portal, true now
+       */
+      starts_at: string | null;
+      silenced_by: components["schemas"]["SilenceRef"][];
+    };
+    /**
+     * @description * `firing` - Firing
+     * * `suppressed` - Suppressed
+     * * `silenced` - Silenced
+     * @enum {string}
+     */
+    PortalAlertStateEnum: "firing" | "suppressed" | "silenced";
     PreemptionProposal: {
       id: number;
       cluster: number;
@@ -1840,6 +1904,36 @@ export interface components {
      * @enum {string}
      */
     ShapeWarningShapeEnum: "list" | "wrapper";
+    Silence: {
+      /** @description Alertmanager's silence id */
+      id: string;
+      labels: {
+        [key: string]: string;
+      };
+      /** Format: date-time */
+      starts_at: string;
+      /** Format: date-time */
+      ends_at: string;
+      created_by: string;
+      comment: string;
+    };
+    SilenceCreateRequest: {
+      /** @description label -> value, each matched exactly: an alert's `labels` (alertname required) */
+      labels: {
+        [key: string]: string;
+      };
+      /** @description how long: <n>m, <n>h or <n>d, from 5m to 30d */
+      duration: string;
+      /** @description why (required) */
+      comment: string;
+    };
+    SilenceRef: {
+      id: string;
+      created_by: string;
+      comment: string;
+      /** Format: date-time */
+      ends_at: string | null;
+    };
     SkippedObject: {
       kind: string;
       namespace: string;
@@ -2156,7 +2250,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -2180,6 +2274,119 @@ export type external = Record<string, never>;
 
 export interface operations {
 
+  /**
+   * @description Firing (and silenced or inhibited) alerts, from Alertmanager or, without
+   * one, evaluated by the portal. Never fails because Alertmanager is away:
+   * ``error`` says why the list is empty.
+   */
+  alerts_retrieve: {
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["AlertList"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Silence an alert's object in Alertmanager for a while (audited). */
+  alerts_silences_create: {
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["SilenceCreateRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["Silence"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `notifications_not_configured`: no ALERTMANAGER_URL */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description `alertmanager_refused`: Alertmanager answered an error */
+      502: {
+        content: never;
+      };
+      /** @description `alertmanager_unavailable`: Alertmanager is away */
+      503: {
+        content: never;
+      };
+    };
+  };
   /**
    * @description Every change made through the portal, newest first, with before and after.
    *
