@@ -36,6 +36,7 @@ const PAGES: Record<string, LazyPage> = {
   "/cost/monthly": lazyPage(() => import("./pages/CostMonthly").then((m) => m.CostMonthlyPage)),
   "/health": lazyPage(() => import("./pages/Health").then((m) => m.HealthPage)),
   "/audit": lazyPage(() => import("./pages/Audit").then((m) => m.AuditPage)),
+  "/alerts": lazyPage(() => import("./pages/Alerts").then((m) => m.AlertsPage)),
 };
 const REQUEST_DETAIL = lazyPage<{ id: number }>(() => import("./pages/RequestDetail").then((m) => m.RequestDetailPage));
 
@@ -89,6 +90,10 @@ function ClusterProvider({ children }: { children: ReactNode }) {
       (page) => {
         setClusters(page.results);
         setError(null);
+        // A link naming a cluster (?cluster=<name>, as the alerts' pages do) opens on it.
+        const named = new URLSearchParams(window.location.search).get("cluster");
+        const linked = page.results.find((c) => c.name === named);
+        if (linked) setSelected(linked.id);
       },
       (e: ApiError) => setError(e.message),
     );
@@ -162,6 +167,7 @@ const NAV: { to: string; label: string; icon: string; role?: Role }[] = [
   { to: "/usage", label: "Usage", icon: "usage" },
   { to: "/cost", label: "Cost", icon: "cost" },
   { to: "/health", label: "Health", icon: "health" },
+  { to: "/alerts", label: "Alerts", icon: "alerts" },
   { to: "/audit", label: "Audit log", icon: "audit" },
   { to: "/tokens", label: "API tokens", icon: "tokens", role: "admin" },
 ];

@@ -116,3 +116,11 @@ export type ReportGroupBy = Schemas["Report"]["group_by"];
 export type ReportRow = Schemas["ReportRow"];
 export type UsageReport = Schemas["Report"];
 export type ChipPrice = Schemas["ChipPrice"];
+
+// --- alerts --------------------------------------------------------------------------
+
+/** GET /api/alerts/: the portal's alerts, from Alertmanager or evaluated by the portal. */
+export type AlertList = Schemas["AlertList"];
+export type PortalAlert = Schemas["PortalAlert"];
+/** POST /api/alerts/silences/: the silence created. */
+export type Silence = Schemas["Silence"];

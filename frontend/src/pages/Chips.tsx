@@ -71,7 +71,8 @@ export function ChipsPage() {
   const sorted = useMemo(() => sortChips(filtered, { key: sortKey, dir: sortDir }), [filtered, sortKey, sortDir]);
   const typeTotals = useMemo(() => totalsByType(filtered), [filtered]);
   const mode: HeatMode = view === "node" || view === "chip" ? view : all.length > 3000 ? "node" : "chip";
-  const selectedId = chipParam ? Number(chipParam) : null;
+  // ?chip= is a chip's id, or its UUID in the links of the alerts.
+  const selectedId = useMemo(() => chipFromParam(chipParam, all), [chipParam, all]);
   const selected = selectedId !== null ? (live?.chips.byId.get(selectedId) ?? null) : null;
   const selectedIndex = useMemo(() => (selectedId === null ? -1 : sorted.findIndex((c) => c.id === selectedId)), [sorted, selectedId]);
   const unhealthy = useMemo(() => filtered.filter((c) => !c.healthy).length, [filtered]);
@@ -431,4 +432,11 @@ function RoomLine({ chip, templates }: { chip: Chip; templates: TemplatesByType 
         : "No room for any template (slot, memory, AICore or AICPU used up)"}
     </div>
   );
+}
+
+/** The chip `?chip=` names: an id, or a UUID (null when no chip has it). */
+export function chipFromParam(param: string, chips: readonly Pick<Chip, "id" | "uuid">[]): number | null {
+  if (!param) return null;
+  if (/^\d+$/.test(param)) return Number(param);
+  return chips.find((c) => c.uuid === param)?.id ?? null;
 }

@@ -12,6 +12,7 @@ import { totalsByType, type Totals } from "../lib/chips";
 import { ago, int, mb, pctText } from "../lib/format";
 import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
+import { AlertsPanel } from "./Alerts";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import type { ClusterLive } from "../live/store";
 
@@ -169,6 +170,10 @@ export function OverviewPage() {
             <div className="empty">{live?.connection === "live" ? "No chips registered in this cluster." : "Waiting for the live snapshot…"}</div>
           </div>
         )}
+      </div>
+
+      <div className="mt-14">
+        <AlertsPanel />
       </div>
 
       <div className="grid cols-2 mt-14">
