@@ -19,6 +19,12 @@ from tests.deploy.helmchart import CI_VALUES, NAMESPACE, render_text
 
 pytestmark = [pytest.mark.realstack, pytest.mark.slow, pytest.mark.helm]
 VARIANTS = [None, *CI_VALUES]
+PROMETHEUS_RULE_CRD = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "crds"
+    / "prometheusrules.monitoring.coreos.com.yaml"
+)
 IDS = ["default", *(path.name.removesuffix("-values.yaml") for path in CI_VALUES)]
 
 
@@ -99,6 +105,48 @@ def test_the_dry_run_does_refuse_an_invalid_object(kube_stack, namespace, tmp_pa
     path.write_text(yaml.safe_dump_all(docs))
     code, _, errors = _dry_run(kube_stack, path)
     assert code != 0, "a malformed ClusterRole was accepted"
+
+
+@pytest.fixture
+def prometheus_rule_crd(kube_stack) -> None:
+    """The Prometheus Operator's PrometheusRule CRD, as a cluster running the
+    operator has it (tests/fixtures/crds), established before the test."""
+    kube_stack.kubectl("apply", "-f", str(PROMETHEUS_RULE_CRD))
+    kube_stack.kubectl(
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd/prometheusrules.monitoring.coreos.com",
+    )
+
+
+def test_the_charts_prometheus_rule_passes_the_servers_dry_run(
+    kube_stack, namespace, prometheus_rule_crd, tmp_path
+):
+    # given the chart with its rule on, where the operator's CRD is installed
+    rendered = render_text(sets={"prometheusRule.enabled": "true"})
+    docs = [doc for doc in yaml.safe_load_all(rendered) if doc]
+    (rule,) = [d for d in docs if d["kind"] == "PrometheusRule"]
+    path = tmp_path / "rule.yaml"
+    path.write_text(yaml.safe_dump(rule))
+    # when the server dry-runs it, then it takes every alert as rendered
+    code, accepted, errors = _dry_run(kube_stack, path)
+    assert code == 0, errors
+    alerts = [r["alert"] for g in accepted[0]["spec"]["groups"] for r in g["rules"]]
+    assert alerts == [r["alert"] for g in rule["spec"]["groups"] for r in g["rules"]]
+    assert len(alerts) >= 10
+    # and it can fail: a misspelt key and a duration Prometheus cannot read
+    rule["spec"]["groups"][0]["rules"][0]["fro"] = "5m"
+    path.write_text(yaml.safe_dump(rule))
+    code, _, errors = _dry_run(kube_stack, path)
+    assert code != 0
+    assert "fro" in errors, errors
+    del rule["spec"]["groups"][0]["rules"][0]["fro"]
+    rule["spec"]["groups"][0]["rules"][0]["for"] = "5 minutes"
+    path.write_text(yaml.safe_dump(rule))
+    code, _, errors = _dry_run(kube_stack, path)
+    assert code != 0
+    assert "for" in errors, errors
 
 
 def test_install_and_upgrade_keep_the_generated_secret_key(
