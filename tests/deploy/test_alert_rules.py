@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from apps.common.alerting.definitions import ALERTS, DURATION
 from apps.common.alerting.rules import chart_defaults, plain_rules
@@ -80,6 +81,28 @@ def test_print_uses_the_portal_url(settings, capsys):
     printed = capsys.readouterr().out
     assert printed == plain_rules("https://npu.corp.example")
     assert "https://npu.corp.example/preemptions?cluster=" in printed
+
+
+def test_print_takes_a_short_for_and_a_threshold(capsys):
+    # what the demo and the end-to-end test render: alerts in seconds, not minutes
+    call_command(
+        "alert_rules",
+        "--portal-url=http://127.0.0.1:8000",
+        "--for=1s",
+        "--threshold=VnpuPreemptionAwaitingApproval=0",
+    )
+    rules = {
+        rule["alert"]: rule
+        for rule in yaml.safe_load(capsys.readouterr().out)["groups"][0]["rules"]
+    }
+    assert {rule["for"] for rule in rules.values()} == {"1s"}
+    assert rules["VnpuPreemptionAwaitingApproval"]["expr"] == (
+        "vnpu_preemption_proposal_oldest_pending_age_seconds > 0"
+    )
+    assert rules["VnpuRequestsStuckPending"]["expr"].endswith("> 1800")
+    for wrong in (["--for=soon"], ["--threshold=VnpuNoSuchAlert=1"]):
+        with pytest.raises(CommandError):
+            call_command("alert_rules", "--portal-url=http://x", *wrong)
 
 
 @pytest.mark.prometheus

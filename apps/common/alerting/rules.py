@@ -16,11 +16,11 @@ staleness by ``scripts/test.sh``; the committed plain file carries
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import yaml
 
-from apps.common.alerting.definitions import ALERTS, Alert, number
+from apps.common.alerting.definitions import ALERTS, DURATION, Alert, number
 
 GROUP = "vnpu-portal"
 PLACEHOLDER_PORTAL_URL = "https://vnpu.example.com"
@@ -40,14 +40,31 @@ def _annotations(alert: Alert, portal_url: str) -> dict[str, str]:
 
 
 def plain_rules(
-    portal_url: str = PLACEHOLDER_PORTAL_URL, alerts: Iterable[Alert] = ALERTS
+    portal_url: str = PLACEHOLDER_PORTAL_URL,
+    alerts: Iterable[Alert] = ALERTS,
+    *,
+    for_: str | None = None,
+    thresholds: Mapping[str, float] | None = None,
 ) -> str:
-    """A Prometheus rules file of every alert, thresholds at their defaults."""
+    """A Prometheus rules file of ``alerts`` (every one by default).
+
+    Thresholds are the defaults but for the alerts named in ``thresholds``;
+    ``for_`` replaces every alert's ``for`` (a demo or a test that cannot
+    wait minutes).
+    """
+    thresholds = thresholds or {}
+    unknown = set(thresholds) - {alert.name for alert in ALERTS}
+    if unknown:
+        raise ValueError(f"no such alert: {', '.join(sorted(unknown))}")
+    if for_ is not None and not DURATION.match(for_):
+        raise ValueError(f"not a Prometheus duration: {for_!r}")
     rules = [
         {
             "alert": alert.name,
-            "expr": alert.expr(),
-            "for": alert.for_,
+            "expr": alert.expr(
+                number(thresholds[alert.name]) if alert.name in thresholds else None
+            ),
+            "for": alert.for_ if for_ is None else for_,
             "labels": {"severity": alert.severity},
             "annotations": _annotations(alert, portal_url),
         }
