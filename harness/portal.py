@@ -193,20 +193,22 @@ def approve_pending(admin: APIClient, request_id: int) -> dict:
     return proposal
 
 
+def urgent_vir04(cluster: str) -> dict[str, Any]:
+    """An inference-high vir04 on a 310P (what the preemption tests ask for),
+    as ``POST /api/requests/`` takes it."""
+    return {
+        "cluster": cluster,
+        "namespace": "default",
+        "chip_type": "Ascend310P",
+        "template": "vir04",
+        "priority": "inference-high",
+        "workload": {"image": "busybox"},
+    }
+
+
 def submit_urgent_vir04(client: APIClient, cluster: str) -> int:
-    """Submit an inference-high vir04 on a 310P (what the preemption tests ask for)."""
-    response = client.post(
-        "/api/requests/",
-        {
-            "cluster": cluster,
-            "namespace": "default",
-            "chip_type": "Ascend310P",
-            "template": "vir04",
-            "priority": "inference-high",
-            "workload": {"image": "busybox"},
-        },
-        format="json",
-    )
+    """Submit :func:`urgent_vir04` as ``client``; returns the request's id."""
+    response = client.post("/api/requests/", urgent_vir04(cluster), format="json")
     assert response.status_code == 201, response.json()
     return response.json()["id"]
 

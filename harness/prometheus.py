@@ -8,6 +8,11 @@ every target once. ``query`` runs an instant query through the HTTP API;
 ``stop`` terminates it (then kills it). Every failure to start or to wait
 carries the end of its log.
 
+With ``portal=PortalTarget(url, token)`` it scrapes the portal's ``/metrics``
+too (bearer ``METRICS_TOKEN``), evaluates the alert rules of ``rules`` (the
+text of a rules file) at each scrape interval and sends the alerts to
+``alertmanager_url``: a deployment's monitoring, in small.
+
 The pytest fixture ``prometheus`` (tests/conftest.py) runs one per test on
 the ``sim`` fixture's simulator.
 """
@@ -21,6 +26,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +51,14 @@ class PrometheusError(RuntimeError):
     """Prometheus did not start, or did not do what was waited for."""
 
 
+@dataclass(frozen=True)
+class PortalTarget:
+    """The portal to scrape: its base URL and its ``METRICS_TOKEN``."""
+
+    url: str
+    token: str
+
+
 class Prometheus(LoggedServer):
     """One Prometheus process scraping ``sim``'s exporters (see module docstring)."""
 
@@ -55,8 +69,14 @@ class Prometheus(LoggedServer):
         *,
         scrape_interval: float = 1.0,
         executable: str | None = None,
+        portal: PortalTarget | None = None,
+        rules: str | None = None,
+        alertmanager_url: str | None = None,
     ) -> None:
         self.sim = sim
+        self.portal = portal
+        self.rules = rules
+        self.alertmanager_url = alertmanager_url
         self.dir = directory
         self.scrape_interval = scrape_interval
         self.executable = executable or binary() or DEBIAN_BINARY
@@ -95,12 +115,24 @@ class Prometheus(LoggedServer):
         if self.sim.certificate is not None:
             ca_file = self.dir / "simcluster-ca.pem"
             ca_file.write_bytes(self.sim.certificate.cert_pem)
+        token_file = rule_file = None
+        if self.portal is not None:
+            token_file = self.dir / "metrics-token"
+            token_file.write_text(self.portal.token)
+            token_file.chmod(0o600)
+        if self.rules is not None:
+            rule_file = self.dir / "rules.yml"
+            rule_file.write_text(self.rules)
         self.config_path.write_text(
             promconfig.render(
                 self.sim.url,
                 ca_file=ca_file,
                 scrape_interval=self.scrape_interval,
                 refresh_interval=1.0,
+                portal_url=self.portal.url if self.portal else None,
+                metrics_token_file=token_file,
+                rule_files=[rule_file] if rule_file else [],
+                alertmanager_url=self.alertmanager_url,
             )
         )
 
@@ -152,18 +184,27 @@ class Prometheus(LoggedServer):
             return found
 
     def wait_for_scrape(self, timeout: float = 30) -> None:
-        """Wait until every node's exporter was scraped successfully (``up`` 1)."""
+        """Wait until every node's exporter (and the portal, when scraped) was
+        scraped successfully (``up`` 1)."""
         nodes = {t["labels"]["node"] for t in self.targets()}
+        portal = self.portal is not None
 
         def all_up() -> bool:
             with contextlib.suppress(PrometheusError, OSError):
                 up = self.query(f'up{{job="{promconfig.JOB}"}}')
-                return {
+                exporters = {
                     r["metric"].get("node") for r in up if r["value"][1] == "1"
                 } >= nodes
+                if not portal:
+                    return exporters
+                mine = self.query(f'up{{job="{promconfig.PORTAL_JOB}"}} == 1')
+                return exporters and bool(mine)
             return False
 
-        self._wait(all_up, f"a first scrape of {sorted(nodes)}", timeout)
+        what = f"a first scrape of {sorted(nodes)}" + (
+            " and the portal" if portal else ""
+        )
+        self._wait(all_up, what, timeout)
 
     def wait_until(self, expr: str, timeout: float = 30) -> list[dict[str, Any]]:
         """Wait until the instant query ``expr`` has a result; return it."""

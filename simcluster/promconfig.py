@@ -5,10 +5,17 @@ the simulator's ``/exporter/targets`` (each target carries its ``node`` label,
 scheme and metrics path). Over HTTPS both the discovery and the scrapes trust
 the simulator's own certificate (``ca_file``), as a kubeconfig does.
 
+Optionally the portal too, as a deployment's Prometheus sees it: a second job,
+``vnpu-portal``, scraping the portal's ``/metrics`` with the bearer token in
+``metrics_token_file`` (``METRICS_TOKEN``), the alert rules of ``rule_files``
+evaluated, and alerts sent to the Alertmanager at ``alertmanager_url``.
+
 Used by the test harness (``harness/prometheus.py``) and by the demo::
 
     python -m simcluster.promconfig --kubeconfig var/simcluster.kubeconfig \\
-        --out var/prometheus.yml --scrape-interval 5s
+        --out var/prometheus.yml --scrape-interval 5s \\
+        --portal-url http://127.0.0.1:8000 --metrics-token-file var/metrics-token \\
+        --rule-file var/vnpu-alerts.rules.yml --alertmanager-url http://127.0.0.1:9093
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from __future__ import annotations
 import argparse
 import base64
 import sys
+import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +33,7 @@ import yaml
 from simcluster.exporter import TARGETS_PATH
 
 JOB = "npu-exporter"
+PORTAL_JOB = "vnpu-portal"
 
 
 def seconds(text: str) -> float:
@@ -46,8 +56,14 @@ def render(
     ca_file: str | Path | None = None,
     scrape_interval: float = 1.0,
     refresh_interval: float = 1.0,
+    portal_url: str | None = None,
+    metrics_token_file: str | Path | None = None,
+    rule_files: Sequence[str | Path] = (),
+    alertmanager_url: str | None = None,
 ) -> str:
-    """The configuration text; ``sim_url`` is the simulator's base URL."""
+    """The configuration text; ``sim_url`` is the simulator's base URL, and
+    the portal's job, rules and Alertmanager come when given (see the module
+    docstring); rules are evaluated as often as targets are scraped."""
     tls: dict[str, Any] = {"ca_file": str(ca_file)} if ca_file else {}
     discovery: dict[str, Any] = {
         "url": sim_url.rstrip("/") + TARGETS_PATH,
@@ -66,12 +82,44 @@ def render(
         },
         "scrape_configs": [job],
     }
+    if portal_url:
+        config["scrape_configs"].append(_portal_job(portal_url, metrics_token_file))
+    if rule_files:
+        config["rule_files"] = [str(path) for path in rule_files]
+    if alertmanager_url:
+        config["alerting"] = {"alertmanagers": [_static(alertmanager_url)]}
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def from_kubeconfig(kubeconfig: Path, out: Path, scrape_interval: float) -> Path:
+def _static(url: str) -> dict[str, Any]:
+    """A scheme and one static target (``host:port``) from a base URL."""
+    parts = urllib.parse.urlsplit(url)
+    found: dict[str, Any] = {
+        "scheme": parts.scheme or "http",
+        "static_configs": [{"targets": [parts.netloc]}],
+    }
+    if parts.path.strip("/"):
+        found["path_prefix"] = parts.path
+    return found
+
+
+def _portal_job(url: str, token_file: str | Path | None) -> dict[str, Any]:
+    """The portal's ``/metrics``, with its bearer token read from a file
+    (never written into the configuration)."""
+    job: dict[str, Any] = {"job_name": PORTAL_JOB, "metrics_path": "/metrics"}
+    job.update(_static(url))
+    job.pop("path_prefix", None)
+    if token_file:
+        job["authorization"] = {"type": "Bearer", "credentials_file": str(token_file)}
+    return job
+
+
+def from_kubeconfig(
+    kubeconfig: Path, out: Path, scrape_interval: float, **portal: Any
+) -> Path:
     """Write ``out`` (and the simulator's CA next to it) for the cluster of a
-    kubeconfig simcluster wrote; returns ``out``."""
+    kubeconfig simcluster wrote; returns ``out``. ``portal``: the portal's
+    keyword arguments of :func:`render`."""
     document = yaml.safe_load(kubeconfig.read_text())
     cluster = document["clusters"][0]["cluster"]
     ca_file: Path | None = None
@@ -84,6 +132,7 @@ def from_kubeconfig(kubeconfig: Path, out: Path, scrape_interval: float) -> Path
             ca_file=ca_file.resolve() if ca_file else None,
             scrape_interval=scrape_interval,
             refresh_interval=scrape_interval,
+            **portal,
         )
     )
     return out
@@ -98,8 +147,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kubeconfig", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--scrape-interval", default="5s")
+    parser.add_argument("--portal-url", help="scrape the portal's /metrics too")
+    parser.add_argument(
+        "--metrics-token-file", type=Path, help="a file holding METRICS_TOKEN"
+    )
+    parser.add_argument(
+        "--rule-file", action="append", default=[], type=Path, help="repeatable"
+    )
+    parser.add_argument("--alertmanager-url", help="where alerts are sent")
     args = parser.parse_args(argv)
-    from_kubeconfig(args.kubeconfig, args.out, seconds(args.scrape_interval))
+    from_kubeconfig(
+        args.kubeconfig,
+        args.out,
+        seconds(args.scrape_interval),
+        portal_url=args.portal_url,
+        metrics_token_file=(
+            args.metrics_token_file.resolve() if args.metrics_token_file else None
+        ),
+        rule_files=[path.resolve() for path in args.rule_file],
+        alertmanager_url=args.alertmanager_url,
+    )
     return 0
 
 

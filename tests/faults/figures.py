@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 FILE = ROOT / "var" / "fault-figures.jsonl"
 
 
-def record(test: str, **figures: Any) -> None:
-    """Append the figures of one test run."""
-    FILE.parent.mkdir(exist_ok=True)
-    with FILE.open("a") as out:
+def record(test: str, *, file: Path = FILE, **figures: Any) -> None:
+    """Append the figures of one test run (to ``file``: another test's figures
+    may keep a file of their own)."""
+    file.parent.mkdir(exist_ok=True)
+    with file.open("a") as out:
         out.write(json.dumps({"test": test, **figures}, default=str) + "\n")
 
 
