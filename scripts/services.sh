@@ -4,8 +4,8 @@
 #   - PostgreSQL on 127.0.0.1:5432, trust auth for user postgres, database `test`;
 #   - Redis on 127.0.0.1:6379 (no persistence);
 #   - Chromium for the browser tests, shellcheck for the entrypoint scripts' test;
-#   - Prometheus for the usage tests and the demo (installed, not started: each
-#     runs its own on a port of its own).
+#   - Prometheus and Alertmanager for the usage and alert tests and the demo
+#     (installed, not started: each runs its own on a port of its own).
 # Idempotent: what is installed and running is left alone. Needs root (apt, pg_ctl).
 set -euo pipefail
 
