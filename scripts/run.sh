@@ -146,6 +146,8 @@ echo "    simulated cluster: $(grep -m1 server: "$KUBECONFIG_PATH" | awk '{print
 [ -z "${PROMETHEUS_URL:-}" ] || echo "    Prometheus: $PROMETHEUS_URL"
 [ -z "${ALERTMANAGER_URL:-}" ] || echo "    Alertmanager: $ALERTMANAGER_URL  (the alerts fire after ${ALERTS_FOR:-30s})"
 echo "    logs: var/worker.log var/simcluster.log${PROMETHEUS_URL:+ var/prometheus.log}${ALERTMANAGER_URL:+ var/alertmanager.log}"
-setsid uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" &
+# No access log: Prometheus's scrape of /metrics every 5 s would fill the
+# terminal; the portal's own log lines stay.
+setsid uvicorn vnpuportal.asgi:application --host 127.0.0.1 --port "$PORT" --no-access-log &
 pids+=($!)
 wait -n "${pids[@]}"

@@ -74,12 +74,19 @@ class Alert:
         """The metric with its matchers (and window), without the comparison."""
         series = f"{self.metric}{{{self.matchers}}}" if self.matchers else self.metric
         if self.increase_over:
-            return f"increase({series}[{self.increase_over}])"
-        return series
+            series = f"increase({series}[{self.increase_over}])"
+        # Every web replica serves the same figures (read from the shared
+        # database and cache), so Prometheus scrapes each object once per
+        # replica: one alert per object, not one per replica.
+        return f"max without ({', '.join(REPLICA_LABELS)}) ({series})"
 
     def expr(self, threshold: str | None = None) -> str:
         """The PromQL condition, with ``threshold`` (text) or the default."""
         return f"{self.selector} {self.op} {threshold or number(self.threshold)}"
+
+
+#: The scrape's labels that tell the web replicas apart.
+REPLICA_LABELS = ("instance", "pod")
 
 
 def number(value: float) -> str:
