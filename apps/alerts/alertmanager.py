@@ -36,15 +36,20 @@ class Alertmanager:
         """The alerts it holds named one of ``names`` (active, silenced and
         inhibited alike; resolved ones are gone from its API)."""
         alternatives = "|".join(sorted(names))
-        found: list[dict[str, Any]] = self._call(
+        answer = self._call(
             "GET", "/api/v2/alerts", params={"filter": f'alertname=~"{alternatives}"'}
         )
-        return found
+        return [_alert_entry(self.url, entry) for entry in _listed(self.url, answer)]
 
     def silences(self) -> list[dict[str, Any]]:
         """Every silence it holds, expired ones included."""
-        found: list[dict[str, Any]] = self._call("GET", "/api/v2/silences")
-        return found
+        answer = self._call("GET", "/api/v2/silences")
+        return [
+            _fields(
+                self.url, entry, "silence", ("id", "createdBy", "comment", "endsAt")
+            )
+            for entry in _listed(self.url, answer)
+        ]
 
     def silence_create(
         self,
@@ -71,6 +76,10 @@ class Alertmanager:
             )
         return str(silence_id)
 
+    def silence_expire(self, silence_id: str) -> None:
+        """Expire a silence at once (``DELETE /api/v2/silence/<id>``)."""
+        self._call("DELETE", f"/api/v2/silence/{silence_id}")
+
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         try:
             answer = requests.request(
@@ -95,6 +104,8 @@ class Alertmanager:
             raise AlertmanagerRefused(
                 f"Alertmanager at {self.url} answered {answer.status_code}: {detail}"
             )
+        if not answer.content:  # DELETE answers 200 with no body
+            return None
         try:
             return answer.json()
         except ValueError:
@@ -102,6 +113,60 @@ class Alertmanager:
                 f"Alertmanager at {self.url} answered {answer.status_code} "
                 "without JSON."
             ) from None
+
+
+# --- what its answers must look like ------------------------------------------
+# A proxy's error page, another API behind the URL or a newer Alertmanager must
+# not reach the pages as a 500: an answer of the wrong shape is refused, with
+# what was wrong, like an error status.
+
+
+def _refused(url: str, what: str) -> AlertmanagerRefused:
+    return AlertmanagerRefused(f"Alertmanager at {url} sent {what}.")
+
+
+def _listed(url: str, answer: Any) -> list[dict[str, Any]]:
+    if not isinstance(answer, list) or not all(isinstance(e, dict) for e in answer):
+        raise _refused(url, "something other than a list of objects")
+    return answer
+
+
+def _strings(url: str, value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _refused(url, f"{what} that are not text")
+    return value
+
+
+def _fields(
+    url: str, entry: dict[str, Any], what: str, names: tuple[str, ...]
+) -> dict[str, Any]:
+    """``entry`` with each of ``names`` text (or absent)."""
+    for name in names:
+        if entry.get(name) is not None and not isinstance(entry[name], str):
+            raise _refused(url, f"a {what} whose {name} is not text")
+    return entry
+
+
+def _alert_entry(url: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """One alert of ``GET /api/v2/alerts``, its shapes checked."""
+    _fields(url, entry, "alert", ("startsAt", "endsAt"))
+    status = entry.get("status") or {}
+    if not isinstance(status, dict):
+        raise _refused(url, "an alert whose status is not an object")
+    for key in ("silencedBy", "inhibitedBy"):
+        ids = status.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise _refused(url, f"an alert whose {key} is not a list of ids")
+    return {
+        **entry,
+        "labels": _strings(url, entry.get("labels"), "labels"),
+        "annotations": _strings(url, entry.get("annotations"), "annotations"),
+        "status": status,
+    }
 
 
 def configured() -> bool:

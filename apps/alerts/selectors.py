@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
@@ -189,7 +189,7 @@ def _alert_of(
         state=state,
         summary=annotations.get("summary") or render(alert.summary, shown),
         runbook_url=annotations.get("runbook_url", ""),
-        starts_at=parse_datetime(entry.get("startsAt") or ""),
+        starts_at=_when(entry.get("startsAt")),
         silenced_by=tuple(_silence_ref(sid, silences.get(sid, {})) for sid in silenced),
     )
 
@@ -199,8 +199,20 @@ def _silence_ref(silence_id: str, silence: Mapping[str, Any]) -> SilenceRef:
         id=silence_id,
         created_by=str(silence.get("createdBy", "")),
         comment=str(silence.get("comment", "")),
-        ends_at=parse_datetime(silence.get("endsAt") or ""),
+        ends_at=_when(silence.get("endsAt")),
     )
+
+
+def _when(text: str | None) -> datetime | None:
+    """An RFC 3339 time of Alertmanager's, aware (UTC when it says no zone);
+    None when absent or unreadable: a bad date hides the date, not the alert."""
+    try:
+        found = parse_datetime(text or "")
+    except ValueError:  # well formed but impossible, e.g. month 13
+        return None
+    if found is not None and found.tzinfo is None:
+        found = found.replace(tzinfo=UTC)
+    return found
 
 
 # --- evaluated by the portal -----------------------------------------------------

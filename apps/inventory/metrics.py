@@ -12,6 +12,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from apps.common.metrics_sources import ClusterNames
 from apps.common.metrics_sources import age_seconds as _age
+from apps.inventory.choices import ConnectionKind
 from apps.inventory.models import Chip, Cluster, SyncCursor
 
 _USAGE = {
@@ -58,19 +59,24 @@ def _stream_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     per_stream = _stream_family_set()
     counters = ("restarts", "crashes", "relists", "events")
     oldest: dict[int, datetime | None] = {}
-    cursors = SyncCursor.objects.values(
+    # A cluster no longer connected keeps its cursors, and a resource the API
+    # server does not serve never succeeds: neither is a stream that lags.
+    cursors = SyncCursor.objects.exclude(
+        cluster__connection=ConnectionKind.NONE
+    ).values(
         "cluster_id",
         "resource",
         "last_success_at",
         "last_error",
         "last_error_at",
+        "served",
         *counters,
     )
     for cursor in cursors:
         cluster_id, success = cursor["cluster_id"], cursor["last_success_at"]
         labels = [names.get(cluster_id, str(cluster_id)), cursor["resource"]]
         age = _age(now, success)
-        if age is not None:
+        if age is not None and cursor["served"]:
             per_stream["age"].add_metric(labels, age)
         error_at = cursor["last_error_at"]
         failing = bool(cursor["last_error"]) and (
@@ -79,6 +85,8 @@ def _stream_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
         per_stream["failing"].add_metric(labels, int(failing))
         for counter in counters:
             per_stream[counter].add_metric(labels, cursor[counter])
+        if not cursor["served"]:
+            continue
         # A stream that never succeeded leaves the cluster without a lag value.
         previous = oldest.get(cluster_id, now)
         oldest[cluster_id] = (

@@ -29,6 +29,8 @@ UNBOOKED: dict[str, Any] = {
     "pod_name": "",
     "reserved_at": None,
     "admitted_at": None,
+    # Why it waited before is no longer known: the next pass classes it again.
+    "wait_class": "",
 }
 
 

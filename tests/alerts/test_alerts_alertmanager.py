@@ -130,3 +130,31 @@ def test_a_stopped_alertmanager_empties_the_list_and_refuses_a_silence(
     assert answer.status_code == 503
     assert answer.json()["code"] == "alertmanager_unavailable"
     assert not AuditEvent.objects.filter(action="alert.silence").exists()
+
+
+def test_a_silence_whose_audit_event_cannot_be_written_is_expired_again(
+    firing, monkeypatch, guide_cluster
+):
+    # given the audit log cannot be written (the database failed mid-way)
+    from datetime import timedelta
+
+    from django.db import DatabaseError
+
+    from apps.accounts.services import user_ensure
+    from apps.alerts import services
+
+    def refused(**_: object) -> None:
+        raise DatabaseError("the database went away")
+
+    monkeypatch.setattr(services, "audit_record", refused)
+    admin = user_ensure(username="grace", role="admin")
+    # when an admin silences the chip's alert
+    with pytest.raises(DatabaseError):
+        services.silence_create(
+            actor=admin, labels=CHIP, duration=timedelta(hours=1), comment="swap"
+        )
+    # then Alertmanager holds the silence expired: none without its audit event
+    (held,) = firing.silences()
+    assert held["createdBy"] == "grace"
+    assert held["status"]["state"] == "expired"
+    assert not AuditEvent.objects.filter(action="alert.silence").exists()

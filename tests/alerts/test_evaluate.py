@@ -22,7 +22,9 @@ BY_NAME = {alert.name: alert for alert in ALERTS}
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [
-        (0.5, "0.5s"),
+        (0, "0s"),
+        (0.5, "500ms"),
+        (0.0012, "1.2ms"),
         (45, "45s"),
         (600, "10m 0s"),
         (3723, "1h 2m 3s"),
@@ -36,6 +38,7 @@ def test_durations_read_as_prometheus_writes_them(seconds, text):
 def test_humanize_and_percentages():
     assert humanize(3) == "3"
     assert humanize(1500) == "1.5k"
+    assert humanize(0.25) == "250m"
     assert render("{{ $value | humanizePercentage }}", {}, 0.95) == "95%"
 
 

@@ -97,8 +97,14 @@ def test_a_publish_the_scheduler_has_not_loaded(guide_cluster, texts):
     assert samples["vnpu_deviceconfig_in_effect_version"][GUIDE] == loaded.number
     waited = samples["vnpu_deviceconfig_restart_pending_seconds"][GUIDE]
     assert 7200 <= waited < 7300
+    # and a later publish does not restart the wait: it runs from v3
+    newest = _store(guide_cluster, changed, Source.PUBLISHED, timedelta(minutes=1))
+    samples = _scrape()
+    assert samples["vnpu_deviceconfig_published_version"][GUIDE] == newest.number
+    waited = samples["vnpu_deviceconfig_restart_pending_seconds"][GUIDE]
+    assert 7200 <= waited < 7300
     # and once the scheduler restarted, nothing waits
     Cluster.objects.filter(pk=guide_cluster.pk).update(config_loaded_at=timezone.now())
     samples = _scrape()
     assert samples["vnpu_deviceconfig_restart_pending_seconds"][GUIDE] == 0
-    assert samples["vnpu_deviceconfig_in_effect_version"][GUIDE] == published.number
+    assert samples["vnpu_deviceconfig_in_effect_version"][GUIDE] == newest.number

@@ -10,10 +10,11 @@ import pytest
 from django.utils import timezone
 
 from apps.audit.services import audit_record
-from apps.scheduling.choices import ProposalState, WaitClass
+from apps.scheduling.choices import ProposalState, RequestState, WaitClass
 from apps.scheduling.models import PreemptionProposal, QueueQuota, Request
 from apps.scheduling.nodelocks import LOCK_RELEASE_ACTION
 from apps.scheduling.reconcile import BIND_TIMEOUT_ACTION
+from apps.scheduling.states import UNBOOKED, request_move
 from tests.scheduling.helpers import run_pass
 from tests.security.test_metrics import TOKEN, _scrape
 
@@ -69,6 +70,26 @@ def test_pending_requests_by_reason_class(world, operator, fake_ops):
     assert ages[WaitClass.CLUSTER_SETUP] < 60
     held.refresh_from_db()
     assert held.wait_class == WaitClass.CLUSTER_SETUP
+
+
+def test_a_request_sent_back_to_pending_forgets_why_it_waited(world, operator):
+    # given a request a pass classed as waiting for an admin, then booked
+    request = world.request(operator)
+    Request.objects.filter(pk=request.pk).update(
+        wait_class=WaitClass.AWAITING_APPROVAL, state=RequestState.RESERVED
+    )
+    # when it goes back to Pending (a bind timeout, a retry, a failed preemption)
+    assert request_move(
+        request.pk,
+        from_states=[RequestState.RESERVED],
+        to=RequestState.PENDING,
+        **UNBOOKED,
+    )
+    # then it is unclassified until the next pass looks at it
+    request.refresh_from_db()
+    assert request.wait_class == ""
+    reasons = {dict(k)["reason"] for k in _scrape()["vnpu_requests_pending"]}
+    assert reasons == {"unclassified"}
 
 
 def test_proposals_waiting_for_an_admin(world, operator):

@@ -11,7 +11,8 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from apps.inventory.models import SyncCursor
+from apps.inventory.choices import ConnectionKind
+from apps.inventory.models import Cluster, SyncCursor
 from apps.inventory.sync.writer import ClusterWriter
 
 pytestmark = pytest.mark.django_db
@@ -83,6 +84,16 @@ def test_families_read_from_the_database(
         last_error="API server answered 500",
         last_error_at=now,
     )
+    SyncCursor.objects.create(
+        cluster=guide_cluster,
+        resource="queues",  # Volcano's CRDs absent: not served, never stale
+        last_success_at=now - timedelta(days=3),
+        served=False,
+    )
+    # (the streams count while the cluster is connected)
+    Cluster.objects.filter(pk=guide_cluster.pk).update(
+        connection=ConnectionKind.IN_CLUSTER
+    )
     viewer_client.get(f"/api/clusters/{guide_cluster.pk}/summary/")
     # when Prometheus scrapes
     samples = _scrape()
@@ -96,6 +107,9 @@ def test_families_read_from_the_database(
     assert samples["vnpu_sync_events_total"][pods] == 120
     assert samples["vnpu_sync_stream_failing"][nodes_key] == 1
     assert samples["vnpu_sync_stream_failing"][pods] == 0
+    queues = (("cluster", "guide"), ("resource", "queues"))
+    assert queues not in samples["vnpu_sync_stream_last_success_age_seconds"]
+    assert 42 <= samples["vnpu_sync_stream_last_success_age_seconds"][pods] < 60
     # usage per cluster and chip type, as the summary counts it
     summary = viewer_client.get(f"/api/clusters/{guide_cluster.pk}/summary/").json()
     for chip_type in summary["chip_types"]:
@@ -157,3 +171,19 @@ def test_task_runs_and_allocator_pass_time_from_the_shared_records(
     assert samples["vnpu_task_runs_total"][usage] == 1
     assert samples["vnpu_task_failures_total"][usage] == 0
     assert samples["vnpu_allocator_pass_seconds"][(("cluster", "guide"),)] == 0.25
+
+
+def test_a_cluster_no_longer_connected_has_no_stream_that_lags(
+    metrics_on, guide_cluster
+):
+    # given a stream last in step a week ago, of a cluster an admin disconnected
+    SyncCursor.objects.create(
+        cluster=guide_cluster,
+        resource="pods",
+        last_success_at=timezone.now() - timedelta(days=7),
+    )
+    assert guide_cluster.connection == ConnectionKind.NONE
+    # when Prometheus scrapes, then nothing says it lags (VnpuWatchLagging resolves)
+    samples = _scrape()
+    assert not samples.get("vnpu_cluster_sync_lag_seconds")
+    assert not samples.get("vnpu_sync_stream_last_success_age_seconds")

@@ -137,10 +137,12 @@ def humanize_duration(seconds: float) -> str:
     """Prometheus's ``humanizeDuration``: ``1h 2m 3s``, ``45s``."""
     if math.isnan(seconds) or math.isinf(seconds):
         return f"{seconds:.4g}"
+    if seconds == 0:
+        return "0s"
+    if abs(seconds) < 1:
+        return f"{_small(seconds)}s"  # 500ms
     sign = "-" if seconds < 0 else ""
     seconds = abs(seconds)
-    if seconds < 1:
-        return f"{sign}{seconds:.4g}s"
     whole = int(seconds)
     days, rest = divmod(whole, 86400)
     hours, rest = divmod(rest, 3600)
@@ -156,13 +158,25 @@ def humanize_duration(seconds: float) -> str:
 
 def humanize(value: float) -> str:
     """Prometheus's ``humanize``: ``1.5k`` for 1500, ``3`` for 3."""
-    if value == 0 or math.isnan(value) or math.isinf(value) or abs(value) < 1:
+    if value == 0 or math.isnan(value) or math.isinf(value):
         return f"{value:.4g}"
+    if abs(value) < 1:
+        return _small(value)  # 500m
     for prefix in ("", "k", "M", "G", "T", "P", "E"):
         if abs(value) < 1000:
             return f"{value:.4g}{prefix}"
         value /= 1000
     return f"{value:.4g}Z"
+
+
+def _small(value: float) -> str:
+    """A magnitude below 1 with Prometheus's SI prefix: ``0.5`` -> ``500m``."""
+    prefix = ""
+    for step in ("m", "u", "n", "p", "f", "a", "z", "y"):
+        if abs(value) >= 1:
+            break
+        prefix, value = step, value * 1000
+    return f"{value:.4g}{prefix}"
 
 
 _FILTERS: dict[str, Callable[[float], str]] = {

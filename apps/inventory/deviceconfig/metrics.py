@@ -22,8 +22,8 @@ from apps.common.metrics_sources import ClusterNames
 from apps.common.metrics_sources import age_seconds as _age
 from apps.inventory.deviceconfig.in_effect import config_in_effect
 from apps.inventory.deviceconfig.selectors import (
-    deviceconfig_changed_at,
     deviceconfig_drift_recorded,
+    deviceconfig_unloaded_since,
 )
 from apps.inventory.models import Cluster
 
@@ -50,8 +50,8 @@ def deviceconfig_families(now: datetime, names: ClusterNames) -> Iterator[Metric
     )
     pending = GaugeMetricFamily(
         "vnpu_deviceconfig_restart_pending_seconds",
-        "Seconds since the version the scheduler has not loaded yet was published "
-        "(0: nothing waits for a restart).",
+        "Seconds since the oldest version the scheduler has not loaded yet was "
+        "published (0: nothing waits for a restart).",
         labels=["cluster"],
     )
     for cluster in Cluster.objects.order_by("name"):
@@ -60,7 +60,9 @@ def deviceconfig_families(now: datetime, names: ClusterNames) -> Iterator[Metric
             drifted = not deviceconfig_drift_recorded(cluster)["in_sync"]
             effect = config_in_effect(cluster)
             changed = (
-                deviceconfig_changed_at(cluster) if effect.pending_restart else None
+                deviceconfig_unloaded_since(cluster, effect.version)
+                if effect.pending_restart
+                else None
             )
         except DatabaseError:
             raise  # the source's own handling (apps.common.metrics)

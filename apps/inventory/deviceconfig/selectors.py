@@ -267,6 +267,20 @@ def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:
     return changing_versions(cluster).first()
 
 
+def deviceconfig_unloaded_since(
+    cluster: Cluster, loaded: int | None
+) -> DeviceConfigVersion | None:
+    """The oldest changing version newer than version ``loaded`` (the one the
+    scheduler runs): a restart has been pending since it was stored, however
+    many versions followed it. The newest changing version when ``loaded`` is
+    unknown."""
+    if loaded is None:
+        return deviceconfig_changed_at(cluster)
+    return (
+        changing_versions(cluster).filter(number__gt=loaded).order_by("number").first()
+    )
+
+
 def deviceconfig_unpublished(cluster: Cluster) -> str:
     """The portal's edits not yet published: a diff from its baseline to what it would publish.
 
