@@ -79,7 +79,12 @@ export function App() {
   );
 }
 
-function ClusterProvider({ children }: { children: ReactNode }) {
+/** The cluster a link names by ``?cluster=<name>``, if the portal has it. */
+export function clusterNamed(clusters: Cluster[] | null, name: string | null): Cluster | undefined {
+  return name ? clusters?.find((c) => c.name === name) : undefined;
+}
+
+export function ClusterProvider({ children }: { children: ReactNode }) {
   const [clusters, setClusters] = useState<Cluster[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<number | null>(rememberedCluster());
@@ -90,14 +95,18 @@ function ClusterProvider({ children }: { children: ReactNode }) {
       (page) => {
         setClusters(page.results);
         setError(null);
-        // A link naming a cluster (?cluster=<name>, as the alerts' pages do) opens on it.
-        const named = new URLSearchParams(window.location.search).get("cluster");
-        const linked = page.results.find((c) => c.name === named);
-        if (linked) setSelected(linked.id);
       },
       (e: ApiError) => setError(e.message),
     );
   }, [nonce]);
+
+  // A link naming a cluster (?cluster=<name>, as the alerts' links do) opens
+  // on it: at load, and when a link inside the portal leads there.
+  const named = useLocation().search.get("cluster");
+  useEffect(() => {
+    const linked = clusterNamed(clusters, named);
+    if (linked) setSelected(linked.id);
+  }, [clusters, named]);
 
   const cluster = useMemo(() => {
     if (!clusters?.length) return null;
