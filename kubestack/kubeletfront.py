@@ -98,6 +98,23 @@ def ended(pod: dict[str, Any] | None, uid: str, container: str) -> bool:
     return "terminated" in (status.get("state") or {})
 
 
+def catch_up_query(
+    query: dict[str, list[str]], last: str
+) -> dict[str, list[str]] | None:
+    """The plain read of a follow's missed lines (see ``_catch_up``): from the
+    last line passed on (``sinceTime``, inclusive: that line is skipped by
+    its stamp), or as first asked when nothing was passed. None when the
+    follow was asked to show no line (``tailLines=0``)."""
+    if (query.get("tailLines") or [""])[0] == "0":
+        return None
+    again = {k: list(v) for k, v in query.items() if k != "follow"}
+    again["timestamps"] = ["true"]
+    if last:
+        again.pop("tailLines", None)
+        again["sinceTime"] = [last]
+    return again
+
+
 class _Follow:
     """A running follow: what it has passed and whether it may end."""
 
@@ -119,6 +136,12 @@ class _Follow:
             if self.ended_at is None:
                 self.ended_at = time.monotonic()
                 self.final = final
+
+    def missed(self) -> bool:
+        """The container ended and its last line never went out: KWOK's
+        follow read another file (below)."""
+        with self.lock:
+            return self.final is not None and self.last < self.final
 
     def over(self) -> bool:
         """The container ended and its last line went out (or never will)."""
@@ -298,7 +321,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             if response is not None:
-                self._pass_lines(response, state, stamps, limit)
+                limit = self._pass_lines(response, state, stamps, limit)
+            if state.missed() and limit != 0:
+                self._catch_up(path, query, state, stamps, limit)
             with contextlib.suppress(OSError):
                 self._chunk(b"")
         finally:
@@ -307,10 +332,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _pass_lines(
         self, response: Any, state: _Follow, stamps: bool, limit: int
-    ) -> None:
+    ) -> int:
+        """Pass KWOK's lines on (those after ``state.last`` only); the bytes
+        ``limitBytes`` still allows (-1: no limit)."""
+        after = state.last
         with contextlib.suppress(OSError, http.client.HTTPException, ValueError):
             while line := response.readline():
                 stamp, _, text = line.partition(b" ")
+                if after and stamp.decode() <= after:
+                    continue  # passed already, before a catch-up
                 out = line if stamps else text
                 if limit >= 0:
                     out = out[:limit]
@@ -318,7 +348,34 @@ class _Handler(BaseHTTPRequestHandler):
                 if out:
                     self._chunk(out)
                 if limit == 0 or state.passed(stamp.decode()):
-                    return
+                    break
+        return limit
+
+    def _catch_up(
+        self,
+        path: str,
+        query: dict[str, list[str]],
+        state: _Follow,
+        stamps: bool,
+        limit: int,
+    ) -> None:
+        """The lines a follow missed, read once more now that the container
+        has ended. KWOK reads the file its Logs object names only once it has
+        seen that object; a follow that came first (a busy machine) was given
+        the ClusterLogs default, an empty file, and would end with nothing
+        although the container printed: a kubelet reads the container's own
+        file. Lines already passed are skipped by their timestamp."""
+        again = catch_up_query(query, state.last)
+        if again is None:
+            return
+        connection, response = self.front.upstream(
+            f"{path}?{urlencode(again, doseq=True)}"
+        )
+        try:
+            if response.status == 200:
+                self._pass_lines(response, state, stamps, limit)
+        finally:
+            connection.close()
 
     def _watch(
         self,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kubestack import kwok
 from kubestack.jobplayer import NS, schedule, started_ns
-from kubestack.kubeletfront import _Follow, container_error, ended
+from kubestack.kubeletfront import _Follow, catch_up_query, container_error, ended
 from simcluster import jobs
 
 START = 1_800_000_000 * NS
@@ -90,6 +90,28 @@ def test_a_follow_ends_with_the_container_and_after_its_last_line():
     quiet = _Follow()
     quiet.end(None)  # no line at all
     assert quiet.over()
+
+
+def test_a_follow_that_missed_lines_reads_them_again_after_the_end():
+    # KWOK served its empty default before it had seen the pod's Logs object
+    follow = _Follow()
+    follow.end("2027-01-15T08:00:01.000000000Z")
+    assert follow.missed()
+    asked = {"follow": ["true"], "timestamps": ["true"], "tailLines": ["5"]}
+    # nothing passed: the read as first asked, without follow
+    assert catch_up_query(asked, "") == {"timestamps": ["true"], "tailLines": ["5"]}
+    # some lines passed: from the last one on (skipped again by its stamp)
+    assert catch_up_query(asked, "2027-01-15T08:00:00.000000000Z") == {
+        "timestamps": ["true"],
+        "sinceTime": ["2027-01-15T08:00:00.000000000Z"],
+    }
+    # asked for no line: nothing to catch up
+    assert catch_up_query({"follow": ["true"], "tailLines": ["0"]}, "") is None
+    follow.passed("2027-01-15T08:00:01.000000000Z")
+    assert not follow.missed()
+    never = _Follow()
+    never.end(None)  # a container that printed nothing misses nothing
+    assert not never.missed()
 
 
 def test_kwok_leaves_pods_that_run_a_while_to_the_player_and_has_a_default_log():
