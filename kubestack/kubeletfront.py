@@ -26,7 +26,10 @@ reading to KWOK:
   line the player wrote last has passed. Every line is in the file before
   the container is seen terminated, and a container's timestamps are strictly
   increasing, so that line is known and unique; a follow that can never show
-  it (``tailLines=0``, ``sinceTime`` after it) ends two seconds after the end.
+  it (``tailLines=0``, ``sinceTime`` after it) ends two seconds after the end;
+- a follow that ended without the container's last line (KWOK read its empty
+  default because it had not yet seen the pod's ``Logs`` object) reads the
+  rest once more, as a kubelet would have read the container's own file.
 
 Anything else is passed to KWOK as it is. The API server's client certificate
 is checked against the stack's CA, as a kubelet checks its clients.
