@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["Issue", "Severity", "ValidationReport"]
+__all__ = ["Issue", "IssueCollector", "Severity", "ValidationReport", "describe"]
 
 Severity = Literal["error", "warning"]
 
@@ -55,3 +56,40 @@ class ValidationReport:
     def issues(self) -> tuple[Issue, ...]:
         """Errors then warnings."""
         return self.errors + self.warnings
+
+
+class IssueCollector:
+    """Gathers the errors and warnings of one check run, each with its path."""
+
+    def __init__(self) -> None:
+        self.errors: list[Issue] = []
+        self.warnings: list[Issue] = []
+
+    def error(self, path: str, message: str) -> None:
+        """Record an error about the value at ``path``."""
+        self.errors.append(Issue(path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        """Record a warning about the value at ``path``."""
+        self.warnings.append(Issue(path, message, severity="warning"))
+
+    def report(self) -> ValidationReport:
+        """Everything recorded so far."""
+        return ValidationReport(tuple(self.errors), tuple(self.warnings))
+
+
+def describe(value: Any) -> str:
+    """A loaded value as an error message names it: ``the string '8'``, ``a list``."""
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if value is None:
+        return "null"
+    return repr(value)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._advice import change_warnings, chip_warnings, slots_per_chip
-from ._issues import Issue, Severity, ValidationReport
+from ._issues import Issue, Severity, ValidationReport, describe
 from .catalog import RUNTIME_TEMPLATES, allowed_template_names, chip_family
 from .deviceconfig import chip_type_from_raw
 
@@ -49,25 +49,11 @@ _EXTRA_TYPES: Mapping[str, type] = {
 }
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
-    if isinstance(value, str):
-        return f"the string {value!r}"
-    if isinstance(value, float):
-        return f"the number {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return repr(value)
-
-
 def _string_problem(value: Any, *, required: bool) -> str | None:
     if value is None:
         return "is required" if required else None
     if not isinstance(value, str):
-        return f"must be a string, not {_describe(value)}"
+        return f"must be a string, not {describe(value)}"
     if not value.strip():
         return "must not be empty"
     return None
@@ -78,7 +64,7 @@ def _int_problem(value: Any, *, required: bool, minimum: int) -> str | None:
         return "is required" if required else None
     # Go's YAML decoder refuses true, "3072" and 3072.0 for an int field.
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be an integer, not {_describe(value)}"
+        return f"must be an integer, not {describe(value)}"
     if value < minimum:
         return (
             "must be greater than 0" if minimum == 1 else f"must be at least {minimum}"
@@ -123,7 +109,7 @@ class _ChipChecker:
         templates = self.raw.get("templates")
         if templates is not None and not isinstance(templates, list):
             self.error(
-                "templates", f"templates must be a list, not {_describe(templates)}"
+                "templates", f"templates must be a list, not {describe(templates)}"
             )
         elif templates:
             self._check_templates(templates)
@@ -182,7 +168,7 @@ class _ChipChecker:
                 problem = _int_problem(value, required=False, minimum=0)
             elif not isinstance(value, kind):
                 noun = "true or false" if kind is bool else "a string"
-                problem = f"must be {noun}, not {_describe(value)}"
+                problem = f"must be {noun}, not {describe(value)}"
             else:
                 problem = None
             if problem is not None:
@@ -195,7 +181,7 @@ class _ChipChecker:
         for position, template in enumerate(templates):
             key = f"templates[{position}]"
             if not isinstance(template, Mapping):
-                self.error(key, f"must be a mapping, not {_describe(template)}", key)
+                self.error(key, f"must be a mapping, not {describe(template)}", key)
                 continue
             name = template.get("name")
             problem = _string_problem(name, required=True)

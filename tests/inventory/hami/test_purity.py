@@ -15,7 +15,8 @@ def test_importing_the_package_loads_no_framework():
         "import sys\n"
         "import apps.inventory.hami, apps.inventory.hami.deviceconfig, "
         "apps.inventory.hami.validation, apps.inventory.hami.template_rule, "
-        "apps.inventory.hami.annotations, apps.inventory.hami.catalog\n"
+        "apps.inventory.hami.annotations, apps.inventory.hami.catalog, "
+        "apps.inventory.hami.nodeconfig\n"
         f"loaded = sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS})\n"
         "assert not loaded, loaded\n"
     )
