@@ -20,7 +20,6 @@ Scripts rely on these names and exit codes (docs/command-line.md):
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -38,20 +37,7 @@ from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
 from apps.inventory.hami.template_rule import FitKind, Scheduler
 from apps.inventory.hami.validation import validate_configs
-
-
-def _read(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        # ConfigMap data values are UTF-8 strings: any other encoding could
-        # never be published, so say where the first bad byte is.
-        raise CommandError(
-            f"cannot read {path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} "
-            f"at offset {exc.start})"
-        ) from exc
+from apps.inventory.management.textfile import read_text_file
 
 
 class Command(BaseCommand):
@@ -137,7 +123,7 @@ class Command(BaseCommand):
 
     def _check(self, options: dict[str, Any]) -> None:
         try:
-            document = parse_device_config(_read(options["file"]))
+            document = parse_device_config(read_text_file(options["file"]))
         except DeviceConfigError as exc:
             raise CommandError(f"{getattr(exc, 'field', '') or 'file'}: {exc}") from exc
         report = validate_configs(document.raw_configs)
@@ -154,7 +140,7 @@ class Command(BaseCommand):
     def _import(self, options: dict[str, Any]) -> None:
         version = deviceconfig_import(
             cluster_name=options["cluster"],
-            text=_read(options["file"]),
+            text=read_text_file(options["file"]),
             reason=options["reason"],
             actor=None,
         )
