@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from textwrap import indent
 from typing import Any
 
 DEVICE_CONFIG_YAML = """\
@@ -49,6 +50,12 @@ vnpus:
     aiCore: 4
     aiCPU: 4
 """
+
+# The same chip types in the wrapper shape (``vnpus: {hamiVnpuCore, configs}``),
+# the only one device plugin v1.3+ and HAMi v2.9+ read (the nodeconfig scenario).
+DEVICE_CONFIG_WRAPPER_YAML = "vnpus:\n  hamiVnpuCore: false\n  configs:\n" + indent(
+    DEVICE_CONFIG_YAML.removeprefix("vnpus:\n"), "  "
+)
 
 DEVICE_CONFIG_LABELS: dict[str, str] = {
     "app.kubernetes.io/component": "hami-scheduler",

@@ -9,11 +9,20 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class Chip:
-    """One physical chip: die-ID UUID, chip name as dcmi reports it, health."""
+    """One physical chip: die-ID UUID, chip name as dcmi reports it, health,
+    and its card id (dcmi's ``GetCardIDDeviceID``; None: the chip's position
+    on the node, one chip per card; the two chips of a 310P3 Duo share one)."""
 
     uuid: str
     chip_name: str
     healthy: bool = True
+    card: int | None = None
+
+
+def card_id(chips: tuple[Chip, ...] | list[Chip], position: int) -> int:
+    """The card id of the chip at ``position`` on its node."""
+    card = chips[position].card
+    return position if card is None else card
 
 
 def die_id(seed: str) -> str:

@@ -9,14 +9,28 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simcluster import guide_data, hami, resources
-from simcluster.controllers.device_plugin import apply_registration, plugin_version
+from simcluster.controllers.device_plugin import (
+    NodeSettings,
+    apply_registration,
+    node_settings,
+    plugin_version,
+)
 from simcluster.controllers.kubelet import node_ip, pod_ip, start_pod
 from simcluster.controllers.workloads import pod_from_template
 from simcluster.hardware import Chip, Hardware, die_id
+from simcluster.plugin_pods import (
+    DUO_NODE,
+    NODE_CONFIG_PATH,
+    PLUGIN_IMAGE,
+    PLUGIN_V14_IMAGE,
+    daemonset,
+    node_config_map,
+    node_config_yaml,
+)
 from simcluster.resources import ResourceType
 from simcluster.store import Obj, Store
 
-SCENARIOS = ("guide", "scale", "empty", "burst")
+SCENARIOS = ("guide", "scale", "empty", "burst", "nodeconfig")
 PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
     "system-node-critical": (
         2000001000,
@@ -31,9 +45,7 @@ PRIORITY_CLASSES: dict[str, tuple[int, str]] = {
     "batch-medium": (1000, "Batch jobs of normal importance."),
     "batch-low": (100, "Best-effort batch jobs."),
 }
-# The guide's plugin (v1.1.0): it reads the list shape of the device config the
-# scenario has (v1.3+ reads only the wrapper shape) and writes no hami-vnpu-core.
-PLUGIN_IMAGE = "projecthami/ascend-device-plugin:v1.1.0"
+HAMI_V29_IMAGE = "projecthami/hami:v2.9.0"
 # The schedulers of the real stack (kubestack): Volcano v1.15.1, whose
 # deviceshare the binder models, and a HAMi scheduler that reads the list shape
 # (v2.9+ reads only the wrapper and would crash on the guide's config).
@@ -91,7 +103,7 @@ def _running(pod: Obj) -> Obj:
     return pod
 
 
-def _base(scn: Scenario) -> None:
+def _base(scn: Scenario, device_config: str = guide_data.DEVICE_CONFIG_YAML) -> None:
     """Namespaces, the two ConfigMaps, PriorityClasses and Volcano queues."""
     for name in SYSTEM_NAMESPACES:
         scn.add(resources.NAMESPACE, _namespace(name))
@@ -103,7 +115,7 @@ def _base(scn: Scenario) -> None:
                 "namespace": "kube-system",
                 "labels": dict(guide_data.DEVICE_CONFIG_LABELS),
             },
-            "data": {"device-config.yaml": guide_data.DEVICE_CONFIG_YAML},
+            "data": {"device-config.yaml": device_config},
         },
     )
     scn.add(
@@ -210,60 +222,16 @@ def _deployment(
         )
 
 
-def _daemonset(scn: Scenario, nodes: list[str]) -> None:
-    labels = {
-        "app.kubernetes.io/component": "hami-device-plugin",
-        "app": "hami-ascend-device-plugin",
-    }
-    ds: Obj = {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
-        "metadata": {
-            "name": "hami-ascend-device-plugin",
-            "namespace": "kube-system",
-            "uid": str(uuid.uuid4()),
-            "generation": 1,
-            "labels": dict(labels),
-        },
-        "spec": {
-            "selector": {"matchLabels": dict(labels)},
-            "updateStrategy": {"type": "RollingUpdate"},
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": {
-                    "nodeSelector": {"ascend": "on"},
-                    "priorityClassName": "system-node-critical",
-                    "containers": [
-                        _container(
-                            "device-plugin",
-                            PLUGIN_IMAGE,
-                            ["--config_file", "/device-config.yaml"],
-                        )
-                    ],
-                },
-            },
-        },
-        "status": {
-            "observedGeneration": 1,
-            "desiredNumberScheduled": len(nodes),
-            "currentNumberScheduled": len(nodes),
-            "numberMisscheduled": 0,
-            "numberReady": len(nodes),
-            "numberAvailable": len(nodes),
-            "updatedNumberScheduled": len(nodes),
-        },
-    }
-    scn.add(resources.DAEMONSET, ds)
-    for node in nodes:
-        scn.add(resources.POD, _running(_pod_defaults(pod_from_template(ds, node))))
-
-
 def _node(
     name: str,
     chips: list[Chip],
     chip_types: list[hami.ChipTypeSpec],
     uid: str | None = None,
     created: str | None = None,
+    plugin: tuple[tuple[int, int], NodeSettings] = (
+        plugin_version(PLUGIN_IMAGE),
+        NodeSettings(),
+    ),
 ) -> Obj:
     node: Obj = {
         "metadata": {
@@ -306,47 +274,49 @@ def _node(
         {"type": "Hostname", "address": name},
     ]
     apply_registration(
-        node, chips, chip_types, False, datetime.now(UTC), plugin_version(PLUGIN_IMAGE)
+        node, chips, chip_types, False, datetime.now(UTC), plugin[0], plugin[1]
     )
     return node
 
 
-def guide(nodes_310p: int = 1) -> Scenario:
-    """Two Ascend nodes of the guide, system workloads and the two fixture pods.
+Layout = list[tuple[str, str, list[tuple[str, bool]], list[int | None]]]
 
-    Also what the pipeline example of docs/pipelines.md uses (namespace ``ci`` and the
-    Volcano queue ``ci``), so the example runs verbatim against the demo.
-    ``nodes_310p`` above 1 adds 310P nodes ``npu-node-310p-02`` on (4 healthy
-    310P3 each): the ``burst`` scenario, as kubestack's.
-    """
-    scn = Scenario()
-    _base(scn)
-    scn.add(resources.NAMESPACE, _namespace("ci"))
-    scn.add(
-        resources.QUEUE,
-        {
-            "metadata": {"name": "ci"},
-            "spec": {"weight": 1, "reclaimable": True, "parent": "root"},
-            "status": {"state": "Open"},
-        },
-    )
-    chip_types = hami.chip_types_from_text(guide_data.DEVICE_CONFIG_YAML)
-    layout = (
-        (guide_data.NODE_310P, "310P3", guide_data.CHIPS_310P),
-        (guide_data.NODE_910B, "910B4", guide_data.CHIPS_910B),
+
+def _guide_nodes(
+    scn: Scenario,
+    chip_types: list[hami.ChipTypeSpec],
+    version: tuple[int, int],
+    nodes_310p: int,
+    node_config: str | None,
+) -> list[str]:
+    """Add the guide's nodes (and the burst and Duo ones) registered as a
+    plugin of ``version`` reading ``node_config`` registers them."""
+    layout: Layout = [
+        (guide_data.NODE_310P, "310P3", guide_data.CHIPS_310P, [None] * 4),
+        (guide_data.NODE_910B, "910B4", guide_data.CHIPS_910B, [None] * 8),
         *(
             (
                 f"npu-node-310p-{index:02d}",
                 "310P3",
                 [(die_id(f"burst-{index}-{chip}"), True) for chip in range(4)],
+                [None] * 4,
             )
             for index in range(2, nodes_310p + 1)
         ),
-    )
+    ]
+    if node_config is not None:
+        duo = [(die_id(f"duo-{chip}"), True) for chip in range(4)]
+        layout.append((DUO_NODE, "310P3", duo, [0, 0, 1, 1]))
     names = []
-    for name, chip_name, chip_list in layout:
-        chips = [Chip(uid, chip_name, healthy) for uid, healthy in chip_list]
+    for name, chip_name, chip_list, cards in layout:
+        chips = [
+            Chip(uid, chip_name, healthy, card)
+            for (uid, healthy), card in zip(chip_list, cards, strict=True)
+        ]
         scn.hardware.set_node(name, chips)
+        settings = NodeSettings()
+        if node_config is not None:
+            settings = node_settings(node_config, NODE_CONFIG_PATH, name, version)[0]
         scn.add(
             resources.NODE,
             _node(
@@ -356,10 +326,53 @@ def guide(nodes_310p: int = 1) -> Scenario:
                 guide_data.NODE_UIDS.get(name)
                 or str(uuid.uuid5(uuid.NAMESPACE_DNS, name)),
                 guide_data.NODE_CREATED,
+                (version, settings),
             ),
         )
         names.append(name)
-    _daemonset(scn, names)
+    return names
+
+
+def guide(nodes_310p: int = 1, node_config: bool = False) -> Scenario:
+    """Two Ascend nodes of the guide, system workloads and the two fixture pods.
+
+    Also what the pipeline example of docs/pipelines.md uses (namespace ``ci`` and the
+    Volcano queue ``ci``), so the example runs verbatim against the demo.
+    ``nodes_310p`` above 1 adds 310P nodes ``npu-node-310p-02`` on (4 healthy
+    310P3 each): the ``burst`` scenario, as kubestack's. ``node_config``:
+    ``nodeconfig``, with plugin v1.4.0 reading its node config, the wrapper
+    shape, HAMi v2.9.0 and a 310P3 Duo node (simcluster/plugin_pods.py).
+    """
+    scn = Scenario()
+    device_config = guide_data.DEVICE_CONFIG_YAML
+    plugin_image = PLUGIN_IMAGE
+    if node_config:
+        device_config = guide_data.DEVICE_CONFIG_WRAPPER_YAML
+        plugin_image = PLUGIN_V14_IMAGE
+    _base(scn, device_config)
+    scn.add(resources.NAMESPACE, _namespace("ci"))
+    scn.add(
+        resources.QUEUE,
+        {
+            "metadata": {"name": "ci"},
+            "spec": {"weight": 1, "reclaimable": True, "parent": "root"},
+            "status": {"state": "Open"},
+        },
+    )
+    text = node_config_yaml() if node_config else None
+    if text is not None:
+        scn.add(resources.CONFIGMAP, node_config_map(text))
+    names = _guide_nodes(
+        scn,
+        hami.chip_types_from_text(device_config),
+        plugin_version(plugin_image),
+        nodes_310p,
+        text,
+    )
+    ds, plugin_pods = daemonset(names, plugin_image, node_config)
+    scn.add(resources.DAEMONSET, ds)
+    for pod in plugin_pods:
+        scn.add(resources.POD, _running(_pod_defaults(pod)))
     _deployment(
         scn,
         "volcano-system",
@@ -372,7 +385,7 @@ def guide(nodes_310p: int = 1) -> Scenario:
         scn,
         "kube-system",
         "hami-scheduler",
-        HAMI_IMAGE,
+        HAMI_V29_IMAGE if node_config else HAMI_IMAGE,
         names,
         ["--device-config-file=/device-config.yaml"],
     )
@@ -568,11 +581,14 @@ def build(
     name: str, *, nodes: int = 1000, pods: int = 30000, slice_pods: int = 20000
 ) -> Scenario:
     """Build a scenario by name (``guide``, ``scale``, ``empty``, ``burst``:
-    the guide with ``nodes`` 310P nodes)."""
+    the guide with ``nodes`` 310P nodes, ``nodeconfig``: the guide with plugin
+    v1.4.0 reading its node config)."""
     if name == "guide":
         return guide()
     if name == "burst":
         return guide(nodes_310p=nodes)
+    if name == "nodeconfig":
+        return guide(node_config=True)
     if name == "scale":
         return scale(nodes, pods, slice_pods)
     if name == "empty":

@@ -120,7 +120,7 @@ class SimCluster(KnobsMixin, DispatchMixin):
         controllers: list[Controller] = []
         if opts.device_plugin:
             controllers.append(
-                DevicePlugin(self.store, self.hardware, opts.plugin_interval)
+                DevicePlugin(self.store, self.hardware, opts.plugin_interval, self.logs)
             )
         if opts.binder:
             controllers.append(Binder(self.store, opts.policy, opts.seed))
