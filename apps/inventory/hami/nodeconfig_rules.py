@@ -25,6 +25,7 @@ from .deviceconfig import ChipTypeSpec
 from .nodeconfig import COUNT, FILTER, INDEX, MODE, NAME, UUID, NodeEntry
 
 __all__ = [
+    "FIRST_WITH_COUNT",
     "FIRST_WITH_FILTERS",
     "FIRST_WITH_NODE_CONFIG",
     "KnownChip",
@@ -38,6 +39,10 @@ PluginVersion = tuple[int, int, int]
 FIRST_WITH_NODE_CONFIG: PluginVersion = (1, 3, 0)
 #: The first that reads ``filterDevices``.
 FIRST_WITH_FILTERS: PluginVersion = (1, 4, 0)
+#: The first that applies ``vDeviceCount``: v1.3.0 parses it, but its slot
+#: count is still memory over the first template (``VDeviceCount`` in
+#: ``internal/manager/manager.go``; the node's value is honoured from v1.4.0).
+FIRST_WITH_COUNT: PluginVersion = (1, 4, 0)
 # Chip families that ship on cards holding two chips under one card id: the
 # 310P3 on the Atlas 300I Duo, and (INFERRED from npu-smi's listing of Atlas
 # A3 nodes, not seen on hardware) the 910C. One card id in
@@ -130,7 +135,8 @@ class _Rules(IssueCollector):
             self.warn(
                 entry.path,
                 f"the device plugin version on {node.name} is unknown: v1.1 and "
-                "v1.2 read no node config, v1.3 reads no filterDevices",
+                "v1.2 read no node config, v1.3 applies neither vDeviceCount nor "
+                "filterDevices",
             )
             return True
         if version < FIRST_WITH_NODE_CONFIG:
@@ -147,6 +153,13 @@ class _Rules(IssueCollector):
                 f"the device plugin on {node.name} is {_v(version)}, which reads no "
                 f"filterDevices (from {_v(FIRST_WITH_FILTERS)}): these chips stay "
                 "in use",
+            )
+        if entry.v_device_count and version < FIRST_WITH_COUNT:
+            self.error(
+                f"{entry.path}.{COUNT}",
+                f"the device plugin on {node.name} is {_v(version)}, which parses "
+                f"vDeviceCount but does not apply it (from {_v(FIRST_WITH_COUNT)}): "
+                "the slot count stays the templates' default",
             )
         if entry.hami_vnpu_core and version < FIRST_WITH_FILTERS:
             self.warn(

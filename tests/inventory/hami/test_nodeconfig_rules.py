@@ -146,9 +146,11 @@ def test_plugin_versions():
     errors, _ = _check(body, _nodes((1, 2, 0)))
     assert "reads no node config" in errors["nodes[0]"]
     assert "reads no node config" in errors["nodes[1]"]
-    # v1.3.0 reads the mode and slots, not filterDevices
+    # v1.3.0 applies the mode only: it parses vDeviceCount and ignores it,
+    # and reads no filterDevices
     errors, _ = _check(body, _nodes((1, 3, 0)))
-    assert set(errors) == {"nodes[1].filterDevices"}
+    assert set(errors) == {"nodes[0].vDeviceCount", "nodes[1].filterDevices"}
+    assert "does not apply it (from v1.4.0)" in errors["nodes[0].vDeviceCount"]
     assert "reads no filterDevices" in errors["nodes[1].filterDevices"]
     # v1.4.0 reads it all
     assert _check(body, _nodes((1, 4, 0)))[0] == {}
