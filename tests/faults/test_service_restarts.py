@@ -67,10 +67,21 @@ def _add_pod(stack: Stack, name: str) -> None:
 
 
 def _synced(stack: Stack) -> bool:
+    """The nodes and the PriorityClass the submissions name are in (separate
+    streams: on a busy machine one can lag the other by many seconds)."""
     status, body = stack.http(
         "GET", f"/api/clusters/{stack.secrets['cluster']}/summary/", token="admin"
     )
-    return status == 200 and body["chips"] == 12
+    return status == 200 and body["chips"] == 12 and _priority_known(stack)
+
+
+def _priority_known(stack: Stack) -> bool:
+    status, body = stack.http(
+        "GET",
+        f"/api/priority-classes/?cluster={stack.secrets['cluster']}&name=batch-low",
+        token="admin",
+    )
+    return status == 200 and body["count"] == 1
 
 
 def _slice_seen(stack: Stack, pod: str) -> bool:
@@ -161,6 +172,10 @@ def test_postgres_restart(stack):
     assert delta["type"] == "delta"
     stack.wait(lambda: _slice_seen(stack, "after-pg-restart"), 60, "the new slice")
     # and scheduling works: a request submitted now runs
+    # (the PriorityClass stream too: a failure here says it never came back)
+    stack.wait(
+        lambda: _priority_known(stack), 60, "the PriorityClasses after the restart"
+    )
     status, body = _submit(stack, "pg-restart")
     assert status == 201, body
     with contextlib.suppress(AssertionError):  # counted below either way
