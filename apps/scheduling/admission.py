@@ -30,7 +30,7 @@ from typing import Any
 from django.utils import timezone
 
 from apps.common.crashpoints import crash_point
-from apps.inventory.models import ChipType, Cluster
+from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.inventory.scheduler import SchedulerInEffect, scheduler_in_effect
 from apps.scheduling import states
 from apps.scheduling.access import priority_refusal
@@ -294,7 +294,7 @@ def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
             "request %s: adopting its existing pod %s", request.pk, request.pod_name
         )
     except KubeError as exc:
-        if exc.transient:
+        if exc.transient or _admission_cache_behind(request, exc):
             reason = f"room held; the pod cannot be created yet ({exc}); retrying"
             if request.reason != reason:
                 states.request_move(
@@ -313,6 +313,26 @@ def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
             return False
         return _fail(request, f"the API server refused the pod: {exc}")
     return True
+
+
+def _admission_cache_behind(request: Request, exc: KubeError) -> bool:
+    """A 403 from the API server's Priority admission plugin for a class the
+    portal's mirror has: the plugin reads PriorityClasses from its own cache,
+    which a restarted API server fills again only after it answers (seen on
+    the real kube-apiserver killed mid-watch: ``no PriorityClass with name
+    batch-medium was found`` a moment after it came back). Retried like a
+    transient error; once sync has seen the class deleted, the refusal
+    stands and the request fails."""
+    if exc.status != 403:
+        return False
+    if "not yet ready to handle request" in exc.message:
+        return True  # an admission plugin whose cache has not synced yet
+    named = f"no PriorityClass with name {request.priority_class} was found"
+    return named in exc.message and (
+        PriorityClass.objects.filter(
+            cluster_id=request.cluster_id, name=request.priority_class
+        ).exists()
+    )
 
 
 def _unbook(request: Request, reason: str) -> None:

@@ -459,12 +459,60 @@ def test_a_cluster_that_is_down_keeps_the_room_and_retries(world, operator, fake
     )
     run_pass(world.cluster)
     request.refresh_from_db()
+    _held_then_admitted(world, fake_ops, request)
+
+
+def _held_then_admitted(world, fake_ops, request) -> None:
+    """The room held while the pod cannot be created; created once it can."""
     assert request.state == RequestState.RESERVED
     assert "retrying" in request.reason
     del fake_ops.errors["create_pod"]
     run_pass(world.cluster)
     request.refresh_from_db()
     assert request.state == RequestState.ADMITTED
+
+
+def _priority_refused(world, operator, fake_ops, *, mirrored: bool):
+    """A request whose pod the API server's Priority admission refuses (403);
+    its class kept in the portal's mirror or not."""
+    from apps.inventory.models import PriorityClass
+
+    world.chips("Ascend310P", 1)
+    request = world.request(operator)
+    classes = PriorityClass.objects.filter(
+        cluster=world.cluster, name=request.priority_class
+    )
+    assert classes.exists()
+    if not mirrored:
+        classes.delete()
+    fake_ops.errors["create_pod"] = KubeError(
+        403,
+        f"pods is forbidden: no PriorityClass with name {request.priority_class} "
+        "was found",
+        transient=False,
+    )
+    run_pass(world.cluster)
+    request.refresh_from_db()
+    return request
+
+
+def test_a_priority_class_the_api_servers_cache_lacks_is_retried(
+    world, operator, fake_ops
+):
+    # a restarted API server's admission cache lacks a class the portal has
+    # (seen on the real kube-apiserver killed mid-watch): the room is held
+    request = _priority_refused(world, operator, fake_ops, mirrored=True)
+    # and once the cache has it, the pod is created
+    _held_then_admitted(world, fake_ops, request)
+
+
+def test_a_priority_class_deleted_from_the_cluster_fails_the_request(
+    world, operator, fake_ops
+):
+    # the class is gone from the cluster and from the portal's mirror
+    request = _priority_refused(world, operator, fake_ops, mirrored=False)
+    assert request.state == RequestState.FAILED
+    assert "refused the pod" in request.reason
 
 
 def test_a_refused_pod_fails_the_request_and_frees_the_room(world, operator, fake_ops):
