@@ -10,9 +10,10 @@ once they are all gone.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import models, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.audit.services import audit_record
@@ -23,6 +24,8 @@ from apps.scheduling.allocation import reserve
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.errors import ChipGone, ProposalDecided, RequestNotPending
 from apps.scheduling.models import PreemptionProposal, Request
+
+Decided = TypeVar("Decided", bound=models.Model)
 
 
 def proposal_approve(
@@ -43,7 +46,7 @@ def proposal_approve(
         Conflict: The proposal was already decided or superseded, or its
             request is no longer pending.
     """
-    reason = _reason(reason)
+    reason = reason_required(reason)
     with transaction.atomic():
         Cluster.objects.select_for_update(no_key=True).filter(
             pk=proposal.cluster_id
@@ -129,7 +132,7 @@ def proposal_reject(
         ValidationFailed: No reason given.
         Conflict: The proposal was already decided or superseded.
     """
-    reason = _reason(reason)
+    reason = reason_required(reason)
     with transaction.atomic():
         current = _open_proposal(proposal.pk)
         current.state = ProposalState.REJECTED
@@ -161,7 +164,8 @@ def proposal_reject(
     return current
 
 
-def _reason(reason: str) -> str:
+def reason_required(reason: str) -> str:
+    """The reason stripped; a blank one is a 400 naming `reason`."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed(
@@ -172,17 +176,26 @@ def _reason(reason: str) -> str:
 
 
 def _open_proposal(proposal_id: int) -> PreemptionProposal:
-    current = (
-        PreemptionProposal.objects.select_for_update()
-        .select_related("cluster")
-        .filter(pk=proposal_id)
-        .first()
+    return open_for_decision(
+        PreemptionProposal.objects.select_related("cluster"),
+        proposal_id,
+        noun="proposal",
+        pending=ProposalState.PENDING,
     )
+
+
+def open_for_decision(
+    queryset: QuerySet[Decided], pk: int, *, noun: str, pending: str
+) -> Decided:
+    """The row locked for a decision (a proposal, a drain): 404 when it does not
+    exist, 409 (``ProposalDecided``) when it is no longer ``pending``."""
+    current = queryset.select_for_update().filter(pk=pk).first()
     if current is None:
-        raise NotFound(f"proposal {proposal_id} does not exist")
-    if current.state != ProposalState.PENDING:
+        raise NotFound(f"{noun} {pk} does not exist")
+    state = getattr(current, "state", None)
+    if state != pending:
         raise ProposalDecided(
-            f"proposal {proposal_id} is {current.state}; only a pending one can be decided",
-            detail={"state": current.state},
+            f"{noun} {pk} is {state}; only a pending one can be decided",
+            detail={"state": state},
         )
     return current

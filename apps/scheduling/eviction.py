@@ -24,6 +24,7 @@ away (403, 422...) fails the proposal and gives the request's room back.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -127,30 +128,50 @@ def _evict_one(
     ops: ClusterOps, proposal: PreemptionProposal, victim: dict[str, Any], now: datetime
 ) -> str:
     """One victim's next steps; returns evicted, blocked, retry or failed."""
+    return evict_victim(
+        ops,
+        victim,
+        annotations={
+            ANNOTATION_PREEMPTED_BY: str(proposal.request_id),
+            ANNOTATION_PROPOSAL: str(proposal.pk),
+        },
+        event=lambda: _event(proposal, victim, now),
+        now=now,
+        owner=f"proposal {proposal.pk}",
+    )
+
+
+def evict_victim(
+    ops: ClusterOps,
+    victim: dict[str, Any],
+    *,
+    annotations: dict[str, str],
+    event: Callable[[], dict[str, Any]],
+    now: datetime,
+    owner: str,
+) -> str:
+    """Annotate, record an Event, then evict one pod (steps 1-3 of the module
+    doc), each step once: ``victim`` remembers the steps done. Returns
+    evicted, blocked (a PDB's 429), retry (transient) or failed (for good).
+    Preemptions and drains (``apps.scheduling.drain``) both evict through it.
+    """
     namespace, pod = victim["namespace"], victim["pod"]
     victim["attempts"] = victim.get("attempts", 0) + 1
     try:
         if not victim.get("annotated"):
-            present = ops.patch_pod_annotations(
-                namespace,
-                pod,
-                {
-                    ANNOTATION_PREEMPTED_BY: str(proposal.request_id),
-                    ANNOTATION_PROPOSAL: str(proposal.pk),
-                },
-            )
+            present = ops.patch_pod_annotations(namespace, pod, annotations)
             if not present:
                 victim.update(evicted=True, gone=True, evicted_at=now.isoformat())
                 return "evicted"
             victim["annotated"] = True
         if not victim.get("event"):
             try:
-                ops.create_event(namespace, _event(proposal, victim, now))
+                ops.create_event(namespace, event())
                 victim["event"] = True
             except KubeError as exc:
                 # The why is on the pod already; an Event is not worth a stuck eviction.
                 victim["event_error"] = str(exc)
-                log.warning("proposal %s: no Event for %s: %s", proposal.pk, pod, exc)
+                log.warning("%s: no Event for %s: %s", owner, pod, exc)
         outcome, message = ops.evict_pod(namespace, pod)
     except KubeError as exc:
         victim["last_error"] = str(exc)
@@ -235,7 +256,6 @@ def _event(
     else:
         who = proposal.decided_by.get_username() if proposal.decided_by else "an admin"
         decision = f"approved by {who}"
-    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     message = (
         f"Preempted by vNPU Portal request {request.pk} (priority "
         f"{request.priority_class} = {request.priority}, queue {request.queue.name}, "
@@ -243,13 +263,32 @@ def _event(
         f"{proposal.chip_uuid} of node {proposal.node}; proposal {proposal.pk} "
         f"{decision}: {proposal.reason}"
     )
+    return event_body(
+        victim,
+        reason="Preempted",
+        message=message,
+        annotations={ANNOTATION_PREEMPTED_BY: str(request.pk)},
+        now=now,
+    )
+
+
+def event_body(
+    victim: dict[str, Any],
+    *,
+    reason: str,
+    message: str,
+    annotations: dict[str, str],
+    now: datetime,
+) -> dict[str, Any]:
+    """A core/v1 Event on the victim pod saying why the portal evicts it."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     return {
         "apiVersion": "v1",
         "kind": "Event",
         "metadata": {
             "generateName": f"{victim['pod']}.",
             "namespace": victim["namespace"],
-            "annotations": {ANNOTATION_PREEMPTED_BY: str(request.pk)},
+            "annotations": annotations,
         },
         "involvedObject": {
             "apiVersion": "v1",
@@ -257,7 +296,7 @@ def _event(
             "namespace": victim["namespace"],
             "name": victim["pod"],
         },
-        "reason": "Preempted",
+        "reason": reason,
         "message": message[:1024],
         "type": "Warning",
         "action": "Evict",

@@ -48,7 +48,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.audit.services import audit_record
@@ -360,13 +360,9 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
                 "request %s: bind timeout, pod not deleted yet: %s", request.pk, exc
             )
             continue
-        if states.request_move(
+        if states.request_requeue(
             request.pk,
             from_states=[RequestState.ADMITTED],
-            to=RequestState.PENDING,
-            drop_reservation=True,
-            **states.UNBOOKED,
-            attempts=F("attempts") + 1,
             reason=(
                 f"pod {request.pod_name} was not bound within {timeout} s on chip "
                 f"{request.chip_uuid}; its room was released and it will be tried "

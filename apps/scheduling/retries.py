@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import F
 
 from apps.audit.services import audit_record
 from apps.scheduling import states
@@ -96,13 +95,9 @@ def pod_failed_before_running(
             ),
         )
     else:
-        moved = states.request_move(
+        moved = states.request_requeue(
             request.pk,
             from_states=[from_state],
-            to=RequestState.PENDING,
-            drop_reservation=True,
-            **states.UNBOOKED,
-            attempts=F("attempts") + 1,
             pod_failures=failures,
             reason=(
                 f"pod {request.pod_name}{where}: {reason}; it will be tried again "

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.scheduling import notify
@@ -63,6 +64,24 @@ def request_move(
                 Reservation.objects.filter(request_id=request_id).delete()
             notify.request_changed(Request.objects.get(pk=request_id))
     return moved
+
+
+def request_requeue(
+    request_id: int, *, from_states: Iterable[RequestState], reason: str, **fields: Any
+) -> bool:
+    """Send a request back to Pending for another attempt with a new pod (its
+    booking dropped, ``attempts`` + 1 so the next pod gets a new name while the
+    old one may still terminate). True when it moved."""
+    return request_move(
+        request_id,
+        from_states=from_states,
+        to=RequestState.PENDING,
+        drop_reservation=True,
+        **UNBOOKED,
+        attempts=F("attempts") + 1,
+        reason=reason,
+        **fields,
+    )
 
 
 def proposals_supersede(
