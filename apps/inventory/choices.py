@@ -39,3 +39,18 @@ class DeviceConfigSource(models.TextChoices):
     PUBLISHED = "published", "Published by the portal"
     OBSERVED = "observed", "Observed in the cluster"
     ADOPTED = "adopted", "Adopted from the cluster"
+
+
+class ChipState(models.TextChoices):
+    """What a chip is doing, as one word for tables, filters and the heat map.
+
+    Derived, never stored: ``apps.inventory.chipstate`` names the rules (chip
+    isolation adds its own there). ``healthy`` stays a field of its own, so a
+    drained chip that is also unhealthy shows both.
+    """
+
+    HEALTHY = "healthy", "Healthy"
+    UNHEALTHY = "unhealthy", "Unhealthy"
+    CORDONED = "cordoned", "Cordoned"
+    DRAINING = "draining", "Draining"
+    DRAINED = "drained", "Drained"

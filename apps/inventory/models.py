@@ -220,7 +220,12 @@ class Chip(models.Model):
     network_id = models.IntegerField(null=True, blank=True)
     handshake = models.CharField(max_length=64, blank=True)
     handshake_at = models.DateTimeField(null=True, blank=True)
+    # The allocator places nothing here while it is set. A drain sets it
+    # (apps.scheduling.drain) and only an uncordon clears it.
     cordoned = models.BooleanField(default=False)
+    # The drain (apps.scheduling.models.Drain) that holds the chip while it is
+    # open: an id, not a key, because inventory depends on no other app.
+    active_drain = models.PositiveIntegerField(null=True, blank=True)
     slots_used = models.PositiveIntegerField(default=0)
     memory_used = models.PositiveIntegerField(default=0)
     aicore_used = models.PositiveIntegerField(default=0)

@@ -6,7 +6,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.inventory import selectors
-from apps.inventory.choices import ConnectionKind, SchedulerSetting, SyncState
+from apps.inventory.chipstate import chip_state
+from apps.inventory.choices import (
+    ChipState,
+    ConnectionKind,
+    SchedulerSetting,
+    SyncState,
+)
 from apps.inventory.hami.catalog import allowed_template_names, chip_family
 from apps.inventory.hami.template_rule import Scheduler
 from apps.inventory.hami.validation import slots_per_chip
@@ -245,11 +251,26 @@ class ChipSerializer(serializers.ModelSerializer):
     largest_template = serializers.SerializerMethodField(
         help_text="the largest template that still fits (null: none)"
     )
+    state = serializers.SerializerMethodField(
+        help_text="what the chip is doing, in one word (apps.inventory.chipstate): "
+        "draining while a drain has slices left on it, drained (still cordoned) "
+        "once they are gone, until an uncordon"
+    )
+    drain = serializers.IntegerField(
+        source="active_drain",
+        read_only=True,
+        allow_null=True,
+        help_text="the open drain that holds the chip (/api/drains/<id>/), or null",
+    )
     running_while_unhealthy = serializers.SerializerMethodField(
         help_text="vNPUs that still run on this chip although its device plugin "
         "reports it unhealthy (0 on a healthy chip): the device plugin hands "
         "out a sick chip, so a pod Volcano bound to it runs there; move them"
     )
+
+    @extend_schema_field(serializers.ChoiceField(choices=ChipState.choices))
+    def get_state(self, chip: Chip) -> str:
+        return chip_state(chip).value
 
     @extend_schema_field(serializers.IntegerField())
     def get_running_while_unhealthy(self, chip: Chip) -> int:
@@ -294,6 +315,8 @@ class ChipSerializer(serializers.ModelSerializer):
             "index",
             "healthy",
             "cordoned",
+            "state",
+            "drain",
             "network_id",
             "handshake",
             "handshake_at",

@@ -1,0 +1,41 @@
+"""A chip's state in one word, derived from its row (pure; nothing stored).
+
+The rules are tried in order and the first that holds names the state, so
+the most specific act comes first: a drain in progress says more than the
+cordon it set, and the cordon more than the health the chip reports. Chip
+isolation adds its rows (``isolating``, ``isolated``) to :data:`RULES`; the
+serializer, the filters and the UI only read :func:`chip_state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from apps.inventory.choices import ChipState
+
+
+class ChipFacts(Protocol):
+    """The chip fields the rules read (a ``Chip`` row has them)."""
+
+    healthy: bool
+    cordoned: bool
+    active_drain: int | None
+    slots_used: int
+
+
+#: (state, holds) in order of precedence; the last row always holds.
+RULES: tuple[tuple[ChipState, Callable[[ChipFacts], bool]], ...] = (
+    # A drain is open and slices are still on the chip (sync counts a
+    # terminating pod's slice until the pod is gone).
+    (ChipState.DRAINING, lambda c: c.active_drain is not None and c.slots_used > 0),
+    (ChipState.DRAINED, lambda c: c.active_drain is not None),
+    (ChipState.CORDONED, lambda c: c.cordoned),
+    (ChipState.UNHEALTHY, lambda c: not c.healthy),
+    (ChipState.HEALTHY, lambda c: True),
+)
+
+
+def chip_state(chip: ChipFacts) -> ChipState:
+    """The first state of :data:`RULES` that holds for ``chip``."""
+    return next(state for state, holds in RULES if holds(chip))
