@@ -53,6 +53,12 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},
     "QueueViewSet": {READ: _V, WRITE: _A},
     "PreemptionProposalViewSet": {READ: _V, WRITE: _A},
+    # drains: operators drain and uncordon; admins decide foreign pods' eviction
+    "ChipDrainView": {READ: _V, WRITE: _OP},
+    "NodeDrainView": {READ: _V, WRITE: _OP},
+    "ChipUncordonView": {WRITE: _OP},
+    "NodeUncordonView": {WRITE: _OP},
+    "DrainViewSet": {READ: _V, WRITE: _A},
     # usage and cost: everyone reads; prices are an admin's
     "ChipUsageView": {READ: _V},
     "SliceUsageView": {READ: _V},

@@ -40,6 +40,8 @@ class ErrorCode(StrEnum):
     PROPOSAL_DECIDED = "proposal_decided"
     NO_LOG = "no_log"
     LOG_NOT_READY = "log_not_ready"
+    DRAIN_EXISTS = "drain_exists"
+    NOT_CORDONED = "not_cordoned"
     # accounts (apps.accounts.errors)
     TOKEN_NOT_LIVE = "token_not_live"  # noqa: S105 - an error code, no secret
     INVALID_CREDENTIALS = "invalid_credentials"
@@ -94,6 +96,11 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ),
     ErrorCode.LOG_NOT_READY: (409, "its container has not started yet: no log to read"),
     ErrorCode.PROPOSAL_DECIDED: (409, "the proposal was already decided"),
+    ErrorCode.DRAIN_EXISTS: (
+        409,
+        "a chip is already being drained (`detail.drain` names the drain)",
+    ),
+    ErrorCode.NOT_CORDONED: (409, "nothing to uncordon: the chip is in service"),
     ErrorCode.TOKEN_NOT_LIVE: (409, "the token is revoked or expired"),
     ErrorCode.INVALID_CREDENTIALS: (401, "wrong username or password"),
     ErrorCode.NOTIFICATIONS_NOT_CONFIGURED: (

@@ -1,4 +1,4 @@
-"""States of requests and preemption proposals (never compare bare strings)."""
+"""States of requests, preemption proposals and drains (never compare bare strings)."""
 
 from django.db import models
 
@@ -64,6 +64,29 @@ class ProposalState(models.TextChoices):
 
 #: Proposals whose victims are being (or are about to be) evicted.
 CARRIED_OUT_STATES = (ProposalState.APPROVED, ProposalState.EVICTING)
+
+
+class DrainState(models.TextChoices):
+    """Life of a drain (apps.scheduling.drain): the approval flow of a preemption."""
+
+    # Foreign pods wait for an admin's approval (the portal's own are evicted).
+    PENDING = "pending", "Pending approval"
+    EVICTING = "evicting", "Evicting"  # evictions under way (a PDB may hold one back)
+    DRAINED = "drained", "Drained"  # every slice is gone; the chips stay cordoned
+    REJECTED = "rejected", "Rejected"  # foreign pods stay; the chips stay cordoned
+    FAILED = "failed", "Failed"  # a pod could not be evicted for good
+    UNCORDONED = "uncordoned", "Uncordoned"  # ended: the chips are back in service
+
+
+#: Drains that hold their chips (a second drain of one of them is refused).
+OPEN_DRAIN_STATES = (DrainState.PENDING, DrainState.EVICTING, DrainState.DRAINED)
+#: Drains whose pods are being (or may yet be) evicted.
+EVICTING_DRAIN_STATES = (DrainState.PENDING, DrainState.EVICTING)
+
+
+class DrainScope(models.TextChoices):
+    CHIP = "chip", "One chip"
+    NODE = "node", "Every chip of a node"
 
 
 class PodSecurityLevel(models.TextChoices):

@@ -36,6 +36,18 @@ class ProposalDecided(Conflict):
     code = ErrorCode.PROPOSAL_DECIDED
 
 
+class DrainExists(Conflict):
+    """A chip of the drain asked for is held by an open drain already."""
+
+    code = ErrorCode.DRAIN_EXISTS
+
+
+class NotCordoned(Conflict):
+    """Uncordon of a chip (or node) that nothing cordons."""
+
+    code = ErrorCode.NOT_CORDONED
+
+
 class NoLog(NotFound):
     """The request has no log to read: it never had a pod, or none was kept."""
 

@@ -3,8 +3,8 @@
 import django_filters
 
 from apps.common.filters import IdFilter
-from apps.scheduling.choices import ProposalState, RequestState
-from apps.scheduling.models import PreemptionProposal, Queue, Request
+from apps.scheduling.choices import DrainState, ProposalState, RequestState
+from apps.scheduling.models import Drain, PreemptionProposal, Queue, Request
 
 
 class RequestFilterSet(django_filters.FilterSet):
@@ -42,3 +42,13 @@ class QueueFilterSet(django_filters.FilterSet):
     class Meta:
         model = Queue
         fields = ["name"]
+
+
+class DrainFilterSet(django_filters.FilterSet):
+    cluster = IdFilter(field_name="cluster_id")
+    chip = IdFilter(field_name="chip_id", label="the chip of a chip drain")
+    state = django_filters.MultipleChoiceFilter(choices=DrainState.choices)
+
+    class Meta:
+        model = Drain
+        fields = ["node", "scope"]

@@ -18,6 +18,8 @@ from django.db import models
 
 from apps.inventory.models import Chip, Cluster
 from apps.scheduling.choices import (
+    DrainScope,
+    DrainState,
     PodSecurityLevel,
     ProposalState,
     RequestState,
@@ -333,6 +335,66 @@ class PreemptionProposal(models.Model):
 
     def __str__(self) -> str:
         return f"proposal {self.pk} for request {self.request_id} ({self.state})"
+
+
+class Drain(models.Model):
+    """Emptying a chip, or every chip of a node, of its slices (apps.scheduling.drain).
+
+    Its chips are cordoned from the start. ``victims`` lists the pods that
+    held slices there (namespace, pod, chips, template, memory, priority,
+    request and request_queue for the portal's own, foreign, pdbs), each
+    extended as eviction goes (approved, annotated, event, evicted, blocked,
+    last_error, requeued). The portal's own pods are evicted at once and their
+    requests re-queued; foreign pods only once an admin approves, as a
+    preemption's victims are.
+    """
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="drains"
+    )
+    scope = models.CharField(max_length=8, choices=DrainScope.choices)
+    node = models.CharField(max_length=253)
+    # The chip of a chip drain (null for a node's, or once the chip is gone).
+    chip = models.ForeignKey(
+        Chip, null=True, blank=True, on_delete=models.SET_NULL, related_name="drains"
+    )
+    # Every chip it covers, kept so that its history survives the chips.
+    chip_uuids = models.JSONField(default=list)
+    victims = models.JSONField(default=list)
+    state = models.CharField(
+        max_length=16, choices=DrainState.choices, default=DrainState.PENDING
+    )
+    reason = models.TextField(help_text="why it was drained, as its requester said")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_reason = models.TextField(blank=True)
+    # How carrying it out goes: evictions done, held back by a PDB, failed...
+    progress = models.TextField(blank=True)
+    # When evictions held back by a PodDisruptionBudget are tried again.
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["cluster", "state"])]
+
+    def __str__(self) -> str:
+        return f"drain {self.pk} of {self.scope} {self.node} ({self.state})"
 
 
 class Reservation(models.Model):

@@ -28,6 +28,8 @@ LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY = "vnpu-portal"
 ANNOTATION_PREEMPTED_BY = "vnpu-portal/preempted-by"
 ANNOTATION_PROPOSAL = "vnpu-portal/preemption-proposal"
+#: On a pod a drain evicts: the drain's id (apps.scheduling.drain).
+ANNOTATION_DRAIN = "vnpu-portal/drain"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CONTAINER_NAME = "main"

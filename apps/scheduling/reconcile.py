@@ -31,6 +31,8 @@ terminal), so most of this reads the database:
 - **Proposals**: Evicting → Done once every victim is evicted and gone, in
   sync's mirror and on the API server (then the request's pod is created);
   superseded when the request is no longer waiting for them.
+- **Drains**: Evicting → Drained once every pod is evicted and no slice is
+  left on its chips (``drain.finish``).
 - **Node holds**: the taint preemptions put on a node (``holds``) is lifted
   once no request held there waits any more (its pod is bound, or the request
   or the proposal has ended otherwise).
@@ -59,6 +61,7 @@ from apps.scheduling.choices import (
     ProposalState,
     RequestState,
 )
+from apps.scheduling.drain.finish import drains_finish
 from apps.scheduling.holds import holds_release
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.logs import KEEP_WINDOW, logs_keep
@@ -125,6 +128,7 @@ def requests_reconcile(
     report.cleaned = _cleanup_pods(cluster, ops, now)
     report.proposals_done = _proposals(cluster, ops)
     holds_release(cluster, ops)
+    drains_finish(cluster)
     return report
 
 

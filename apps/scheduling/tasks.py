@@ -1,7 +1,7 @@
 """Celery tasks of scheduling: thin wrappers around passes and eviction.
 
 They take ids only and are safe to run any number of times, concurrently too:
-passes hold the cluster's lock, evictions the proposal's, and every state
+passes hold the cluster's lock, evictions the proposal's (or drain's), and every state
 change is guarded. In tests and the embedded mode Celery runs them eagerly
 (inside ``transaction.on_commit`` callbacks), which is why none of them needs
 its caller's transaction.
@@ -18,9 +18,14 @@ from django.utils import timezone
 from apps.common.queueing import enqueue
 from apps.inventory.models import Cluster
 from apps.scheduling import kube, triggers
-from apps.scheduling.choices import ACTIVE_STATES, ProposalState
+from apps.scheduling.choices import (
+    ACTIVE_STATES,
+    EVICTING_DRAIN_STATES,
+    ProposalState,
+)
+from apps.scheduling.drain.evict import drain_evict
 from apps.scheduling.eviction import victims_evict
-from apps.scheduling.models import PreemptionProposal, Request
+from apps.scheduling.models import Drain, PreemptionProposal, Request
 from apps.scheduling.passes import scheduling_pass
 from apps.scheduling.volcano import volcano_queues_ensure
 
@@ -67,6 +72,13 @@ def evict_victims_task(proposal_id: int) -> str | None:
     return None if report is None else report.state
 
 
+@shared_task(ignore_result=True, soft_time_limit=120)
+def evict_drain_task(drain_id: int) -> str | None:
+    """Evict the pods a drain may evict now (retried by beat when a PDB says not now)."""
+    report = drain_evict(drain_id)
+    return None if report is None else report.state
+
+
 @shared_task(ignore_result=True)
 def schedule_clusters_task() -> int:
     """Beat: a pass for each cluster with work, and the evictions that are due.
@@ -90,6 +102,13 @@ def schedule_clusters_task() -> int:
     )
     for proposal_id in due.values_list("pk", flat=True):
         evict_victims_task.delay(proposal_id)
+    # Drains with pods left to evict (drain_evict returns at once when none is
+    # approved and due), and those a PDB held back, when due.
+    drains = Drain.objects.filter(state__in=EVICTING_DRAIN_STATES).filter(
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=timezone.now())
+    )
+    for drain_id in drains.values_list("pk", flat=True):
+        evict_drain_task.delay(drain_id)
     return len(cluster_ids)
 
 
@@ -100,3 +119,4 @@ triggers.register(
     "reconcile", lambda cluster_id: enqueue(reconcile_requests_task, cluster_id)
 )
 triggers.register("evict", lambda proposal_id: enqueue(evict_victims_task, proposal_id))
+triggers.register("drain", lambda drain_id: enqueue(evict_drain_task, drain_id))

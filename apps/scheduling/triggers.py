@@ -1,4 +1,5 @@
-"""Follow-up work a change asks for: a scheduling pass, a reconciliation, an eviction.
+"""Follow-up work a change asks for: a scheduling pass, a reconciliation, an eviction
+(of a preemption or a drain).
 
 Services and decisions only say *that* such work is due. The Celery tasks
 that do it run the passes, and the passes call the services: if services
@@ -18,7 +19,7 @@ from django.db import transaction
 
 log = logging.getLogger(__name__)
 
-Kind = Literal["pass", "reconcile", "evict"]
+Kind = Literal["pass", "reconcile", "evict", "drain"]
 _RUNNERS: dict[str, Callable[[int], Any]] = {}
 
 
@@ -33,7 +34,8 @@ def runner(kind: Kind) -> Callable[[int], Any] | None:
 
 
 def run(kind: Kind, object_id: int) -> None:
-    """Start the follow-up now (a cluster id, or a proposal id for ``evict``)."""
+    """Start the follow-up now (a cluster id; a proposal id for ``evict``, a
+    drain id for ``drain``)."""
     runner = _RUNNERS.get(kind)
     if runner is None:
         # Only when apps.scheduling.tasks was never imported; beat's periodic

@@ -3,9 +3,10 @@ token limited to the queue ``ci``, compared with the intended table below.
 
 The table is written by hand from the product's rules (viewers read
 everything; the ci role also submits and cancels its own requests and nothing
-else; operators also edit chip types and templates, publish and restart;
-admins also manage clusters, tokens and queues and decide preemptions; a CI
-token acts only on its queues), not from ``apps.accounts.policy``. The
+else; operators also edit chip types and templates, publish and restart,
+drain and uncordon; admins also manage clusters, tokens and queues and decide
+preemptions and drains; a CI token acts only on its queues), not from
+``apps.accounts.policy``. The
 URLconf is walked, so an endpoint missing from the table fails the test.
 
 A cell names the least role that may use the method; a method the endpoint
@@ -78,6 +79,14 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/chips/": R,
     "/api/chips/{chip}/": R,
     "/api/chips/{chip}/history/": R,
+    "/api/chips/{chip}/drain/": {"GET": V, "POST": OP},
+    "/api/chips/{chip}/uncordon/": {"POST": OP},
+    "/api/nodes/{node}/drain/": {"GET": V, "POST": OP},
+    "/api/nodes/{node}/uncordon/": {"POST": OP},
+    "/api/drains/": R,
+    "/api/drains/{drain}/": R,
+    "/api/drains/{drain}/approve/": {"POST": A},
+    "/api/drains/{drain}/reject/": {"POST": A},
     "/api/slices/": R,
     "/api/slices/{slice}/": R,
     "/api/pending-pods/": R,
@@ -124,6 +133,7 @@ _PLACEHOLDER = {
     "queues": "{queue}",
     "requests": "{request}",
     "preemptions": "{proposal}",
+    "drains": "{drain}",
     "chip-prices": "{price}",
 }
 WEBSOCKETS = {"/ws/clusters/{cluster}/": V}
@@ -235,6 +245,7 @@ def world(guide_cluster, viewer, operator, admin_user, settings, fixtures_dir):
         "{queue}": guide_cluster.queues.get(name="ci").pk,
         "{request}": mine.pk,
         "{proposal}": 999999,
+        "{drain}": 999999,
     }
     # Roles act through sessions (every non-admin token is limited to queues,
     # and such a token acts on its queues only: the ci-token caller).

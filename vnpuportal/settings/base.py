@@ -331,6 +331,9 @@ SPECTACULAR_SETTINGS = {
         "SyncStateEnum": "apps.inventory.choices.SyncState",
         "RequestStateEnum": "apps.scheduling.choices.RequestState",
         "ProposalStateEnum": "apps.scheduling.choices.ProposalState",
+        "DrainStateEnum": "apps.scheduling.choices.DrainState",
+        "DrainScopeEnum": "apps.scheduling.choices.DrainScope",
+        "ChipStateEnum": "apps.inventory.choices.ChipState",
     },
 }
 

@@ -493,7 +493,18 @@ class QueueUpdateSerializer(QueueAccessFields):
     allowed_config_maps = _config_maps_field(required=False)
 
 
-class VictimSerializer(serializers.Serializer):
+class EvictionProgressSerializer(serializers.Serializer):
+    """How the eviction of one pod goes (a preemption's victim, a drain's pod)."""
+
+    evicted = serializers.BooleanField(required=False)
+    evicted_at = serializers.CharField(required=False)
+    blocked = serializers.CharField(
+        required=False, help_text="why the Eviction API refused (PDB), when it did"
+    )
+    last_error = serializers.CharField(required=False)
+
+
+class VictimSerializer(EvictionProgressSerializer):
     namespace = serializers.CharField()
     pod = serializers.CharField()
     slice_id = serializers.IntegerField(required=False)
@@ -507,12 +518,6 @@ class VictimSerializer(serializers.Serializer):
     request = serializers.IntegerField(
         required=False, allow_null=True, help_text="portal request, if any"
     )
-    evicted = serializers.BooleanField(required=False)
-    evicted_at = serializers.CharField(required=False)
-    blocked = serializers.CharField(
-        required=False, help_text="why the Eviction API refused (PDB), when it did"
-    )
-    last_error = serializers.CharField(required=False)
 
 
 class PreemptionProposalSerializer(serializers.ModelSerializer):

@@ -84,9 +84,22 @@ export interface paths {
   "/api/chips/{id}/": {
     get: operations["chips_retrieve"];
   };
+  "/api/chips/{id}/drain/": {
+    /** @description Every pod with a slice there, its PodDisruptionBudgets, what will happen. */
+    get: operations["chips_drain_retrieve"];
+    /**
+     * @description Cordon and drain: the portal's pods are evicted and re-queued at once,
+     * foreign ones once an admin approves.
+     */
+    post: operations["chips_drain_create"];
+  };
   "/api/chips/{id}/history/": {
     /** @description Slices placed on and released from this chip, newest first (paginated). */
     get: operations["chips_history_list"];
+  };
+  "/api/chips/{id}/uncordon/": {
+    /** @description ``/api/chips/<id>/uncordon/``: back in service (an open drain ends). */
+    post: operations["chips_uncordon_create"];
   };
   "/api/clusters/": {
     /** @description Clusters the portal manages. Registering or changing one needs the admin role. */
@@ -192,6 +205,22 @@ export interface paths {
     /** @description The stored text of this version, as YAML. */
     get: operations["device_config_versions_export_retrieve"];
   };
+  "/api/drains/": {
+    /** @description Drains, open and past; admins approve or reject the eviction of foreign pods. */
+    get: operations["drains_list"];
+  };
+  "/api/drains/{id}/": {
+    /** @description Drains, open and past; admins approve or reject the eviction of foreign pods. */
+    get: operations["drains_retrieve"];
+  };
+  "/api/drains/{id}/approve/": {
+    /** @description Approve: the foreign pods are evicted too (Eviction API, PDBs respected). */
+    post: operations["drains_approve"];
+  };
+  "/api/drains/{id}/reject/": {
+    /** @description Reject: the foreign pods keep running; the chips stay cordoned. */
+    post: operations["drains_reject"];
+  };
   "/api/me/": {
     /** @description The signed-in user and their role. */
     get: operations["me_retrieve"];
@@ -201,6 +230,19 @@ export interface paths {
   };
   "/api/nodes/{id}/": {
     get: operations["nodes_retrieve"];
+  };
+  "/api/nodes/{id}/drain/": {
+    /** @description Every pod with a slice there, its PodDisruptionBudgets, what will happen. */
+    get: operations["nodes_drain_retrieve"];
+    /**
+     * @description Cordon and drain: the portal's pods are evicted and re-queued at once,
+     * foreign ones once an admin approves.
+     */
+    post: operations["nodes_drain_create"];
+  };
+  "/api/nodes/{id}/uncordon/": {
+    /** @description ``/api/nodes/<id>/uncordon/``: every cordoned chip of the node. */
+    post: operations["nodes_uncordon_create"];
   };
   "/api/pending-pods/": {
     /** @description Pods waiting for a vNPU, with the scheduler's reason. */
@@ -460,6 +502,10 @@ export interface components {
       index: number;
       healthy: boolean;
       cordoned: boolean;
+      /** @description what the chip is doing, in one word (apps.inventory.chipstate): draining while a drain has slices left on it, drained (still cordoned) once they are gone, until an uncordon */
+      state: components["schemas"]["ChipStateEnum"];
+      /** @description the open drain that holds the chip (/api/drains/<id>/), or null */
+      drain: number | null;
       /** Format: int64 */
       network_id: number | null;
       handshake: string;
@@ -563,6 +609,8 @@ export interface components {
       /** Format: decimal */
       price_per_hour: string;
     };
+    /** @enum {string} */
+    ChipStateEnum: "healthy" | "unhealthy" | "cordoned" | "draining" | "drained";
     ChipType: {
       id: number;
       cluster: number;
@@ -861,6 +909,103 @@ export interface components {
       /** @description unified diff; empty when equal */
       diff: string;
     };
+    Drain: {
+      id: number;
+      cluster: number;
+      scope: components["schemas"]["DrainScopeEnum"];
+      node: string;
+      chip: number | null;
+      /** @description the chips it covers */
+      chip_uuids: readonly string[];
+      victims: readonly components["schemas"]["DrainPod"][];
+      state: components["schemas"]["DrainStateEnum"];
+      /** @description why it was drained, as its requester said */
+      reason: string;
+      requested_by: string | null;
+      decided_by: string | null;
+      /** Format: date-time */
+      decided_at: string | null;
+      decision_reason: string;
+      progress: string;
+      /** Format: date-time */
+      next_attempt_at: string | null;
+      /** Format: date-time */
+      ended_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    DrainBudget: {
+      name: string;
+      /** @description as the budget's status said when read; 0 holds the eviction back */
+      disruptions_allowed: number;
+    };
+    DrainChip: {
+      id: number;
+      uuid: string;
+      index: number;
+      common_word: string;
+      state: components["schemas"]["ChipStateEnum"];
+    };
+    DrainPlan: {
+      cluster: number;
+      scope: string;
+      node: string;
+      chips: components["schemas"]["DrainChip"][];
+      /** @description the open drain that holds these chips, if any */
+      drain: number | null;
+      /** @description foreign pods are there: an admin must approve their eviction */
+      needs_approval: boolean;
+      pods: components["schemas"]["DrainPod"][];
+    };
+    /** @description How the eviction of one pod goes (a preemption's victim, a drain's pod). */
+    DrainPod: {
+      evicted?: boolean;
+      evicted_at?: string;
+      /** @description why the Eviction API refused (PDB), when it did */
+      blocked?: string;
+      last_error?: string;
+      namespace: string;
+      pod: string;
+      node: string;
+      /** @description UUIDs of its chips being drained */
+      chips: string[];
+      templates: string[];
+      /** @description MB it holds there */
+      memory: number;
+      priority: number;
+      priority_class: string;
+      /** @description not the portal's: evicted only once an admin approves */
+      foreign: boolean;
+      /** @description the portal request it runs, re-queued */
+      request: number | null;
+      request_queue: string | null;
+      /** @description the budgets that cover it */
+      pdbs: components["schemas"]["DrainBudget"][];
+      /** @description what the drain does with it */
+      outcome: string;
+      /** @description it may be evicted (foreign pods: once approved) */
+      approved?: boolean;
+      /** @description its request went back to Pending */
+      requeued?: boolean;
+    };
+    /**
+     * @description * `chip` - One chip
+     * * `node` - Every chip of a node
+     * @enum {string}
+     */
+    DrainScopeEnum: "chip" | "node";
+    /**
+     * @description * `pending` - Pending approval
+     * * `evicting` - Evicting
+     * * `drained` - Drained
+     * * `rejected` - Rejected
+     * * `failed` - Failed
+     * * `uncordoned` - Uncordoned
+     * @enum {string}
+     */
+    DrainStateEnum: "pending" | "evicting" | "drained" | "rejected" | "failed" | "uncordoned";
     Drift: {
       in_sync: boolean;
       /**
@@ -1124,6 +1269,21 @@ export interface components {
        */
       previous: string | null;
       results: components["schemas"]["DeviceConfigVersionList"][];
+    };
+    PaginatedDrainList: {
+      /** @example 123 */
+      count: number;
+      /**
+       * Format: uri
+       * @example http://api.example.org/accounts/?page=4
+       */
+      next: string | null;
+      /**
+       * Format: uri
+       * @example http://api.example.org/accounts/?page=2
+       */
+      previous: string | null;
+      results: components["schemas"]["Drain"][];
     };
     PaginatedNodeList: {
       /** @example 123 */
@@ -2145,7 +2305,13 @@ export interface components {
       template: string | null;
       severity: string;
     };
+    /** @description How the eviction of one pod goes (a preemption's victim, a drain's pod). */
     Victim: {
+      evicted?: boolean;
+      evicted_at?: string;
+      /** @description why the Eviction API refused (PDB), when it did */
+      blocked?: string;
+      last_error?: string;
       namespace: string;
       pod: string;
       slice_id?: number;
@@ -2163,11 +2329,6 @@ export interface components {
       queue?: string;
       /** @description portal request, if any */
       request?: number | null;
-      evicted?: boolean;
-      evicted_at?: string;
-      /** @description why the Eviction API refused (PDB), when it did */
-      blocked?: string;
-      last_error?: string;
     };
     VolcanoQueue: {
       /** @description the Volcano Queue's status.state (Open, Closed, Closing, Unknown), Missing, or empty when not known (see reason) */
@@ -2250,7 +2411,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -3214,6 +3375,128 @@ export interface operations {
       };
     };
   };
+  /** @description Every pod with a slice there, its PodDisruptionBudgets, what will happen. */
+  chips_drain_retrieve: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["DrainPlan"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster could not be read */
+      503: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * @description Cordon and drain: the portal's pods are evicted and re-queued at once,
+   * foreign ones once an admin approves.
+   */
+  chips_drain_create: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["Drain"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description a chip is held by an open drain (`drain_exists`, `detail.drain`) */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster could not be read */
+      503: {
+        content: never;
+      };
+    };
+  };
   /** @description Slices placed on and released from this chip, newest first (paginated). */
   chips_history_list: {
     parameters: {
@@ -3265,6 +3548,72 @@ export interface operations {
       };
       /** @description no such object (or endpoint) */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description ``/api/chips/<id>/uncordon/``: back in service (an open drain ends). */
+  chips_uncordon_create: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Chip"][];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description nothing is cordoned (`not_cordoned`) */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
@@ -4731,6 +5080,252 @@ export interface operations {
       };
     };
   };
+  /** @description Drains, open and past; admins approve or reject the eviction of foreign pods. */
+  drains_list: {
+    parameters: {
+      query?: {
+        /** @description the chip of a chip drain */
+        chip?: number;
+        cluster?: number;
+        node?: string;
+        /** @description A page number within the paginated result set. */
+        page?: number;
+        /** @description Number of results to return per page. */
+        page_size?: number;
+        /**
+         * @description * `chip` - One chip
+         * * `node` - Every chip of a node
+         */
+        scope?: "chip" | "node";
+        /**
+         * @description * `pending` - Pending approval
+         * * `evicting` - Evicting
+         * * `drained` - Drained
+         * * `rejected` - Rejected
+         * * `failed` - Failed
+         * * `uncordoned` - Uncordoned
+         */
+        state?: ("drained" | "evicting" | "failed" | "pending" | "rejected" | "uncordoned")[];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["PaginatedDrainList"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Drains, open and past; admins approve or reject the eviction of foreign pods. */
+  drains_retrieve: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this drain. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Drain"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Approve: the foreign pods are evicted too (Eviction API, PDBs respected). */
+  drains_approve: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this drain. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Drain"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description conflict with the current state; `code` says which */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Reject: the foreign pods keep running; the chips stay cordoned. */
+  drains_reject: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this drain. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Drain"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description conflict with the current state; `code` says which */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** @description The signed-in user and their role. */
   me_retrieve: {
     responses: {
@@ -4856,6 +5451,194 @@ export interface operations {
       };
       /** @description no such object (or endpoint) */
       404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Every pod with a slice there, its PodDisruptionBudgets, what will happen. */
+  nodes_drain_retrieve: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["DrainPlan"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster could not be read */
+      503: {
+        content: never;
+      };
+    };
+  };
+  /**
+   * @description Cordon and drain: the portal's pods are evicted and re-queued at once,
+   * foreign ones once an admin approves.
+   */
+  nodes_drain_create: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["Drain"];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description a chip is held by an open drain (`drain_exists`, `detail.drain`) */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster could not be read */
+      503: {
+        content: never;
+      };
+    };
+  };
+  /** @description ``/api/nodes/<id>/uncordon/``: every cordoned chip of the node. */
+  nodes_uncordon_create: {
+    parameters: {
+      path: {
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["DecisionRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["Chip"][];
+        };
+      };
+      /** @description invalid input; `errors` names each field */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description role too low, or a token limited to other queues (`queue`) */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not found */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description nothing is cordoned (`not_cordoned`) */
+      409: {
+        content: never;
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
         content: {
           "application/json": components["schemas"]["Error"];
         };
