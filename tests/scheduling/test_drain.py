@@ -210,8 +210,13 @@ def test_a_chip_drain_requeues_the_portal_request_and_evicts_foreign_pods_once_a
             lambda: _chip(operator_client, chip.pk)["state"] == "drained",
             "the chip to be drained",
         )
-        assert admin_client_api.get(f"/api/drains/{drain['id']}/").json()["state"] == (
-            DrainState.DRAINED
+        # the drain says so at the next reconciliation (the chip's state is sync's)
+        wait_for(
+            lambda: (
+                admin_client_api.get(f"/api/drains/{drain['id']}/").json()["state"]
+                == DrainState.DRAINED
+            ),
+            "the drain to be drained",
         )
 
         # while the drain lasts, nothing of the portal's lands there
