@@ -32,6 +32,7 @@ class ErrorCode(StrEnum):
     UNREADABLE_SHAPE = "unreadable_shape"
     BREAKS_RUNNING_SLICES = "breaks_running_slices"
     NO_BASELINE = "no_baseline"
+    NODE_CONFIG_NOT_READ = "node_config_not_read"
     # scheduling (apps.scheduling.errors)
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
     QUEUE_IN_USE = "queue_in_use"
@@ -77,6 +78,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.UNREADABLE_SHAPE: (
         400,
         "a component would not read the config's shape (confirm_shape)",
+    ),
+    ErrorCode.NODE_CONFIG_NOT_READ: (
+        400,
+        "the device plugin would not read the node config (confirm_unread)",
     ),
     ErrorCode.BREAKS_RUNNING_SLICES: (
         400,

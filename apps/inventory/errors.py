@@ -18,10 +18,31 @@ class UnreadableShape(ValidationFailed):
     code = ErrorCode.UNREADABLE_SHAPE
 
 
+class NodeConfigNotRead(ValidationFailed):
+    """The device plugin would not read the node config (flag, mount or version)."""
+
+    code = ErrorCode.NODE_CONFIG_NOT_READ
+
+
 class BreaksRunningSlices(ValidationFailed):
     """The publish would break slices that run now, and they were not confirmed."""
 
     code = ErrorCode.BREAKS_RUNNING_SLICES
+
+
+def refuse_unless_confirmed(
+    error: type[ValidationFailed], field: str, said: str, confirmed: bool
+) -> None:
+    """Raise ``error`` naming ``field``, the flag that writes it anyway, unless confirmed.
+
+    The guards of a publish (a shape a component cannot parse, a node config
+    the plugin does not read) say what is wrong and how to fix it in ``said``.
+    """
+    if not confirmed:
+        raise error(
+            f"{field}: {said}",
+            detail={field: [f"{said}; send {field}: true to write it anyway"]},
+        )
 
 
 class Drift(Conflict):

@@ -41,7 +41,13 @@ from apps.inventory.deviceconfig.services import (
 )
 from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.deviceconfig.versions import ShapeReader, shape_warnings
-from apps.inventory.errors import Drift, NoBaseline, NoChange, UnreadableShape
+from apps.inventory.errors import (
+    Drift,
+    NoBaseline,
+    NoChange,
+    UnreadableShape,
+    refuse_unless_confirmed,
+)
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigDocument,
     DeviceConfigError,
@@ -399,16 +405,9 @@ def _shape_guard(
     """Refuse a shape a running component cannot parse unless confirmed; return the warnings."""
     readers = tuple(shape_warnings(cluster, document))
     crashing = [r for r in readers if r.effect == "crash"]
-    if crashing and not confirmed:
+    if crashing:
         said = "; ".join(f"{r.message} ({r.fix})" for r in crashing)
-        raise UnreadableShape(
-            f"confirm_shape: {said}",
-            detail={
-                "confirm_shape": [
-                    f"{said}; send confirm_shape: true to write it anyway"
-                ]
-            },
-        )
+        refuse_unless_confirmed(UnreadableShape, "confirm_shape", said, confirmed)
     return readers
 
 
