@@ -31,7 +31,9 @@ __all__ = [
     "KnownChip",
     "KnownNode",
     "PluginVersion",
+    "applied_keys",
     "check_against_cluster",
+    "two_chip_card",
 ]
 
 PluginVersion = tuple[int, int, int]
@@ -52,6 +54,23 @@ _TWO_CHIP_CARDS: Mapping[ChipFamily, str] = {
     ChipFamily.ASCEND_310P: "an Atlas 300I Duo card holds two 310P3 chips",
     ChipFamily.ASCEND_910A3: "an Atlas A3 card holds two 910C chips",
 }
+
+
+def applied_keys(version: PluginVersion | None) -> list[str]:
+    """The keys of an entry a plugin of ``version`` applies ([] for none or unknown)."""
+    if version is None or version < FIRST_WITH_NODE_CONFIG:
+        return []
+    keys = [MODE]
+    if version >= FIRST_WITH_COUNT:
+        keys.append(COUNT)
+    if version >= FIRST_WITH_FILTERS:
+        keys.append(FILTER)
+    return keys
+
+
+def two_chip_card(chip_name: str | None, common_word: str) -> bool:
+    """Whether a card id of this chip type holds two chips (one index filters both)."""
+    return chip_family(chip_name, common_word) in _TWO_CHIP_CARDS
 
 
 @dataclass(frozen=True)

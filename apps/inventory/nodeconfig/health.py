@@ -48,9 +48,9 @@ from apps.inventory.hami.nodeconfig import (
     parse_node_config,
 )
 from apps.inventory.hami.nodeconfig_rules import (
-    FIRST_WITH_COUNT,
     FIRST_WITH_FILTERS,
     FIRST_WITH_NODE_CONFIG,
+    applied_keys,
 )
 from apps.inventory.models import Cluster, Node
 from apps.inventory.nodeconfig.wiring import (
@@ -85,18 +85,6 @@ class _Plugin:
     wiring: Wiring
     patch: dict[str, Any] | None
     reads: bool  # the wiring and version let the plugin read the file
-
-
-def applied_keys(version: Version | None) -> list[str]:
-    """The keys of an entry a plugin of ``version`` applies ([] for none or unknown)."""
-    if version is None or version < FIRST_WITH_NODE_CONFIG:
-        return []
-    keys = ["hami-vnpu-core"]
-    if version >= FIRST_WITH_COUNT:
-        keys.append("vDeviceCount")
-    if version >= FIRST_WITH_FILTERS:
-        keys.append("filterDevices")
-    return keys
 
 
 def mirrored_node_config(cluster: Cluster) -> tuple[bool, str | None]:
