@@ -8,7 +8,7 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken
-from apps.accounts.policy import QUEUE_SCOPED_WRITES, least_role
+from apps.accounts.policy import QUEUE_SCOPED_WRITES, READ_ONLY_ACTIONS, least_role
 from apps.accounts.selectors import user_role
 
 
@@ -37,7 +37,12 @@ def _queue_limited(token: Any) -> bool:
 
 
 def _queue_scoped(request: Any, view: Any) -> bool:
-    return request.method in SAFE_METHODS or type(view).__name__ in QUEUE_SCOPED_WRITES
+    name = type(view).__name__
+    return (
+        request.method in SAFE_METHODS
+        or name in QUEUE_SCOPED_WRITES
+        or (name, getattr(view, "action", None)) in READ_ONLY_ACTIONS
+    )
 
 
 def required_role(request: Any, view: Any) -> Role:

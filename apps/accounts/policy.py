@@ -49,6 +49,8 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
         "restart": _OP,
         "adopt": _A,
     },
+    # the node config's checks: the what-if is a POST that writes nothing
+    "NodeConfigChecksViewSet": {READ: _V, WRITE: _OP, "node_config_what_if": _V},
     # scheduling: CI submits and cancels (its own) requests and nothing else
     "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},
     "QueueViewSet": {READ: _V, WRITE: _A},
@@ -80,6 +82,14 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
 #: unlimited (admin) token.
 QUEUE_SCOPED_WRITES: frozenset[str] = frozenset(
     {"RequestViewSet", "PreemptionProposalViewSet", "LogoutView"}
+)
+
+
+#: Actions that take a POST only to carry their input and write nothing (a
+#: draft's what-if): reads, so a token limited to queues may call them as it
+#: may call any read.
+READ_ONLY_ACTIONS: frozenset[tuple[str, str]] = frozenset(
+    {("NodeConfigChecksViewSet", "node_config_what_if")}
 )
 
 

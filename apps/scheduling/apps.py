@@ -13,6 +13,7 @@ class SchedulingConfig(AppConfig):
         from apps.accounts.queue_refs import queue_refs_register
         from apps.audit.selectors import audit_scope_register
         from apps.common.metrics_sources import register_database_families
+        from apps.inventory.nodeconfig.whatif_data import pending_demands_register
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
         from apps.live.events import Event
         from apps.live.logfollow import log_feed_register
@@ -22,6 +23,7 @@ class SchedulingConfig(AppConfig):
         from apps.scheduling.metrics import attention_families, scheduling_families
         from apps.scheduling.models import PreemptionProposal, Request
         from apps.scheduling.selectors import (
+            pending_request_demands,
             proposal_delta_scoped,
             proposals_scoped,
             requests_delta_scoped,
@@ -51,3 +53,6 @@ class SchedulingConfig(AppConfig):
         # The live socket follows a request's job log through scheduling's
         # feed (live never imports scheduling).
         log_feed_register(follow_log)
+        # The node config's what-if weighs the pending requests (inventory
+        # never imports scheduling).
+        pending_demands_register(pending_request_demands)

@@ -14,7 +14,8 @@ from typing import Any
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from apps.inventory.models import Slice
+from apps.inventory.models import Cluster, Slice
+from apps.inventory.nodeconfig.whatif import DemandFact
 from apps.scheduling import podsecurity
 from apps.scheduling.access import token_queue_ids
 from apps.scheduling.choices import HOLDING_STATES, RequestState
@@ -248,3 +249,25 @@ def proposal_delta_scoped(
         ).exists()
         else None
     )
+
+
+def pending_request_demands(cluster: Cluster) -> list[DemandFact]:
+    """The cluster's pending requests as the node config's what-if reads them
+    (registered with the inventory at start: it never imports scheduling)."""
+    rows = (
+        Request.objects.filter(cluster=cluster, state=RequestState.PENDING)
+        .order_by("-priority", "created_at", "pk")
+        .values_list(
+            "pk", "namespace", "queue__name", "common_word", "memory", "template"
+        )
+    )
+    return [
+        DemandFact(
+            id=str(pk),
+            label=f"request {pk} ({namespace}, queue {queue})",
+            common_word=word,
+            memory=memory,
+            template=template or None,
+        )
+        for pk, namespace, queue, word, memory, template in rows
+    ]

@@ -65,6 +65,9 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/clusters/{cluster}/drift/": R,
     "/api/clusters/{cluster}/health/": R,
     "/api/clusters/{cluster}/what-if/": R,
+    "/api/clusters/{cluster}/node-config/health/": R,
+    # a POST only because it carries a draft: it writes nothing
+    "/api/clusters/{cluster}/node-config/what-if/": {"POST": V},
     "/api/clusters/{cluster}/restarts/": R,
     "/api/clusters/{cluster}/restarts/{component}/": {"POST": OP},
     "/api/clusters/{cluster}/publish/": {"POST": OP},

@@ -1,3 +1,4 @@
+from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from apps.inventory.api import views
@@ -19,4 +20,8 @@ router.register(
     basename="deviceconfigversion",
 )
 
-urlpatterns = router.urls
+urlpatterns = [
+    *router.urls,
+    # The node config's checks (health, what-if), in their own module.
+    path("", include("apps.inventory.nodeconfig.api.urls")),
+]

@@ -152,6 +152,14 @@ export interface paths {
     /** @description Configuration checks: Volcano's config by its version, the vnpus shape, device plugin, registrations. */
     get: operations["clusters_health"];
   };
+  "/api/clusters/{id}/node-config/health/": {
+    /** @description Whether the device plugin reads the node config, per node, with the DaemonSet patch. */
+    get: operations["clusters_node_config_health"];
+  };
+  "/api/clusters/{id}/node-config/what-if/": {
+    /** @description What a draft node config would do per node: stranded slices, requests, room. */
+    post: operations["clusters_node_config_what_if"];
+  };
   "/api/clusters/{id}/publish/": {
     /** @description Write the portal's chip types and templates to the ConfigMap (guarded by resourceVersion). */
     post: operations["clusters_publish"];
@@ -1162,6 +1170,73 @@ export interface components {
       chips: number;
       /** Format: date-time */
       synced_at: string | null;
+    };
+    NodeConfigHealth: {
+      cluster: string;
+      /**
+       * @description the worst of the checks
+       *
+       * * `ok` - ok
+       * * `warn` - warn
+       * * `fail` - fail
+       */
+      check_status: components["schemas"]["CheckStatusEnum"];
+      /** @description the device plugin reads the node config (publish needs confirm_unread otherwise) */
+      readable: boolean;
+      checks: components["schemas"]["HealthCheck"][];
+      /** @description strategic-merge patch of the device-plugin DaemonSet that wires the file in; null when it is wired */
+      patch: unknown;
+      /** @description the kubectl command applying the patch */
+      kubectl: string;
+      nodes: components["schemas"]["NodeConfigNodeHealth"][];
+    };
+    NodeConfigNodeHealth: {
+      name: string;
+      plugin_image: string;
+      plugin_version: string | null;
+      /** @description daemonset: the DaemonSet's image (sync does not record each node's plugin pod) */
+      version_source: string;
+      /** @description the entry keys the plugin applies */
+      applies: string[];
+      /** @description null: sync has not seen the ConfigMap */
+      has_entry: boolean | null;
+      entry: string;
+      check_status: components["schemas"]["CheckStatusEnum"];
+      message: string;
+      fix: string;
+    };
+    NodeConfigWhatIf: {
+      cluster: string;
+      errors: components["schemas"]["ValidationIssue"][];
+      warnings: components["schemas"]["ValidationIssue"][];
+      readable: boolean;
+      not_read_because: string[];
+      nodes: components["schemas"]["NodeConfigWhatIfNode"][];
+      unblocked: components["schemas"]["WhatIfRequest"][];
+      blocked: components["schemas"]["WhatIfRequest"][];
+      drain_first: string[];
+      unknown_nodes: string[];
+    };
+    /**
+     * @description Exactly one of ``text`` (a whole node-config.yaml, or a ConfigMap) and
+     * ``nodes`` (its entries, as JSON).
+     */
+    NodeConfigWhatIfInputRequest: {
+      text?: string;
+      nodes?: unknown[];
+    };
+    NodeConfigWhatIfNode: {
+      name: string;
+      changed: boolean;
+      changes: string[];
+      /** @description what the node's plugin version does not apply */
+      ignored: string[];
+      mode_before: string;
+      mode_after: string;
+      /** @description running slices block the mode switch: drain the node first */
+      drain_first: boolean;
+      stranded_slices: components["schemas"]["WhatIfStranded"][];
+      room: components["schemas"]["WhatIfRoom"][];
     };
     /** @enum {unknown} */
     NullEnum: "";
@@ -2381,6 +2456,31 @@ export interface components {
       common_word: string;
       renamed_to: string | null;
     };
+    WhatIfRequest: {
+      id: string;
+      label: string;
+      common_word: string;
+      template: string | null;
+      memory: number;
+      nodes_before: string[];
+      nodes_after: string[];
+    };
+    WhatIfRoom: {
+      common_word: string;
+      before: components["schemas"]["WhatIfRoomFigures"];
+      after: components["schemas"]["WhatIfRoomFigures"];
+    };
+    WhatIfRoomFigures: {
+      chips: number;
+      eligible_chips: number;
+      slots: number;
+      slots_free: number;
+      memory: number;
+      memory_free: number;
+      aicore: number;
+      aicore_free: number;
+      largest_template: string | null;
+    };
     WhatIfSlice: {
       namespace: string;
       pod_name: string;
@@ -2391,6 +2491,15 @@ export interface components {
       template: string;
       memory: number;
       reason: string;
+    };
+    WhatIfStranded: {
+      namespace: string;
+      pod: string;
+      chip_uuid: string;
+      chip_index: number;
+      template: string;
+      memory: number;
+      reasons: string[];
     };
     WhatIfTemplate: {
       name: string;
@@ -2411,7 +2520,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -4380,6 +4489,115 @@ export interface operations {
       404: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Whether the device plugin reads the node config, per node, with the DaemonSet patch. */
+  clusters_node_config_health: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigHealth"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description What a draft node config would do per node: stranded slices, requests, room. */
+  clusters_node_config_what_if: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigWhatIfInputRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigWhatIf"];
+        };
+      };
+      /** @description invalid input: `errors` names the field (text, or the path of an entry's value such as nodes[0].vDeviceCount) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
       /** @description rate limited; retry after the Retry-After header */

@@ -9,14 +9,7 @@ from __future__ import annotations
 
 from apps.inventory.hami.deviceconfig import parse_device_config
 from apps.inventory.hami.nodeconfig import FilterDevices, NodeEntry
-from apps.inventory.nodeconfig.whatif import (
-    ChipFact,
-    DemandFact,
-    NodeFact,
-    SliceFact,
-    WhatIfInput,
-    node_config_what_if,
-)
+from apps.inventory.nodeconfig import whatif
 from apps.inventory.room import ChipLoad
 from simcluster import guide_data
 
@@ -43,12 +36,12 @@ def _chip(node, index, word=B4, vir05=0, healthy=True, aicore=20):
         aicpu_used=vir05,
         eligible=healthy,
     )
-    return ChipFact(uuid=f"{node}-{index}", index=index, node=node, load=load)
+    return whatif.ChipFact(uuid=f"{node}-{index}", index=index, node=node, load=load)
 
 
 def _slices(chip, n):
     return [
-        SliceFact("team", f"pod-{chip.uuid}-{i}", chip.uuid, "vir05_1c_8g", 8192)
+        whatif.SliceFact("team", f"pod-{chip.uuid}-{i}", chip.uuid, "vir05_1c_8g", 8192)
         for i in range(n)
     ]
 
@@ -65,10 +58,10 @@ def _cluster(demands=(), core_node_slices=1):
         _chip("h", 0, aicore=100),
         _chip("h", 1, vir05=core_node_slices, aicore=100),
     )
-    return WhatIfInput(
+    return whatif.WhatIfInput(
         nodes=(
-            NodeFact("b", hami_vnpu_core=False, plugin_version=V14),
-            NodeFact("h", hami_vnpu_core=True, plugin_version=V14),
+            whatif.NodeFact("b", hami_vnpu_core=False, plugin_version=V14),
+            whatif.NodeFact("h", hami_vnpu_core=True, plugin_version=V14),
         ),
         chips=(b0, b1, b2, h0, h1),
         slices=(*_slices(b0, 3), *_slices(b1, 4), *_slices(h1, core_node_slices)),
@@ -88,7 +81,7 @@ def _room(row, word=B4):
 def test_no_change_changes_nothing():
     data = _cluster()
     entries = [NodeEntry("b"), NodeEntry("h", hami_vnpu_core=True)]
-    answer = node_config_what_if(data, entries)
+    answer = whatif.node_config_what_if(data, entries)
     assert all(not row["changed"] for row in answer["nodes"])
     assert all(row["stranded_slices"] == [] for row in answer["nodes"])
     assert answer["unblocked"] == answer["blocked"] == []
@@ -99,7 +92,7 @@ def test_no_change_changes_nothing():
 def test_a_filtered_chip_strands_its_slices_and_leaves_the_room():
     data = _cluster()
     entry = NodeEntry("b", filter_devices=FilterDevices(uuids=("b-0",)))
-    row = _node(node_config_what_if(data, [entry, NodeEntry("h", True)]), "b")
+    row = _node(whatif.node_config_what_if(data, [entry, NodeEntry("h", True)]), "b")
     assert row["changes"] == ["1 chip(s) filtered"]
     stranded = row["stranded_slices"]
     assert sorted(s["pod"] for s in stranded) == [f"pod-b-0-{i}" for i in range(3)]
@@ -122,7 +115,7 @@ def test_a_filtered_chip_strands_its_slices_and_leaves_the_room():
 def test_a_slot_count_below_the_slices_running_strands_them():
     data = _cluster()
     entry = NodeEntry("b", v_device_count=2)
-    row = _node(node_config_what_if(data, [entry, NodeEntry("h", True)]), "b")
+    row = _node(whatif.node_config_what_if(data, [entry, NodeEntry("h", True)]), "b")
     assert row["changes"] == ["vDeviceCount default -> 2"]
     reasons = {s["chip_uuid"]: s["reasons"] for s in row["stranded_slices"]}
     assert set(reasons) == {"b-0", "b-1"}
@@ -135,9 +128,9 @@ def test_a_slot_count_below_the_slices_running_strands_them():
 def test_a_mode_switch_under_slices_says_drain_first_and_unblocks_a_request():
     # a vir10 (16384 MB, 10 AICore) fits no template node now: b's chips are
     # too full, and h is hami-core (the portal's pods carry no vnpu-mode)
-    vir10 = DemandFact("7", "request 7", B4, 16384)
+    vir10 = whatif.DemandFact("7", "request 7", B4, 16384)
     data = _cluster(demands=[vir10])
-    answer = node_config_what_if(data, [NodeEntry("b"), NodeEntry("h", False)])
+    answer = whatif.node_config_what_if(data, [NodeEntry("b"), NodeEntry("h", False)])
     row = _node(answer, "h")
     assert (row["mode_before"], row["mode_after"]) == ("hami-core", "template")
     assert row["drain_first"] is True
@@ -160,15 +153,15 @@ def test_a_mode_switch_under_slices_says_drain_first_and_unblocks_a_request():
 
 
 def test_an_empty_node_switches_without_drain_and_filters_block_a_whole_card():
-    whole = DemandFact("9", "request 9", B4, None)
+    whole = whatif.DemandFact("9", "request 9", B4, None)
     data = _cluster(demands=[whole], core_node_slices=0)
     # h goes to template mode: its empty chips take a whole card
-    opened = node_config_what_if(data, [NodeEntry("b"), NodeEntry("h", False)])
+    opened = whatif.node_config_what_if(data, [NodeEntry("b"), NodeEntry("h", False)])
     assert _node(opened, "h")["drain_first"] is False
     assert [r["id"] for r in opened["unblocked"]] == ["9"]
     # and filtering both of them as well leaves it nowhere to go
     both = FilterDevices(uuids=("h-0", "h-1"))
-    closed = node_config_what_if(
+    closed = whatif.node_config_what_if(
         data, [NodeEntry("b"), NodeEntry("h", False, filter_devices=both)]
     )
     assert closed["unblocked"] == []
@@ -177,10 +170,10 @@ def test_an_empty_node_switches_without_drain_and_filters_block_a_whole_card():
 
 
 def test_a_filter_blocks_a_request_that_fits_only_on_that_chip():
-    vir05 = DemandFact("3", "request 3", B4, 8000)
+    vir05 = whatif.DemandFact("3", "request 3", B4, 8000)
     data = _cluster(demands=[vir05])
     entry = NodeEntry("b", filter_devices=FilterDevices(uuids=("b-0",)))
-    answer = node_config_what_if(data, [entry, NodeEntry("h", True)])
+    answer = whatif.node_config_what_if(data, [entry, NodeEntry("h", True)])
     (blocked,) = answer["blocked"]
     assert blocked["template"] == "vir05_1c_8g"
     assert (blocked["nodes_before"], blocked["nodes_after"]) == (["b"], [])
@@ -188,25 +181,25 @@ def test_a_filter_blocks_a_request_that_fits_only_on_that_chip():
 
 def test_what_an_older_plugin_ignores_and_an_index_on_a_duo_card():
     p = [_chip("p", i, word=P3, aicore=8) for i in range(4)]
-    data = WhatIfInput(
-        nodes=(NodeFact("p", False, V13),), chips=tuple(p), chip_types=SPECS
+    data = whatif.WhatIfInput(
+        nodes=(whatif.NodeFact("p", False, V13),), chips=tuple(p), chip_types=SPECS
     )
     entry = NodeEntry("p", v_device_count=3, filter_devices=FilterDevices(indexes=(1,)))
-    row = _node(node_config_what_if(data, [entry]), "p")
+    row = _node(whatif.node_config_what_if(data, [entry]), "p")
     assert row["changes"] == []
     assert row["ignored"] == [
         "vDeviceCount default -> 3: plugin v1.3.0 does not apply it",
         "2 chip(s) filtered: plugin v1.3.0 does not apply filterDevices",
     ]
     # on v1.4.0 card 1 of a 310P3 Duo node takes chips 2 and 3
-    newer = WhatIfInput(
-        nodes=(NodeFact("p", False, V14),), chips=tuple(p), chip_types=SPECS
+    newer = whatif.WhatIfInput(
+        nodes=(whatif.NodeFact("p", False, V14),), chips=tuple(p), chip_types=SPECS
     )
-    room = _room(_node(node_config_what_if(newer, [entry]), "p"), P3)
+    room = _room(_node(whatif.node_config_what_if(newer, [entry]), "p"), P3)
     assert (room["before"]["chips"], room["after"]["chips"]) == (4, 2)
     assert room["after"]["slots"] == 6
 
 
 def test_an_entry_for_an_unknown_node_is_named():
-    answer = node_config_what_if(_cluster(), [NodeEntry("nope")])
+    answer = whatif.node_config_what_if(_cluster(), [NodeEntry("nope")])
     assert answer["unknown_nodes"] == ["nope"]
