@@ -60,7 +60,10 @@ async def _read(response: Any) -> list[tuple[float, bytes]]:
 def test_a_followed_log_streams_its_lines_as_they_come_and_ends_with_the_job(live, ci):
     client, token = ci
     with Running(live.cluster):
-        request_id = _submit(client, run_seconds=6, exit_code=3, key="follow-1")
+        # Long enough that a follow starting late on a busy machine (the
+        # request is seen Running a few seconds after its pod starts) still
+        # has lines to wait for: 6 s failed once with the follow 5 s late.
+        request_id = _submit(client, run_seconds=12, exit_code=3, key="follow-1")
         wait_running(client, request_id, timeout=60)
 
         async def follow() -> tuple[Any, list[tuple[float, bytes]]]:
