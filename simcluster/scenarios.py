@@ -9,12 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from simcluster import guide_data, hami, resources
-from simcluster.controllers.device_plugin import (
-    NodeSettings,
-    apply_registration,
-    node_settings,
-    plugin_version,
-)
+from simcluster.controllers.device_plugin import apply_registration
 from simcluster.controllers.kubelet import node_ip, pod_ip, start_pod
 from simcluster.controllers.workloads import pod_from_template
 from simcluster.hardware import Chip, Hardware, die_id
@@ -27,6 +22,7 @@ from simcluster.plugin_pods import (
     node_config_map,
     node_config_yaml,
 )
+from simcluster.plugin_start import NodeSettings, node_settings, plugin_version
 from simcluster.resources import ResourceType
 from simcluster.store import Obj, Store
 

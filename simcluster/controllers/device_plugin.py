@@ -31,17 +31,20 @@ one default plugin (v1.3 behaviour, no node config) serves every node.
 from __future__ import annotations
 
 import logging
-import re
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from simcluster import hami, podutil, resources
 from simcluster.controllers.base import Controller
 from simcluster.controllers.kubelet import container_id
-from simcluster.hardware import Chip, Hardware, card_id
-from simcluster.nodeconfig import NodeConfigError, entry_for, parse_node_config
+from simcluster.hardware import Chip, Hardware
+from simcluster.plugin_start import (
+    NodeSettings,
+    PluginRun,
+    read_device_config,
+    start_plugin,
+)
 from simcluster.podlogs import LogBook
 from simcluster.store import Obj, Store, WatchEvent
 
@@ -54,37 +57,6 @@ VNPU_CORE_SINCE = (1, 3)  # plugin versions that write (and read) hami-vnpu-core
 # HamiVnpuCoreMaxPercent in register.go); v1.3.0 registers the config's aiCore
 # even then, so a ``-core`` percent above it never fits.
 CORE_PERCENT_SINCE = (1, 4)
-NODE_CONFIG_SINCE = (
-    1,
-    3,
-)  # --node_config_file: hami-vnpu-core (and parses vDeviceCount)
-FILTER_SINCE = (1, 4)  # filterDevices, and vDeviceCount applied
-DEVICE_CONFIG = ("hami-scheduler-device", "device-config.yaml")
-
-
-@dataclass(frozen=True)
-class NodeSettings:
-    """What a plugin applies from its node's entry of the node config.
-
-    Attributes:
-        vnpu_core: The entry's ``hami-vnpu-core`` (v1.3+), which replaces the
-            device config's ``hamiVnpuCore``; None: no entry, the global.
-        slots: ``vDeviceCount`` when above 0 (v1.4+), else 0 (the default).
-        filter_uuids: Die UUIDs of chips to leave out (v1.4+).
-        filter_cards: Card ids whose chips are left out (v1.4+).
-    """
-
-    vnpu_core: bool | None = None
-    slots: int = 0
-    filter_uuids: frozenset[str] = frozenset()
-    filter_cards: frozenset[int] = frozenset()
-
-    def ignores(self, chips: tuple[Chip, ...] | list[Chip], position: int) -> bool:
-        """``shouldIgnoreDevice``: listed by its UUID or by its card id."""
-        chip = chips[position]
-        return (bool(chip.uuid) and chip.uuid in self.filter_uuids) or (
-            card_id(chips, position) in self.filter_cards
-        )
 
 
 def network_id(common_word: str, index: int) -> int:
@@ -139,12 +111,6 @@ def served_chip_type(
     return next((ct for ct in chip_types if ct.chip_name in names), None)
 
 
-def plugin_version(image: str) -> tuple[int, int]:
-    """``(major, minor)`` of the plugin image's tag (``...:v1.4.0``); (0, 0) if none."""
-    match = re.search(r":v?(\d+)\.(\d+)", image or "")
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
-
-
 def apply_registration(
     node: Obj,
     chips: tuple[Chip, ...] | list[Chip],
@@ -191,161 +157,6 @@ def apply_registration(
     if version >= VNPU_CORE_SINCE:
         annotations["hami-vnpu-core"] = "true" if core_mode else "false"
     return True
-
-
-def flag_value(args: list[str], name: str) -> str | None:
-    """A Go ``flag`` value from ``args`` (``--name v``, ``--name=v``, one dash
-    too); None when not given."""
-    for i, arg in enumerate(args):
-        for dashes in ("--", "-"):
-            if arg == dashes + name:
-                return args[i + 1] if i + 1 < len(args) else ""
-            if arg.startswith(f"{dashes}{name}="):
-                return arg.split("=", 1)[1]
-    return None
-
-
-def mounted_file(store: Store, pod: Obj, path: str) -> str | None:
-    """The text of the file at ``path`` in the pod's first container, when a
-    ConfigMap volume is mounted there (``subPath``: that key; a directory
-    mount: the key, or an ``items`` path, under it). None: no such file."""
-    spec = pod.get("spec") or {}
-    container = (spec.get("containers") or [{}])[0]
-    volumes = {v.get("name"): v for v in spec.get("volumes") or []}
-    for mount in container.get("volumeMounts") or []:
-        source = (volumes.get(mount.get("name")) or {}).get("configMap")
-        if not source:
-            continue
-        mount_path = str(mount.get("mountPath", "")).rstrip("/")
-        sub_path = mount.get("subPath")
-        if sub_path:
-            if mount_path != path:
-                continue
-            relative = str(sub_path)
-        elif path.startswith(mount_path + "/"):
-            relative = path[len(mount_path) + 1 :]
-        else:
-            continue
-        key = relative
-        items = source.get("items")
-        if items:
-            key = next((i["key"] for i in items if i.get("path") == relative), "")
-        found = store.get(
-            resources.CONFIGMAP, pod["metadata"].get("namespace", ""), source["name"]
-        )
-        if found is None:
-            return None
-        value = (found.obj.get("data") or {}).get(key)
-        return None if value is None else str(value)
-    return None
-
-
-@dataclass
-class PluginRun:
-    """One plugin process: what it read when it started.
-
-    Attributes:
-        pod_uid: The plugin pod it runs in ("": the default plugin, no DaemonSet).
-        version: ``(major, minor)`` of its image.
-        chip_types: The device config's chip types.
-        vnpu_core: The device config's ``hamiVnpuCore``.
-        settings: What it took from its node config.
-        exited: It exited at start (registers nothing).
-        lines: What it printed at start (klog lines, without the header).
-    """
-
-    pod_uid: str
-    version: tuple[int, int]
-    chip_types: list[hami.ChipTypeSpec]
-    vnpu_core: bool
-    settings: NodeSettings = field(default_factory=NodeSettings)
-    exited: bool = False
-    lines: list[tuple[str, str]] = field(default_factory=list)
-
-
-def read_device_config(
-    store: Store, pod: Obj | None, path: str | None
-) -> tuple[list[hami.ChipTypeSpec], bool]:
-    """The chip types and ``hamiVnpuCore`` of the device config the plugin
-    reads: the file mounted at ``path``, else ``kube-system/hami-scheduler-device``
-    (a pod without the mount, or no DaemonSet: what simcluster always read).
-    A config that does not parse gives no chip types (the real plugin exits)."""
-    text = mounted_file(store, pod, path) if pod is not None and path else None
-    if text is None:
-        found = store.get(resources.CONFIGMAP, "kube-system", DEVICE_CONFIG[0])
-        text = (found.obj.get("data") or {}).get(DEVICE_CONFIG[1], "") if found else ""
-    try:
-        doc = hami.parse_device_config(text)
-        return doc.chip_types(), bool(doc.hami_vnpu_core)
-    except ValueError:
-        return [], False
-
-
-def node_settings(
-    text: str | None, path: str, node_name: str, version: tuple[int, int]
-) -> tuple[NodeSettings, list[tuple[str, str]]]:
-    """What a plugin of ``version`` takes from the node config file at start,
-    and the lines it logs (``LoadNodeConfig``)."""
-    if text is None:
-        error = f"open {path}: no such file or directory"
-        return NodeSettings(), [
-            ("W", f"Failed to load node config from {path}: {error}"),
-            ("E", f"load node config failed: {error}"),
-        ]
-    filters = version >= FILTER_SINCE
-    try:
-        entries = parse_node_config(text, filters=filters)
-    except NodeConfigError as exc:
-        return NodeSettings(), [
-            ("W", f"Failed to load node config from {path}: {exc}"),
-            ("E", f"load node config failed: {exc}"),
-        ]
-    entry = entry_for(entries, node_name)
-    if entry is None:
-        return NodeSettings(), [
-            (
-                "I",
-                f"No specific config found for node {node_name}, "
-                "will use default settings",
-            )
-        ]
-    settings = NodeSettings(
-        vnpu_core=entry.hami_vnpu_core,
-        slots=entry.v_device_count if filters and entry.v_device_count > 0 else 0,
-        filter_uuids=frozenset(entry.filter_uuids) if filters else frozenset(),
-        filter_cards=frozenset(entry.filter_indexes) if filters else frozenset(),
-    )
-    return settings, [
-        ("I", f"Successfully matched node config for {node_name}: {entry}")
-    ]
-
-
-def start_plugin(store: Store, pod: Obj) -> PluginRun:
-    """The plugin starting in ``pod``: its version, args and mounted files."""
-    container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
-    version = plugin_version(container.get("image", ""))
-    args = [str(a) for a in (container.get("command") or [])[1:]] + [
-        str(a) for a in container.get("args") or []
-    ]
-    config_path = flag_value(args, "config_file")
-    node_path = flag_value(args, "node_config_file")
-    node_name = flag_value(args, "node_name") or (pod.get("spec") or {}).get(
-        "nodeName", ""
-    )
-    uid = pod["metadata"].get("uid", "")
-    chip_types, vnpu_core = read_device_config(store, pod, config_path)
-    run = PluginRun(uid, version, chip_types, vnpu_core)
-    if node_path is not None and version < NODE_CONFIG_SINCE:
-        run.exited = True
-        run.lines = [("", "flag provided but not defined: -node_config_file")]
-        return run
-    run.lines.append(("I", f"using config file: {config_path}"))
-    if node_path:
-        run.settings, lines = node_settings(
-            mounted_file(store, pod, node_path), node_path, node_name, version
-        )
-        run.lines.extend(lines)
-    return run
 
 
 def klog_line(level: str, text: str, at: datetime) -> str:
@@ -403,6 +214,11 @@ class DevicePlugin(Controller):
                     if node:
                         self._dirty.add(node)
 
+    def _configmap(self, namespace: str, name: str) -> dict[str, str] | None:
+        """A ConfigMap's data as a plugin pod's volume sees it (None: none)."""
+        found = self.store.get(resources.CONFIGMAP, namespace, name)
+        return None if found is None else dict(found.obj.get("data") or {})
+
     def _plugin_pods(self, ds: Obj) -> dict[str, Obj]:
         """The running plugin pod of each node (not terminating)."""
         uid = ds["metadata"].get("uid")
@@ -439,7 +255,7 @@ class DevicePlugin(Controller):
                 if current is None or current.pod_uid:
                     if default is None:
                         chip_types, vnpu_core = read_device_config(
-                            self.store, None, None
+                            None, None, self._configmap
                         )
                         default = PluginRun("", VNPU_CORE_SINCE, chip_types, vnpu_core)
                     self.runs[node] = default
@@ -451,7 +267,7 @@ class DevicePlugin(Controller):
                 continue
             if current is not None and current.pod_uid == pod["metadata"].get("uid"):
                 continue
-            run = start_plugin(self.store, pod)
+            run = start_plugin(pod, self._configmap)
             self.runs[node] = run
             self._fresh.add(node)
             self._print(pod, run)
