@@ -48,7 +48,9 @@ def parser() -> argparse.ArgumentParser:
         "--kubeconfig", required=True, help="write the admin kubeconfig here"
     )
     u.add_argument(
-        "--scenario", default="guide", help="guide (default), empty, scale or burst"
+        "--scenario",
+        default="guide",
+        help="guide (default), empty, scale, burst or nodeconfig",
     )
     u.add_argument(
         "--scheduler",

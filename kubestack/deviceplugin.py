@@ -24,9 +24,23 @@ can see, without hardware:
   ``StartError`` (exit 128). A restartable pod in that clash is started
   anyway here: KWOK has no container back-off to model (simcluster has).
 
-The device config is read when the plugin starts and when its DaemonSet is
-rolled (:meth:`DevicePlugin.reload`), as the real plugin reads its mounted file
-once per process.
+One plugin process per node, as the pod of the plugin DaemonSet there (a
+real DaemonSet: kube-controller-manager makes a new pod when one is deleted or
+the DaemonSet is rolled; kubestack/pluginpods.py). When a node's pod runs, its
+plugin starts and reads, then and only then, what the real plugin reads at
+start (simcluster/plugin_start.py, the same rules as simcluster's plugin):
+its version from the image tag, ``--config_file``, ``--node_config_file`` and
+``--node_name``, the files being the ConfigMaps mounted at those paths. So the
+node config (``hami-device-node-config``) is applied per node, version by
+version: v1.1.0 and v1.2.0 exit at start on ``--node_config_file`` (the pod
+shows CrashLoopBackOff, nothing is registered from it); v1.3.0 takes the
+mode; v1.4.0 also ``vDeviceCount`` and ``filterDevices`` (chips left out by
+UUID or card id, the rest registered as 0..n-1, allocatable shrinking). A
+file that does not load is logged and ignored. A ConfigMap edited under a
+running pod changes nothing until that pod is replaced;
+:meth:`DevicePlugin.reload` restarts every node's plugin at once (what a roll
+ends with). Without a DaemonSet (the ``scale`` scenario) one default plugin
+serves every node, of each node's ``plugin_version``.
 """
 
 from __future__ import annotations
@@ -54,7 +68,8 @@ from apps.inventory.hami.annotations import (
     render_handshake_reported,
     to_allocate_key,
 )
-from apps.inventory.hami.deviceconfig import ChipTypeSpec, parse_device_config
+from apps.inventory.hami.deviceconfig import ChipTypeSpec
+from kubestack.pluginpods import configmap_reader, crash_status, running_plugin_pods
 from simcluster.controllers.allocate import (
     allocate_error,
     allocate_failure_message,
@@ -64,13 +79,16 @@ from simcluster.controllers.allocate import (
 from simcluster.controllers.device_plugin import REPORT_OFFSET, apply_registration
 from simcluster.controllers.kubelet import pod_ip
 from simcluster.hardware import Chip
+from simcluster.plugin_start import PluginRun, read_device_config, start_plugin
 
 log = logging.getLogger("kubestack.deviceplugin")
 
-DEVICE_CONFIGMAP = ("kube-system", "hami-scheduler-device")
-DEVICE_CONFIG_KEY = "device-config.yaml"
 REPORT_INTERVAL = 30.0  # the real plugin's default
 REPORT_THREADS = 8
+# How often the plugin pods are looked at: a deleted pod's successor starts
+# its plugin within this of running (a watch would be quicker, but the
+# DaemonSet's few pods cost the API server next to nothing to list).
+PODS_POLL_SECONDS = 0.5
 # A watch event's line holds this when its pod waits for the plugin (a pod's
 # annotations are JSON strings: the quotes inside them are escaped).
 ALLOCATING = f'"{BIND_PHASE}":"allocating"'
@@ -90,24 +108,27 @@ class NodeHardware:
 
 
 def registration(
-    node: NodeHardware, chip_types: list[ChipTypeSpec], vnpu_core: bool
+    node: NodeHardware, run: PluginRun
 ) -> tuple[dict[str, Any], list[DeviceInfo]] | None:
-    """What the plugin writes on ``node`` (annotations, allocatable) and its
-    chips; None is the crash loop (no ``chipName`` matches).
+    """What the plugin ``run`` writes on ``node`` (annotations, allocatable)
+    and its chips; None is the crash loop (no ``chipName`` matches).
 
     The registration itself is simcluster's (one writer of the real plugin's
     rules: one chip type per node, sick chips out of allocatable,
-    ``devicepairscore``, ``hami-vnpu-core`` from v1.3 on); here it is written
-    to the real API server instead of simcluster's store.
+    ``devicepairscore``, ``hami-vnpu-core`` from v1.3 on, what the node config
+    gave the run: mode, slot count, chips left out and the rest renumbered
+    from 0); here it is written to the real API server instead of
+    simcluster's store.
     """
     written: dict[str, Any] = {"metadata": {}}
     if not apply_registration(
         written,
         node.chips,
-        chip_types,
-        vnpu_core,
+        run.chip_types,
+        run.vnpu_core,
         datetime.now(UTC),
-        node.plugin_version,
+        run.version,
+        run.settings,
     ):
         return None
     annotations = written["metadata"]["annotations"]
@@ -124,34 +145,43 @@ class DevicePlugin:
     """The plugin of every fake node of a scenario (see module docstring)."""
 
     def __init__(
-        self, api_client: Any, report_interval: float = REPORT_INTERVAL
+        self,
+        api_client: Any,
+        report_interval: float = REPORT_INTERVAL,
+        plugin_pods: bool = True,
     ) -> None:
         from kubernetes import client
 
         self.core = client.CoreV1Api(api_client)
+        self.apps = client.AppsV1Api(api_client)
         # Seconds between reports; 0: only when asked (a start, a reload, a
         # chip's health), for the scale scenario: two writes a node every 30 s
         # are 67 node writes a second at a thousand nodes.
         self.report_interval = report_interval
+        # Whether a plugin runs as the DaemonSet's pod on its node (else, and
+        # while there is no DaemonSet, one default plugin serves every node).
+        self.plugin_pods = plugin_pods
         self.nodes: dict[str, NodeHardware] = {}  # added as their Node objects exist
-        self.chip_types: list[ChipTypeSpec] = []
-        self.vnpu_core = False
+        self.runs: dict[str, PluginRun] = {}  # node -> the plugin running there
         self.registered: dict[str, list[DeviceInfo] | None] = {}
         self.allocations = 0
+        self.starts = 0  # plugin processes started (a node's pod, or a reload)
         self._last_report = datetime.min.replace(tzinfo=UTC)
         self.failures = 0
+        self._read_configmap = configmap_reader(self.core)
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._watch: Any = None  # the open watch response
 
     def start(self) -> None:
         """Serve in the background (nodes come with :meth:`add_nodes`)."""
-        for target, name in (
-            (self._report_loop, "report"),
-            (self._allocate_loop, "allocate"),
-        ):
+        loops = [(self._report_loop, "report"), (self._allocate_loop, "allocate")]
+        if self.plugin_pods:
+            loops.append((self._pods_loop, "pods"))
+        for target, name in loops:
             thread = threading.Thread(
                 target=target, name=f"device-plugin-{name}", daemon=True
             )
@@ -169,18 +199,73 @@ class DevicePlugin:
             thread.join(timeout=5)
 
     def reload(self) -> None:
-        """Re-read the device config and report now (the plugin restarted)."""
-        try:
-            cm = self.core.read_namespaced_config_map(
-                DEVICE_CONFIGMAP[1], DEVICE_CONFIGMAP[0]
-            )
-            document = parse_device_config((cm.data or {}).get(DEVICE_CONFIG_KEY, ""))
-            self.chip_types = document.chip_types()
-            self.vnpu_core = bool(document.hami_vnpu_core)
-        except Exception as error:
-            log.warning("device config unreadable: %s", str(error).splitlines()[0])
-            self.chip_types = []
+        """Restart every node's plugin now, from the pod it runs in (it reads
+        its config files again), and report every node: what a roll of the
+        DaemonSet ends with."""
+        self.refresh(restart=True)
         self.report()
+
+    def refresh(self, restart: bool = False) -> list[str]:
+        """Start the plugin of every node whose plugin pod is new (``restart``:
+        of every node), stop those whose pod is gone; the nodes started.
+
+        A plugin reads its version, arguments and mounted files only here,
+        when it starts (:func:`simcluster.plugin_start.start_plugin`): a
+        ConfigMap edited under a running pod changes nothing.
+        """
+        with self._start_lock:
+            with self._lock:
+                nodes = dict(self.nodes)
+            pods = (
+                running_plugin_pods(self.core, self.apps) if self.plugin_pods else None
+            )
+            started: list[str] = []
+            default: tuple[list[ChipTypeSpec], bool] | None = None
+            for name, node in nodes.items():
+                current = self.runs.get(name)
+                if pods is None:  # no DaemonSet: the default plugin
+                    if restart or current is None or current.pod_uid:
+                        if default is None:
+                            default = read_device_config(
+                                None, None, self._read_configmap
+                            )
+                        self.runs[name] = PluginRun("", node.plugin_version, *default)
+                        started.append(name)
+                    continue
+                pod = pods.get(name)
+                if pod is None:
+                    self.runs.pop(name, None)  # its registration stays, unreported
+                    continue
+                uid = pod["metadata"].get("uid", "")
+                if restart or current is None or current.pod_uid != uid:
+                    self.runs[name] = self._start_plugin(pod)
+                    started.append(name)
+            self.starts += len(started)
+            return started
+
+    def _start_plugin(self, pod: dict[str, Any]) -> PluginRun:
+        """Start the plugin in ``pod``: what it logs; a start that exits shows
+        on the pod as the kubelet shows it (CrashLoopBackOff)."""
+        run = start_plugin(pod, self._read_configmap)
+        where = f"{pod['metadata']['name']} on {pod['spec']['nodeName']}"
+        for level, text in run.lines:
+            if level in ("", "E", "W"):
+                log.warning("device plugin %s: %s", where, text)
+            else:
+                log.info("device plugin %s: %s", where, text)
+        if run.exited:
+            meta = pod["metadata"]
+            try:
+                self.core.patch_namespaced_pod_status(
+                    meta["name"], meta["namespace"], {"status": crash_status(pod)}
+                )
+            except Exception as error:
+                log.warning("marking %s exited failed: %s", where, error)
+        return run
+
+    def running(self, names: list[str]) -> bool:
+        """Whether a plugin has started on each of these nodes."""
+        return all(name in self.runs for name in names)
 
     def set_chip_health(self, node: str, index: int, healthy: bool) -> None:
         """Mark a chip healthy or sick and report at once (as dcmi's health watch)."""
@@ -190,10 +275,13 @@ class DevicePlugin:
         self.report()
 
     def add_nodes(self, nodes: list[NodeHardware]) -> None:
-        """Serve more nodes (their Node objects exist): read the config, report."""
+        """Serve more nodes (their Node objects exist): the plugin starts on
+        each as its pod runs (at once without a DaemonSet), and reports."""
         with self._lock:
             self.nodes.update((node.name, node) for node in nodes)
-        self.reload()
+        started = self.refresh()
+        if started:
+            self.report(started)
 
     def remove_nodes(self, names: list[str]) -> None:
         """Stop serving these nodes (their Node objects are being deleted)."""
@@ -201,9 +289,11 @@ class DevicePlugin:
             for name in names:
                 self.nodes.pop(name, None)
                 self.registered.pop(name, None)
+                self.runs.pop(name, None)
 
-    def report(self) -> None:
-        """Write every node's registration, handshake and allocatable.
+    def report(self, names: list[str] | None = None) -> None:
+        """Write the registration, handshake and allocatable of every node
+        whose plugin runs (or of ``names``).
 
         Every report changes the Node (the handshake moves on by at least a
         second, its resolution): Volcano rebuilds a node's devices only on a
@@ -213,7 +303,11 @@ class DevicePlugin:
         moment = max(datetime.now(UTC), self._last_report + timedelta(seconds=1))
         self._last_report = moment
         with self._lock:
-            nodes = list(self.nodes.values())
+            nodes = [
+                node
+                for node in self.nodes.values()
+                if names is None or node.name in names
+            ]
         if len(nodes) <= 1:
             for node in nodes:
                 self._report_node(node, moment)
@@ -226,7 +320,10 @@ class DevicePlugin:
     def _report_node(self, node: NodeHardware, moment: datetime) -> None:
         if self._stop.is_set():
             return  # the stack is stopping: the API server may be gone
-        found = registration(node, self.chip_types, self.vnpu_core)
+        run = self.runs.get(node.name)
+        if run is None or run.exited:
+            return  # no plugin runs there: nothing is written
+        found = registration(node, run)
         self.registered[node.name] = found[1] if found else None
         if found is None:
             return  # crash loop: no chipName matches this node's chips
@@ -255,6 +352,18 @@ class DevicePlugin:
             ).drain_conn()
         except Exception as error:
             log.warning("registering %s failed: %s", node.name, error)
+
+    def _pods_loop(self) -> None:
+        """Follow the plugin pods: a node's new pod starts its plugin, which
+        reports at once (as the real one registers when it starts)."""
+        while not self._stop.wait(PODS_POLL_SECONDS):
+            try:
+                started = self.refresh()
+                if started:
+                    self.report(started)
+            except Exception as error:
+                if not self._stop.is_set():
+                    log.warning("plugin pods: %s", error)
 
     def _report_loop(self) -> None:
         if not self.report_interval:

@@ -9,6 +9,11 @@
 - ``burst``: the guide's cluster plus more 310P nodes (``nodes_310p`` in all,
   ``npu-node-310p-02`` on, 4 x 310P3 each): room for a few hundred small vNPUs
   at once, for bursts of requests that the real Volcano must place.
+- ``nodeconfig``: the guide with plugin v1.4.0 reading its node config
+  (``hami-device-node-config`` mounted and passed with ``--node_config_file``),
+  the device config in the wrapper shape and a 310P3 Duo node, as simcluster's
+  ``nodeconfig``: the 910B4 node's sick chip and the Duo's card 1 left out.
+  The guide and the others keep plugin v1.1.0 without the flag.
 - ``scale``: ``nodes`` nodes of 8 chips (310P3 and 910B4 alternating) and
   ``pods`` pods, ``slice_pods`` of them holding a slice, created already bound
   and running (as if placed long ago: their status is written at creation, not
@@ -36,9 +41,20 @@ from apps.inventory.hami.runtime_info import (
 )
 from kubestack import hami, kwok, volcano
 from kubestack.deviceplugin import REPORT_INTERVAL, NodeHardware
+from kubestack.pluginpods import PLUGIN_DAEMONSET
 from kubestack.processes import StackError, wait_until
 from simcluster import guide_data
 from simcluster.hardware import Chip, die_id
+from simcluster.plugin_pods import (
+    DUO_NODE,
+    PLUGIN_IMAGE,
+    PLUGIN_V14_IMAGE,
+    node_config_map,
+    node_config_yaml,
+    plugin_container,
+    plugin_volumes,
+)
+from simcluster.plugin_start import plugin_version
 
 if TYPE_CHECKING:
     from kubestack.stack import KubeStack
@@ -165,6 +181,11 @@ class Scenario:
     plugin_report_seconds: float = REPORT_INTERVAL
     schedule_period_seconds: float = 1
     plugin_daemonset = True  # the device plugin's DaemonSet (a pod a node)
+    # The guide's plugin (v1.1.0) reading the list shape; the node config
+    # (``hami-device-node-config``'s text) wired into the DaemonSet, or None.
+    plugin_image = PLUGIN_IMAGE
+    device_config = guide_data.DEVICE_CONFIG_YAML
+    node_config: str | None = None
 
     def __init__(self, seed: int | None = None) -> None:
         self.random = random.Random(seed)  # noqa: S311 - test data, not secrets
@@ -175,7 +196,7 @@ class Scenario:
         """Create configuration, nodes and workloads; start vc-scheduler (and,
         with ``--scheduler hami``, HAMi's scheduler)."""
         on_hami = stack.scheduler == "hami"
-        device_config = guide_data.DEVICE_CONFIG_YAML
+        device_config = self.device_config
         if on_hami:
             # What a HAMi v2.9.0 site has: the same chip types and templates
             # in the only shape v2.9.0 reads, and a device plugin (v1.3.0)
@@ -214,6 +235,11 @@ class Scenario:
                 "data": {volcano.SCHEDULER_CONF_KEY: volcano.SCHEDULER_CONF},
             },
         ]
+        if self.node_config is not None:
+            documents.append(
+                {"apiVersion": "v1", "kind": "ConfigMap"}
+                | node_config_map(self.node_config)
+            )
         stack.create_objects(documents)
         create_nodes(stack, [node_manifest(node) for node in self.nodes])
         selector = {"ascend": "on"}
@@ -234,31 +260,39 @@ class Scenario:
             ),
         ]
         if self.plugin_daemonset:
-            documents.append(
-                _workload(
-                    "DaemonSet",
-                    "kube-system",
-                    "hami-ascend-device-plugin",
-                    hami.PLUGIN_IMAGE
-                    if on_hami
-                    else "projecthami/ascend-device-plugin:v1.1.0",
-                    selector,
-                )
-            )
+            documents.append(self._plugin_daemonset(on_hami))
         stack.create_objects(documents)
         if stack.device_plugin is None:
             raise StackError("the device plugin must run before a scenario installs")
-        # The plugin's DaemonSet pods start on the nodes: it reads the config now.
+        # The plugin starts on each node as its DaemonSet pod runs there.
         stack.device_plugin.add_nodes(self.nodes)
-        stack.say(f"{len(self.nodes)} nodes created, their chips registered")
         stack.start_volcano_scheduler()
         if self.nodes:
             # A second more for every ten nodes: KWOK readies a thousand in turn.
             wait_nodes_ready(stack, self.nodes, 60 + len(self.nodes) // 10)
+            stack.wait_plugins([node.name for node in self.nodes])
+        stack.say(f"{len(self.nodes)} nodes created, their chips registered")
         stack.wait_volcano_ready()
         if on_hami:
             stack.start_hami()
             stack.say("HAMi's scheduler, its kube-scheduler and webhook ready")
+
+    def _plugin_daemonset(self, on_hami: bool) -> dict[str, Any]:
+        """The plugin's DaemonSet as the upstream manifest has it (simcluster's
+        container: the device config, and the node config when wired,
+        mounted by ``subPath``); under HAMi's scheduler at least v1.3.0."""
+        image = self.plugin_image
+        if on_hami and plugin_version(image) < plugin_version(hami.PLUGIN_IMAGE):
+            image = hami.PLUGIN_IMAGE
+        wired = self.node_config is not None
+        ds = _workload(
+            "DaemonSet", "kube-system", PLUGIN_DAEMONSET[1], image, {"ascend": "on"}
+        )
+        spec = ds["spec"]["template"]["spec"]
+        spec["priorityClassName"] = "system-node-critical"
+        spec["containers"] = [plugin_container(wired, image)]
+        spec["volumes"] = plugin_volumes(wired)
+        return ds
 
     def place(self, stack: KubeStack) -> None:
         """Create the pods Volcano must place, and wait until they run."""
@@ -389,6 +423,34 @@ class Burst(Guide):
     def __init__(self, seed: int | None = None, nodes_310p: int = 12) -> None:
         super().__init__(seed)
         self.nodes += more_310p_nodes(nodes_310p)
+
+
+class NodeConfig(Guide):
+    """The guide's cluster with plugin v1.4.0 reading its node config.
+
+    As simcluster's ``nodeconfig``: the device config in the wrapper shape
+    (the only one v1.3+ reads), a 310P3 Duo node (two chips a card), and
+    ``hami-device-node-config`` mounted and passed with
+    ``--node_config_file``, leaving out the 910B4 node's sick chip by UUID and
+    card 1 of the Duo node (both its chips) by index.
+    """
+
+    name = "nodeconfig"
+    plugin_image = PLUGIN_V14_IMAGE
+    device_config = guide_data.DEVICE_CONFIG_WRAPPER_YAML
+    node_config = node_config_yaml()
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(seed)
+        self.nodes.append(
+            NodeHardware(
+                DUO_NODE,
+                [
+                    Chip(die_id(f"duo-{chip}"), "310P3", card=chip // 2)
+                    for chip in range(4)
+                ],
+            )
+        )
 
 
 def more_310p_nodes(nodes_310p: int) -> list[NodeHardware]:
@@ -730,4 +792,5 @@ SCENARIOS: dict[str, type[Scenario]] = {
     "empty": Scenario,
     "scale": Scale,
     "burst": Burst,
+    "nodeconfig": NodeConfig,
 }

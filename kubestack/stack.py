@@ -287,6 +287,20 @@ class KubeStack:
             self.kubectl(
                 "wait", "--for=condition=Ready", "node", node.name, "--timeout=60s"
             )
+        self.wait_plugins([node.name for node in nodes])
+
+    def wait_plugins(self, names: list[str], timeout: float = 60) -> None:
+        """Wait until the device plugin has started on each of these nodes
+        (their DaemonSet pods run; at once without a DaemonSet)."""
+        plugin = self.device_plugin
+        if plugin is None:
+            raise StackError("the stack has not been started")
+        wait_until(
+            "the device plugin's pods to start",
+            lambda: plugin.running(names),
+            timeout,
+            [self.processes["kube-controller-manager"], self.processes["kwok"]],
+        )
 
     def remove_nodes(self, names: list[str]) -> None:
         """Delete fake nodes and, at once, every pod bound to them."""
@@ -732,7 +746,9 @@ class KubeStack:
             core_ready,
         )
         self.device_plugin = DevicePlugin(
-            self.kubernetes_client(), self.scenario.plugin_report_seconds
+            self.kubernetes_client(),
+            self.scenario.plugin_report_seconds,
+            plugin_pods=self.scenario.plugin_daemonset,
         )
         self.device_plugin.start()
 

@@ -55,7 +55,7 @@ def node_config_map(text: str) -> Obj:
     }
 
 
-def _plugin_container(node_config: bool, image: str) -> Obj:
+def plugin_container(node_config: bool, image: str) -> Obj:
     """The plugin's container as the upstream manifest has it: the device
     config (and, from v1.3, the node config) mounted from ConfigMaps by
     ``subPath``, ``NODE_NAME`` from the node; ``--node_config_file`` only
@@ -96,7 +96,7 @@ def _plugin_container(node_config: bool, image: str) -> Obj:
     return container
 
 
-def _plugin_volumes(node_config: bool) -> list[Obj]:
+def plugin_volumes(node_config: bool) -> list[Obj]:
     volumes: list[Obj] = [
         {"name": "ascend-config", "configMap": {"name": "hami-scheduler-device"}}
     ]
@@ -135,8 +135,8 @@ def daemonset(
                 "spec": {
                     "nodeSelector": {"ascend": "on"},
                     "priorityClassName": "system-node-critical",
-                    "containers": [_plugin_container(node_config, image)],
-                    "volumes": _plugin_volumes(node_config),
+                    "containers": [plugin_container(node_config, image)],
+                    "volumes": plugin_volumes(node_config),
                 },
             },
         },

@@ -19,90 +19,17 @@ from kubernetes import client
 from simcluster import guide_data
 from simcluster.controllers.allocate import allocate_error
 from simcluster.scenarios import DUO_NODE
+from tests import plugin_pods as pods
+from tests.plugin_pods import CM, DS, NS
 
-NS = "kube-system"
-DS = "hami-ascend-device-plugin"
-CM = "hami-device-node-config"
 NODE_310P = guide_data.NODE_310P
 NODE_910B = guide_data.NODE_910B
 CW_310P, CW_910B = "Ascend310P", "Ascend910B4"
 
 
-def _chips(core: client.CoreV1Api, node: str, cw: str) -> list[dict[str, Any]]:
-    text = core.read_node(node).metadata.annotations[f"hami.io/node-register-{cw}"]
-    return json.loads(text)
-
-
-def _allocatable(core: client.CoreV1Api, node: str, cw: str) -> str:
-    return core.read_node(node).status.allocatable[f"huawei.com/{cw}"]
-
-
-def _plugin_pod(core: client.CoreV1Api, node: str) -> client.V1Pod | None:
-    pods = core.list_namespaced_pod(
-        NS, label_selector=f"app={DS}", field_selector=f"spec.nodeName={node}"
-    ).items
-    running = [
-        p
-        for p in pods
-        if p.status.phase == "Running" and p.metadata.deletion_timestamp is None
-    ]
-    return running[0] if running else None
-
-
-def _restart_plugin(core: client.CoreV1Api, node: str, wait_for) -> client.V1Pod:
-    """Delete the plugin pod on ``node``; the DaemonSet makes a new one."""
-    old = _plugin_pod(core, node)
-    assert old is not None
-    core.delete_namespaced_pod(old.metadata.name, NS)
-
-    def replaced() -> client.V1Pod | None:
-        pod = _plugin_pod(core, node)
-        return pod if pod is not None and pod.metadata.uid != old.metadata.uid else None
-
-    return wait_for(replaced)
-
-
 def _log(core: client.CoreV1Api, pod: client.V1Pod) -> str:
     answer = core.read_namespaced_pod_log(pod.metadata.name, NS, _preload_content=False)
     return answer.data.decode()
-
-
-def _set_node_config(core: client.CoreV1Api, text: str) -> None:
-    body = {
-        "metadata": {"name": CM, "namespace": NS},
-        "data": {"node-config.yaml": text},
-    }
-    core.replace_namespaced_config_map(CM, NS, body)
-
-
-def _set_plugin(
-    apps: client.AppsV1Api, core: client.CoreV1Api, version: str, flag: bool
-) -> None:
-    """Roll the plugin DaemonSet to ``version``, with or without the flag."""
-    ds = apps.read_namespaced_daemon_set(DS, NS)
-    container = ds.spec.template.spec.containers[0]
-    args = ["--config_file", "/device-config.yaml"]
-    if flag:
-        args += ["--node_config_file", "/node-config.yaml"]
-    apps.patch_namespaced_daemon_set(
-        DS,
-        NS,
-        {
-            "spec": {
-                "template": {
-                    "spec": {
-                        "containers": [
-                            {
-                                "name": container.name,
-                                "image": f"projecthami/ascend-device-plugin:{version}",
-                                "args": args,
-                            }
-                        ]
-                    }
-                }
-            }
-        },
-    )
 
 
 @pytest.fixture
@@ -112,7 +39,9 @@ def nodeconfig(sim_factory, tmp_path: Path) -> tuple[client.CoreV1Api, Any]:
     return client.CoreV1Api(api), client.AppsV1Api(api)
 
 
-def test_the_nodeconfig_scenario_filters_by_uuid_and_by_card(nodeconfig) -> None:
+def test_the_nodeconfig_scenario_filters_by_uuid_and_by_card(
+    nodeconfig, wait_for
+) -> None:
     core, apps = nodeconfig
     ds = apps.read_namespaced_daemon_set(DS, NS)
     container = ds.spec.template.spec.containers[0]
@@ -123,7 +52,7 @@ def test_the_nodeconfig_scenario_filters_by_uuid_and_by_card(nodeconfig) -> None
     assert f"name: {NODE_910B}" in text
     # the sick chip (guide index 5) is left out by its UUID: 7 chips, 0..6
     sick = next(uid for uid, healthy in guide_data.CHIPS_910B if not healthy)
-    chips = _chips(core, NODE_910B, CW_910B)
+    chips = pods.chips(core, NODE_910B, CW_910B)
     assert [c["id"] for c in chips] == [
         uid for uid, _ in guide_data.CHIPS_910B if uid != sick
     ]
@@ -131,17 +60,20 @@ def test_the_nodeconfig_scenario_filters_by_uuid_and_by_card(nodeconfig) -> None
     # the fixture pod's chip (guide index 6) registers as index 5 now
     assert chips[5]["id"] == guide_data.CHIPS_910B[6][0]
     assert all(c["health"] for c in chips)
-    assert _allocatable(core, NODE_910B, CW_910B) == "28"
+    assert pods.allocatable(core, NODE_910B, CW_910B) == "28"
     # the 310P3 Duo: index 1 is card 1, which holds two of its four chips
-    duo = _chips(core, DUO_NODE, CW_310P)
+    duo = pods.chips(core, DUO_NODE, CW_310P)
     assert len(duo) == 2
     assert [c.get("index", 0) for c in duo] == [0, 1]
-    assert _allocatable(core, DUO_NODE, CW_310P) == "14"
+    assert pods.allocatable(core, DUO_NODE, CW_310P) == "14"
     # a node without an entry registers all its chips
-    assert len(_chips(core, NODE_310P, CW_310P)) == 4
-    # the plugin said which entry it took
-    pod = _plugin_pod(core, NODE_910B)
-    assert f"Successfully matched node config for {NODE_910B}" in _log(core, pod)
+    assert len(pods.chips(core, NODE_310P, CW_310P)) == 4
+    # the plugin said which entry it took (its log is written as it starts,
+    # a moment after the scenario's registration is in place)
+    pod = pods.plugin_pod(core, NODE_910B)
+    wait_for(
+        lambda: f"Successfully matched node config for {NODE_910B}" in _log(core, pod)
+    )
 
 
 def test_the_guide_keeps_plugin_v1_1_0_without_a_node_config(
@@ -154,7 +86,7 @@ def test_the_guide_keeps_plugin_v1_1_0_without_a_node_config(
     assert CM not in {
         cm.metadata.name for cm in core.list_namespaced_config_map(NS).items
     }
-    assert len(_chips(core, NODE_910B, CW_910B)) == 8
+    assert len(pods.chips(core, NODE_910B, CW_910B)) == 8
 
 
 def test_the_node_config_is_read_only_when_the_plugin_starts(
@@ -163,7 +95,7 @@ def test_the_node_config_is_read_only_when_the_plugin_starts(
     core, _ = nodeconfig
     entry = f"  - name: {NODE_310P}\n    vDeviceCount: 2\n"
     text = core.read_namespaced_config_map(CM, NS).data["node-config.yaml"]
-    _set_node_config(core, text + entry)
+    pods.set_node_config(core, text + entry)
     # several reports later the running plugin still has what it started with
     first = core.read_node(NODE_310P).metadata.annotations[
         f"hami.io/node-handshake-{CW_310P}"
@@ -177,13 +109,13 @@ def test_the_node_config_is_read_only_when_the_plugin_starts(
         ),
         timeout=5,
     )
-    assert {c["count"] for c in _chips(core, NODE_310P, CW_310P)} == {7}
+    assert {c["count"] for c in pods.chips(core, NODE_310P, CW_310P)} == {7}
     # the DaemonSet recreates the deleted pod: that plugin reads the new entry
-    _restart_plugin(core, NODE_310P, wait_for)
-    wait_for(lambda: {c["count"] for c in _chips(core, NODE_310P, CW_310P)} == {2})
-    assert _allocatable(core, NODE_310P, CW_310P) == "8"
+    pods.restart_plugin(core, NODE_310P, wait_for)
+    wait_for(lambda: {c["count"] for c in pods.chips(core, NODE_310P, CW_310P)} == {2})
+    assert pods.allocatable(core, NODE_310P, CW_310P) == "8"
     # the 910B4 node's plugin was not restarted: unchanged
-    assert len(_chips(core, NODE_910B, CW_910B)) == 7
+    assert len(pods.chips(core, NODE_910B, CW_910B)) == 7
 
 
 def test_a_node_config_that_does_not_load_is_logged_and_ignored(
@@ -192,12 +124,12 @@ def test_a_node_config_that_does_not_load_is_logged_and_ignored(
     core, _ = nodeconfig
     text = core.read_namespaced_config_map(CM, NS).data["node-config.yaml"]
     # a quoted count is a string: Go's json will not put it in an int
-    _set_node_config(core, text + f'  - name: {NODE_310P}\n    vDeviceCount: "2"\n')
-    pod = _restart_plugin(core, NODE_910B, wait_for)
+    pods.set_node_config(core, text + f'  - name: {NODE_310P}\n    vDeviceCount: "2"\n')
+    pod = pods.restart_plugin(core, NODE_910B, wait_for)
     # defaults: the filtered chip is back, all 8 registered
-    wait_for(lambda: len(_chips(core, NODE_910B, CW_910B)) == 8)
+    wait_for(lambda: len(pods.chips(core, NODE_910B, CW_910B)) == 8)
     assert (
-        _allocatable(core, NODE_910B, CW_910B) == "28"
+        pods.allocatable(core, NODE_910B, CW_910B) == "28"
     )  # the sick chip's slots stay out
     line = wait_for(
         lambda: next(
@@ -215,11 +147,11 @@ def test_a_node_config_that_does_not_load_is_logged_and_ignored(
 
 
 def _roll_to(core, apps, version: str, flag: bool, wait_for) -> client.V1Pod:
-    old = _plugin_pod(core, NODE_310P)
-    _set_plugin(apps, core, version, flag)
+    old = pods.plugin_pod(core, NODE_310P)
+    pods.set_plugin(apps, version, flag)
 
     def started() -> client.V1Pod | None:
-        pod = _plugin_pod(core, NODE_310P)
+        pod = pods.plugin_pod(core, NODE_310P)
         if pod is None or pod.metadata.uid == old.metadata.uid:
             return None
         return pod if pod.spec.containers[0].image.endswith(version) else None
@@ -251,9 +183,9 @@ def test_what_each_plugin_version_takes_from_its_entry(
 ) -> None:
     core, apps = nodeconfig
     text = core.read_namespaced_config_map(CM, NS).data["node-config.yaml"]
-    _set_node_config(core, text + ENTRY_310P)
+    pods.set_node_config(core, text + ENTRY_310P)
     if version == "v1.4.0":  # the scenario's: restart it to read the new entry
-        _restart_plugin(core, NODE_310P, wait_for)
+        pods.restart_plugin(core, NODE_310P, wait_for)
     else:
         _roll_to(core, apps, version, True, wait_for)
 
@@ -268,9 +200,9 @@ def test_what_each_plugin_version_takes_from_its_entry(
         ) == (chips, {count}, {devcore}, mode)
 
     wait_for(registered)
-    got = _chips(core, NODE_310P, CW_310P)
+    got = pods.chips(core, NODE_310P, CW_310P)
     assert [c.get("index", 0) for c in got] == list(range(chips))
-    assert _allocatable(core, NODE_310P, CW_310P) == str(chips * count)
+    assert pods.allocatable(core, NODE_310P, CW_310P) == str(chips * count)
 
 
 def test_plugins_before_v1_3_exit_on_the_flag_and_ignore_the_file(
@@ -278,7 +210,7 @@ def test_plugins_before_v1_3_exit_on_the_flag_and_ignore_the_file(
 ) -> None:
     core, apps = nodeconfig
     text = core.read_namespaced_config_map(CM, NS).data["node-config.yaml"]
-    _set_node_config(core, text + ENTRY_310P)
+    pods.set_node_config(core, text + ENTRY_310P)
     # v1.2.0 with --node_config_file: Go's flag package stops it at start
     pod = _roll_to(core, apps, "v1.2.0", True, wait_for)
     wait_for(
@@ -286,10 +218,10 @@ def test_plugins_before_v1_3_exit_on_the_flag_and_ignore_the_file(
     )
     # without the flag it runs, and the file mounted beside it changes nothing
     _roll_to(core, apps, "v1.2.0", False, wait_for)
-    wait_for(lambda: len(_chips(core, NODE_910B, CW_910B)) == 8)
-    got = _chips(core, NODE_310P, CW_310P)
+    wait_for(lambda: len(pods.chips(core, NODE_910B, CW_910B)) == 8)
+    got = pods.chips(core, NODE_310P, CW_310P)
     assert (len(got), {c["count"] for c in got}) == (4, {7})
-    assert _allocatable(core, DUO_NODE, CW_310P) == "28"
+    assert pods.allocatable(core, DUO_NODE, CW_310P) == "28"
 
 
 def test_allocate_checks_neither_health_nor_usage() -> None:

@@ -1,0 +1,327 @@
+"""The device plugin's node config on the real control plane (issue 32, item 7).
+
+kubestack's ``nodeconfig`` scenario runs plugin v1.4.0 with
+``hami-device-node-config`` mounted and passed with ``--node_config_file``;
+its plugin pods are a real DaemonSet's (kube-controller-manager recreates a
+deleted one), and the simulated plugin in each reads the node config as the
+real one does, only when that pod starts (docs/node-config.md). Everything
+here goes through the real kube-apiserver with the ``kubernetes`` client, as
+an operator (or the portal's chip isolation) would: edit the ConfigMap,
+delete one node's plugin pod. The placements are the real Volcano's.
+
+A stack of its own for this module (about 15 s to start), shared by its tests;
+each puts the node config and the plugin pods back as the scenario has them.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pytest
+from kubernetes import client
+
+from apps.inventory.hami.annotations import allocated_key, parse_pod_devices
+from kubestack.scenarios import slice_pod, wait_running
+from kubestack.stack import KubeStack
+from simcluster import guide_data
+from simcluster.plugin_pods import node_config_yaml
+from tests import plugin_pods as pods
+from tests.polling import wait_for
+
+pytestmark = [pytest.mark.realstack, pytest.mark.slow]
+
+NODE = guide_data.NODE_310P  # 4 healthy 310P3, no entry in the scenario's file
+CW = "Ascend310P"
+SLOTS = 7  # 21527 MB // vir01's 3072 MB
+VIR04 = 12288  # one a 310P3 chip: two are more than its 21527 MB
+wait = functools.partial(wait_for, timeout=60, interval=0.25)
+
+
+@pytest.fixture(scope="module")
+def nc_stack() -> Iterator[KubeStack]:
+    """The ``nodeconfig`` scenario on the real control plane."""
+    stack = KubeStack(scenario="nodeconfig", seed=7).start()
+    yield stack
+    stack.stop()
+
+
+@dataclass
+class Cluster:
+    """The stack, its clients, and what a test changed (put back after it)."""
+
+    stack: KubeStack
+    core: client.CoreV1Api
+    apps: client.AppsV1Api
+    pods: list[str] = field(default_factory=list)  # in ``default``
+
+    def uuids(self, node: str = NODE) -> list[str]:
+        return [chip["id"] for chip in pods.chips(self.core, node, CW)]
+
+    def filter_uuid(self, uuid: str) -> None:
+        """The scenario's node config plus an entry leaving ``uuid`` out on NODE."""
+        pods.set_node_config(
+            self.core,
+            node_config_yaml()
+            + f'  - name: {NODE}\n    filterDevices:\n      uuid: ["{uuid}"]\n',
+        )
+
+    def restart(self, node: str = NODE) -> client.V1Pod:
+        """Delete the node's plugin pod; wait for its successor's plugin to
+        have started and reported."""
+        starts = self.stack.device_plugin.starts
+        pod = pods.restart_plugin(self.core, node, wait)
+        wait(
+            lambda: (
+                self.stack.device_plugin.starts > starts
+                and self.stack.device_plugin.running([node])
+            ),
+            "the new plugin pod's plugin to start",
+        )
+        return pod
+
+    def create(self, names: list[str], memory: int) -> None:
+        self.pods.extend(names)
+        manifests = [slice_pod(name, CW, memory) for name in names]
+        for manifest in manifests:
+            manifest["spec"]["nodeSelector"] = {"kubernetes.io/hostname": NODE}
+        self.stack.create_objects(manifests)
+
+    def chip_of(self, name: str) -> str:
+        """The UUID of the chip Volcano bound the pod to ("" if none)."""
+        found = self.core.read_namespaced_pod(name, "default")
+        text = (found.metadata.annotations or {}).get(allocated_key(CW), "")
+        devices = [d for c in parse_pod_devices(text) for d in c] if text else []
+        return devices[0].uuid if devices else ""
+
+
+@pytest.fixture
+def cluster(nc_stack: KubeStack) -> Iterator[Cluster]:
+    api = nc_stack.kubernetes_client()
+    found = Cluster(nc_stack, client.CoreV1Api(api), client.AppsV1Api(api))
+    before = found.uuids()
+    yield found
+    for name in found.pods:
+        nc_stack.kubectl(
+            "delete", "pod", name, "--grace-period=0", "--force", check=False
+        )
+    pods.set_node_config(found.core, node_config_yaml())
+    if found.uuids() != before:
+        found.restart()
+        wait(lambda: found.uuids() == before, "NODE's chips to be back")
+
+
+def _unschedulable(core: client.CoreV1Api, name: str) -> bool:
+    """Volcano has looked at the pod and found no room for it."""
+    pod = core.read_namespaced_pod(name, "default")
+    return not pod.spec.node_name and any(
+        c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
+        for c in pod.status.conditions or []
+    )
+
+
+def _free_chip(cluster: Cluster) -> str:
+    """A chip of NODE that holds no slice (the scenario's pods may hold one)."""
+    held = {
+        device.uuid
+        for pod in cluster.core.list_namespaced_pod("default").items
+        for key, value in (pod.metadata.annotations or {}).items()
+        if key == allocated_key(CW) and pod.spec.node_name == NODE
+        for container in parse_pod_devices(value)
+        for device in container
+    }
+    # Not the first: the chips after it must be renumbered.
+    return next(uuid for uuid in cluster.uuids()[1:] if uuid not in held)
+
+
+def test_the_scenario_wires_plugin_v1_4_0_to_its_node_config(
+    cluster: Cluster,
+) -> None:
+    ds = cluster.apps.read_namespaced_daemon_set(pods.DS, pods.NS)
+    container = ds.spec.template.spec.containers[0]
+    assert container.image.endswith(":v1.4.0")
+    assert "--node_config_file" in container.args
+    volumes = {v.name: v for v in ds.spec.template.spec.volumes}
+    (mount,) = [
+        m for m in container.volume_mounts if m.mount_path == "/node-config.yaml"
+    ]
+    assert volumes[mount.name].config_map.name == pods.CM
+    # the scenario's file: the 910B4's sick chip by UUID, the Duo's card 1
+    sick = next(uid for uid, healthy in guide_data.CHIPS_910B if not healthy)
+    registered = pods.chips(cluster.core, guide_data.NODE_910B, "Ascend910B4")
+    assert sick not in {c["id"] for c in registered}
+    assert [c.get("index", 0) for c in registered] == list(range(7))
+    assert len(pods.chips(cluster.core, "npu-node-310p-duo-01", CW)) == 2
+
+
+def test_a_filtered_chip_leaves_the_registration_when_its_plugin_pod_restarts(
+    cluster: Cluster,
+) -> None:
+    all_chips = cluster.uuids()
+    assert len(all_chips) == 4
+    assert pods.allocatable(cluster.core, NODE, CW) == str(4 * SLOTS)
+    chip = _free_chip(cluster)
+    position = all_chips.index(chip)
+    cluster.filter_uuid(chip)
+
+    old = pods.plugin_pod(cluster.core, NODE)
+    new = cluster.restart()
+    assert new.metadata.uid != old.metadata.uid
+    assert [o.kind for o in new.metadata.owner_references] == ["DaemonSet"]
+
+    wait(lambda: chip not in cluster.uuids(), "the chip to leave the registration")
+    registered = pods.chips(cluster.core, NODE, CW)
+    assert [c["id"] for c in registered] == [u for u in all_chips if u != chip]
+    # renumbered 0..n-1: the chips after the filtered one moved down by one
+    assert [c.get("index", 0) for c in registered] == [0, 1, 2]
+    assert registered[position]["id"] == all_chips[position + 1]
+    assert pods.allocatable(cluster.core, NODE, CW) == str(3 * SLOTS)
+    # the other nodes' plugins were not restarted: the Duo keeps its filter
+    assert len(pods.chips(cluster.core, "npu-node-310p-duo-01", CW)) == 2
+
+
+def test_volcano_never_places_on_a_filtered_chip_and_places_there_once_restored(
+    cluster: Cluster,
+) -> None:
+    chip = _free_chip(cluster)
+    cluster.filter_uuid(chip)
+    cluster.restart()
+    wait(lambda: chip not in cluster.uuids(), "the chip to leave the registration")
+
+    # given one vir04 fills a chip: three fill the node's other chips
+    fillers = ["iso-fill-0", "iso-fill-1", "iso-fill-2"]
+    cluster.create(fillers, VIR04)
+    wait_running(cluster.stack, [("default", name) for name in fillers], timeout=120)
+    assert {cluster.chip_of(name) for name in fillers} == set(cluster.uuids())
+    # the fourth has room only on the filtered chip: the real Volcano looks
+    # at it and leaves it Pending
+    cluster.create(["iso-extra"], VIR04)
+    wait(
+        lambda: _unschedulable(cluster.core, "iso-extra"),
+        "Volcano to find no room for the fourth vir04",
+    )
+    for name in cluster.pods:
+        assert cluster.chip_of(name) != chip, name
+
+    # when the filter is removed and the node's plugin pod restarted
+    pods.set_node_config(cluster.core, node_config_yaml())
+    cluster.restart()
+    wait(lambda: chip in cluster.uuids(), "the chip to be registered again")
+    assert pods.allocatable(cluster.core, NODE, CW) == str(4 * SLOTS)
+    # then Volcano places the waiting pod there: the only chip with room
+    wait_running(cluster.stack, [("default", "iso-extra")], timeout=120)
+    assert cluster.chip_of("iso-extra") == chip
+
+
+def test_an_edited_node_config_changes_nothing_until_the_pod_restarts(
+    cluster: Cluster,
+) -> None:
+    chip = _free_chip(cluster)
+    cluster.filter_uuid(chip)
+    handshake = f"hami.io/node-handshake-{CW}"
+    before = cluster.core.read_node(NODE).metadata.annotations[handshake]
+    starts = cluster.stack.device_plugin.starts
+    # the running plugin reports again (as it does every 30 s) ...
+    cluster.stack.device_plugin.report()
+    after = cluster.core.read_node(NODE).metadata.annotations[handshake]
+    assert after != before
+    # ... with what it read when it started: the chip is still there
+    assert chip in cluster.uuids()
+    assert pods.allocatable(cluster.core, NODE, CW) == str(4 * SLOTS)
+    assert cluster.stack.device_plugin.starts == starts
+    # and the same edit takes effect once the pod is replaced
+    cluster.restart()
+    wait(lambda: chip not in cluster.uuids(), "the chip to leave the registration")
+
+
+def test_a_node_config_that_does_not_load_is_ignored(cluster: Cluster) -> None:
+    chip = _free_chip(cluster)
+    # a quoted count fails the whole file (Go's json: a string into an int)
+    pods.set_node_config(
+        cluster.core,
+        node_config_yaml()
+        + f'  - name: {NODE}\n    vDeviceCount: "2"\n'
+        + f'    filterDevices:\n      uuid: ["{chip}"]\n',
+    )
+    cluster.restart()
+    # defaults: every chip, the default slot count
+    registered = pods.chips(cluster.core, NODE, CW)
+    assert [c["id"] for c in registered] == cluster.uuids()
+    assert chip in cluster.uuids()
+    assert {c["count"] for c in registered} == {SLOTS}
+
+
+def _crashed(core: client.CoreV1Api, node: str) -> client.V1Pod | None:
+    """The node's plugin pod once the kubelet shows it crash-looping."""
+    pod = pods.plugin_pod(core, node)
+    if pod is None or not pod.status.container_statuses:
+        return None
+    status = pod.status.container_statuses[0]
+    waiting = status.state.waiting if status.state else None
+    return pod if waiting and waiting.reason == "CrashLoopBackOff" else None
+
+
+def _update_strategy(apps: client.AppsV1Api, kind: str) -> None:
+    rolling = {"maxUnavailable": 1} if kind == "RollingUpdate" else None
+    body = {"spec": {"updateStrategy": {"type": kind, "rollingUpdate": rolling}}}
+    apps.patch_namespaced_daemon_set(pods.DS, pods.NS, body)
+
+
+def test_a_plugin_before_v1_3_exits_on_the_flag(cluster: Cluster) -> None:
+    """v1.1.0 given ``--node_config_file``: Go's flag package stops it at
+    start. The DaemonSet is set to ``OnDelete`` so that only NODE's pod is
+    replaced (a rolling update may go on past a pod that crashes once it
+    was Ready for a moment, as on a real cluster)."""
+    core, apps = cluster.core, cluster.apps
+    template = apps.read_namespaced_daemon_set(pods.DS, pods.NS).spec.template
+    container = template.spec.containers[0]
+    chip = _free_chip(cluster)
+    cluster.filter_uuid(chip)
+    nodes = [node.metadata.name for node in core.list_node().items]
+    try:
+        _update_strategy(apps, "OnDelete")
+        pods.set_plugin(apps, "v1.1.0", True)
+        pods.restart_plugin(core, NODE, wait)
+        # exit code 2, CrashLoopBackOff, never ready
+        pod = wait(lambda: _crashed(core, NODE), "the new pod to crash-loop")
+        assert pod.spec.containers[0].image.endswith(":v1.1.0")
+        status = pod.status.container_statuses[0]
+        assert status.last_state.terminated.exit_code == 2
+        assert not status.ready
+        # nothing is registered from it: a report round moves every other
+        # node's handshake, not this one's; the filter is not applied
+        handshakes = {n: _handshake(core, n) for n in nodes}
+        cluster.stack.device_plugin.report()
+        moved = {n for n in nodes if _handshake(core, n) != handshakes[n]}
+        assert moved == set(nodes) - {NODE}
+        assert chip in cluster.uuids()
+        # the other nodes still run v1.4.0
+        for node in set(nodes) - {NODE}:
+            assert pods.plugin_pod(core, node).spec.containers[0].image == (
+                container.image
+            )
+    finally:
+        version = container.image.rsplit(":", 1)[1]
+        pods.set_plugin(apps, version, "--node_config_file" in container.args)
+        _update_strategy(apps, "RollingUpdate")
+        wait(
+            lambda: (
+                all(
+                    (pod := pods.plugin_pod(core, n)) is not None
+                    and pod.spec.containers[0].image == container.image
+                    and _crashed(core, n) is None
+                    for n in nodes
+                )
+                and cluster.stack.device_plugin.running(nodes)
+            ),
+            "every plugin pod back on the scenario's version",
+        )
+
+
+def _handshake(core: client.CoreV1Api, node: str) -> str:
+    annotations = core.read_node(node).metadata.annotations or {}
+    return next(
+        (v for k, v in annotations.items() if k.startswith("hami.io/node-handshake-")),
+        "",
+    )
