@@ -298,15 +298,16 @@ class Slice(models.Model):
         return f"{self.namespace}/{self.pod_name}@{self.chip_uuid[:8]}"
 
 
-class DeviceConfigVersion(models.Model):
-    """One full text of device-config.yaml: imported, published, observed or adopted."""
+class ConfigVersionBase(models.Model):
+    """One full text of a ConfigMap key the portal keeps a history of.
 
-    cluster = models.ForeignKey(
-        Cluster, on_delete=models.CASCADE, related_name="device_config_versions"
-    )
+    Shared by the device config (``DeviceConfigVersion``) and the device
+    plugin's node config (``NodeConfigVersion``): imported, published,
+    observed or adopted, numbered per cluster.
+    """
+
     number = models.PositiveIntegerField()
     text = models.TextField()
-    shape = models.CharField(max_length=16, choices=DeviceConfigShape.choices)
     source = models.CharField(max_length=16, choices=DeviceConfigSource.choices)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -322,6 +323,24 @@ class DeviceConfigVersion(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Set by each concrete model (Django's related names differ per model).
+    cluster: models.ForeignKey[Cluster, Cluster]
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} v{self.number} ({self.source})"
+
+
+class DeviceConfigVersion(ConfigVersionBase):
+    """One full text of device-config.yaml: imported, published, observed or adopted."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="device_config_versions"
+    )
+    shape = models.CharField(max_length=16, choices=DeviceConfigShape.choices)
+
     class Meta:
         ordering = ["cluster", "-number"]
         constraints = [
@@ -330,11 +349,25 @@ class DeviceConfigVersion(models.Model):
             ),
         ]
 
-    def __str__(self) -> str:
-        return f"{self.cluster.name} v{self.number} ({self.source})"
+
+class NodeConfigVersion(ConfigVersionBase):
+    """One full text of the device plugin's node-config.yaml
+    (``hami-device-node-config``): imported, published, observed or adopted."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="node_config_versions"
+    )
+
+    class Meta:
+        ordering = ["cluster", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["cluster", "number"], name="nodeconfig_unique_number"
+            ),
+        ]
 
 
-class DeviceConfigPendingWrite(models.Model):
+class PendingWriteBase(models.Model):
     """A ConfigMap write the portal is about to make, recorded before the PUT.
 
     A publish killed after its PUT but before it stored the version leaves the
@@ -344,9 +377,6 @@ class DeviceConfigPendingWrite(models.Model):
     calling it drift. Rows go once the write is recorded or refused.
     """
 
-    cluster = models.ForeignKey(
-        Cluster, on_delete=models.CASCADE, related_name="pending_config_writes"
-    )
     text = models.TextField()
     sha256 = models.CharField(max_length=64)
     author = models.ForeignKey(
@@ -366,12 +396,37 @@ class DeviceConfigPendingWrite(models.Model):
     previous_resource_version = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    cluster: models.ForeignKey[Cluster, Cluster]
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.cluster.name} pending write {self.sha256[:12]}"
+
+
+class DeviceConfigPendingWrite(PendingWriteBase):
+    """A device-config write the portal is about to make (see the base)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="pending_config_writes"
+    )
+
     class Meta:
         ordering = ["cluster", "-created_at"]
         indexes = [models.Index(fields=["cluster", "sha256"])]
 
-    def __str__(self) -> str:
-        return f"{self.cluster.name} pending write {self.sha256[:12]}"
+
+class NodeConfigPendingWrite(PendingWriteBase):
+    """A node-config write the portal is about to make (see the base)."""
+
+    cluster = models.ForeignKey(
+        Cluster, on_delete=models.CASCADE, related_name="pending_node_config_writes"
+    )
+
+    class Meta:
+        ordering = ["cluster", "-created_at"]
+        indexes = [models.Index(fields=["cluster", "sha256"])]
 
 
 class PriorityClass(models.Model):

@@ -27,17 +27,46 @@ DEVICE_CONFIG_KEY = "device-config.yaml"
 
 @dataclass(frozen=True)
 class LiveConfigMap:
-    """The device-config ConfigMap as the API server returned it.
+    """A ConfigMap key as the API server returned it (the device config's, the node config's).
 
     Attributes:
-        text: Its ``device-config.yaml`` ("" when the key is missing).
+        text: The key's text ("" when the key or the ConfigMap is missing).
         resource_version: ``metadata.resourceVersion``, the guard of a write.
         obj: The whole object, to write back with only the text changed.
+        key: The data key read.
+        path: The ConfigMap's API path.
+        exists: False when the ConfigMap does not exist (only readers that
+            allow it say so; the device config's raises NotFound).
     """
 
     text: str
     resource_version: str
     obj: dict[str, Any]
+    key: str = DEVICE_CONFIG_KEY
+    path: str = ""
+    exists: bool = True
+
+    @property
+    def namespace_name(self) -> tuple[str, str]:
+        """``(namespace, name)`` from the path."""
+        parts = self.path.split("/")
+        return parts[parts.index("namespaces") + 1], parts[-1]
+
+
+def live_configmap_read(gateway: Gateway, path: str, key: str) -> LiveConfigMap:
+    """GET one ConfigMap key; an absent ConfigMap reads as ``exists`` False."""
+    obj = gateway.get(path)
+    if obj is None:
+        return LiveConfigMap(
+            text="", resource_version="", obj={}, key=key, path=path, exists=False
+        )
+    return LiveConfigMap(
+        text=(obj.get("data") or {}).get(key, ""),
+        resource_version=(obj.get("metadata") or {}).get("resourceVersion", ""),
+        obj=obj,
+        key=key,
+        path=path,
+    )
 
 
 def configmap_path(cluster: Cluster) -> str:
@@ -65,17 +94,13 @@ def live_device_config_read(
     if gateway is None:
         with cluster_gateway(cluster) as opened:
             return live_device_config_read(cluster, opened)
-    obj = gateway.get(configmap_path(cluster))
-    if obj is None:
+    live = live_configmap_read(gateway, configmap_path(cluster), DEVICE_CONFIG_KEY)
+    if not live.exists:
         raise NotFound(
             f"ConfigMap {cluster.device_config_namespace}/{cluster.device_config_name}"
             f" does not exist in cluster {cluster.name!r}"
         )
-    return LiveConfigMap(
-        text=(obj.get("data") or {}).get(DEVICE_CONFIG_KEY, ""),
-        resource_version=(obj.get("metadata") or {}).get("resourceVersion", ""),
-        obj=obj,
-    )
+    return live
 
 
 def deviceconfig_drift(cluster: Cluster, *, live: bool = True) -> dict[str, Any]:

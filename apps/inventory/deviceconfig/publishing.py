@@ -53,7 +53,12 @@ from apps.common.exceptions import (
     NotFound,
 )
 from apps.inventory.choices import DeviceConfigSource
-from apps.inventory.deviceconfig.guarded_write import PublishResult, guarded_publish
+from apps.inventory.deviceconfig.guarded_write import (
+    DEVICE_CONFIG,
+    PublishResult,
+    device_config_checks,
+    guarded_publish,
+)
 from apps.inventory.deviceconfig.liveconfig import (
     LiveConfigMap,
     live_device_config_read,
@@ -149,12 +154,14 @@ def deviceconfig_publish(
         actor_name=actor_name,
         reason=reason,
         force=force,
-        confirm_shape=confirm_shape,
         propose=propose,
-        # Checked once a killed publish's own write is settled as the
-        # baseline, so a break that write made is not blamed on this one.
-        guard=lambda: _breaking_guard(
-            cluster, confirm_breaking, confirm_breaking_templates
+        target=DEVICE_CONFIG,
+        checks=device_config_checks(
+            cluster,
+            confirm_shape=confirm_shape,
+            guard=lambda: _breaking_guard(
+                cluster, confirm_breaking, confirm_breaking_templates
+            ),
         ),
     )
 
@@ -205,8 +212,11 @@ def deviceconfig_rollback(
         actor_name=actor_name,
         reason=reason,
         force=force,
-        confirm_shape=confirm_shape,
         propose=lambda live, baseline: target.text,
+        target=DEVICE_CONFIG,
+        checks=device_config_checks(
+            cluster, confirm_shape=confirm_shape, restores=True
+        ),
         rollback_of=target.number,
     )
 

@@ -18,6 +18,7 @@ from django.core.cache import cache
 
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource as Source
+from apps.inventory.deviceconfig import book
 from apps.inventory.deviceconfig.in_effect import (
     changing_versions,
     config_in_effect,
@@ -41,10 +42,10 @@ def deviceconfig_latest(
     cluster: Cluster, *, sources: tuple[str, ...] | None = None
 ) -> DeviceConfigVersion | None:
     """The newest stored device-config version (optionally of the given sources)."""
-    versions = DeviceConfigVersion.objects.filter(cluster=cluster)
-    if sources:
-        versions = versions.filter(source__in=sources)
-    return versions.order_by("-number").first()
+    version: DeviceConfigVersion | None = book.latest(
+        DeviceConfigVersion, cluster, sources
+    )
+    return version
 
 
 def deviceconfig_render(cluster: Cluster) -> str:
@@ -243,7 +244,7 @@ def deviceconfig_baseline(cluster: Cluster) -> DeviceConfigVersion | None:
     the untouched live config as a hand edit. ``observed`` ones are what sync
     saw someone else write; they become the baseline only once adopted.
     """
-    return deviceconfig_latest(cluster, sources=(Source.PUBLISHED, Source.ADOPTED))
+    return deviceconfig_latest(cluster, sources=book.OWNED)
 
 
 def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
@@ -252,9 +253,7 @@ def deviceconfig_last_live(cluster: Cluster) -> DeviceConfigVersion | None:
     Imports are drafts and never were live, so sync compares what it sees with
     this one, not with the newest version of all.
     """
-    return deviceconfig_latest(
-        cluster, sources=(Source.PUBLISHED, Source.ADOPTED, Source.OBSERVED)
-    )
+    return deviceconfig_latest(cluster, sources=book.LIVE)
 
 
 def deviceconfig_changed_at(cluster: Cluster) -> DeviceConfigVersion | None:

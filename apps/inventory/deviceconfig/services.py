@@ -5,20 +5,16 @@ the PUT so a publish killed after it is recognised."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
 from apps.inventory.choices import ConnectionKind, DeviceConfigShape, DeviceConfigSource
-from apps.inventory.deviceconfig.selectors import (
-    deviceconfig_baseline,
-    deviceconfig_last_live,
-)
+from apps.inventory.deviceconfig import book
+from apps.inventory.deviceconfig.selectors import deviceconfig_baseline
 from apps.inventory.deviceconfig.specs import chip_type_specs
 from apps.inventory.hami.deviceconfig import (
     DeviceConfigDocument,
@@ -61,6 +57,29 @@ def issues_by_field(issues: Sequence[Issue]) -> dict[str, list[str]]:
     return grouped
 
 
+def _columns(text: str) -> dict[str, Any]:
+    try:
+        return {"shape": parse_device_config(text).shape.value}
+    except DeviceConfigError:
+        return {"shape": DeviceConfigShape.UNREADABLE}
+
+
+def _restored(cluster: Cluster, text: str) -> None:
+    replace_chip_types(cluster, parse_device_config(text).chip_types())
+
+
+#: The device config's history (``apps.inventory.deviceconfig.book``).
+DEVICE_CONFIG_BOOK = book.ConfigBook(
+    title="device config",
+    action="deviceconfig",
+    versions=DeviceConfigVersion,
+    pending=DeviceConfigPendingWrite,
+    columns=_columns,
+    # A settled rollback makes the restored text the portal's copy again.
+    restored=_restored,
+)
+
+
 def deviceconfig_version_store(
     *,
     cluster: Cluster,
@@ -71,29 +90,16 @@ def deviceconfig_version_store(
     resource_version: str = "",
 ) -> DeviceConfigVersion:
     """Store a full text as the cluster's next version number."""
-    try:
-        shape = parse_device_config(text).shape.value
-    except DeviceConfigError:
-        shape = DeviceConfigShape.UNREADABLE
-    # Lock the cluster row so two writers cannot take the same version number.
-    Cluster.objects.select_for_update().filter(pk=cluster.pk).first()
-    last = (
-        DeviceConfigVersion.objects.filter(cluster=cluster).aggregate(n=Max("number"))[
-            "n"
-        ]
-        or 0
-    )
-    return DeviceConfigVersion.objects.create(
+    version: DeviceConfigVersion = book.version_store(
+        DEVICE_CONFIG_BOOK,
         cluster=cluster,
-        number=last + 1,
         text=text,
-        shape=shape,
         source=source,
-        author=actor if getattr(actor, "is_authenticated", False) else None,
+        actor=actor,
         reason=reason,
-        sha256=hashlib.sha256(text.encode()).hexdigest(),
         resource_version=resource_version,
     )
+    return version
 
 
 @transaction.atomic
@@ -158,11 +164,7 @@ def deviceconfig_observe(
     newest version seen live (imports are drafts, never live). Returns the
     new version, or None when nothing changed.
     """
-    latest = deviceconfig_last_live(cluster)
-    if latest is not None and latest.text == text:
-        if resource_version and latest.resource_version != resource_version:
-            latest.resource_version = resource_version
-            latest.save(update_fields=["resource_version"])
+    if book.observed_same(DEVICE_CONFIG_BOOK, cluster, text, resource_version):
         return None
     settled = deviceconfig_pending_settle(
         cluster=cluster, text=text, resource_version=resource_version
@@ -175,21 +177,13 @@ def deviceconfig_observe(
         )
         if adopted is not None:
             return adopted
-    version = deviceconfig_version_store(
+    observed: DeviceConfigVersion = book.observed_store(
+        DEVICE_CONFIG_BOOK,
         cluster=cluster,
         text=text,
-        source=DeviceConfigSource.OBSERVED,
         resource_version=resource_version,
     )
-    audit_record(
-        actor=None,
-        actor_name="sync",
-        action="deviceconfig.observed",
-        target=version,
-        cluster=cluster,
-        after={"version": version.number, "resource_version": resource_version},
-    )
-    return version
+    return observed
 
 
 def _first_live_adopt(
@@ -238,105 +232,27 @@ def _first_live_adopt(
 # --- writes the portal is about to make ----------------------------------------------
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def deviceconfig_pending_write_record(
-    *,
-    cluster: Cluster,
-    text: str,
-    actor: Any,
-    actor_name: str,
-    reason: str,
-    forced: bool,
-    rollback_of: int | None,
-    baseline_number: int,
-    previous_resource_version: str,
-) -> DeviceConfigPendingWrite:
-    """Record, before the PUT, the text a publish is about to write.
-
-    The caller must not be inside a transaction: the row has to be committed
-    before the write, or a process killed after the PUT leaves no trace.
-    """
-    return DeviceConfigPendingWrite.objects.create(
-        cluster=cluster,
-        text=text,
-        sha256=_sha256(text),
-        author=actor if getattr(actor, "is_authenticated", False) else None,
-        actor_name=actor_name,
-        reason=reason,
-        forced=forced,
-        rollback_of=rollback_of,
-        baseline_number=baseline_number,
-        previous_resource_version=previous_resource_version,
+def deviceconfig_pending_write_record(**kwargs: Any) -> DeviceConfigPendingWrite:
+    """Record, before the PUT, the text a publish is about to write
+    (:func:`apps.inventory.deviceconfig.book.pending_write_record`)."""
+    pending: DeviceConfigPendingWrite = book.pending_write_record(
+        DEVICE_CONFIG_BOOK, **kwargs
     )
+    return pending
 
 
-def deviceconfig_pending_write_claim(pending: DeviceConfigPendingWrite) -> bool:
-    """Take a pending write off the list once its version is stored (or it was refused).
-
-    Returns False when someone else (sync, the next publish) had already
-    recorded it, so the caller must not store a second version. Older pending
-    writes of the cluster are superseded and go too.
-    """
-    DeviceConfigPendingWrite.objects.filter(
-        cluster_id=pending.cluster_id, created_at__lt=pending.created_at
-    ).delete()
-    deleted, _ = DeviceConfigPendingWrite.objects.filter(pk=pending.pk).delete()
-    return deleted > 0
+deviceconfig_pending_write_claim = book.pending_write_claim
 
 
-@transaction.atomic
 def deviceconfig_pending_settle(
     *, cluster: Cluster, text: str, resource_version: str
 ) -> DeviceConfigVersion | None:
-    """Record a live text the portal wrote but never recorded as its ``published`` version.
-
-    A publish killed between its PUT and its database transaction left a
-    pending write whose text is now live: that is the portal's own write, not
-    drift, so it gets the version (author, reason, force, rollback) it was
-    meant to get. Returns None when no pending write has this text.
-    """
-    pending = (
-        DeviceConfigPendingWrite.objects.select_for_update()
-        .filter(cluster=cluster, sha256=_sha256(text))
-        .order_by("-created_at")
-        .first()
-    )
-    if pending is None or pending.text != text:
-        return None
-    if not deviceconfig_pending_write_claim(pending):
-        return None
-    version = deviceconfig_version_store(
+    """Record a live text the portal wrote but never recorded
+    (:func:`apps.inventory.deviceconfig.book.pending_settle`)."""
+    version: DeviceConfigVersion | None = book.pending_settle(
+        DEVICE_CONFIG_BOOK,
         cluster=cluster,
         text=text,
-        source=DeviceConfigSource.PUBLISHED,
-        actor=pending.author,
-        reason=pending.reason,
         resource_version=resource_version,
-    )
-    if pending.rollback_of is not None:
-        # As the rollback itself would have done: the restored text is the
-        # portal's copy again.
-        replace_chip_types(cluster, parse_device_config(text).chip_types())
-    audit_record(
-        actor=pending.author,
-        actor_name=pending.actor_name,
-        action="deviceconfig.publish",
-        target=version,
-        cluster=cluster,
-        before={
-            "version": pending.baseline_number,
-            "resource_version": pending.previous_resource_version,
-        },
-        after={
-            "version": version.number,
-            "resource_version": resource_version,
-            "forced": pending.forced,
-            "rollback_of": pending.rollback_of,
-            "recovered": True,
-        },
-        reason=pending.reason,
     )
     return version
