@@ -33,6 +33,8 @@ class ErrorCode(StrEnum):
     BREAKS_RUNNING_SLICES = "breaks_running_slices"
     NO_BASELINE = "no_baseline"
     NODE_CONFIG_NOT_READ = "node_config_not_read"
+    STALE_VERSION = "stale_version"
+    UNCONFIRMED_WARNINGS = "unconfirmed_warnings"
     # scheduling (apps.scheduling.errors)
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
     QUEUE_IN_USE = "queue_in_use"
@@ -87,7 +89,18 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
         400,
         "the publish breaks running slices (confirm_breaking)",
     ),
-    ErrorCode.NO_BASELINE: (409, "no device config the portal owns yet: adopt first"),
+    ErrorCode.NO_BASELINE: (
+        409,
+        "no config the portal owns yet: adopt the live one first",
+    ),
+    ErrorCode.STALE_VERSION: (
+        409,
+        "the node config's version is not the one the edit was based on",
+    ),
+    ErrorCode.UNCONFIRMED_WARNINGS: (
+        400,
+        "the node config has warnings the caller did not confirm (confirm_warnings)",
+    ),
     ErrorCode.IDEMPOTENCY_CONFLICT: (
         409,
         "the idempotency_key was used with different content",

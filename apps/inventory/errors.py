@@ -1,4 +1,4 @@
-"""The inventory's named errors (publishing a device config); codes and HTTP
+"""The inventory's named errors (publishing a device or node config); codes and HTTP
 statuses are in ``apps.common.exceptions.ERRORS``."""
 
 from __future__ import annotations
@@ -55,3 +55,15 @@ class NoBaseline(Conflict):
     """The portal owns no device config of the cluster yet (sync or adopt first)."""
 
     code = ErrorCode.NO_BASELINE
+
+
+class StaleVersion(Conflict):
+    """The node config moved on since the version the caller's edit was based on."""
+
+    code = ErrorCode.STALE_VERSION
+
+
+class UnconfirmedWarnings(ValidationFailed):
+    """The node config to publish has warnings the caller has not confirmed."""
+
+    code = ErrorCode.UNCONFIRMED_WARNINGS

@@ -2,7 +2,7 @@
 
 Every row belongs to a cluster. Chip types and templates are the portal's
 editable copy of the ``vnpus`` section of the cluster's device-config; the
-DeviceConfigVersion rows keep every full text the portal has seen or written.
+version rows keep every full text (device and node config) seen or written.
 """
 
 from __future__ import annotations
@@ -299,12 +299,9 @@ class Slice(models.Model):
 
 
 class ConfigVersionBase(models.Model):
-    """One full text of a ConfigMap key the portal keeps a history of.
-
-    Shared by the device config (``DeviceConfigVersion``) and the device
-    plugin's node config (``NodeConfigVersion``): imported, published,
-    observed or adopted, numbered per cluster.
-    """
+    """One full text of a ConfigMap key the portal keeps a history of (the
+    device config's, the node config's): imported, published, observed or
+    adopted, numbered per cluster."""
 
     number = models.PositiveIntegerField()
     text = models.TextField()
@@ -322,9 +319,7 @@ class ConfigVersionBase(models.Model):
         max_length=32, blank=True, help_text="of the ConfigMap, when known"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-
-    # Set by each concrete model (Django's related names differ per model).
-    cluster: models.ForeignKey[Cluster, Cluster]
+    cluster: models.ForeignKey[Cluster, Cluster]  # each model's own related name
 
     class Meta:
         abstract = True
@@ -351,8 +346,7 @@ class DeviceConfigVersion(ConfigVersionBase):
 
 
 class NodeConfigVersion(ConfigVersionBase):
-    """One full text of the device plugin's node-config.yaml
-    (``hami-device-node-config``): imported, published, observed or adopted."""
+    """One full text of the device plugin's node-config.yaml (``hami-device-node-config``)."""
 
     cluster = models.ForeignKey(
         Cluster, on_delete=models.CASCADE, related_name="node_config_versions"
@@ -368,14 +362,10 @@ class NodeConfigVersion(ConfigVersionBase):
 
 
 class PendingWriteBase(models.Model):
-    """A ConfigMap write the portal is about to make, recorded before the PUT.
-
-    A publish killed after its PUT but before it stored the version leaves the
-    cluster holding a text the portal wrote and never recorded. This row says
-    so: when the live text equals a pending write, the next publish (or sync)
-    records it as the ``published`` version it was meant to be, instead of
-    calling it drift. Rows go once the write is recorded or refused.
-    """
+    """A ConfigMap write about to be made, recorded before the PUT: when a
+    publish killed after its PUT left its text live, the next publish (or
+    sync) records it as the ``published`` version it was meant to be, not
+    drift. Rows go once the write is recorded or refused."""
 
     text = models.TextField()
     sha256 = models.CharField(max_length=64)
@@ -395,8 +385,7 @@ class PendingWriteBase(models.Model):
     )
     previous_resource_version = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-
-    cluster: models.ForeignKey[Cluster, Cluster]
+    cluster: models.ForeignKey[Cluster, Cluster]  # each model's own related name
 
     class Meta:
         abstract = True
@@ -406,7 +395,7 @@ class PendingWriteBase(models.Model):
 
 
 class DeviceConfigPendingWrite(PendingWriteBase):
-    """A device-config write the portal is about to make (see the base)."""
+    """A device-config write about to be made (see the base)."""
 
     cluster = models.ForeignKey(
         Cluster, on_delete=models.CASCADE, related_name="pending_config_writes"
@@ -418,7 +407,7 @@ class DeviceConfigPendingWrite(PendingWriteBase):
 
 
 class NodeConfigPendingWrite(PendingWriteBase):
-    """A node-config write the portal is about to make (see the base)."""
+    """A node-config write about to be made (see the base)."""
 
     cluster = models.ForeignKey(
         Cluster, on_delete=models.CASCADE, related_name="pending_node_config_writes"

@@ -455,6 +455,11 @@ VOLCANO_SCHEDULER_CONFIGMAP = env(
 DEVICE_PLUGIN_DAEMONSET = env(
     "DEVICE_PLUGIN_DAEMONSET", default="kube-system/hami-ascend-device-plugin"
 )
+# The device plugin's per-node config (key node-config.yaml), in its namespace;
+# sync mirrors it and the portal publishes it (docs/node-config.md).
+DEVICE_NODE_CONFIGMAP = env(
+    "DEVICE_NODE_CONFIGMAP", default="kube-system/hami-device-node-config"
+)
 # HAMi's scheduler's name, for clusters that submit to it (apps.inventory.scheduler).
 HAMI_SCHEDULER_NAME = env("HAMI_SCHEDULER_NAME", default="hami-scheduler")
 WATCHED_DEPLOYMENTS = env.list(

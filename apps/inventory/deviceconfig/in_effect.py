@@ -35,21 +35,24 @@ from apps.inventory.hami.deviceconfig import (
     DeviceConfigError,
     parse_device_config,
 )
-from apps.inventory.models import Cluster, DeviceConfigVersion
+from apps.inventory.models import Cluster, ConfigVersionBase, DeviceConfigVersion
 
 log = logging.getLogger(__name__)
 
 
-def changing_versions(cluster: Cluster) -> QuerySet[DeviceConfigVersion]:
+def changing_versions(
+    cluster: Cluster, versions: type[ConfigVersionBase] = DeviceConfigVersion
+) -> QuerySet[Any]:
     """The versions that changed what the cluster's components load, newest first.
 
     Published versions were written by the portal and observed ones by hand;
     an adoption other than the first sync's also records a changed ConfigMap
     (the first one records what the running pods already read). Imports are
-    drafts and never reach the cluster.
+    drafts and never reach the cluster. ``versions``: whose history (the
+    device config's, or the node config's).
     """
     return (
-        DeviceConfigVersion.objects.filter(cluster=cluster)
+        versions.objects.filter(cluster=cluster)  # type: ignore[attr-defined]
         .filter(
             Q(source__in=(Source.PUBLISHED, Source.OBSERVED))
             | Q(source=Source.ADOPTED, number__gt=1)
@@ -59,8 +62,10 @@ def changing_versions(cluster: Cluster) -> QuerySet[DeviceConfigVersion]:
 
 
 def loaded_version(
-    cluster: Cluster, started_at: datetime
-) -> DeviceConfigVersion | None:
+    cluster: Cluster,
+    started_at: datetime,
+    versions: type[ConfigVersionBase] = DeviceConfigVersion,
+) -> Any:
     """The version a component that started at ``started_at`` read.
 
     The newest changing version stored at or before that start; a pod older
@@ -70,14 +75,16 @@ def loaded_version(
     # Kubernetes stamps whole seconds: a pod started in the second of a change
     # read it (as restarts.py decides "in effect").
     cutoff = started_at.replace(microsecond=0) + timedelta(seconds=1)
-    found = changing_versions(cluster).filter(created_at__lt=cutoff).first()
-    return found or _first_seen(cluster)
+    found = changing_versions(cluster, versions).filter(created_at__lt=cutoff).first()
+    return found or first_seen(cluster, versions)
 
 
-def _first_seen(cluster: Cluster) -> DeviceConfigVersion | None:
+def first_seen(
+    cluster: Cluster, versions: type[ConfigVersionBase] = DeviceConfigVersion
+) -> Any:
     """The oldest version that was live (imports are drafts, never live)."""
     return (
-        DeviceConfigVersion.objects.filter(cluster=cluster)
+        versions.objects.filter(cluster=cluster)  # type: ignore[attr-defined]
         .exclude(source=Source.IMPORTED)
         .order_by("number")
         .first()
@@ -132,7 +139,7 @@ class ConfigInEffect:
 
 def config_in_effect(cluster: Cluster) -> ConfigInEffect:
     """The device config the cluster's scheduler places by (see the module doc)."""
-    published = changing_versions(cluster).first() or _first_seen(cluster)
+    published = changing_versions(cluster).first() or first_seen(cluster)
     if published is None:
         return _from_rows(
             cluster,

@@ -41,6 +41,7 @@ __all__ = [
     "NODE_CONFIG_KEY",
     "FilterDevices",
     "NodeConfigError",
+    "NodeConfigLimitError",
     "NodeConfigRead",
     "NodeEntry",
     "parse_node_config",
@@ -82,6 +83,10 @@ class NodeConfigError(ValueError):
         super().__init__(message)
         self.message = message
         self.line = line
+
+
+class NodeConfigLimitError(NodeConfigError):
+    """The text is beyond the reader's limits (too large, nested too deep)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,9 @@ def read_node_config(text: str) -> Any:
 def _load(text: str) -> Any:
     try:
         return to_plain(load(new_yaml(text), text))
-    except (YamlLimitError, YamlSyntaxError) as exc:
+    except YamlLimitError as exc:
+        raise NodeConfigLimitError(str(exc), line=exc.line) from exc
+    except YamlSyntaxError as exc:
         raise NodeConfigError(str(exc), line=exc.line) from exc
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.inventory.models import Cluster
+from apps.inventory.nodeconfig.selectors import NODE_CONFIG_TARGET
 from apps.inventory.sync.derive import slim_pod
 
 Events = Sequence[tuple[str, Mapping[str, Any]]]
@@ -110,9 +111,10 @@ def _listed_targets() -> list[Target]:
 
 def _single_object_targets(cluster: Cluster) -> list[Target]:
     """One object each: the device config, Volcano's scheduler conf, the device
-    plugin's DaemonSet and the watched Deployments (the schedulers)."""
+    plugin's node config and DaemonSet and the watched Deployments (the schedulers)."""
     volcano_ns, volcano_cm = settings.VOLCANO_SCHEDULER_CONFIGMAP.split("/", 1)
     plugin_ns, plugin_ds = settings.DEVICE_PLUGIN_DAEMONSET.split("/", 1)
+    node_ns, node_cm = settings.DEVICE_NODE_CONFIGMAP.split("/", 1)
     single = [
         (
             "configmap:device-config",
@@ -125,6 +127,13 @@ def _single_object_targets(cluster: Cluster) -> list[Target]:
             "ConfigMap",
             f"/api/v1/namespaces/{volcano_ns}/configmaps",
             volcano_cm,
+        ),
+        # The device plugin's per-node config (apps.inventory.nodeconfig).
+        (
+            NODE_CONFIG_TARGET,
+            "ConfigMap",
+            f"/api/v1/namespaces/{node_ns}/configmaps",
+            node_cm,
         ),
         (
             "daemonset:device-plugin",

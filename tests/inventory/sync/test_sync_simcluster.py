@@ -414,7 +414,7 @@ def test_two_workers_never_watch_the_same_stream(cluster):
     ]
     assert all(w.returncode == 0 for w in workers), [err for _, err in outputs]
     assert watched[0].isdisjoint(watched[1])
-    assert len(watched[0] | watched[1]) == 10  # every stream watched exactly once
+    assert len(watched[0] | watched[1]) == 11  # every stream watched exactly once
 
 
 def _database_url() -> str:

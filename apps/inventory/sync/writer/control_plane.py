@@ -1,4 +1,4 @@
-"""The whole objects sync keeps: the device config, the scheduler's config,
+"""The whole objects sync keeps: the device config, the node config, the scheduler's config,
 DaemonSets, Deployments, PriorityClasses and Volcano Queues."""
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from apps.inventory.hami.deviceconfig import (
     DeviceConfigLimitError,
     parse_device_config,
 )
+from apps.inventory.hami.nodeconfig import (
+    NODE_CONFIG_KEY,
+    NodeConfigLimitError,
+    read_node_config,
+)
 from apps.inventory.models import Cluster, ClusterObject, PriorityClass
+from apps.inventory.nodeconfig.selectors import nodeconfig_ref
+from apps.inventory.nodeconfig.services import nodeconfig_observe
 from apps.inventory.sync.writer.base import (
     VOLCANO_QUEUE_KIND,
     Events,
@@ -112,6 +119,7 @@ class ControlPlaneMixin(WriterBase):
         text = (obj.get("data") or {}).get("device-config.yaml")
         if is_device_config and isinstance(text, str):
             _check_readable(text)
+        node_text = _node_config_text(kind, namespace, name, obj)
         row, created = ClusterObject.objects.get_or_create(
             cluster=self.cluster,
             kind=kind,
@@ -137,6 +145,10 @@ class ControlPlaneMixin(WriterBase):
             )
         ):
             self.reapply_chip_types()
+        if node_text is not None:
+            nodeconfig_observe(
+                cluster=self.cluster, text=node_text, resource_version=rv
+            )
         return created or changed
 
     def replace_priority_classes(self, items: Sequence[Mapping[str, Any]]) -> None:
@@ -190,6 +202,26 @@ class ControlPlaneMixin(WriterBase):
         with transaction.atomic():
             for (namespace, name), message in latest.items():
                 self.set_pending_reason(namespace, name, message)
+
+
+def _node_config_text(
+    kind: str, namespace: str, name: str, obj: Mapping[str, Any]
+) -> str | None:
+    """The ``node-config.yaml`` of the node-config ConfigMap (None: another
+    object, or no such key); one beyond the reader's limits is refused like
+    the device config's."""
+    if kind != "ConfigMap" or (namespace, name) != nodeconfig_ref():
+        return None
+    text = (obj.get("data") or {}).get(NODE_CONFIG_KEY)
+    if not isinstance(text, str):
+        return None
+    try:
+        read_node_config(text)
+    except NodeConfigLimitError as exc:
+        raise UnreadableObject(f"{NODE_CONFIG_KEY}: {exc.message}") from exc
+    except ValueError:
+        pass  # readable, only invalid: stored as a version (drift shows it)
+    return text
 
 
 def _check_readable(text: str) -> None:
