@@ -33,6 +33,7 @@ urlpatterns = [
     path("", include("apps.accounts.api.urls")),
     path("", include("apps.inventory.api.urls")),
     path("", include("apps.inventory.deviceconfig.api.urls")),
+    path("", include("apps.inventory.nodeconfig.api.urls")),
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
     path("", include("apps.metering.api.urls")),

@@ -51,6 +51,15 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     },
     # the node config's checks: the what-if is a POST that writes nothing
     "NodeConfigChecksViewSet": {READ: _V, WRITE: _OP, "node_config_what_if": _V},
+    # the device plugin's node config: as the device config's publishing
+    # (checking a draft is an editor's step: operators, as publish)
+    "ClusterNodeConfigViewSet": {
+        READ: _V,
+        WRITE: _OP,
+        "node_config_publish": _OP,
+        "node_config_rollback": _OP,
+        "node_config_adopt": _A,
+    },
     # scheduling: CI submits and cancels (its own) requests and nothing else
     "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},
     "QueueViewSet": {READ: _V, WRITE: _A},

@@ -1,4 +1,3 @@
-from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
 from apps.inventory.api import views
@@ -20,8 +19,4 @@ router.register(
     basename="deviceconfigversion",
 )
 
-urlpatterns = [
-    *router.urls,
-    # The node config's checks (health, what-if), in their own module.
-    path("", include("apps.inventory.nodeconfig.api.urls")),
-]
+urlpatterns = router.urls

@@ -53,6 +53,7 @@ from apps.inventory.hami.nodeconfig_rules import (
     applied_keys,
 )
 from apps.inventory.models import Cluster, Node
+from apps.inventory.nodeconfig.selectors import nodeconfig_mirror
 from apps.inventory.nodeconfig.wiring import (
     FLAG,
     NODE_CONFIG_KEY,
@@ -88,14 +89,9 @@ class _Plugin:
 
 
 def mirrored_node_config(cluster: Cluster) -> tuple[bool, str | None]:
-    """(seen, text) of ``hami-device-node-config`` as sync mirrored it, in the
-    plugin's namespace (a ConfigMap volume is always the pod's namespace)."""
-    namespace = settings.DEVICE_PLUGIN_DAEMONSET.split("/", 1)[0]
-    row = mirrored_object(cluster, "ConfigMap", f"{namespace}/{NODE_CONFIG_MAP}")
-    if row is None:
-        return False, None
-    text = ((row.data or {}).get("data") or {}).get(NODE_CONFIG_KEY)
-    return True, text if isinstance(text, str) else None
+    """(seen, text) of the node-config ConfigMap as sync mirrored it."""
+    mirror = nodeconfig_mirror(cluster)
+    return mirror.state == "present", mirror.text
 
 
 def _upgrade_image(image: str) -> str:

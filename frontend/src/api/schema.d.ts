@@ -152,9 +152,39 @@ export interface paths {
     /** @description Configuration checks: Volcano's config by its version, the vnpus shape, device plugin, registrations. */
     get: operations["clusters_health"];
   };
+  "/api/clusters/{id}/node-config/": {
+    /** @description The live node config per node (as sync mirrored it), the version in effect on each node, drift. */
+    get: operations["clusters_node_config"];
+  };
+  "/api/clusters/{id}/node-config/adopt/": {
+    /** @description Take the live node config (a hand edit) as the portal's (admin). */
+    post: operations["clusters_node_config_adopt"];
+  };
+  "/api/clusters/{id}/node-config/diff/": {
+    /** @description A unified diff between two versions (absent: the live text). */
+    get: operations["clusters_node_config_diff"];
+    /** @description A unified diff from a version (null: the live text) to a draft. */
+    post: operations["clusters_node_config_diff_draft"];
+  };
   "/api/clusters/{id}/node-config/health/": {
     /** @description Whether the device plugin reads the node config, per node, with the DaemonSet patch. */
     get: operations["clusters_node_config_health"];
+  };
+  "/api/clusters/{id}/node-config/publish/": {
+    /** @description Write a draft to the ConfigMap, guarded by the expected version and resourceVersion. */
+    post: operations["clusters_node_config_publish"];
+  };
+  "/api/clusters/{id}/node-config/rollback/": {
+    /** @description Publish the exact text of an earlier version again (a new version). */
+    post: operations["clusters_node_config_rollback"];
+  };
+  "/api/clusters/{id}/node-config/validate/": {
+    /** @description Check a draft (a whole text, or per-node edits of the live one); nothing is written. */
+    post: operations["clusters_node_config_validate"];
+  };
+  "/api/clusters/{id}/node-config/versions/": {
+    /** @description Every version, newest first: observed, imported, published, adopted. */
+    get: operations["clusters_node_config_versions"];
   };
   "/api/clusters/{id}/node-config/what-if/": {
     /** @description What a draft node config would do per node: stranded slices, requests, room. */
@@ -1032,8 +1062,11 @@ export interface components {
       unpublished: string;
     };
     DriftConflictDetail: {
-      baseline_version: number;
+      /** @description null: the portal owns no version (node config) */
+      baseline_version: number | null;
       live_resource_version: string;
+      /** @description false: the ConfigMap does not exist (node config) */
+      live_exists: boolean;
       /** @description the portal's baseline text */
       last_seen: string;
       /** @description the ConfigMap's text now */
@@ -1171,6 +1204,34 @@ export interface components {
       /** Format: date-time */
       synced_at: string | null;
     };
+    NodeConfigAdoptRequest: {
+      /** @default */
+      reason?: string;
+    };
+    NodeConfigDiff: {
+      to: string;
+      diff: string;
+      from: string;
+    };
+    NodeConfigDiffDraftRequest: {
+      /** @description version number; null: the live text */
+      from_version?: number | null;
+      text: string;
+    };
+    NodeConfigDraftRequest: {
+      /** @description a whole node-config.yaml, written as given */
+      text?: string;
+      /** @description per-node edits of the live document (written in canonical form) */
+      nodes?: components["schemas"]["NodeEditRequest"][];
+    };
+    NodeConfigDrift: {
+      in_sync: boolean;
+      baseline_version: number | null;
+      live_version: number | null;
+      why: string;
+      /** @description baseline to live */
+      diff: string;
+    };
     NodeConfigHealth: {
       cluster: string;
       /**
@@ -1190,6 +1251,46 @@ export interface components {
       kubectl: string;
       nodes: components["schemas"]["NodeConfigNodeHealth"][];
     };
+    NodeConfigIssue: {
+      field: string;
+      message: string;
+      severity: string;
+    };
+    NodeConfigMap: {
+      namespace: string;
+      name: string;
+      /**
+       * @description absent: sync listed it and there is no such ConfigMap
+       *
+       * * `present` - present
+       * * `absent` - absent
+       * * `not_synced` - not_synced
+       */
+      state: components["schemas"]["NodeConfigMapStateEnum"];
+      resource_version: string;
+      /** @description it has node-config.yaml */
+      has_key: boolean;
+    };
+    /**
+     * @description * `present` - present
+     * * `absent` - absent
+     * * `not_synced` - not_synced
+     * @enum {string}
+     */
+    NodeConfigMapStateEnum: "present" | "absent" | "not_synced";
+    NodeConfigNode: {
+      name: string;
+      /** @description the cluster has this node */
+      known: boolean;
+      /** @description false: no entry, the plugin runs on defaults there */
+      has_entry: boolean;
+      position: number | null;
+      hami_vnpu_core: boolean | null;
+      v_device_count: number | null;
+      filter_uuids: string[];
+      filter_indexes: number[];
+      in_effect: components["schemas"]["NodeInEffect"];
+    };
     NodeConfigNodeHealth: {
       name: string;
       plugin_image: string;
@@ -1204,6 +1305,93 @@ export interface components {
       check_status: components["schemas"]["CheckStatusEnum"];
       message: string;
       fix: string;
+    };
+    NodeConfigPublishRequest: {
+      /** @description a whole node-config.yaml, written as given */
+      text?: string;
+      /** @description per-node edits of the live document (written in canonical form) */
+      nodes?: components["schemas"]["NodeEditRequest"][];
+      /** @description why; kept with the version and in the audit log */
+      reason: string;
+      /** @description the version the edit was based on (null: no version yet); another one is a 409 stale_version and nothing is written */
+      expected_version: number | null;
+      /**
+       * @description the ConfigMap's resourceVersion the edit was based on (optional)
+       * @default
+       */
+      expected_resource_version?: string;
+      /**
+       * @description publish even with validation warnings (without it: 400 unconfirmed_warnings listing them)
+       * @default false
+       */
+      confirm_warnings?: boolean;
+      /**
+       * @description publish over a hand edit of the ConfigMap (admin only)
+       * @default false
+       */
+      force?: boolean;
+    };
+    NodeConfigPublishResult: {
+      number: number;
+      source: string;
+      author?: string | null;
+      reason: string;
+      resource_version: string;
+      previous_resource_version: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description live text to published text */
+      diff: string;
+      forced: boolean;
+      rollback_of: number | null;
+      warnings: components["schemas"]["ValidationIssue"][];
+    };
+    NodeConfigRollbackRequest: {
+      /** @description the version to restore */
+      version: number;
+      reason: string;
+      /** @default false */
+      confirm_warnings?: boolean;
+      /**
+       * @description admin only
+       * @default false
+       */
+      force?: boolean;
+    };
+    NodeConfigState: {
+      cluster: string;
+      configmap: components["schemas"]["NodeConfigMap"];
+      /** @description as sync mirrored it */
+      text: string | null;
+      /** @description what expected_version must be to publish */
+      baseline_version: number | null;
+      drift: components["schemas"]["NodeConfigDrift"];
+      /** @description of the live text's format */
+      issues: components["schemas"]["NodeConfigIssue"][];
+      /** @description 'live', or why the plugin pods could not be read */
+      plugin_pods: string;
+      nodes: components["schemas"]["NodeConfigNode"][];
+    };
+    NodeConfigValidation: {
+      valid: boolean;
+      /** @description the text checked (edits applied) */
+      text: string;
+      errors: components["schemas"]["NodeConfigIssue"][];
+      warnings: components["schemas"]["NodeConfigIssue"][];
+    };
+    NodeConfigVersion: {
+      id: number;
+      /** Format: int64 */
+      number: number;
+      source: components["schemas"]["DeviceConfigSourceEnum"];
+      author: string | null;
+      reason: string;
+      sha256: string;
+      /** @description of the ConfigMap, when known */
+      resource_version: string;
+      /** Format: date-time */
+      created_at: string;
+      text: string;
     };
     NodeConfigWhatIf: {
       cluster: string;
@@ -1237,6 +1425,34 @@ export interface components {
       drain_first: boolean;
       stranded_slices: components["schemas"]["WhatIfStranded"][];
       room: components["schemas"]["WhatIfRoom"][];
+    };
+    NodeEditRequest: {
+      /** @description the node */
+      name: string;
+      /**
+       * @description drop the node's entry (the plugin runs on defaults)
+       * @default false
+       */
+      remove?: boolean;
+      /** @description slicing mode: true hami-core (soft), false templates; null/absent keeps it (a new entry takes the node's current mode) */
+      hami_vnpu_core?: boolean | null;
+      /** @description slots per chip; 0 clears it (the plugin's default); null keeps it */
+      v_device_count?: number | null;
+      /** @description replace the chips ignored by die UUID; null keeps them */
+      filter_uuids?: string[] | null;
+      /** @description replace the card ids ignored (a card id can hold two chips); null keeps them */
+      filter_indexes?: number[] | null;
+    };
+    NodeInEffect: {
+      /** @description the version the node's plugin read at its start */
+      version: number | null;
+      published_version: number | null;
+      plugin_pod: string;
+      /** Format: date-time */
+      started_at: string | null;
+      /** @description a newer version changes this node's entry; its plugin pod must restart to apply it */
+      restart_pending: boolean;
+      why: string;
     };
     /** @enum {unknown} */
     NullEnum: "";
@@ -1359,6 +1575,21 @@ export interface components {
        */
       previous: string | null;
       results: components["schemas"]["Drain"][];
+    };
+    PaginatedNodeConfigVersionList: {
+      /** @example 123 */
+      count: number;
+      /**
+       * Format: uri
+       * @example http://api.example.org/accounts/?page=4
+       */
+      next: string | null;
+      /**
+       * Format: uri
+       * @example http://api.example.org/accounts/?page=2
+       */
+      previous: string | null;
+      results: components["schemas"]["NodeConfigVersion"][];
     };
     PaginatedNodeList: {
       /** @example 123 */
@@ -2520,7 +2751,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no device config the portal owns yet: adopt first); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no config the portal owns yet: adopt the live one first); `stale_version` (409: the node config's version is not the one the edit was based on); `unconfirmed_warnings` (400: the node config has warnings the caller did not confirm (confirm_warnings)); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -4499,6 +4730,242 @@ export interface operations {
       };
     };
   };
+  /** @description The live node config per node (as sync mirrored it), the version in effect on each node, drift. */
+  clusters_node_config: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigState"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Take the live node config (a hand edit) as the portal's (admin). */
+  clusters_node_config_adopt: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigAdoptRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigVersion"];
+        };
+      };
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description stale_version: the node config is not at expected_version; drift: the ConfigMap was edited outside the portal (three-way detail); no_baseline: adopt the live one first */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishConflict"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /** @description A unified diff between two versions (absent: the live text). */
+  clusters_node_config_diff: {
+    parameters: {
+      query?: {
+        /** @description version number; absent: the live text sync mirrored */
+        from?: number | null;
+        /** @description version number; absent: the live text */
+        to?: number | null;
+      };
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigDiff"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description A unified diff from a version (null: the live text) to a draft. */
+  clusters_node_config_diff_draft: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigDiffDraftRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigDiff"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** @description Whether the device plugin reads the node config, per node, with the DaemonSet patch. */
   clusters_node_config_health: {
     parameters: {
@@ -4532,6 +4999,271 @@ export interface operations {
         };
       };
       /** @description no such cluster */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Write a draft to the ConfigMap, guarded by the expected version and resourceVersion. */
+  clusters_node_config_publish: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigPublishRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigPublishResult"];
+        };
+      };
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description stale_version: the node config is not at expected_version; drift: the ConfigMap was edited outside the portal (three-way detail); no_baseline: adopt the live one first */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishConflict"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /** @description Publish the exact text of an earlier version again (a new version). */
+  clusters_node_config_rollback: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigRollbackRequest"];
+      };
+    };
+    responses: {
+      201: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigPublishResult"];
+        };
+      };
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description stale_version: the node config is not at expected_version; drift: the ConfigMap was edited outside the portal (three-way detail); no_baseline: adopt the live one first */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishConflict"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /** @description Check a draft (a whole text, or per-node edits of the live one); nothing is written. */
+  clusters_node_config_validate: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody?: {
+      content: {
+        "application/json": components["schemas"]["NodeConfigDraftRequest"];
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["NodeConfigValidation"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Every version, newest first: observed, imported, published, adopted. */
+  clusters_node_config_versions: {
+    parameters: {
+      query?: {
+        /** @description A page number within the paginated result set. */
+        page?: number;
+        /** @description Number of results to return per page. */
+        page_size?: number;
+      };
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["PaginatedNodeConfigVersionList"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
       404: {
         content: {
           "application/json": components["schemas"]["PublishingError"];

@@ -235,8 +235,13 @@ class DriftSerializer(serializers.Serializer):
 
 
 class DriftConflictDetailSerializer(serializers.Serializer):
-    baseline_version = serializers.IntegerField()
-    live_resource_version = serializers.CharField()
+    baseline_version = serializers.IntegerField(
+        allow_null=True, help_text="null: the portal owns no version (node config)"
+    )
+    live_resource_version = serializers.CharField(allow_blank=True)
+    live_exists = serializers.BooleanField(
+        help_text="false: the ConfigMap does not exist (node config)"
+    )
     last_seen = serializers.CharField(help_text="the portal's baseline text")
     live = serializers.CharField(help_text="the ConfigMap's text now")
     proposed = serializers.CharField(help_text="what the portal wanted to write")

@@ -30,25 +30,27 @@ from apps.inventory.deviceconfig.whatif import template_what_if
 from apps.inventory.models import Cluster
 
 TAGS = ["publishing"]
-NON_ATOMIC_ACTIONS = {"publish", "rollback"}
 
 
-def _error(description: str) -> OpenApiResponse:
+def error_response(description: str) -> OpenApiResponse:
+    """An error answer of the schema, with the given description."""
     return OpenApiResponse(
         response=s.PublishingErrorSerializer, description=description
     )
 
 
 READ_ERRORS = {
-    403: _error("your role does not allow this"),
-    404: _error("no such cluster (or ConfigMap, version or component in it)"),
+    403: error_response("your role does not allow this"),
+    404: error_response("no such cluster (or ConfigMap, version or component in it)"),
 }
 CLUSTER_ERRORS = {
     **READ_ERRORS,
-    503: _error("the cluster's API server could not be reached or refused the call"),
+    503: error_response(
+        "the cluster's API server could not be reached or refused the call"
+    ),
 }
 WRITE_ERRORS = {
-    400: _error(
+    400: error_response(
         "invalid input or config (`errors` names each field), no_change, or "
         "unreadable_shape (`errors.confirm_shape`: a running component cannot "
         "parse the vnpus shape; send confirm_shape: true to write it anyway), "
@@ -71,19 +73,25 @@ def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[st
     return dict(serializer.validated_data)
 
 
-class ClusterPublishingViewSet(viewsets.GenericViewSet):
-    """Publish, roll back, adopt, watch drift and restarts, check configuration health."""
+valid_input = _valid
+
+
+class ClusterCommandViewSet(viewsets.GenericViewSet):
+    """Actions on a cluster that take a command body (publishing, the node config).
+
+    ``input_serializers`` names each action's input, which is also what
+    OPTIONS describes (without it DRF's metadata asserts on the missing
+    serializer_class and OPTIONS was a 500). ``non_atomic_actions`` run
+    outside ATOMIC_REQUESTS: a publish commits its pending-write row before
+    the PUT and its version after it; one request-wide transaction would lose
+    the row with a process killed in between (see
+    apps.inventory.deviceconfig.publishing).
+    """
 
     queryset = Cluster.objects.all()
     filter_backends: list[Any] = []
-    # What each command takes: also what OPTIONS describes (without it DRF's
-    # metadata asserts on the missing serializer_class and OPTIONS was a 500).
-    input_serializers: dict[str, type[serializers.Serializer]] = {
-        "publish": s.PublishInputSerializer,
-        "rollback": s.RollbackInputSerializer,
-        "adopt": s.AdoptInputSerializer,
-        "restart": s.RestartInputSerializer,
-    }
+    input_serializers: dict[str, type[serializers.Serializer]] = {}
+    non_atomic_actions: frozenset[str] = frozenset()
 
     def get_serializer_class(self) -> type[serializers.Serializer]:
         action = self.action or ""
@@ -94,12 +102,21 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
     @classmethod
     def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
         view = super().as_view(actions, **initkwargs)
-        if actions and set(actions.values()) & NON_ATOMIC_ACTIONS:
-            # A publish commits its pending-write row before the PUT and its
-            # version after it; one request-wide transaction would lose the
-            # row with a process killed in between (see apps.inventory.deviceconfig.publishing).
+        if actions and set(actions.values()) & cls.non_atomic_actions:
             return transaction.non_atomic_requests(view)
         return view
+
+
+class ClusterPublishingViewSet(ClusterCommandViewSet):
+    """Publish, roll back, adopt, watch drift and restarts, check configuration health."""
+
+    input_serializers = {
+        "publish": s.PublishInputSerializer,
+        "rollback": s.RollbackInputSerializer,
+        "adopt": s.AdoptInputSerializer,
+        "restart": s.RestartInputSerializer,
+    }
+    non_atomic_actions = frozenset({"publish", "rollback"})
 
     @extend_schema(
         tags=TAGS,
@@ -210,7 +227,7 @@ class ClusterPublishingViewSet(viewsets.GenericViewSet):
         ],
         responses={
             202: s.ComponentRestartSerializer,
-            400: _error("confirm is not true"),
+            400: error_response("confirm is not true"),
             **CLUSTER_ERRORS,
         },
     )

@@ -202,41 +202,7 @@ class Command(BaseCommand):
         )
 
     def _published(self, publish: Callable[[], PublishResult]) -> None:
-        try:
-            result = publish()
-        except Conflict as exc:
-            # Scripts get the three-way picture on stderr, and exit 1.
-            self.stderr.write(f"conflict: {exc.message}")
-            detail = exc.detail or {}
-            for key in ("diff_live", "diff_proposed"):
-                if detail.get(key):
-                    self.stderr.write(detail[key], ending="")
-            raise SystemExit(1) from exc
-        except DomainError as exc:
-            if exc.code == "breaks_running_slices":
-                # Each slice is named so a script can decide, then repeat
-                # --confirm-breaking NAMESPACE/POD for each one it accepts.
-                self.stderr.write(f"refused: {exc.message}")
-                self.stderr.write(
-                    "name each one with --confirm-breaking NAMESPACE/POD, or their "
-                    "templates with --confirm-breaking-template COMMONWORD/TEMPLATE, "
-                    "to publish anyway"
-                )
-                raise SystemExit(1) from exc
-            if exc.code != "no_change":
-                raise
-            # Publishing what is already live is not a failure for a script.
-            self.stdout.write(exc.message)
-            return
-        for warning in result.warnings:
-            self.stdout.write(f"warning: {warning.message}")
-        for reader in result.shape_warnings:
-            self.stdout.write(f"warning: {reader.message}")
-        self.stdout.write(result.diff, ending="")
-        self.stdout.write(
-            f"published version {result.version.number} "
-            f"(resourceVersion {result.version.resource_version})"
-        )
+        report_publish(self, publish)
 
     def _drift(self, options: dict[str, Any]) -> None:
         drift = deviceconfig_drift(selectors.cluster_get(options["cluster"]))
@@ -260,6 +226,55 @@ class Command(BaseCommand):
             f"adopted the live device config as version {version.number} "
             f"(resourceVersion {version.resource_version})"
         )
+
+
+def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -> None:
+    """Run a publish (device or node config) and print what a script needs.
+
+    Exit 1 with the three-way diff on a conflict, with each slice on a
+    refusal to break running slices, with each warning on unconfirmed
+    warnings; exit 0 with a line when there is nothing to change.
+    """
+    try:
+        result = publish()
+    except Conflict as exc:
+        # Scripts get the three-way picture on stderr, and exit 1.
+        command.stderr.write(f"conflict: {exc.message}")
+        detail = exc.detail or {}
+        for key in ("diff_live", "diff_proposed"):
+            if detail.get(key):
+                command.stderr.write(detail[key], ending="")
+        raise SystemExit(1) from exc
+    except DomainError as exc:
+        if exc.code == "breaks_running_slices":
+            # Each slice is named so a script can decide, then repeat
+            # --confirm-breaking NAMESPACE/POD for each one it accepts.
+            command.stderr.write(f"refused: {exc.message}")
+            command.stderr.write(
+                "name each one with --confirm-breaking NAMESPACE/POD, or their "
+                "templates with --confirm-breaking-template COMMONWORD/TEMPLATE, "
+                "to publish anyway"
+            )
+            raise SystemExit(1) from exc
+        if exc.code == "unconfirmed_warnings":
+            for line in (exc.detail or {}).get("confirm_warnings", [])[:-1]:
+                command.stderr.write(f"warning: {line}")
+            command.stderr.write("refused: warnings; add --yes to publish anyway")
+            raise SystemExit(1) from exc
+        if exc.code != "no_change":
+            raise
+        # Publishing what is already live is not a failure for a script.
+        command.stdout.write(exc.message)
+        return
+    for warning in result.warnings:
+        command.stdout.write(f"warning: {warning.message}")
+    for reader in result.shape_warnings:
+        command.stdout.write(f"warning: {reader.message}")
+    command.stdout.write(result.diff, ending="")
+    command.stdout.write(
+        f"published version {result.version.number} "
+        f"(resourceVersion {result.version.resource_version})"
+    )
 
 
 def _fit_line(fit: dict[str, Any]) -> str:

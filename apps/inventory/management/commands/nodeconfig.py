@@ -1,12 +1,25 @@
-"""``manage.py nodeconfig check|export``: the device plugin's per-node config on the command line.
+"""``manage.py nodeconfig check|import|export|publish|drift|adopt|rollback``: the
+device plugin's per-node config on the command line, as ``deviceconfig``.
 
 Scripts rely on these names and exit codes (docs/command-line.md):
   check FILE [--cluster NAME] [--strict]
                           exit 0 when valid (warnings printed), 1 with one line per
                           error (path: message); --strict makes warnings fail too
-  export --cluster NAME   print a node-config.yaml to start from
-
-import and publish come with the editor (docs/node-config.md).
+  import FILE --cluster NAME [--reason TEXT]
+                          create the cluster if missing, store the file as an
+                          imported version (a draft); nothing is written to the cluster
+  export --cluster NAME   print the live node config sync mirrored (or, before sync
+                          has seen one, a file that changes nothing)
+  publish FILE --cluster NAME --reason TEXT [--yes] [--force] [--expected-version N]
+                          write the file to the cluster; exit 1 with the errors, the
+                          warnings (without --yes) or the diff of a conflict; 0 when
+                          nothing changes
+  drift --cluster NAME    exit 0 when the live ConfigMap holds the portal's version,
+                          1 with the diff otherwise
+  adopt --cluster NAME [--reason TEXT]
+                          take the live node config as the portal's
+  rollback --cluster NAME --version N --reason TEXT [--yes] [--force]
+                          publish version N's text again (exit codes as publish)
 """
 
 from __future__ import annotations
@@ -15,27 +28,30 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from apps.common.exceptions import DomainError
+from apps.common.exceptions import DomainError, ValidationFailed
 from apps.inventory import selectors
 from apps.inventory.hami.nodeconfig import NodeConfigError
+from apps.inventory.management.commands.deviceconfig import report_publish
 from apps.inventory.management.textfile import read_text_file
+from apps.inventory.nodeconfig import publishing
 from apps.inventory.nodeconfig.selectors import (
     nodeconfig_check,
+    nodeconfig_mirror,
     nodeconfig_starting_file,
 )
+from apps.inventory.nodeconfig.services import nodeconfig_import
 
 EXPORT_HELP = (
-    "print a node-config.yaml to start from. Sync does not read the "
-    "hami-device-node-config ConfigMap yet, so this is built from the inventory: "
-    "every node labelled ascend=on or registering chips, with the slicing mode it "
-    "reports now, no vDeviceCount and no filterDevices (a file that changes nothing)"
+    "print the live node-config.yaml sync mirrored from the cluster; before sync "
+    "has seen one (no ConfigMap, or not synced), a file that changes nothing: every "
+    "node labelled ascend=on or registering chips, in the mode it reports now"
 )
 
 
 class Command(BaseCommand):
     help = (
-        "Check a device plugin node config (hami-device-node-config), or print one "
-        "to start from. import and publish come with the editor."
+        "Check, import, export, publish, adopt or roll back the device plugin's node "
+        "config (hami-device-node-config), as deviceconfig does for the device config."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,12 +68,45 @@ class Command(BaseCommand):
         check.add_argument(
             "--strict", action="store_true", help="exit 1 on warnings too"
         )
+        imp = sub.add_parser(
+            "import",
+            help="store a file as a version of a cluster's node config (a draft: "
+            "nothing is written to the cluster; rollback --version N publishes it)",
+        )
+        imp.add_argument("file")
+        imp.add_argument("--cluster", required=True)
+        imp.add_argument("--reason", default="")
         exp = sub.add_parser("export", help=EXPORT_HELP)
         exp.add_argument("--cluster", required=True)
+        pub = sub.add_parser("publish", help="write a file to the cluster's ConfigMap")
+        pub.add_argument("file")
+        _publish_options(pub)
+        pub.add_argument(
+            "--expected-version",
+            type=int,
+            default=None,
+            dest="expected_version",
+            help="refuse (exit 1) unless the portal's node config is at this version",
+        )
+        drift = sub.add_parser(
+            "drift", help="compare the live ConfigMap with the portal's version"
+        )
+        drift.add_argument("--cluster", required=True)
+        adopt = sub.add_parser("adopt", help="take the live content as the portal's")
+        adopt.add_argument("--cluster", required=True)
+        adopt.add_argument("--reason", default="")
+        back = sub.add_parser("rollback", help="publish an earlier version's text")
+        back.add_argument("--version", type=int, required=True, dest="number")
+        _publish_options(back)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             getattr(self, f"_{options['verb']}")(options)
+        except ValidationFailed as exc:
+            for field, messages in (exc.detail or {}).items():
+                for message in messages if isinstance(messages, list) else [messages]:
+                    self.stderr.write(f"error: {field}: {message}")
+            raise CommandError(exc.message) from exc
         except DomainError as exc:
             raise CommandError(exc.message) from exc
 
@@ -85,11 +134,94 @@ class Command(BaseCommand):
         )
         self.stdout.write(f"ok: {len(read.entries)} nodes, {against}")
 
+    def _import(self, options: dict[str, Any]) -> None:
+        version, warnings = nodeconfig_import(
+            cluster_name=options["cluster"],
+            text=read_text_file(options["file"]),
+            reason=options["reason"],
+            actor=None,
+            actor_name="manage.py",
+        )
+        for warning in warnings:
+            self.stdout.write(f"warning: {warning.field}: {warning.message}")
+        self.stdout.write(
+            f"imported {options['file']} as version {version.number} of cluster "
+            f"{options['cluster']} (nothing was written to the cluster)"
+        )
+
     def _export(self, options: dict[str, Any]) -> None:
         cluster = selectors.cluster_get(options["cluster"])
+        mirror = nodeconfig_mirror(cluster)
+        if mirror.text is not None:
+            self.stdout.write(mirror.text, ending="")
+            return
         self.stdout.write(nodeconfig_starting_file(cluster), ending="")
         self.stderr.write(
-            "note: built from the inventory (sync does not read "
-            "hami-device-node-config yet): every Ascend node, its current mode, "
-            "no overrides"
+            f"note: ConfigMap {mirror.namespace}/{mirror.name} is {mirror.state} "
+            "(or has no node-config.yaml): built from the inventory, every Ascend "
+            "node in its current mode, no overrides"
         )
+
+    def _publish(self, options: dict[str, Any]) -> None:
+        cluster = selectors.cluster_get(options["cluster"])
+        expected = options["expected_version"]
+        report_publish(
+            self,
+            lambda: publishing.nodeconfig_publish(
+                cluster=cluster,
+                actor=None,
+                actor_name="manage.py",
+                reason=options["reason"],
+                text=read_text_file(options["file"]),
+                expected_version=publishing.CURRENT if expected is None else expected,
+                confirm_warnings=options["yes"],
+                force=options["force"],
+            ),
+        )
+
+    def _rollback(self, options: dict[str, Any]) -> None:
+        cluster = selectors.cluster_get(options["cluster"])
+        report_publish(
+            self,
+            lambda: publishing.nodeconfig_rollback(
+                cluster=cluster,
+                actor=None,
+                actor_name="manage.py",
+                number=options["number"],
+                reason=options["reason"],
+                confirm_warnings=options["yes"],
+                force=options["force"],
+            ),
+        )
+
+    def _drift(self, options: dict[str, Any]) -> None:
+        drift = publishing.nodeconfig_drift(selectors.cluster_get(options["cluster"]))
+        if drift["in_sync"]:
+            self.stdout.write(
+                f"in sync with version {drift['baseline_version']} "
+                f"(resourceVersion {drift['live_resource_version']})"
+            )
+            return
+        self.stdout.write(drift["diff"], ending="")
+        raise SystemExit(1)
+
+    def _adopt(self, options: dict[str, Any]) -> None:
+        version = publishing.nodeconfig_adopt(
+            cluster=selectors.cluster_get(options["cluster"]),
+            actor=None,
+            actor_name="manage.py",
+            reason=options["reason"],
+        )
+        self.stdout.write(
+            f"adopted the live node config as version {version.number} "
+            f"(resourceVersion {version.resource_version})"
+        )
+
+
+def _publish_options(parser: CommandParser) -> None:
+    parser.add_argument("--cluster", required=True)
+    parser.add_argument("--reason", required=True)
+    parser.add_argument(
+        "--yes", action="store_true", help="publish even with validation warnings"
+    )
+    parser.add_argument("--force", action="store_true", help="publish over a hand edit")
