@@ -183,7 +183,7 @@ export interface paths {
     post: operations["clusters_node_config_validate"];
   };
   "/api/clusters/{id}/node-config/versions/": {
-    /** @description Every version, newest first: observed, imported, published, adopted. */
+    /** @description Every version, newest first (paged): observed, imported, published, adopted. */
     get: operations["clusters_node_config_versions"];
   };
   "/api/clusters/{id}/node-config/what-if/": {
@@ -5225,7 +5225,7 @@ export interface operations {
       };
     };
   };
-  /** @description Every version, newest first: observed, imported, published, adopted. */
+  /** @description Every version, newest first (paged): observed, imported, published, adopted. */
   clusters_node_config_versions: {
     parameters: {
       query?: {

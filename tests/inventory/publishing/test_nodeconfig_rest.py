@@ -285,7 +285,7 @@ def test_hand_edit_is_drift_then_adopt_rollback_and_diff(
     versions = operator_client.get(
         f"/api/clusters/{cluster.pk}/node-config/versions/"
     ).json()
-    assert [v["number"] for v in versions] == [4, 3, 2, 1]
+    assert [v["number"] for v in versions["results"]] == [4, 3, 2, 1]
     resync()  # the live side of a draft's diff is sync's mirror
     draft = operator_client.post(
         f"/api/clusters/{cluster.pk}/node-config/diff/",

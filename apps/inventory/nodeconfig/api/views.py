@@ -185,9 +185,12 @@ class ClusterNodeConfigViewSet(ClusterCommandViewSet):
     )
     @action(detail=True, methods=["get"], url_path="node-config/versions")
     def node_config_versions(self, request: Request, pk: str | None = None) -> Response:
-        """Every version, newest first: observed, imported, published, adopted."""
+        """Every version, newest first (paged): observed, imported, published, adopted."""
         versions = nodeconfig_versions(self.get_object())
-        return Response(s.NodeConfigVersionSerializer(versions, many=True).data)
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(
+            s.NodeConfigVersionSerializer(page, many=True).data
+        )
 
     @extend_schema(
         tags=TAGS,
