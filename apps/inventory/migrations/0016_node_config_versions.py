@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('inventory', '0014_synccursor_crashes'),
+        ('inventory', '0015_chip_active_drain'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
