@@ -32,9 +32,15 @@ def test_health_as_a_viewer_says_the_guide_plugin_reads_no_node_config(
 @NODECONFIG
 def test_what_if_of_a_mode_switch_under_a_running_pod(cluster, viewer_client):
     # the guide's 910B4 pod runs on npu-node-910b-01: switching it to hami-core
+    # (keeping the filter of its sick chip that the live node config has)
+    sick = next(uid for uid, healthy in guide_data.CHIPS_910B if not healthy)
     draft = {
         "nodes": [
-            {"name": guide_data.NODE_910B, "hami-vnpu-core": True},
+            {
+                "name": guide_data.NODE_910B,
+                "hami-vnpu-core": True,
+                "filterDevices": {"uuid": [sick]},
+            },
             {"name": "npu-node-310p-01", "hami-vnpu-core": False},
         ]
     }
