@@ -34,6 +34,7 @@ urlpatterns = [
     path("", include("apps.inventory.api.urls")),
     path("", include("apps.inventory.deviceconfig.api.urls")),
     path("", include("apps.inventory.nodeconfig.api.urls")),
+    path("", include("apps.inventory.nodeconfig.chip_actions")),
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
     path("", include("apps.metering.api.urls")),

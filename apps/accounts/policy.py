@@ -41,6 +41,7 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "ClusterViewSet": {READ: _V, WRITE: _A},
     "ChipTypeViewSet": {READ: _V, WRITE: _OP},
     "TemplateViewSet": {READ: _V, WRITE: _OP},
+    "ChipActionViewSet": {READ: _V, WRITE: _OP},
     "ClusterPublishingViewSet": {
         READ: _V,
         WRITE: _OP,

@@ -35,6 +35,9 @@ class ErrorCode(StrEnum):
     NODE_CONFIG_NOT_READ = "node_config_not_read"
     STALE_VERSION = "stale_version"
     UNCONFIRMED_WARNINGS = "unconfirmed_warnings"
+    # acting on chips (apps.inventory.errors)
+    ISOLATION_STATE = "isolation_state"
+    PLUGIN_RESTART_BLOCKED = "plugin_restart_blocked"
     # scheduling (apps.scheduling.errors)
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"
     QUEUE_IN_USE = "queue_in_use"
@@ -100,6 +103,14 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.UNCONFIRMED_WARNINGS: (
         400,
         "the node config has warnings the caller did not confirm (confirm_warnings)",
+    ),
+    ErrorCode.ISOLATION_STATE: (
+        409,
+        "the chip is already isolated (or being isolated), or is not isolated",
+    ),
+    ErrorCode.PLUGIN_RESTART_BLOCKED: (
+        409,
+        "a device-config restart is pending unconfirmed: a plugin restart would apply it",
     ),
     ErrorCode.IDEMPOTENCY_CONFLICT: (
         409,

@@ -2,9 +2,9 @@
 
 The rules are tried in order and the first that holds names the state, so
 the most specific act comes first: a drain in progress says more than the
-cordon it set, and the cordon more than the health the chip reports. Chip
-isolation adds its rows (``isolating``, ``isolated``) to :data:`RULES`; the
-serializer, the filters and the UI only read :func:`chip_state`.
+cordon it set, and the cordon more than the health the chip reports. An
+isolation comes first of all: it takes the chip from every scheduler, not only
+the portal. The serializer, the filters and the UI only read :func:`chip_state`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from apps.inventory.choices import ChipState
+from apps.inventory.choices import ChipIsolation, ChipState
 
 
 class ChipFacts(Protocol):
@@ -22,10 +22,14 @@ class ChipFacts(Protocol):
     cordoned: bool
     active_drain: int | None
     slots_used: int
+    isolation: str
 
 
 #: (state, holds) in order of precedence; the last row always holds.
 RULES: tuple[tuple[ChipState, Callable[[ChipFacts], bool]], ...] = (
+    (ChipState.ISOLATING, lambda c: c.isolation == ChipIsolation.ISOLATING),
+    (ChipState.ISOLATED, lambda c: c.isolation == ChipIsolation.ISOLATED),
+    (ChipState.RESTORING, lambda c: c.isolation == ChipIsolation.RESTORING),
     # A drain is open and slices are still on the chip (sync counts a
     # terminating pod's slice until the pod is gone).
     (ChipState.DRAINING, lambda c: c.active_drain is not None and c.slots_used > 0),

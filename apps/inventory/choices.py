@@ -54,3 +54,20 @@ class ChipState(models.TextChoices):
     CORDONED = "cordoned", "Cordoned"
     DRAINING = "draining", "Draining"
     DRAINED = "drained", "Drained"
+    ISOLATING = "isolating", "Isolating"
+    ISOLATED = "isolated", "Isolated"
+    RESTORING = "restoring", "Restoring"
+
+
+class ChipIsolation(models.TextChoices):
+    """Where a chip stands in being taken out of (or put back into) service.
+
+    The portal stops placing on a chip from "isolating" on; the device plugin
+    stops registering it only after its pod on that node restarted with the
+    chip in ``filterDevices``, which sync then proves from the cluster.
+    """
+
+    NONE = "", "In service"
+    ISOLATING = "isolating", "Isolating: filtered, waiting for the proof"
+    ISOLATED = "isolated", "Isolated: the device plugin no longer registers it"
+    RESTORING = "restoring", "Restoring: filter lifted, waiting for the proof"

@@ -67,3 +67,17 @@ class UnconfirmedWarnings(ValidationFailed):
     """The node config to publish has warnings the caller has not confirmed."""
 
     code = ErrorCode.UNCONFIRMED_WARNINGS
+
+
+class IsolationState(Conflict):
+    """The chip is not in a state the action applies to (isolate twice, restore
+    a chip in service)."""
+
+    code = ErrorCode.ISOLATION_STATE
+
+
+class PluginRestartBlocked(Conflict):
+    """Restarting a node's device plugin would apply a device config whose
+    restart the admin has not confirmed."""
+
+    code = ErrorCode.PLUGIN_RESTART_BLOCKED

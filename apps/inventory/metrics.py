@@ -141,8 +141,10 @@ def _stream_family_set() -> dict[str, Any]:
 def usage_families(now: datetime, names: ClusterNames) -> Iterator[Metric]:
     """Capacity and use per cluster and chip type, summed from the Chip rows."""
     sums = {key: Sum(key) for key in _USAGE if key != "chips"}
+    # An isolated chip the device plugin no longer registers is no capacity.
     rows = (
         Chip.objects.order_by()
+        .filter(registered=True)
         .values("cluster_id", "common_word")
         .annotate(chips=Count("id"), **sums)
     )
@@ -173,7 +175,9 @@ def chip_health_families(now: datetime, names: ClusterNames) -> Iterator[Metric]
         "Chips registered as unhealthy, per cluster and chip type.",
         labels=["cluster", "chip_type"],
     )
-    sick = Chip.objects.filter(healthy=False).order_by()
+    # Isolating the chip is the remedy: once the plugin no longer registers
+    # it, it is not reported (its last registered health stays on the row).
+    sick = Chip.objects.filter(healthy=False, registered=True).order_by()
     for cluster_id, node, uuid, chip_type in sick.values_list(
         "cluster_id", "node__name", "uuid", "common_word"
     ):
@@ -183,7 +187,7 @@ def chip_health_families(now: datetime, names: ClusterNames) -> Iterator[Metric]
     rows = (
         Chip.objects.order_by()
         .values_list("cluster_id", "common_word")
-        .annotate(n=Count("id", filter=Q(healthy=False)))
+        .annotate(n=Count("id", filter=Q(healthy=False, registered=True)))
     )
     for cluster_id, chip_type, n in rows:
         counts.add_metric([names.get(cluster_id, str(cluster_id)), chip_type], n)

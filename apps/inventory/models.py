@@ -14,6 +14,7 @@ from django.db import models
 
 from apps.common.ids import is_ascii_digits
 from apps.inventory.choices import (
+    ChipIsolation,
     ConnectionKind,
     DeviceConfigShape,
     DeviceConfigSource,
@@ -178,6 +179,9 @@ class Node(models.Model):
     ascend_enabled = models.BooleanField(default=False, help_text="labelled ascend=on")
     hami_vnpu_core = models.BooleanField(default=False)
     unschedulable = models.BooleanField(default=False)
+    vnpu_allocatable = models.JSONField(
+        default=dict, blank=True, help_text="allocatable huawei.com/<commonWord> counts"
+    )
     resource_version = models.CharField(max_length=32, blank=True)
     synced_at = models.DateTimeField(null=True, blank=True)
 
@@ -226,6 +230,25 @@ class Chip(models.Model):
     # The drain (apps.scheduling.models.Drain) that holds the chip while it is
     # open: an id, not a key, because inventory depends on no other app.
     active_drain = models.PositiveIntegerField(null=True, blank=True)
+    # Isolation through the device plugin's node config (filterDevices): see
+    # apps/inventory/nodeconfig/isolation.py. A chip being or staying isolated
+    # keeps its row when the plugin stops registering it (registered=False),
+    # so it keeps its identity (the UUID; the registered index shifts).
+    registered = models.BooleanField(
+        default=True, help_text="listed in the node's registration annotation"
+    )
+    isolation = models.CharField(
+        max_length=16, choices=ChipIsolation.choices, blank=True, default=""
+    )
+    isolation_reason = models.TextField(blank=True)
+    isolation_by = models.CharField(max_length=150, blank=True)
+    isolation_since = models.DateTimeField(null=True, blank=True)
+    isolation_seen = models.TextField(
+        blank=True, help_text="what the portal last saw while waiting for the proof"
+    )
+    isolation_allocatable_before = models.IntegerField(
+        null=True, blank=True, help_text="the node's huawei.com/<commonWord> then"
+    )
     slots_used = models.PositiveIntegerField(default=0)
     memory_used = models.PositiveIntegerField(default=0)
     aicore_used = models.PositiveIntegerField(default=0)
@@ -240,6 +263,11 @@ class Chip(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node.name}/{self.common_word}#{self.index}"
+
+    @property
+    def in_service(self) -> bool:
+        """Registered and not being isolated: a chip the portal may place on."""
+        return self.registered and not self.isolation
 
 
 class Slice(models.Model):

@@ -35,6 +35,8 @@ ROOM_FIELDS = (
     "aicpu_used",
     "healthy",
     "cordoned",
+    "registered",
+    "isolation",
 )
 
 
@@ -200,9 +202,11 @@ def _chip_load(
     aicpu_used: int,
     healthy: bool,
     cordoned: bool,
+    registered: bool,
+    isolation: str,
 ) -> ChipLoad:
     """A chip as the room calculation reads it, from its ROOM_FIELDS in order
-    (healthy and uncordoned: eligible)."""
+    (healthy, uncordoned, registered and not isolated: eligible)."""
     return ChipLoad(
         common_word=common_word,
         memory=memory,
@@ -213,7 +217,7 @@ def _chip_load(
         aicore_used=aicore_used,
         aicpu=aicpu,
         aicpu_used=aicpu_used,
-        eligible=healthy and not cordoned,
+        eligible=healthy and not cordoned and registered and not isolation,
     )
 
 
@@ -312,7 +316,9 @@ def chips_with_room_for(
         room |= fits
     if not found:
         return None
-    return chips.filter(room, healthy=True, cordoned=False)
+    return chips.filter(
+        room, healthy=True, cordoned=False, registered=True, isolation=""
+    )
 
 
 def templates_by_type(

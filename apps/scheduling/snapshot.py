@@ -329,8 +329,12 @@ def _add_chips(snap: Snapshot, usage: _Usage, chips: list[Chip]) -> None:
                 ai_core_used=aicore_used,
                 ai_cpu_used=aicpu_used,
                 healthy=c.healthy,
-                # Volcano binds nothing to a cordoned or NotReady node either.
-                cordoned=c.cordoned or c.node.unschedulable or not c.node.ready,
+                # Volcano binds nothing to a cordoned or NotReady node either;
+                # an isolated chip is out from the moment its isolation starts.
+                cordoned=c.cordoned
+                or not c.in_service
+                or c.node.unschedulable
+                or not c.node.ready,
                 network_id=c.network_id,
             )
         )

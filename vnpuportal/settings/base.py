@@ -550,6 +550,13 @@ PREEMPTION_AUTO_APPROVE_PRIORITY_GAP = env.int(
 PREEMPTION_EVICTION_RETRY_SECONDS = env.int(
     "PREEMPTION_EVICTION_RETRY_SECONDS", default=10
 )
+# An isolation or restore whose proof (the device plugin's registration and
+# the node's allocatable) has not come after this many seconds is shown as
+# overdue, with what the portal saw. A plugin pod restarts and re-registers in
+# well under a minute; image pulls on a busy node can take longer.
+ISOLATION_PROOF_TIMEOUT_SECONDS = env.int(
+    "ISOLATION_PROOF_TIMEOUT_SECONDS", default=300
+)
 # How the allocator chooses among chips that fit: binpack (fullest first, as
 # HAMi's default node policy) or spread (empty first).
 ALLOCATOR_STRATEGY = env("ALLOCATOR_STRATEGY", default="binpack")

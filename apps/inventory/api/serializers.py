@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -29,6 +30,7 @@ from apps.inventory.models import (
     Template,
     UsageSample,
 )
+from apps.inventory.nodeconfig.proof import isolation_overdue
 from apps.inventory.room import fitting_templates
 from apps.inventory.scheduler import scheduler_in_effect
 
@@ -271,6 +273,14 @@ class ChipSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.ChoiceField(choices=ChipState.choices))
     def get_state(self, chip: Chip) -> str:
         return chip_state(chip).value
+    isolation_overdue = serializers.SerializerMethodField(
+        help_text="an isolation or restore whose proof has not come within "
+        "ISOLATION_PROOF_TIMEOUT_SECONDS; isolation_seen says what the portal saw"
+    )
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_isolation_overdue(self, chip: Chip) -> bool:
+        return isolation_overdue(chip, timezone.now())
 
     @extend_schema_field(serializers.IntegerField())
     def get_running_while_unhealthy(self, chip: Chip) -> int:
@@ -331,7 +341,22 @@ class ChipSerializer(serializers.ModelSerializer):
             "fits",
             "largest_template",
             "running_while_unhealthy",
+            "registered",
+            "isolation",
+            "isolation_reason",
+            "isolation_by",
+            "isolation_since",
+            "isolation_seen",
+            "isolation_overdue",
         ]
+
+
+class ChipActionSerializer(serializers.Serializer):
+    """Isolate or restore a chip: why (kept in the audit log)."""
+
+    reason = serializers.CharField(
+        max_length=1000, help_text="why, as the actor gives it (required)"
+    )
 
 
 class SliceSerializer(serializers.ModelSerializer):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,6 +52,9 @@ class NodeState:
     unschedulable: bool
     resource_version: str
     chips: tuple[ChipState, ...]
+    #: allocatable ``huawei.com/<commonWord>`` (the chips' slots the device
+    #: plugin lists to the kubelet): shrinks when a chip is filtered out.
+    vnpu_allocatable: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,22 @@ def node_state(node: Mapping[str, Any]) -> NodeState:
         unschedulable=bool((node.get("spec") or {}).get("unschedulable")),
         resource_version=meta.get("resourceVersion", ""),
         chips=tuple(sorted(chips, key=lambda c: (c.common_word, c.index, c.uuid))),
+        vnpu_allocatable=_vnpu_allocatable(node),
     )
+
+
+def _vnpu_allocatable(node: Mapping[str, Any]) -> dict[str, int]:
+    """The node's allocatable ``huawei.com/*`` counts (unreadable ones left out)."""
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    counts: dict[str, int] = {}
+    for resource, quantity in allocatable.items():
+        if not resource.startswith(VNPU_RESOURCE_PREFIX):
+            continue
+        try:
+            counts[resource[len(VNPU_RESOURCE_PREFIX) :]] = int(str(quantity))
+        except ValueError:
+            continue
+    return counts
 
 
 def _handshake(value: str | None) -> tuple[str, datetime | None]:

@@ -16,6 +16,7 @@ from apps.inventory.models import (
     Node,
     Slice,
 )
+from apps.inventory.nodeconfig.proof import ISOLATION_KEEPS_ROW, settle_isolations
 from apps.inventory.sync.bulk import insert_rows
 from apps.inventory.sync.derive import (
     NodeState,
@@ -37,6 +38,7 @@ CHIP_FIELDS = (
     "aicore",
     "aicpu",
     "healthy",
+    "registered",
     "network_id",
     "handshake",
     "handshake_at",
@@ -48,6 +50,7 @@ NODE_FIELDS = (
     "ascend_enabled",
     "hami_vnpu_core",
     "unschedulable",
+    "vnpu_allocatable",
     "resource_version",
 )
 
@@ -128,6 +131,7 @@ class NodesMixin(WriterBase):
                 "ascend_enabled": state.ascend_enabled,
                 "hami_vnpu_core": state.hami_vnpu_core,
                 "unschedulable": state.unschedulable,
+                "vnpu_allocatable": dict(state.vnpu_allocatable),
                 "resource_version": state.resource_version,
             }
             node = existing.get(state.name)
@@ -193,10 +197,22 @@ class NodesMixin(WriterBase):
                 cluster=self.cluster, node_id=node_id, common_word=common_word
             ).update(handshake=kind, handshake_at=at)
         removed = [uuid for uuid in stored if uuid not in plan.wanted]
-        if removed:
+        # A chip taken out by its isolation keeps its row, unregistered: it is
+        # the proof the isolation waits for, and the chip is restored by it.
+        kept = {
+            uuid for uuid in removed if stored[uuid].isolation in ISOLATION_KEEPS_ROW
+        }
+        gone = [uuid for uuid in removed if uuid not in kept]
+        if gone:
             Chip.objects.order_by().filter(
-                cluster=self.cluster, uuid__in_array=removed
+                cluster=self.cluster, uuid__in_array=gone
             ).delete()
+        unregistered = [uuid for uuid in kept if stored[uuid].registered]
+        if unregistered:
+            Chip.objects.order_by().filter(
+                cluster=self.cluster, uuid__in_array=unregistered
+            ).update(registered=False)
+        settle_isolations(self.cluster, states)
         return (
             {c["uuid"] for c in plan.new}
             | {c.uuid for c in plan.changed}
@@ -223,6 +239,7 @@ class NodesMixin(WriterBase):
                     "aicore": chip.aicore,
                     "aicpu": self._chip_aicpu.get(chip.common_word, 0),
                     "healthy": chip.healthy,
+                    "registered": True,
                     "network_id": chip.network_id,
                 }
                 handshake = {

@@ -1,0 +1,169 @@
+"""Isolating a chip through the device plugin's node config, and restoring it.
+
+Isolate (``chip_isolate``), in this order, so that a refusal changes nothing:
+
+1. the chip must be in service; the node's plugin must read the node config
+   (v1.4.0+, ``--node_config_file`` wired: otherwise nothing would ever prove
+   the isolation, so it is refused with the fix);
+2. the node's plugin pod is found and checked: restarting it must not apply a
+   device config whose restart the admin has not confirmed;
+3. the chip becomes "isolating": from this commit on the portal's allocator
+   never books it (``Chip.in_service``);
+4. the chip's UUID is published into that node's ``filterDevices`` (the node
+   config's own publish: validated, guarded by resourceVersion, versioned);
+5. that node's plugin pod is deleted; the DaemonSet recreates it, and the new
+   pod no longer registers the chip.
+
+Sync then proves it (``apps.inventory.nodeconfig.proof``). A failure in 4 or
+5 gives the chip back its earlier state where nothing reached the cluster,
+and otherwise keeps "isolating" with what happened in ``isolation_seen``.
+Restore is the same with the UUID taken out of the filter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.audit.services import audit_record
+from apps.common.exceptions import ValidationFailed
+from apps.inventory.choices import ChipIsolation
+from apps.inventory.errors import IsolationState
+from apps.inventory.kube import cluster_gateway
+from apps.inventory.models import Chip
+from apps.inventory.nodeconfig.plugin_pods import plugin_pod_on, restart_plugin_pod
+from apps.inventory.nodeconfig.publishing import node_filter_set
+from apps.inventory.nodeconfig.readable import node_config_unread
+
+#: The states each action starts from.
+_ISOLATE_FROM = (ChipIsolation.NONE,)
+_RESTORE_FROM = (ChipIsolation.ISOLATING, ChipIsolation.ISOLATED)
+
+
+def chip_isolate(*, chip: Chip, actor: Any, reason: str) -> Chip:
+    """Take ``chip`` out of service through its node's ``filterDevices``.
+
+    Raises:
+        ValidationFailed: No reason given, or the node's plugin does not read
+            the node config (``detail`` says why and how to fix it).
+        IsolationState: The chip is not in service.
+        PluginRestartBlocked: A device-config restart is pending unconfirmed.
+        NotFound: No device plugin pod runs on the node.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    return _act(chip, actor, reason, isolate=True)
+
+
+def chip_restore(*, chip: Chip, actor: Any, reason: str) -> Chip:
+    """Put an isolated (or isolating) chip back: lift its filter, restart the plugin.
+
+    Raises: as :func:`chip_isolate` (IsolationState: the chip is not isolated).
+    """
+    return _act(chip, actor, reason, isolate=False)
+
+
+def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
+    reason = reason.strip()
+    if not reason:
+        raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
+    allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
+    verb = "isolate" if isolate else "restore"
+    if chip.isolation not in allowed:
+        raise IsolationState(
+            f"chip {chip.uuid} is {chip.get_isolation_display().lower()}:"
+            f" nothing to {verb}",
+            detail={"isolation": chip.isolation},
+        )
+    node = chip.node.name
+    problem = node_config_unread(chip.cluster, node)
+    if problem:
+        raise ValidationFailed(
+            f"the device plugin on node {node} does not read the node config: {problem}",
+            detail={"node": [problem]},
+        )
+    with cluster_gateway(chip.cluster) as gateway:
+        plugin_pod_on(gateway, node)  # NotFound before anything is written
+        before = (chip.isolation, chip.isolation_allocatable_before)
+        _start(chip, actor, reason, isolate=isolate)
+        try:
+            version = node_filter_set(
+                cluster=chip.cluster,
+                node=node,
+                uuid=chip.uuid,
+                filtered=isolate,
+                actor=actor,
+                reason=f"{verb} chip {chip.uuid}: {reason}",
+            )
+        except Exception:
+            _back(chip, *before)
+            raise
+        try:
+            pod = restart_plugin_pod(gateway, chip.cluster, node)
+        except Exception as exc:
+            _seen(
+                chip,
+                f"node config v{version} published; restarting the plugin failed: {exc}",
+            )
+            raise
+    _seen(chip, f"node config v{version} published; plugin pod {pod} deleted")
+    audit_record(
+        actor=actor,
+        action=f"chip.{verb}",
+        target=chip,
+        reason=reason,
+        after={
+            "uuid": chip.uuid,
+            "node": node,
+            "node_config_version": version,
+            "pod": pod,
+        },
+    )
+    return chip
+
+
+@transaction.atomic
+def _start(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> None:
+    """Mark the chip waiting, re-checking its state under a row lock."""
+    locked = Chip.objects.select_for_update().select_related("node").get(pk=chip.pk)
+    allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
+    if locked.isolation not in allowed:
+        raise IsolationState(
+            f"chip {chip.uuid} changed state meanwhile ({locked.isolation})",
+            detail={"isolation": locked.isolation},
+        )
+    chip.isolation = ChipIsolation.ISOLATING if isolate else ChipIsolation.RESTORING
+    chip.isolation_since = timezone.now()
+    chip.isolation_seen = ""
+    if isolate:
+        chip.isolation_reason = reason
+    chip.isolation_by = getattr(actor, "username", "") or "system"
+    # Restoring a chip still registered (its isolation never took effect)
+    # needs only the registration as proof: nothing will grow back.
+    counted = isolate or not locked.registered
+    chip.isolation_allocatable_before = (
+        locked.node.vnpu_allocatable.get(chip.common_word) if counted else None
+    )
+    chip.save(
+        update_fields=[
+            "isolation",
+            "isolation_since",
+            "isolation_seen",
+            "isolation_reason",
+            "isolation_by",
+            "isolation_allocatable_before",
+        ]
+    )
+
+
+def _back(chip: Chip, isolation: str, allocatable_before: int | None) -> None:
+    """Nothing reached the cluster: the chip is as it was."""
+    chip.isolation = isolation
+    chip.isolation_allocatable_before = allocatable_before
+    chip.save(update_fields=["isolation", "isolation_allocatable_before"])
+
+
+def _seen(chip: Chip, text: str) -> None:
+    chip.isolation_seen = text
+    chip.save(update_fields=["isolation_seen"])
