@@ -221,6 +221,11 @@ class Chip(models.Model):
         default=0, help_text="from the chip type's aiCPU"
     )
     healthy = models.BooleanField(default=False)
+    health_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when sync saw the health flag change (or the chip appear)",
+    )
     network_id = models.IntegerField(null=True, blank=True)
     handshake = models.CharField(max_length=64, blank=True)
     handshake_at = models.DateTimeField(null=True, blank=True)

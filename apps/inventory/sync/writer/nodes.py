@@ -191,7 +191,9 @@ class NodesMixin(WriterBase):
         plan = self._chip_plan(states, node_ids, stored)
         self._adopt_moved_chips(plan)
         insert_rows(Chip, plan.new)
-        Chip.objects.bulk_update(plan.changed, [*CHIP_FIELDS, "node"], batch_size=2000)
+        Chip.objects.bulk_update(
+            plan.changed, [*CHIP_FIELDS, "health_since", "node"], batch_size=2000
+        )
         for (node_id, common_word), (kind, at) in plan.handshakes.items():
             Chip.objects.order_by().filter(
                 cluster=self.cluster, node_id=node_id, common_word=common_word
@@ -227,6 +229,7 @@ class NodesMixin(WriterBase):
     ) -> _ChipPlan:
         """Compare the nodes' chips with the stored rows of those nodes."""
         plan = _ChipPlan()
+        now = timezone.now()
         for state in states:
             node_id = node_ids[state.name]
             for chip in state.chips:
@@ -253,6 +256,7 @@ class NodesMixin(WriterBase):
                             "cluster_id": self.cluster.pk,
                             "node_id": node_id,
                             "uuid": chip.uuid,
+                            "health_since": now,
                             **values,
                             **handshake,
                         }
@@ -260,6 +264,8 @@ class NodesMixin(WriterBase):
                 elif row.node_id != node_id or any(
                     getattr(row, k) != v for k, v in values.items()
                 ):
+                    if row.healthy != chip.healthy:
+                        row.health_since = now
                     for key, value in {**values, **handshake}.items():
                         setattr(row, key, value)
                     row.node_id = node_id
