@@ -33,9 +33,11 @@ from apps.inventory.choices import ChipIsolation
 from apps.inventory.errors import IsolationState
 from apps.inventory.kube import cluster_gateway
 from apps.inventory.models import Chip
+from apps.inventory.nodeconfig.isolation_hooks import (
+    node_config_unread,
+    node_filter_set,
+)
 from apps.inventory.nodeconfig.plugin_pods import plugin_pod_on, restart_plugin_pod
-from apps.inventory.nodeconfig.publishing import node_filter_set
-from apps.inventory.nodeconfig.readable import node_config_unread
 
 #: The states each action starts from.
 _ISOLATE_FROM = (ChipIsolation.NONE,)
