@@ -273,6 +273,7 @@ class ChipSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.ChoiceField(choices=ChipState.choices))
     def get_state(self, chip: Chip) -> str:
         return chip_state(chip).value
+
     isolation_overdue = serializers.SerializerMethodField(
         help_text="an isolation or restore whose proof has not come within "
         "ISOLATION_PROOF_TIMEOUT_SECONDS; isolation_seen says what the portal saw"
