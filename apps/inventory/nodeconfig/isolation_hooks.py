@@ -1,6 +1,6 @@
 """What isolation needs from the node config's publish and health check.
 
-Placeholders until those land (integration replaces the bodies).
+Kept apart so that isolation names the two steps it takes from them.
 """
 
 from __future__ import annotations
@@ -10,13 +10,29 @@ from typing import Any
 from apps.inventory.hami.nodeconfig import FILTER
 from apps.inventory.models import Cluster
 from apps.inventory.nodeconfig.health import node_config_health
+from apps.inventory.nodeconfig.publishing import set_node_filter
 
 
 def node_filter_set(
     *, cluster: Cluster, node: str, uuid: str, filtered: bool, actor: Any, reason: str
 ) -> int:
-    """Publish ``node``'s filterDevices with ``uuid`` in (or out); the new version's number."""
-    raise NotImplementedError
+    """Publish ``node``'s filterDevices with ``uuid`` in (or out); the new version's number.
+
+    The node config's own publish (validated, versioned, guarded against a
+    hand edit). Warnings are confirmed: the admin asked for this one change,
+    and a warning elsewhere in the file (a hand-written index filter) must
+    not keep a failing chip in service; they stay on the version's record.
+    """
+    change = {"add_uuids": [uuid]} if filtered else {"remove_uuids": [uuid]}
+    result = set_node_filter(
+        cluster=cluster,
+        node_name=node,
+        actor=actor,
+        reason=reason,
+        confirm_warnings=True,
+        **change,
+    )
+    return int(result.version.number)
 
 
 def node_config_unread(cluster: Cluster, node: str) -> str:

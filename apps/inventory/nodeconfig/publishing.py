@@ -60,6 +60,7 @@ from apps.inventory.hami.nodeconfig import (
 from apps.inventory.hami.validation import Issue
 from apps.inventory.kube import Gateway, cluster_gateway
 from apps.inventory.models import Cluster, Node, NodeConfigVersion
+from apps.inventory.nodeconfig.health import node_config_read_guard
 from apps.inventory.nodeconfig.selectors import (
     nodeconfig_baseline,
     nodeconfig_mirror,
@@ -202,6 +203,7 @@ def _checks(
     cluster: Cluster,
     *,
     confirm_warnings: bool,
+    confirm_unread: bool = False,
     expected_version: int | str | None = CURRENT,
     expected_resource_version: str = "",
 ) -> Checks:
@@ -238,6 +240,9 @@ def _checks(
 
     def confirm(document: tuple[Any, tuple[Issue, ...]]) -> tuple[Any, ...]:
         warnings_confirmed(document[1], confirm_warnings)
+        # A file no plugin reads changes nothing on any node: refused unless
+        # the caller says so (as the device config's shape guard).
+        node_config_read_guard(cluster, confirm_unread)
         return ()
 
     return Checks(validate=validate, confirm=confirm, guard=guard)
@@ -252,6 +257,7 @@ def nodeconfig_publish(
     text: str | None = None,
     edits: Sequence[NodeEdit] = (),
     confirm_warnings: bool = False,
+    confirm_unread: bool = False,
     force: bool = False,
     expected_resource_version: str = "",
     actor_name: str = "",
@@ -267,6 +273,8 @@ def nodeconfig_publish(
         text: A whole ``node-config.yaml``, written as given.
         edits: Per-node changes, applied to the live document.
         confirm_warnings: Publish even with validation warnings.
+        confirm_unread: Publish even where the device plugin does not read
+            the node config (see ``node_config_read_guard``).
         force: Publish over a hand edit (admin only).
         expected_resource_version: The ConfigMap's resourceVersion the edit
             was based on ("" not checked).
@@ -301,6 +309,7 @@ def nodeconfig_publish(
         checks=_checks(
             cluster,
             confirm_warnings=confirm_warnings,
+            confirm_unread=confirm_unread,
             expected_version=expected_version,
             expected_resource_version=expected_resource_version,
         ),
@@ -314,6 +323,7 @@ def nodeconfig_rollback(
     number: int,
     reason: str,
     confirm_warnings: bool = False,
+    confirm_unread: bool = False,
     force: bool = False,
     actor_name: str = "",
 ) -> PublishResult:
@@ -337,7 +347,9 @@ def nodeconfig_rollback(
         force=force,
         propose=lambda live, baseline: target.text,
         target=NODE_CONFIG,
-        checks=_checks(cluster, confirm_warnings=confirm_warnings),
+        checks=_checks(
+            cluster, confirm_warnings=confirm_warnings, confirm_unread=confirm_unread
+        ),
         rollback_of=target.number,
     )
 

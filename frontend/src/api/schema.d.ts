@@ -97,6 +97,14 @@ export interface paths {
     /** @description Slices placed on and released from this chip, newest first (paginated). */
     get: operations["chips_history_list"];
   };
+  "/api/chips/{id}/isolate/": {
+    /** @description Stop new work landing on the chip; the answer is "isolating" until sync proves it. */
+    post: operations["chips_isolate"];
+  };
+  "/api/chips/{id}/restore/": {
+    /** @description Lift the chip's filter; the answer is "restoring" until sync proves it. */
+    post: operations["chips_restore"];
+  };
   "/api/chips/{id}/uncordon/": {
     /** @description ``/api/chips/<id>/uncordon/``: back in service (an open drain ends). */
     post: operations["chips_uncordon_create"];
@@ -517,6 +525,8 @@ export interface components {
       before: unknown;
       after: unknown;
     };
+    /** @enum {unknown} */
+    BlankEnum: "";
     /**
      * @description * `ok` - ok
      * * `warn` - warn
@@ -583,6 +593,22 @@ export interface components {
       largest_template: string | null;
       /** @description vNPUs that still run on this chip although its device plugin reports it unhealthy (0 on a healthy chip): the device plugin hands out a sick chip, so a pod Volcano bound to it runs there; move them */
       running_while_unhealthy: number;
+      /** @description listed in the node's registration annotation */
+      registered: boolean;
+      isolation: components["schemas"]["IsolationEnum"] | components["schemas"]["BlankEnum"];
+      isolation_reason: string;
+      isolation_by: string;
+      /** Format: date-time */
+      isolation_since: string | null;
+      /** @description what the portal last saw while waiting for the proof */
+      isolation_seen: string;
+      /** @description an isolation or restore whose proof has not come within ISOLATION_PROOF_TIMEOUT_SECONDS; isolation_seen says what the portal saw */
+      isolation_overdue: boolean;
+    };
+    /** @description Isolate or restore a chip: why (kept in the audit log). */
+    ChipActionRequest: {
+      /** @description why, as the actor gives it (required) */
+      reason: string;
     };
     ChipEvent: {
       id: number;
@@ -648,7 +674,7 @@ export interface components {
       price_per_hour: string;
     };
     /** @enum {string} */
-    ChipStateEnum: "healthy" | "unhealthy" | "cordoned" | "draining" | "drained";
+    ChipStateEnum: "healthy" | "unhealthy" | "cordoned" | "draining" | "drained" | "isolating" | "isolated" | "restoring";
     ChipType: {
       id: number;
       cluster: number;
@@ -1137,6 +1163,14 @@ export interface components {
       step: number;
       series: components["schemas"]["Series"][];
     };
+    /**
+     * @description * `` - In service
+     * * `isolating` - Isolating: filtered, waiting for the proof
+     * * `isolated` - Isolated: the device plugin no longer registers it
+     * * `restoring` - Restoring: filter lifted, waiting for the proof
+     * @enum {string}
+     */
+    IsolationEnum: "isolating" | "isolated" | "restoring";
     LoginCsrf: {
       /** @description send it as the X-CSRFToken header of the login POST */
       csrf_token: string;
@@ -1321,6 +1355,11 @@ export interface components {
        */
       expected_resource_version?: string;
       /**
+       * @description publish even where the device plugin does not read the node config (without it such a publish is a 400 node_config_not_read saying why and how to wire the file)
+       * @default false
+       */
+      confirm_unread?: boolean;
+      /**
        * @description publish even with validation warnings (without it: 400 unconfirmed_warnings listing them)
        * @default false
        */
@@ -1352,6 +1391,8 @@ export interface components {
       reason: string;
       /** @default false */
       confirm_warnings?: boolean;
+      /** @default false */
+      confirm_unread?: boolean;
       /**
        * @description admin only
        * @default false
@@ -2751,7 +2792,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no config the portal owns yet: adopt the live one first); `stale_version` (409: the node config's version is not the one the edit was based on); `unconfirmed_warnings` (400: the node config has warnings the caller did not confirm (confirm_warnings)); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no config the portal owns yet: adopt the live one first); `stale_version` (409: the node config's version is not the one the edit was based on); `unconfirmed_warnings` (400: the node config has warnings the caller did not confirm (confirm_warnings)); `isolation_state` (409: the chip is already isolated (or being isolated), or is not isolated); `plugin_restart_blocked` (409: a device-config restart is pending unconfirmed: a plugin restart would apply it); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -3900,6 +3941,156 @@ export interface operations {
       };
     };
   };
+  /** @description Stop new work landing on the chip; the answer is "isolating" until sync proves it. */
+  chips_isolate: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this chip. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ChipActionRequest"];
+      };
+    };
+    responses: {
+      202: {
+        content: {
+          "application/json": components["schemas"]["Chip"];
+        };
+      };
+      /** @description no reason (`errors.reason`), or the node's device plugin does not read the node config (`errors.node` says why and how to fix it) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster (or ConfigMap, version or component in it) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), or conflict/drift (the node config changed under the portal) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /** @description Lift the chip's filter; the answer is "restoring" until sync proves it. */
+  chips_restore: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this chip. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["ChipActionRequest"];
+      };
+    };
+    responses: {
+      202: {
+        content: {
+          "application/json": components["schemas"]["Chip"];
+        };
+      };
+      /** @description no reason (`errors.reason`), or the node's device plugin does not read the node config (`errors.node` says why and how to fix it) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster (or ConfigMap, version or component in it) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), or conflict/drift (the node config changed under the portal) */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
   /** @description ``/api/chips/<id>/uncordon/``: back in service (an open drain ends). */
   chips_uncordon_create: {
     parameters: {
@@ -4795,7 +4986,7 @@ export interface operations {
           "application/json": components["schemas"]["NodeConfigVersion"];
         };
       };
-      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), node_config_not_read (the device plugin does not read the file: `errors.confirm_unread` says why and how to wire it; send confirm_unread: true to write it anyway), or no_change */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
@@ -5031,7 +5222,7 @@ export interface operations {
           "application/json": components["schemas"]["NodeConfigPublishResult"];
         };
       };
-      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), node_config_not_read (the device plugin does not read the file: `errors.confirm_unread` says why and how to wire it; send confirm_unread: true to write it anyway), or no_change */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
@@ -5106,7 +5297,7 @@ export interface operations {
           "application/json": components["schemas"]["NodeConfigPublishResult"];
         };
       };
-      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), or no_change */
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), node_config_not_read (the device plugin does not read the file: `errors.confirm_unread` says why and how to wire it; send confirm_unread: true to write it anyway), or no_change */
       400: {
         content: {
           "application/json": components["schemas"]["PublishingError"];

@@ -12,7 +12,8 @@ Scripts rely on these names and exit codes (docs/command-line.md):
                           has seen one, a file that changes nothing)
   publish FILE --cluster NAME --reason TEXT [--yes] [--force] [--expected-version N]
                           write the file to the cluster; exit 1 with the errors, the
-                          warnings (without --yes) or the diff of a conflict; 0 when
+                          warnings or a plugin that does not read the node config
+                          (both without --yes) or the diff of a conflict; 0 when
                           nothing changes
   drift --cluster NAME    exit 0 when the live ConfigMap holds the portal's version,
                           1 with the diff otherwise
@@ -175,6 +176,7 @@ class Command(BaseCommand):
                 text=read_text_file(options["file"]),
                 expected_version=publishing.CURRENT if expected is None else expected,
                 confirm_warnings=options["yes"],
+                confirm_unread=options["yes"],
                 force=options["force"],
             ),
         )
@@ -190,6 +192,7 @@ class Command(BaseCommand):
                 number=options["number"],
                 reason=options["reason"],
                 confirm_warnings=options["yes"],
+                confirm_unread=options["yes"],
                 force=options["force"],
             ),
         )

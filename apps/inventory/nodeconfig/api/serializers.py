@@ -97,6 +97,12 @@ class NodeConfigPublishSerializer(NodeConfigDraftSerializer):
         max_length=32,
         help_text="the ConfigMap's resourceVersion the edit was based on (optional)",
     )
+    confirm_unread = serializers.BooleanField(
+        default=False,
+        help_text="publish even where the device plugin does not read the node "
+        "config (without it such a publish is a 400 node_config_not_read "
+        "saying why and how to wire the file)",
+    )
     confirm_warnings = serializers.BooleanField(
         default=False,
         help_text="publish even with validation warnings (without it: 400 "
@@ -112,6 +118,7 @@ class NodeConfigRollbackSerializer(serializers.Serializer):
     version = serializers.IntegerField(min_value=1, help_text="the version to restore")
     reason = serializers.CharField(allow_blank=False, max_length=2000)
     confirm_warnings = serializers.BooleanField(default=False)
+    confirm_unread = serializers.BooleanField(default=False)
     force = serializers.BooleanField(default=False, help_text="admin only")
 
 

@@ -41,7 +41,10 @@ WRITE_ERRORS = {
     400: error_response(
         "invalid input or node config (`errors` names each path, e.g. "
         "nodes[0].filterDevices.uuid[0]), unconfirmed_warnings "
-        "(`errors.confirm_warnings` lists them), or no_change"
+        "(`errors.confirm_warnings` lists them), node_config_not_read (the "
+        "device plugin does not read the file: `errors.confirm_unread` says why "
+        "and how to wire it; send confirm_unread: true to write it anyway), or "
+        "no_change"
     ),
     409: OpenApiResponse(
         response=PublishConflictSerializer,
@@ -130,6 +133,7 @@ class ClusterNodeConfigViewSet(ClusterCommandViewSet):
             text=data.get("text"),
             edits=_edits(data),
             confirm_warnings=data["confirm_warnings"],
+            confirm_unread=data["confirm_unread"],
             force=data["force"],
         )
         return Response(
@@ -153,6 +157,7 @@ class ClusterNodeConfigViewSet(ClusterCommandViewSet):
             number=data["version"],
             reason=data["reason"],
             confirm_warnings=data["confirm_warnings"],
+            confirm_unread=data["confirm_unread"],
             force=data["force"],
         )
         return Response(
