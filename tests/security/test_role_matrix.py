@@ -90,6 +90,8 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/chips/{chip}/": R,
     "/api/chips/{chip}/history/": R,
     "/api/chips/{chip}/drain/": {"GET": V, "POST": OP},
+    "/api/chips/{chip}/isolate/": {"POST": OP},
+    "/api/chips/{chip}/restore/": {"POST": OP},
     "/api/chips/{chip}/uncordon/": {"POST": OP},
     "/api/nodes/{node}/drain/": {"GET": V, "POST": OP},
     "/api/nodes/{node}/uncordon/": {"POST": OP},

@@ -37,7 +37,10 @@ from apps.inventory.nodeconfig.isolation_hooks import (
     node_config_unread,
     node_filter_set,
 )
-from apps.inventory.nodeconfig.plugin_pods import plugin_pod_on, restart_plugin_pod
+from apps.inventory.nodeconfig.plugin_pods import (
+    restart_plugin_pod,
+    restartable_plugin_pod,
+)
 
 #: The states each action starts from.
 _ISOLATE_FROM = (ChipIsolation.NONE,)
@@ -86,7 +89,8 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
             detail={"node": [problem]},
         )
     with cluster_gateway(chip.cluster) as gateway:
-        plugin_pod_on(gateway, node)  # NotFound before anything is written
+        # NotFound or PluginRestartBlocked before anything is written
+        pod = restartable_plugin_pod(gateway, chip.cluster, node)
         before = (chip.isolation, chip.isolation_allocatable_before)
         _start(chip, actor, reason, isolate=isolate)
         try:
@@ -102,7 +106,7 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
             _back(chip, *before)
             raise
         try:
-            pod = restart_plugin_pod(gateway, chip.cluster, node)
+            restart_plugin_pod(gateway, pod)
         except Exception as exc:
             _seen(
                 chip,

@@ -102,11 +102,10 @@ def restart_refusal(
     )
 
 
-def restart_plugin_pod(gateway: Gateway, cluster: Cluster, node: str) -> str:
-    """Delete the device plugin pod on ``node`` (its DaemonSet recreates it).
+def restartable_plugin_pod(gateway: Gateway, cluster: Cluster, node: str) -> str:
+    """The name of the plugin pod on ``node``, once it is safe to restart it.
 
-    Returns:
-        The name of the deleted pod.
+    Called before anything is written, so that a refusal changes nothing.
 
     Raises:
         NotFound: See :func:`plugin_pod_on`.
@@ -129,6 +128,9 @@ def restart_plugin_pod(gateway: Gateway, cluster: Cluster, node: str) -> str:
     )
     if refusal:
         raise PluginRestartBlocked(refusal, detail={"node": node})
-    pod_name = (pod.get("metadata") or {}).get("name", "")
-    gateway.delete_pod(namespace, pod_name)
-    return str(pod_name)
+    return str((pod.get("metadata") or {}).get("name", ""))
+
+
+def restart_plugin_pod(gateway: Gateway, pod: str) -> None:
+    """Delete the device plugin pod ``pod``: its DaemonSet recreates it."""
+    gateway.delete_pod(plugin_daemonset()[0], pod)
