@@ -13,6 +13,7 @@ from apps.inventory.deviceconfig.refresh import (
     config_loaded_refresh_register,
 )
 from apps.inventory.kube import remove_ca_files
+from apps.inventory.nodeconfig.policy import isolation_policy_run
 from apps.inventory.selectors import connected_cluster_ids
 from apps.inventory.services import usage_samples_record
 from apps.inventory.sync.engine import sync_run
@@ -56,6 +57,17 @@ def config_loaded_refresh_task(cluster_id: int | None = None) -> int:
     A cluster that cannot be reached keeps what was last read; the others go on.
     """
     return config_loaded_refresh_all(cluster_id)
+
+
+@shared_task(ignore_result=True, soft_time_limit=120)
+def isolation_policy_task() -> dict[str, int]:
+    """Beat: isolate and restore chips by the health rules, where a site turned them on."""
+    report = isolation_policy_run()
+    return {
+        "acted": len(report.acted),
+        "refused": len(report.refused),
+        "failed": len(report.failed),
+    }
 
 
 # How a publish or a scheduler rollout seen by sync starts a refresh

@@ -206,6 +206,9 @@ CONFIG_LOADED_REFRESH_SECONDS = env.float("CONFIG_LOADED_REFRESH_SECONDS", defau
 SCHEDULING_PASS_SECONDS = env.float("SCHEDULING_PASS_SECONDS", default=5.0)
 # Bookings and the usage gauges are refreshed this often (apps.metering).
 METERING_REFRESH_SECONDS = env.float("METERING_REFRESH_SECONDS", default=30.0)
+# The isolation policy looks at the chip suggestions this often (it acts only
+# when ISOLATION_AUTO_ISOLATE or ISOLATION_AUTO_RESTORE is on).
+ISOLATION_POLICY_SECONDS = env.float("ISOLATION_POLICY_SECONDS", default=60.0)
 # Every periodic job, in one place.
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     # Restart any cluster's watchers that stopped (their task ended or a worker
@@ -234,6 +237,12 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, object]] = {
     "metering-refresh": {
         "task": "apps.metering.tasks.metering_refresh_task",
         "schedule": METERING_REFRESH_SECONDS,
+    },
+    # Isolate and restore chips by the health rules, when a site turned the
+    # policy on (apps.inventory.nodeconfig.policy; off by default).
+    "isolation-policy": {
+        "task": "apps.inventory.tasks.isolation_policy_task",
+        "schedule": ISOLATION_POLICY_SECONDS,
     },
 }
 
@@ -557,6 +566,20 @@ PREEMPTION_EVICTION_RETRY_SECONDS = env.int(
 ISOLATION_PROOF_TIMEOUT_SECONDS = env.int(
     "ISOLATION_PROOF_TIMEOUT_SECONDS", default=300
 )
+# A chip in service that the device plugin has registered unhealthy for longer
+# than this is offered for isolation (10 minutes: a flap is not a failure).
+ISOLATION_SUGGEST_AFTER_SECONDS = env.int(
+    "ISOLATION_SUGGEST_AFTER_SECONDS", default=600
+)
+# An isolated chip whose hardware (the npu-exporter, through Prometheus) has
+# been healthy this long is offered for restore.
+ISOLATION_RESTORE_AFTER_SECONDS = env.int(
+    "ISOLATION_RESTORE_AFTER_SECONDS", default=1800
+)
+# Act on those suggestions without a person (as the actor "policy", audited):
+# both off by default, so nothing is isolated or restored unless a site says so.
+ISOLATION_AUTO_ISOLATE = env.bool("ISOLATION_AUTO_ISOLATE", default=False)
+ISOLATION_AUTO_RESTORE = env.bool("ISOLATION_AUTO_RESTORE", default=False)
 # How the allocator chooses among chips that fit: binpack (fullest first, as
 # HAMi's default node policy) or spread (empty first).
 ALLOCATOR_STRATEGY = env("ALLOCATOR_STRATEGY", default="binpack")

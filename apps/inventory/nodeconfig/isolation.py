@@ -47,8 +47,11 @@ _ISOLATE_FROM = (ChipIsolation.NONE,)
 _RESTORE_FROM = (ChipIsolation.ISOLATING, ChipIsolation.ISOLATED)
 
 
-def chip_isolate(*, chip: Chip, actor: Any, reason: str) -> Chip:
+def chip_isolate(*, chip: Chip, actor: Any, reason: str, actor_name: str = "") -> Chip:
     """Take ``chip`` out of service through its node's ``filterDevices``.
+
+    ``actor`` is the user; a system actor (the isolation policy) passes
+    ``actor=None`` and its name in ``actor_name``.
 
     Raises:
         ValidationFailed: No reason given, or the node's plugin does not read
@@ -58,18 +61,20 @@ def chip_isolate(*, chip: Chip, actor: Any, reason: str) -> Chip:
         NotFound: No device plugin pod runs on the node.
         ClusterUnavailable: The cluster could not be reached.
     """
-    return _act(chip, actor, reason, isolate=True)
+    return _act(chip, actor, reason, actor_name, isolate=True)
 
 
-def chip_restore(*, chip: Chip, actor: Any, reason: str) -> Chip:
+def chip_restore(*, chip: Chip, actor: Any, reason: str, actor_name: str = "") -> Chip:
     """Put an isolated (or isolating) chip back: lift its filter, restart the plugin.
 
     Raises: as :func:`chip_isolate` (IsolationState: the chip is not isolated).
     """
-    return _act(chip, actor, reason, isolate=False)
+    return _act(chip, actor, reason, actor_name, isolate=False)
 
 
-def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
+def _act(
+    chip: Chip, actor: Any, reason: str, actor_name: str, *, isolate: bool
+) -> Chip:
     reason = reason.strip()
     if not reason:
         raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
@@ -92,7 +97,7 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
         # NotFound or PluginRestartBlocked before anything is written
         pod = restartable_plugin_pod(gateway, chip.cluster, node)
         before = (chip.isolation, chip.isolation_allocatable_before)
-        _start(chip, actor, reason, isolate=isolate)
+        _start(chip, actor_name or _name(actor), reason, isolate=isolate)
         try:
             version = node_filter_set(
                 cluster=chip.cluster,
@@ -100,6 +105,7 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
                 uuid=chip.uuid,
                 filtered=isolate,
                 actor=actor,
+                actor_name=actor_name,
                 reason=f"{verb} chip {chip.uuid}: {reason}",
             )
         except Exception:
@@ -116,6 +122,7 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
     _seen(chip, f"node config v{version} published; plugin pod {pod} deleted")
     audit_record(
         actor=actor,
+        actor_name=actor_name,
         action=f"chip.{verb}",
         target=chip,
         reason=reason,
@@ -129,8 +136,12 @@ def _act(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> Chip:
     return chip
 
 
+def _name(actor: Any) -> str:
+    return getattr(actor, "username", "") or "system"
+
+
 @transaction.atomic
-def _start(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> None:
+def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
     """Mark the chip waiting, re-checking its state under a row lock."""
     locked = Chip.objects.select_for_update().select_related("node").get(pk=chip.pk)
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
@@ -144,7 +155,7 @@ def _start(chip: Chip, actor: Any, reason: str, *, isolate: bool) -> None:
     chip.isolation_seen = ""
     if isolate:
         chip.isolation_reason = reason
-    chip.isolation_by = getattr(actor, "username", "") or "system"
+    chip.isolation_by = by
     # Restoring a chip still registered (its isolation never took effect)
     # needs only the registration as proof: nothing will grow back.
     counted = isolate or not locked.registered

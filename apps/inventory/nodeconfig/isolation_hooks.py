@@ -14,7 +14,14 @@ from apps.inventory.nodeconfig.publishing import set_node_filter
 
 
 def node_filter_set(
-    *, cluster: Cluster, node: str, uuid: str, filtered: bool, actor: Any, reason: str
+    *,
+    cluster: Cluster,
+    node: str,
+    uuid: str,
+    filtered: bool,
+    actor: Any,
+    reason: str,
+    actor_name: str = "",
 ) -> int:
     """Publish ``node``'s filterDevices with ``uuid`` in (or out); the new version's number.
 
@@ -22,6 +29,8 @@ def node_filter_set(
     hand edit). Warnings are confirmed: the admin asked for this one change,
     and a warning elsewhere in the file (a hand-written index filter) must
     not keep a failing chip in service; they stay on the version's record.
+    ``actor`` is None for a system actor (the isolation policy), named by
+    ``actor_name``: the version's author and its audit row say "policy".
     """
     change = {"add_uuids": [uuid]} if filtered else {"remove_uuids": [uuid]}
     result = set_node_filter(
@@ -29,6 +38,7 @@ def node_filter_set(
         node_name=node,
         actor=actor,
         reason=reason,
+        actor_name=actor_name,
         confirm_warnings=True,
         **change,
     )
