@@ -35,6 +35,7 @@ urlpatterns = [
     path("", include("apps.inventory.deviceconfig.api.urls")),
     path("", include("apps.inventory.nodeconfig.api.urls")),
     path("", include("apps.inventory.nodeconfig.chip_actions")),
+    path("", include("apps.inventory.nodeconfig.suggestion_views")),
     path("", include("apps.audit.api.urls")),
     path("", include("apps.scheduling.api.urls")),
     path("", include("apps.metering.api.urls")),

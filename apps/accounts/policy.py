@@ -42,6 +42,7 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
     "ChipTypeViewSet": {READ: _V, WRITE: _OP},
     "TemplateViewSet": {READ: _V, WRITE: _OP},
     "ChipActionViewSet": {READ: _V, WRITE: _OP},
+    "ChipSuggestionViewSet": {READ: _V},
     "ClusterPublishingViewSet": {
         READ: _V,
         WRITE: _OP,

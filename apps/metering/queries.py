@@ -1,8 +1,12 @@
 """PromQL for the npu-exporter series, written once, with the site's label names.
 
-Ascend's npu-exporter labels a chip by ``id`` (its index on the node) and a
-vNPU by ``namespace``/``pod_name``/``container_name`` too; the node comes from
-the site's scrape config (``node`` by default). ``PROMETHEUS_LABELS`` maps our
+Ascend's npu-exporter labels a chip by ``id`` (its physical index on the node)
+and ``vdie_id`` (its die ID: the UUID HAMi registers the chip by), and a vNPU
+by ``namespace``/``pod_name``/``container_name`` too; the node comes from the
+site's scrape config (``node`` by default). A chip series is matched to its
+chip by ``vdie_id`` where it has one: the device plugin renumbers the chips it
+registers 0..n-1 once one is filtered (isolated) by the node config, while the
+exporter's ``id`` stays the physical one. ``PROMETHEUS_LABELS`` maps our
 names to a site's where it relabelled them, and ``PROMETHEUS_SELECTOR`` adds
 matchers to every query (``{cluster}`` in it becomes the cluster's name).
 """
@@ -10,13 +14,21 @@ matchers to every query (``{cluster}`` in it becomes the cluster's name).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from apps.metering.prometheus import Labels
 
 # Our names for the labels the queries rely on.
-LOGICAL_LABELS = ("node", "id", "namespace", "pod_name", "container_name", "model_name")
+LOGICAL_LABELS = (
+    "node",
+    "id",
+    "vdie_id",
+    "namespace",
+    "pod_name",
+    "container_name",
+    "model_name",
+)
 
 CHIP_UTILIZATION = "npu_chip_info_utilization"  # %
 CHIP_USED_MEMORY = "npu_chip_info_hbm_used_memory"  # MB
@@ -24,7 +36,7 @@ CHIP_HEALTH = "npu_chip_info_health_status"  # 1 healthy
 SLICE_UTILIZATION = "vnpu_pod_aicore_utilization"  # % of the slice's AICores
 SLICE_USED_MEMORY = "vnpu_pod_used_memory"  # KB
 SLICE_TOTAL_MEMORY = "vnpu_pod_total_memory"  # KB
-CHIP_LABELS = ("node", "id")
+CHIP_LABELS = ("node", "id", "vdie_id")
 SLICE_LABELS = ("node", "id", "namespace", "pod_name")
 
 
@@ -161,11 +173,32 @@ class Vocabulary:
     def idle_indicator(self, idle_percent: float) -> str:
         return f"{self.select(SLICE_UTILIZATION)} <= bool {idle_percent:g}"
 
-    def chip_history(self, node: str, index: int) -> dict[str, str]:
-        where = {"node": node, "id": str(index)}
+    def one_chip(self, aggregation: str, metric: str, chip: ChipIdentity) -> str:
+        """``metric`` of one chip: the series with its UUID as ``vdie_id``, or
+        else (an exporter without the label) the one at its node and index."""
+        node, index, uuid = chip
+        by_uuid = self.select(metric, vdie_id=uuid)
+        by_index = self.select(metric, node=node, id=str(index), vdie_id="")
+        return f"{aggregation}({by_uuid}) or {aggregation}({by_index})"
+
+    def chip_history(self, chip: ChipIdentity) -> dict[str, str]:
         return {
-            "aicore_used_percent": f"max({self.select('npu_chip_info_utilization', **where)})",
-            "memory_used_mb": f"max({self.select('npu_chip_info_hbm_used_memory', **where)})",
+            "aicore_used_percent": self.one_chip("max", CHIP_UTILIZATION, chip),
+            "memory_used_mb": self.one_chip("max", CHIP_USED_MEMORY, chip),
+        }
+
+    def chip_health_over(self, window_seconds: float, step: int) -> dict[str, str]:
+        """Per chip (node, vdie_id): its health now, its first sample within the
+        window and its last unhealthy one (epoch seconds; absent when none)."""
+        health = self.select(CHIP_HEALTH)
+        by = self.by("node", "vdie_id")
+        span = f"[{duration(window_seconds)}:{duration(step)}]"
+        return {
+            "healthy": f"min by ({by}) ({health})",
+            "first_seen": f"min by ({by}) (min_over_time(timestamp({health}){span}))",
+            "last_unhealthy": (
+                f"max by ({by}) (max_over_time(timestamp({health} < 1){span}))"
+            ),
         }
 
     def slice_history(
@@ -185,18 +218,56 @@ class Vocabulary:
 
 SliceKey = tuple[str, int, str, str]  # node, chip index, namespace, pod name
 ChipKey = tuple[str, int]  # node, chip index
+#: A chip series' key: the chip's UUID (its ``vdie_id``) where the series has
+#: one, else (node, index).
+ChipRef = str | ChipKey
+ChipIdentity = tuple[str, int, str]  # node, registered index, UUID
 
 
-def chip_key(vocabulary: Vocabulary, labels: Labels) -> ChipKey | None:
-    """The chip a series is about, or None when its ``id`` is not an index."""
+def chip_index_key(vocabulary: Vocabulary, labels: Labels) -> ChipKey | None:
+    """(node, index) of a series, or None when its ``id`` is not an index."""
     index = vocabulary.read(labels, "id")
     if not index.isdigit():
         return None
     return vocabulary.read(labels, "node"), int(index)
 
 
+def chip_key(vocabulary: Vocabulary, labels: Labels) -> ChipRef | None:
+    """The chip a series is about: its UUID when the series carries ``vdie_id``,
+    else (node, index); None when it has neither."""
+    return vocabulary.read(labels, "vdie_id") or chip_index_key(vocabulary, labels)
+
+
+def physical_chips(
+    vocabulary: Vocabulary, labelled: Iterable[Labels]
+) -> dict[ChipKey, str]:
+    """(node, exporter ``id``) -> UUID, from the series that carry both.
+
+    The vNPU series name their chip by ``id`` alone; with this map, what they
+    say is put on the chip by UUID too, whatever index the plugin gives it.
+    """
+    found: dict[ChipKey, str] = {}
+    for labels in labelled:
+        uuid = vocabulary.read(labels, "vdie_id")
+        key = chip_index_key(vocabulary, labels)
+        if uuid and key is not None:
+            found[key] = uuid
+    return found
+
+
+def chip_measured(
+    measured: Mapping[ChipRef, dict[str, float]], chip: ChipIdentity
+) -> dict[str, float]:
+    """What was measured of ``chip``: by its UUID, or by (node, index) from
+    series without ``vdie_id``. Only one of the two can match: a series is
+    keyed by one or the other, so a chip the plugin renumbered is never given
+    the series of the physical chip at its new index."""
+    node, index, uuid = chip
+    return measured.get(uuid) or measured.get((node, index)) or {}
+
+
 def slice_key(vocabulary: Vocabulary, labels: Labels) -> SliceKey | None:
-    chip = chip_key(vocabulary, labels)
+    chip = chip_index_key(vocabulary, labels)
     if chip is None:
         return None
     return (

@@ -28,10 +28,12 @@ from apps.metering.prometheus import (
     prometheus,
 )
 from apps.metering.queries import (
-    ChipKey,
+    ChipRef,
     SliceKey,
     Vocabulary,
     chip_key,
+    chip_measured,
+    physical_chips,
     slice_key,
 )
 from apps.metering.report import Report, build_report
@@ -230,7 +232,7 @@ def slice_counts(cluster: Cluster) -> tuple[MetricsStatus, dict[str, int]]:
 
 def _measured_chips(
     cluster: Cluster,
-) -> tuple[MetricsStatus, dict[ChipKey, dict[str, float]]]:
+) -> tuple[MetricsStatus, dict[ChipRef, dict[str, float]]]:
     """Prometheus' figures per chip, kept for USAGE_CACHE_SECONDS.
 
     They cannot change faster than Prometheus scrapes (15 s or more at most
@@ -243,19 +245,26 @@ def _measured_chips(
         kept = cache.get(key)
         if kept is not None:
             return kept
-    chip_now: dict[ChipKey, dict[str, float]] = defaultdict(dict)
+    chip_now: dict[ChipRef, dict[str, float]] = defaultdict(dict)
     try:
         prom, vocabulary = connect(cluster)
         queries = vocabulary.chips_now(
             settings.IDLE_SLICE_PERCENT, settings.IDLE_SLICE_AFTER_SECONDS
         )
-        for field, samples in prom.query_many(queries).items():
-            for sample in samples:
-                chip = chip_key(vocabulary, sample.labels)
-                if chip is not None and math.isfinite(sample.value):
-                    chip_now[chip][field] = sample.value
+        answers = prom.query_many(queries)
     except MetricsUnavailable as error:
         return MetricsStatus.failed(error), {}
+    # The slice counts come from vNPU series, which name the chip by its
+    # exporter id only: put them on the UUID the chip series give that id.
+    physical = physical_chips(
+        vocabulary, (s.labels for samples in answers.values() for s in samples)
+    )
+    for field, samples in answers.items():
+        for sample in samples:
+            chip = chip_key(vocabulary, sample.labels)
+            if chip is not None and math.isfinite(sample.value):
+                chip = physical.get(chip, chip) if isinstance(chip, tuple) else chip
+                chip_now[chip][field] = sample.value
     answer = (MetricsStatus.ok(), dict(chip_now))
     if settings.USAGE_CACHE_SECONDS > 0:
         cache.set(key, answer, timeout=settings.USAGE_CACHE_SECONDS)
@@ -280,6 +289,7 @@ def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
             "id",
             "node__name",
             "index",
+            "uuid",
             "common_word",
             "healthy",
             "aicore",
@@ -292,6 +302,7 @@ def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
         chip_id,
         node,
         index,
+        uuid,
         word,
         healthy,
         aicore,
@@ -299,7 +310,7 @@ def chips_usage(cluster: Cluster) -> tuple[MetricsStatus, list[dict[str, Any]]]:
         memory,
         memory_used,
     ) in chips:
-        measured = chip_now.get((node, index), {})
+        measured = chip_measured(chip_now, (node, index, uuid))
         hardware = measured.get("hardware_healthy")
         hardware_healthy = None if hardware is None else hardware >= 1
         flags = []
@@ -407,11 +418,14 @@ def _overlapping(bookings: Any, window: Window) -> list[Booking]:
 def chip_history(
     chip: Chip, window: Window
 ) -> tuple[MetricsStatus, list[dict[str, Any]]]:
-    """Used (Prometheus) and booked (ledger) AICore % and HBM of one chip."""
+    """Used (Prometheus) and booked (ledger) AICore % and HBM of one chip.
+
+    Both by the chip's UUID (a booking's key ends with it; the exporter's
+    ``vdie_id``), not its registered index, which shifts when a chip of its
+    node is isolated.
+    """
     bookings = _overlapping(
-        Booking.objects.filter(
-            cluster=chip.cluster, node_name=chip.node.name, chip_index=chip.index
-        ),
+        Booking.objects.filter(cluster=chip.cluster, key__endswith=f":{chip.uuid}"),
         window,
     )
     aicore = chip.aicore or 1
@@ -436,7 +450,7 @@ def chip_history(
     status = MetricsStatus.ok()
     try:
         prom, vocabulary = connect(chip.cluster)
-        queries = vocabulary.chip_history(chip.node.name, chip.index)
+        queries = vocabulary.chip_history((chip.node.name, chip.index, chip.uuid))
         series = _measured_series(prom, queries, window) + series
     except MetricsUnavailable as error:
         status = MetricsStatus.failed(error)

@@ -13,6 +13,7 @@ class SchedulingConfig(AppConfig):
         from apps.accounts.queue_refs import queue_refs_register
         from apps.audit.selectors import audit_scope_register
         from apps.common.metrics_sources import register_database_families
+        from apps.inventory.nodeconfig.health_sources import register_slice_requests
         from apps.inventory.nodeconfig.whatif_data import pending_demands_register
         from apps.inventory.sync.writer import slices_changed, volcano_queues_changed
         from apps.live.events import Event
@@ -24,6 +25,7 @@ class SchedulingConfig(AppConfig):
         from apps.scheduling.models import PreemptionProposal, Request
         from apps.scheduling.selectors import (
             pending_request_demands,
+            pod_requests,
             proposal_delta_scoped,
             proposals_scoped,
             requests_delta_scoped,
@@ -56,3 +58,6 @@ class SchedulingConfig(AppConfig):
         # The node config's what-if weighs the pending requests (inventory
         # never imports scheduling).
         pending_demands_register(pending_request_demands)
+        # The chip suggestions name the request behind each slice they list
+        # (inventory never imports scheduling).
+        register_slice_requests(pod_requests)

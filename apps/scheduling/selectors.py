@@ -8,7 +8,7 @@ requests and proposals; asking for another queue's is a 403 naming ``queue``
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
@@ -271,3 +271,23 @@ def pending_request_demands(cluster: Cluster) -> list[DemandFact]:
         )
         for pk, namespace, queue, word, memory, template in rows
     ]
+
+
+def pod_requests(
+    cluster: Cluster, pods: Collection[tuple[str, str]]
+) -> dict[tuple[str, str], int]:
+    """The portal request behind each of these (namespace, pod) pairs that has one.
+
+    A pod name a finished request once had can come back for a newer one: the
+    newest request of that name wins.
+    """
+    names = {pod for _, pod in pods}
+    found: dict[tuple[str, str], int] = {}
+    for request_id, namespace, pod in (
+        Request.objects.filter(cluster=cluster, pod_name__in=names)
+        .order_by("id")
+        .values_list("id", "namespace", "pod_name")
+    ):
+        if (namespace, pod) in pods:
+            found[(namespace, pod)] = request_id
+    return found

@@ -56,4 +56,6 @@ def test_idle_means_quiet_for_the_whole_window_and_seen_a_window_ago():
         "and (vnpu_pod_aicore_utilization{} offset 3600s) and vnpu_pod_aicore_utilization{}"
     )
     # The chips page asks per chip, so its answers name only chips with some.
-    assert v.chips_now(1, 3600)["idle_slices"].startswith("count by (node, id) (")
+    assert v.chips_now(1, 3600)["idle_slices"].startswith(
+        "count by (node, id, vdie_id) ("
+    )

@@ -56,6 +56,7 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/clusters/{cluster}/": {"GET": V, "PUT": A, "PATCH": A, "DELETE": A},
     "/api/clusters/{cluster}/summary/": R,
     "/api/clusters/{cluster}/chip-usage/": R,
+    "/api/clusters/{cluster}/chip-suggestions/": R,
     "/api/clusters/{cluster}/sync-status/": R,
     "/api/clusters/{cluster}/usage-history/": R,
     "/api/clusters/{cluster}/fragmentation/": R,
