@@ -122,6 +122,25 @@ def sim(sim_factory: Callable[..., Any], sim_options: dict[str, Any]) -> Any:
 
 
 @pytest.fixture
+def synced(sim: Any, tmp_path: Path, db: Any) -> Any:
+    """Cluster ``sim`` (the ``sim`` fixture's scenario) registered and synced once."""
+    from django.core.management import call_command
+
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.services import cluster_create
+
+    kubeconfig = sim.write_kubeconfig(tmp_path / "kubeconfig")
+    cluster = cluster_create(
+        actor=None,
+        name="sim",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=Path(kubeconfig).read_text(),
+    )
+    call_command("sync", "--cluster", "sim", "--once")
+    return cluster
+
+
+@pytest.fixture
 def fixtures_dir() -> Path:
     return FIXTURES
 
