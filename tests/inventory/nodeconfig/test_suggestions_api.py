@@ -132,8 +132,9 @@ def test_the_policy_switched_on_acts_on_the_offered_chips(sick, synced, settings
 def test_a_refusal_is_logged_once_and_does_not_stop_the_other_chips(
     sim, sick, synced, settings, caplog
 ):
-    # A second sick chip; no plugin DaemonSet by that name: both are refused
-    # before anything is written (NotFound), every tick.
+    # A second sick chip. The guide's device plugin (v1.1.0, no
+    # --node_config_file) reads no node config: both are refused before
+    # anything is written, every tick.
     sim.set_chip_health(NODE, 1, False)
     other = _sync_until(
         lambda: Chip.objects.filter(node__name=NODE, index=1, healthy=False).first(),
@@ -143,16 +144,20 @@ def test_a_refusal_is_logged_once_and_does_not_stop_the_other_chips(
     _age(other, 60)
     cache.clear()  # what an earlier test's refusals left
     settings.ISOLATION_AUTO_ISOLATE = True
-    settings.DEVICE_PLUGIN_DAEMONSET = "kube-system/no-such-plugin"
     with caplog.at_level(logging.WARNING, logger="apps.inventory.nodeconfig.policy"):
         first = isolation_policy_run()
         second = isolation_policy_run()
     assert set(first.refused) == {sick.pk, other.pk}
     assert set(second.refused) == {sick.pk, other.pk}
-    assert all("not_found" in why for why in first.refused.values())
+    assert all(
+        why.startswith("invalid: ") and "does not read the node config" in why
+        for why in first.refused.values()
+    ), first.refused
     logged = [r.getMessage() for r in caplog.records]
     assert len(logged) == 2, logged  # once per chip, not once per tick
-    assert any(HELD_UUID in line and "no-such-plugin" in line for line in logged)
+    assert any(
+        HELD_UUID in line and "does not read the node config" in line for line in logged
+    )
     for chip in (sick, other):
         chip.refresh_from_db()
         assert chip.isolation == ChipIsolation.NONE
