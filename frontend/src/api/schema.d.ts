@@ -129,6 +129,13 @@ export interface paths {
     /** @description Take the live ConfigMap content as the portal's (admin). */
     post: operations["clusters_adopt"];
   };
+  "/api/clusters/{id}/chip-suggestions/": {
+    /**
+     * @description Isolate a chip registered unhealthy for too long; restore an isolated
+     * one whose hardware has been healthy long enough (docs/node-config.md).
+     */
+    get: operations["clusters_chip_suggestions"];
+  };
   "/api/clusters/{id}/chip-usage/": {
     /** @description Every chip's usage as compact rows (fast at thousands of chips). */
     get: operations["clusters_chip_usage_retrieve"];
@@ -420,6 +427,12 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    /**
+     * @description * `isolate` - isolate
+     * * `restore` - restore
+     * @enum {string}
+     */
+    ActionEnum: "isolate" | "restore";
     AdoptInputRequest: {
       /** @default */
       reason?: string;
@@ -675,6 +688,14 @@ export interface components {
     };
     /** @enum {string} */
     ChipStateEnum: "healthy" | "unhealthy" | "cordoned" | "draining" | "drained" | "isolating" | "isolated" | "restoring";
+    ChipSuggestions: {
+      suggestions: components["schemas"]["Suggestion"][];
+      /** @description false: restores cannot be offered (restore_reason says why, e.g. no Prometheus configured) */
+      restore_available: boolean;
+      restore_reason: string;
+      /** @description the settings the rules use */
+      rules: components["schemas"]["SuggestionRules"];
+    };
     ChipType: {
       id: number;
       cluster: number;
@@ -1153,6 +1174,12 @@ export interface components {
       check_status: components["schemas"]["CheckStatusEnum"];
       message: string;
       fix: string;
+    };
+    HeldSlice: {
+      namespace: string;
+      pod_name: string;
+      /** @description the portal request behind the pod (null: none) */
+      request: number | null;
     };
     History: {
       metrics: components["schemas"]["MetricsStatus"];
@@ -2520,6 +2547,33 @@ export interface components {
     SliceMeasuredList: {
       metrics: components["schemas"]["MetricsStatus"];
       results: components["schemas"]["SliceMeasured"][];
+    };
+    SuggestedChip: {
+      id: number;
+      uuid: string;
+      node: string;
+      /** @description the index the device plugin last registered it at (an isolated chip keeps the one it had) */
+      index: number;
+      common_word: string;
+    };
+    Suggestion: {
+      action: components["schemas"]["ActionEnum"];
+      chip: components["schemas"]["SuggestedChip"];
+      /** @description the rule and its figures */
+      why: string;
+      /**
+       * Format: date-time
+       * @description isolate: since when the chip is registered unhealthy; restore: since when its hardware has been healthy
+       */
+      since: string;
+      /** @description the pods holding slices on the chip: isolating stops new work, it does not move these (drain does) */
+      slices: components["schemas"]["HeldSlice"][];
+    };
+    SuggestionRules: {
+      suggest_after_seconds: number;
+      restore_after_seconds: number;
+      auto_isolate: boolean;
+      auto_restore: boolean;
     };
     SyncCursor: {
       resource: string;
@@ -4558,6 +4612,55 @@ export interface operations {
       503: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /**
+   * @description Isolate a chip registered unhealthy for too long; restore an isolated
+   * one whose hardware has been healthy long enough (docs/node-config.md).
+   */
+  clusters_chip_suggestions: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["ChipSuggestions"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such cluster */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
         };
       };
     };

@@ -181,6 +181,7 @@ def test_a_plugin_that_does_not_read_the_node_config_is_named_with_its_fix(
     )
     assert answer.status_code == 400, answer.json()
     why = answer.json()["errors"]["node"][0]
-    assert "v1.1.0" in why and "fix:" in why
+    assert "v1.1.0" in why
+    assert "fix:" in why
     chip.refresh_from_db()
     assert chip.isolation == ""

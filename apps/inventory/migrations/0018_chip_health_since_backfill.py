@@ -17,7 +17,7 @@ def backfill(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("inventory", "0016_chip_isolation"),
+        ("inventory", "0017_chip_isolation"),
     ]
 
     operations = [
