@@ -22,8 +22,8 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='chip',
-            name='isolation_allocatable_before',
-            field=models.IntegerField(blank=True, help_text="the node's huawei.com/<commonWord> then", null=True),
+            name='isolation_allocatable_bound',
+            field=models.IntegerField(blank=True, help_text="the node's huawei.com/<commonWord> the proof waits for", null=True),
         ),
         migrations.AddField(
             model_name='chip',

@@ -96,7 +96,7 @@ def _act(
     with cluster_gateway(chip.cluster) as gateway:
         # NotFound or PluginRestartBlocked before anything is written
         pod = restartable_plugin_pod(gateway, chip.cluster, node)
-        before = (chip.isolation, chip.isolation_allocatable_before)
+        before = (chip.isolation, chip.isolation_allocatable_bound)
         _start(chip, actor_name or _name(actor), reason, isolate=isolate)
         try:
             version = node_filter_set(
@@ -156,12 +156,7 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
     if isolate:
         chip.isolation_reason = reason
     chip.isolation_by = by
-    # Restoring a chip still registered (its isolation never took effect)
-    # needs only the registration as proof: nothing will grow back.
-    counted = isolate or not locked.registered
-    chip.isolation_allocatable_before = (
-        locked.node.vnpu_allocatable.get(chip.common_word) if counted else None
-    )
+    chip.isolation_allocatable_bound = _allocatable_bound(locked, isolate=isolate)
     chip.save(
         update_fields=[
             "isolation",
@@ -169,16 +164,31 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
             "isolation_seen",
             "isolation_reason",
             "isolation_by",
-            "isolation_allocatable_before",
+            "isolation_allocatable_bound",
         ]
     )
 
 
-def _back(chip: Chip, isolation: str, allocatable_before: int | None) -> None:
+def _allocatable_bound(chip: Chip, *, isolate: bool) -> int | None:
+    """What the node's allocatable count must reach for the proof (see ``proof.judge``).
+
+    The kubelet counts only healthy devices: isolating a healthy chip takes
+    its slots off, an unhealthy one nothing. Restoring a chip that never left
+    the registration (its isolation did not take effect) has nothing to grow.
+    """
+    now = chip.node.vnpu_allocatable.get(chip.common_word)
+    if now is None:
+        return None
+    if isolate:
+        return now - chip.slots if chip.healthy else now
+    return None if chip.registered else now + chip.slots
+
+
+def _back(chip: Chip, isolation: str, allocatable_bound: int | None) -> None:
     """Nothing reached the cluster: the chip is as it was."""
     chip.isolation = isolation
-    chip.isolation_allocatable_before = allocatable_before
-    chip.save(update_fields=["isolation", "isolation_allocatable_before"])
+    chip.isolation_allocatable_bound = allocatable_bound
+    chip.save(update_fields=["isolation", "isolation_allocatable_bound"])
 
 
 def _seen(chip: Chip, text: str) -> None:

@@ -9,7 +9,8 @@ signs agree:
 - isolating -> isolated: the chip is gone from the node's
   ``hami.io/node-register-<commonWord>`` annotation and the node's allocatable
   ``huawei.com/<commonWord>`` is below what it was when the isolation started
-  (the plugin lists fewer devices to the kubelet);
+  (the plugin lists fewer devices to the kubelet; an unhealthy chip's slots
+  were not allocatable to begin with);
 - restoring -> in service: the chip is registered again (its row is registered
   once more by sync) and allocatable grew back.
 
@@ -50,30 +51,34 @@ def judge(
     state: str,
     *,
     registered: bool,
+    healthy: bool,
     allocatable_now: int | None,
-    allocatable_before: int | None,
+    allocatable_bound: int | None,
 ) -> Verdict:
     """The next isolation state of a chip waiting for its proof (pure).
 
     Args:
         state: ``isolating`` or ``restoring``.
         registered: Whether the node's registration annotation lists the chip.
+        healthy: Its registered health (when registered).
         allocatable_now: The node's allocatable count of the chip's resource,
             None when the node does not list it.
-        allocatable_before: That count when the isolation or restore started.
+        allocatable_bound: Isolating: the most the count may be once the chip
+            is gone (a healthy chip's slots off what it was; an unhealthy
+            chip's slots were never allocatable). Restoring: the least it
+            must reach once a healthy chip is back. None: not checked.
     """
     now = "not listed" if allocatable_now is None else str(allocatable_now)
-    before = "unknown" if allocatable_before is None else str(allocatable_before)
-    counts = f"allocatable {now} (was {before})"
+    counts = f"allocatable {now}"
+    if allocatable_bound is not None:
+        goal = "at most" if state == ChipIsolation.ISOLATING else "at least"
+        counts += f" (expected {goal} {allocatable_bound})"
     if state == ChipIsolation.ISOLATING:
         if registered:
             return Verdict(
                 state, f"the device plugin still registers the chip; {counts}"
             )
-        if (
-            allocatable_before is not None
-            and (allocatable_now or 0) >= allocatable_before
-        ):
+        if allocatable_bound is not None and (allocatable_now or 0) > allocatable_bound:
             return Verdict(state, f"the chip left the registration but {counts}")
         return Verdict(
             ChipIsolation.ISOLATED, f"unregistered by the device plugin; {counts}"
@@ -82,7 +87,9 @@ def judge(
         return Verdict(
             state, f"the device plugin does not register the chip yet; {counts}"
         )
-    if allocatable_before is not None and (allocatable_now or 0) <= allocatable_before:
+    # A chip that comes back unhealthy adds nothing to allocatable.
+    short = allocatable_bound is not None and (allocatable_now or 0) < allocatable_bound
+    if healthy and short:
         return Verdict(state, f"the chip is registered again but {counts}")
     return Verdict(
         ChipIsolation.NONE, f"registered again by the device plugin; {counts}"
@@ -111,11 +118,13 @@ def settle_isolations(cluster: Cluster, states: Sequence[NodeState]) -> None:
     )
     for chip in waiting:
         node = by_node[chip.node.name]
+        seen = next((c for c in node.chips if c.uuid == chip.uuid), None)
         verdict = judge(
             chip.isolation,
-            registered=any(c.uuid == chip.uuid for c in node.chips),
+            registered=seen is not None,
+            healthy=seen is not None and seen.healthy,
             allocatable_now=node.vnpu_allocatable.get(chip.common_word),
-            allocatable_before=chip.isolation_allocatable_before,
+            allocatable_bound=chip.isolation_allocatable_bound,
         )
         if (verdict.state, verdict.seen) == (chip.isolation, chip.isolation_seen):
             continue
@@ -130,14 +139,14 @@ def _record(chip: Chip, verdict: Verdict) -> None:
         chip.isolation_since = timezone.now()
         if verdict.state == ChipIsolation.NONE:
             chip.isolation_reason = ""
-            chip.isolation_allocatable_before = None
+            chip.isolation_allocatable_bound = None
     chip.save(
         update_fields=[
             "isolation",
             "isolation_seen",
             "isolation_since",
             "isolation_reason",
-            "isolation_allocatable_before",
+            "isolation_allocatable_bound",
         ]
     )
     if proved:

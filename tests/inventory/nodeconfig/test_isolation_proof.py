@@ -24,50 +24,42 @@ RESOURCE = f"huawei.com/{WORD}"
 
 
 def test_isolating_waits_for_both_the_registration_and_the_allocatable() -> None:
-    still = judge(
-        "isolating", registered=True, allocatable_now=32, allocatable_before=32
-    )
+    def isolating(registered: bool, now: int | None, bound: int | None):
+        return judge(
+            "isolating",
+            registered=registered,
+            healthy=True,
+            allocatable_now=now,
+            allocatable_bound=bound,
+        )
+
+    still = isolating(True, 32, 28)
     assert still.state == ChipIsolation.ISOLATING
     assert "still registers" in still.seen
-    half = judge(
-        "isolating", registered=False, allocatable_now=32, allocatable_before=32
-    )
+    half = isolating(False, 32, 28)
     assert half.state == ChipIsolation.ISOLATING
-    assert "allocatable 32 (was 32)" in half.seen
-    done = judge(
-        "isolating", registered=False, allocatable_now=28, allocatable_before=32
-    )
-    assert done.state == ChipIsolation.ISOLATED
-    unknown = judge(
-        "isolating", registered=False, allocatable_now=None, allocatable_before=None
-    )
-    assert unknown.state == ChipIsolation.ISOLATED
+    assert "allocatable 32 (expected at most 28)" in half.seen
+    assert isolating(False, 28, 28).state == ChipIsolation.ISOLATED
+    assert isolating(False, None, None).state == ChipIsolation.ISOLATED
 
 
 def test_restoring_waits_for_the_chip_to_come_back_and_the_count_to_grow() -> None:
-    assert (
-        judge(
-            "restoring", registered=False, allocatable_now=28, allocatable_before=28
+    def restoring(registered: bool, healthy: bool, now: int, bound: int | None):
+        return judge(
+            "restoring",
+            registered=registered,
+            healthy=healthy,
+            allocatable_now=now,
+            allocatable_bound=bound,
         ).state
-        == ChipIsolation.RESTORING
-    )
-    assert (
-        judge(
-            "restoring", registered=True, allocatable_now=28, allocatable_before=28
-        ).state
-        == ChipIsolation.RESTORING
-    )
-    back = judge(
-        "restoring", registered=True, allocatable_now=32, allocatable_before=28
-    )
-    assert back.state == ChipIsolation.NONE
-    # A restore of a chip that was never unregistered needs the registration only.
-    assert (
-        judge(
-            "restoring", registered=True, allocatable_now=32, allocatable_before=None
-        ).state
-        == ChipIsolation.NONE
-    )
+
+    assert restoring(False, False, 28, 32) == ChipIsolation.RESTORING
+    assert restoring(True, True, 28, 32) == ChipIsolation.RESTORING
+    assert restoring(True, True, 32, 32) == ChipIsolation.NONE
+    # back but unhealthy: its slots are not allocatable, the registration is the proof
+    assert restoring(True, False, 28, 32) == ChipIsolation.NONE
+    # a chip that never left the registration: nothing to grow
+    assert restoring(True, True, 32, None) == ChipIsolation.NONE
 
 
 @pytest.fixture
@@ -99,14 +91,14 @@ def test_sync_keeps_an_isolating_chip_unregistered_and_proves_the_isolation(
     other = Chip.objects.get(node__name="npu-node-910b-01", index=3)
     assert chip.node.vnpu_allocatable == {WORD: 32}
     Chip.objects.filter(pk=chip.pk).update(
-        isolation=ChipIsolation.ISOLATING, isolation_allocatable_before=32
+        isolation=ChipIsolation.ISOLATING, isolation_allocatable_bound=28
     )
 
     # The plugin stopped registering it but the kubelet has not shrunk allocatable yet.
     writer.apply_node_events([("MODIFIED", _without(node, chip.uuid, 32))])
     chip.refresh_from_db()
     assert (chip.registered, chip.isolation) == (False, ChipIsolation.ISOLATING)
-    assert "allocatable 32 (was 32)" in chip.isolation_seen
+    assert "allocatable 32 (expected at most 28)" in chip.isolation_seen
     assert Chip.objects.get(pk=other.pk).index == 2  # renumbered, same row by UUID
 
     writer.apply_node_events([("MODIFIED", _without(node, chip.uuid, 28))])
@@ -134,11 +126,11 @@ def test_a_restore_is_proved_when_the_chip_registers_again(guide_cluster, node) 
     writer.replace_nodes([node])
     chip = Chip.objects.get(node__name="npu-node-910b-01", index=2)
     Chip.objects.filter(pk=chip.pk).update(
-        isolation=ChipIsolation.ISOLATED, isolation_allocatable_before=32
+        isolation=ChipIsolation.ISOLATED, isolation_allocatable_bound=28
     )
     writer.apply_node_events([("MODIFIED", _without(node, chip.uuid, 28))])
     Chip.objects.filter(pk=chip.pk).update(
-        isolation=ChipIsolation.RESTORING, isolation_allocatable_before=28
+        isolation=ChipIsolation.RESTORING, isolation_allocatable_bound=32
     )
     back = copy.deepcopy(node)
     back["metadata"]["resourceVersion"] = "3"

@@ -185,3 +185,38 @@ def test_a_plugin_that_does_not_read_the_node_config_is_named_with_its_fix(
     assert "fix:" in why
     chip.refresh_from_db()
     assert chip.isolation == ""
+
+
+@NODECONFIG
+def test_the_policy_switched_on_isolates_a_chip_sick_past_the_setting(
+    cluster, sim, resync, wait_until, settings, node_text
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.inventory.nodeconfig.policy import isolation_policy_run
+
+    chip = Chip.objects.get(cluster=cluster, uuid=HEALTHY_910B)
+    sim.set_chip_health(NODE_910B, chip.index, False)
+
+    def sick() -> Chip | None:
+        resync()
+        return Chip.objects.filter(pk=chip.pk, healthy=False).first()
+
+    wait_until(sick, "the chip synced unhealthy", timeout=30)
+    # as if it had been sick for an hour (health_since is set by sync)
+    Chip.objects.filter(pk=chip.pk).update(
+        health_since=timezone.now() - timedelta(hours=1)
+    )
+    settings.ISOLATION_AUTO_ISOLATE = True
+    report = isolation_policy_run()
+    assert [a.uuid for a in report.acted] == [HEALTHY_910B], report
+    assert HEALTHY_910B in node_text()
+    row = AuditEvent.objects.get(action="chip.isolate", object_id=str(chip.pk))
+    assert row.actor_name == "policy"
+    assert row.reason.startswith("ISOLATION_AUTO_ISOLATE: ")
+    isolated = wait_until(
+        _settled(resync, chip.pk, "isolated"), "the isolation proved", timeout=30
+    )
+    assert isolated.isolation_by == "policy"
