@@ -325,3 +325,61 @@ def _handshake(core: client.CoreV1Api, node: str) -> str:
         (v for k, v in annotations.items() if k.startswith("hami.io/node-handshake-")),
         "",
     )
+
+
+@pytest.mark.django_db
+def test_the_portal_isolates_a_chip_and_the_real_volcano_stops_placing_there(
+    cluster: Cluster, operator_client, settings, tmp_path
+) -> None:
+    """Isolate and restore over REST, proved by sync from the real API server,
+    with the real Volcano's placements before and after."""
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.models import Chip
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
+
+    settings.LOCK_DIR = str(tmp_path / "locks")
+    kubeconfig = cluster.stack.write_kubeconfig(tmp_path / "kubeconfig")
+    real = cluster_create(
+        actor=None,
+        name="nc",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=kubeconfig.read_text(),
+    )
+    sync_once(real)
+    uuid = _free_chip(cluster)
+    chip = Chip.objects.get(cluster=real, uuid=uuid)
+
+    def settled(isolation: str) -> Chip | None:
+        sync_once(real)
+        found = Chip.objects.get(pk=chip.pk)
+        return found if found.isolation == isolation else None
+
+    answer = operator_client.post(
+        f"/api/chips/{chip.pk}/isolate/", {"reason": "ECC errors"}, format="json"
+    )
+    assert answer.status_code == 202, answer.json()
+    isolated = wait(lambda: settled("isolated"), "the portal to prove the isolation")
+    assert isolated.registered is False
+    assert uuid not in cluster.uuids()
+    assert pods.allocatable(cluster.core, NODE, CW) == str(3 * SLOTS)
+
+    # the real Volcano fills the other three chips and leaves a fourth Pending
+    fillers = ["portal-iso-0", "portal-iso-1", "portal-iso-2"]
+    cluster.create(fillers, VIR04)
+    wait_running(cluster.stack, [("default", name) for name in fillers], timeout=120)
+    assert uuid not in {cluster.chip_of(name) for name in fillers}
+    cluster.create(["portal-iso-extra"], VIR04)
+    wait(
+        lambda: _unschedulable(cluster.core, "portal-iso-extra"),
+        "Volcano to leave the fourth pod Pending",
+    )
+
+    answer = operator_client.post(
+        f"/api/chips/{chip.pk}/restore/", {"reason": "card replaced"}, format="json"
+    )
+    assert answer.status_code == 202, answer.json()
+    wait(lambda: settled(""), "the portal to prove the restore")
+    # and the real Volcano places the waiting pod on exactly that chip
+    wait_running(cluster.stack, [("default", "portal-iso-extra")], timeout=120)
+    assert cluster.chip_of("portal-iso-extra") == uuid
