@@ -61,6 +61,7 @@ POLICY: Mapping[str, Mapping[str, Role]] = {
         "node_config_publish": _OP,
         "node_config_rollback": _OP,
         "node_config_adopt": _A,
+        "node_config_restart": _OP,
     },
     # scheduling: CI submits and cancels (its own) requests and nothing else
     "RequestViewSet": {READ: _V, WRITE: _OP, "create": _CI, "destroy": _CI},

@@ -20,12 +20,13 @@ from typing import Any
 
 from django.conf import settings
 
-from apps.common.exceptions import NotFound
+from apps.audit.services import audit_record
+from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.deviceconfig.restarts import RESTARTED_AT
 from apps.inventory.deviceconfig.selectors import deviceconfig_changed_at
 from apps.inventory.errors import PluginRestartBlocked
-from apps.inventory.kube import Gateway
-from apps.inventory.models import Cluster
+from apps.inventory.kube import Gateway, cluster_gateway
+from apps.inventory.models import Cluster, Node
 from apps.inventory.sync.derive import parse_time
 
 
@@ -134,3 +135,40 @@ def restartable_plugin_pod(gateway: Gateway, cluster: Cluster, node: str) -> str
 def restart_plugin_pod(gateway: Gateway, pod: str) -> None:
     """Delete the device plugin pod ``pod``: its DaemonSet recreates it."""
     gateway.delete_pod(plugin_daemonset()[0], pod)
+
+
+def node_plugin_restart(
+    *, cluster: Cluster, node: str, actor: Any, reason: str, actor_name: str = ""
+) -> str:
+    """Restart the device plugin on one node so that it reads the node config again.
+
+    The last step of changing a node's entry (its slicing mode, its slot
+    count): the plugin reads the file only when its pod starts. Audited.
+
+    Returns:
+        The name of the deleted pod (its DaemonSet recreates it).
+
+    Raises:
+        ValidationFailed: No reason, or a node the cluster does not have.
+        NotFound, PluginRestartBlocked: See :func:`restartable_plugin_pod`.
+        ClusterUnavailable: The cluster could not be reached.
+    """
+    if not reason.strip():
+        raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
+    if not Node.objects.filter(cluster=cluster, name=node).exists():
+        raise ValidationFailed(
+            f"cluster {cluster.name!r} has no node {node!r}",
+            detail={"node": [f"no node {node!r}"]},
+        )
+    with cluster_gateway(cluster) as gateway:
+        pod = restartable_plugin_pod(gateway, cluster, node)
+        restart_plugin_pod(gateway, pod)
+    audit_record(
+        actor=actor,
+        actor_name=actor_name,
+        action="node.plugin_restart",
+        cluster=cluster,
+        reason=reason.strip(),
+        after={"node": node, "pod": pod},
+    )
+    return pod

@@ -189,6 +189,10 @@ export interface paths {
     /** @description Write a draft to the ConfigMap, guarded by the expected version and resourceVersion. */
     post: operations["clusters_node_config_publish"];
   };
+  "/api/clusters/{id}/node-config/restart/": {
+    /** @description Restart one node's device plugin pod, so that it reads the node config again. */
+    post: operations["clusters_node_config_restart"];
+  };
   "/api/clusters/{id}/node-config/rollback/": {
     /** @description Publish the exact text of an earlier version again (a new version). */
     post: operations["clusters_node_config_rollback"];
@@ -1521,6 +1525,16 @@ export interface components {
       /** @description a newer version changes this node's entry; its plugin pod must restart to apply it */
       restart_pending: boolean;
       why: string;
+    };
+    NodePluginRestartRequest: {
+      /** @description the node's name */
+      node: string;
+      reason: string;
+    };
+    NodePluginRestartResult: {
+      node: string;
+      /** @description the plugin pod deleted (its DaemonSet recreates it) */
+      pod: string;
     };
     /** @enum {unknown} */
     NullEnum: "";
@@ -5323,6 +5337,81 @@ export interface operations {
       201: {
         content: {
           "application/json": components["schemas"]["NodeConfigPublishResult"];
+        };
+      };
+      /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), node_config_not_read (the device plugin does not read the file: `errors.confirm_unread` says why and how to wire it; send confirm_unread: true to write it anyway), or no_change */
+      400: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role does not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description no such cluster or version */
+      404: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+      /** @description stale_version: the node config is not at expected_version; drift: the ConfigMap was edited outside the portal (three-way detail); no_baseline: adopt the live one first */
+      409: {
+        content: {
+          "application/json": components["schemas"]["PublishConflict"];
+        };
+      };
+      /** @description the body is over the limit (DATA_UPLOAD_MAX_MEMORY_SIZE): code `too_large`, the limit in `detail.limit_bytes` */
+      413: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the body is not JSON (the API takes application/json only) */
+      415: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description the cluster's API server could not be reached or refused the call */
+      503: {
+        content: {
+          "application/json": components["schemas"]["PublishingError"];
+        };
+      };
+    };
+  };
+  /** @description Restart one node's device plugin pod, so that it reads the node config again. */
+  clusters_node_config_restart: {
+    parameters: {
+      path: {
+        /** @description A unique integer value identifying this cluster. */
+        id: number;
+      };
+    };
+    requestBody: {
+      content: {
+        "application/json": components["schemas"]["NodePluginRestartRequest"];
+      };
+    };
+    responses: {
+      202: {
+        content: {
+          "application/json": components["schemas"]["NodePluginRestartResult"];
         };
       };
       /** @description invalid input or node config (`errors` names each path, e.g. nodes[0].filterDevices.uuid[0]), unconfirmed_warnings (`errors.confirm_warnings` lists them), node_config_not_read (the device plugin does not read the file: `errors.confirm_unread` says why and how to wire it; send confirm_unread: true to write it anyway), or no_change */

@@ -220,3 +220,60 @@ def test_the_policy_switched_on_isolates_a_chip_sick_past_the_setting(
         _settled(resync, chip.pk, "isolated"), "the isolation proved", timeout=30
     )
     assert isolated.isolation_by == "policy"
+
+
+@NODECONFIG
+def test_a_mode_switch_is_published_then_applied_by_restarting_that_nodes_plugin(
+    cluster, operator_client, resync, wait_until, later_second, plugin_pod
+) -> None:
+    """Item 6: the what-if names the running slice that blocks the switch
+    (drain first); publishing the switch changes nothing on the node until
+    the portal restarts that node's plugin pod."""
+    url = f"/api/clusters/{cluster.pk}/node-config"
+    node = {"name": NODE_910B, "hami_vnpu_core": True}
+    sick = next(uid for uid, healthy in guide_data.CHIPS_910B if not healthy)
+    draft = {
+        "name": NODE_910B,
+        "hami-vnpu-core": True,
+        "filterDevices": {"uuid": [sick]},
+    }
+    what_if = operator_client.post(f"{url}/what-if/", {"nodes": [draft]}, format="json")
+    assert what_if.status_code == 200, what_if.json()
+    assert what_if.json()["drain_first"] == [NODE_910B]
+
+    later_second()  # the publish comes after the plugin pods started
+    answer = operator_client.post(
+        f"{url}/publish/",
+        {"reason": "soft slicing", "expected_version": 1, "nodes": [node],
+         "confirm_warnings": True},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    resync()
+    assert (
+        Chip.objects.filter(node__name=NODE_910B).first().node.hami_vnpu_core is False
+    )
+    state = operator_client.get(f"{url}/").json()
+    entry = next(n for n in state["nodes"] if n["name"] == NODE_910B)
+    assert entry["in_effect"]["restart_pending"] is True
+
+    bad = operator_client.post(
+        f"{url}/restart/", {"node": "nope", "reason": "x"}, format="json"
+    )
+    assert bad.status_code == 400
+    assert "node" in bad.json()["errors"]
+    old = plugin_pod()
+    answer = operator_client.post(
+        f"{url}/restart/",
+        {"node": NODE_910B, "reason": "apply soft slicing"},
+        format="json",
+    )
+    assert answer.status_code == 202, answer.json()
+    assert answer.json()["pod"] == old
+
+    def switched() -> bool:
+        resync()
+        return Chip.objects.filter(node__name=NODE_910B).first().node.hami_vnpu_core
+
+    wait_until(switched, "the node to register hami-core", timeout=30)
+    assert AuditEvent.objects.filter(action="node.plugin_restart").count() == 1

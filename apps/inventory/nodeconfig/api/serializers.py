@@ -128,6 +128,18 @@ class NodeConfigAdoptSerializer(serializers.Serializer):
     )
 
 
+class NodePluginRestartSerializer(serializers.Serializer):
+    node = serializers.CharField(max_length=253, help_text="the node's name")
+    reason = serializers.CharField(allow_blank=False, max_length=2000)
+
+
+class NodePluginRestartResultSerializer(serializers.Serializer):
+    node = serializers.CharField()
+    pod = serializers.CharField(
+        help_text="the plugin pod deleted (its DaemonSet recreates it)"
+    )
+
+
 class NodeConfigDiffQuerySerializer(serializers.Serializer):
     from_ = serializers.IntegerField(
         required=False,

@@ -26,6 +26,7 @@ from apps.inventory.deviceconfig.api.views import (
 from apps.inventory.nodeconfig import publishing
 from apps.inventory.nodeconfig.api import serializers as s
 from apps.inventory.nodeconfig.in_effect import nodeconfig_state
+from apps.inventory.nodeconfig.plugin_pods import node_plugin_restart
 from apps.inventory.nodeconfig.publishing import NodeEdit
 from apps.inventory.nodeconfig.selectors import nodeconfig_diff, nodeconfig_versions
 
@@ -84,6 +85,7 @@ class ClusterNodeConfigViewSet(ClusterCommandViewSet):
         "node_config_publish": s.NodeConfigPublishSerializer,
         "node_config_rollback": s.NodeConfigRollbackSerializer,
         "node_config_adopt": s.NodeConfigAdoptSerializer,
+        "node_config_restart": s.NodePluginRestartSerializer,
     }
     non_atomic_actions = frozenset({"node_config_publish", "node_config_rollback"})
 
@@ -180,6 +182,29 @@ class ClusterNodeConfigViewSet(ClusterCommandViewSet):
         )
         return Response(
             s.NodeConfigVersionSerializer(version).data, status=status.HTTP_201_CREATED
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        operation_id="clusters_node_config_restart",
+        request=s.NodePluginRestartSerializer,
+        responses={202: s.NodePluginRestartResultSerializer, **WRITE_ERRORS},
+    )
+    @action(detail=True, methods=["post"], url_path="node-config/restart")
+    def node_config_restart(self, request: Request, pk: str | None = None) -> Response:
+        """Restart one node's device plugin pod, so that it reads the node config again."""
+        data = valid_input(s.NodePluginRestartSerializer, request.data)
+        pod = node_plugin_restart(
+            cluster=self.get_object(),
+            node=data["node"],
+            actor=request.user,
+            reason=data["reason"],
+        )
+        return Response(
+            s.NodePluginRestartResultSerializer(
+                {"node": data["node"], "pod": pod}
+            ).data,
+            status=status.HTTP_202_ACCEPTED,
         )
 
     @extend_schema(
