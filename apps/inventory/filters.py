@@ -5,6 +5,8 @@ from django.db.models import F, Q
 from rest_framework.exceptions import ValidationError
 
 from apps.common.filters import IdFilter
+from apps.inventory.chipstate import chip_state_expression
+from apps.inventory.choices import ChipState
 from apps.inventory.models import (
     Chip,
     ChipType,
@@ -53,6 +55,11 @@ class ChipFilterSet(ClusterScopedFilterSet):
         label="template name: chips where one more slice of it fits "
         "(slot, memory, AICore, AICPU; healthy and uncordoned)",
     )
+    state = django_filters.MultipleChoiceFilter(
+        choices=ChipState.choices,
+        method="filter_state",
+        label="the chip's state (apps.inventory.chipstate); repeat for several",
+    )
 
     class Meta:
         model = Chip
@@ -64,6 +71,11 @@ class ChipFilterSet(ClusterScopedFilterSet):
             if value
             else queryset.filter(slots_used__gte=F("slots"))
         )
+
+    def filter_state(self, queryset, name, value):
+        if not value:
+            return queryset
+        return queryset.alias(state=chip_state_expression()).filter(state__in=value)
 
     def filter_room_for(self, queryset, name, value):
 

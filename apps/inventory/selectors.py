@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from apps.common.exceptions import NotFound
 from apps.common.ids import parse_id
+from apps.inventory.chipstate import chip_state_expression
 from apps.inventory.choices import ConnectionKind
 from apps.inventory.deviceconfig.in_effect import config_in_effect
 from apps.inventory.hami.deviceconfig import TemplateSpec
@@ -138,10 +139,20 @@ def cluster_summary(cluster: Cluster) -> dict[str, Any]:
 
 
 #: The Chip fields of the live contract's chip columns (apps.live.events.ChipRow),
-#: for ``values_list``: a column is the field of its name, but for the node's.
+#: for ``values_list``: a column is the field of its name, but for the node's
+#: (and ``state``, the annotation :func:`chip_row_values` adds).
 CHIP_USAGE_FIELDS = tuple(
     {"node": "node__name"}.get(column, column) for column in CHIP_COLUMNS
 )
+
+
+def chip_row_values(chips: QuerySet[Chip], *lead: str) -> QuerySet[Chip, tuple]:
+    """``chips`` as live chip rows: tuples in ``CHIP_COLUMNS`` order, after the
+    ``lead`` fields (the sync writer reads the id first), with the derived
+    ``state`` computed by the database."""
+    return chips.annotate(state=chip_state_expression()).values_list(
+        *lead, *CHIP_USAGE_FIELDS
+    )
 
 
 def nodes_without_chips(cluster: Cluster) -> list[str]:
@@ -167,10 +178,10 @@ def chip_usage(cluster: Cluster) -> ChipUsage:
     subclass's, so that they set off a full collection every few requests
     (15 in 100 requests at 8,000 chips, against 1 with plain tuples).
     """
-    rows = (
-        Chip.objects.filter(cluster=cluster)
-        .order_by("node__name", "common_word", "index")
-        .values_list(*CHIP_USAGE_FIELDS)
+    rows = chip_row_values(
+        Chip.objects.filter(cluster=cluster).order_by(
+            "node__name", "common_word", "index"
+        )
     )
     return {
         "cluster": cluster.name,

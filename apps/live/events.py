@@ -94,6 +94,9 @@ class ChipRow(NamedTuple):
     aicore: int
     aicpu_used: int
     aicpu: int
+    #: what the chip is doing, in one word (apps.inventory.chipstate): the
+    #: heat map's look, the table's state column and its filter
+    state: Annotated[str, ApiSchema("ChipStateEnum")]
 
 
 #: The chip columns, in order.

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from rest_framework.renderers import JSONRenderer
 
+from apps.inventory.chipstate import chip_state
 from apps.inventory.models import Chip, ChipType, Cluster, Node, Slice
 from apps.inventory.selectors import chip_usage, cluster_summary
 from apps.live.events import CHIP_COLUMNS, ChipRow
@@ -219,6 +220,7 @@ def test_chip_usage_rows_are_the_chips_in_column_order(varied):
             c.aicore,
             c.aicpu_used,
             c.aicpu,
+            chip_state(c).value,
         )
         for c in chips
     ]

@@ -227,7 +227,8 @@ def test_the_check_sees_a_payload_off_the_contract():
 
 def test_the_builders_cap_what_a_delta_carries():
     rows = [
-        [i, "n", "T", 0, "U", True, False, 0, 7, 0, 1, 0, 8, 0, 7] for i in range(2500)
+        [i, "n", "T", 0, "U", True, False, 0, 7, 0, 1, 0, 8, 0, 7, "healthy"]
+        for i in range(2500)
     ]
     assert [len(p["rows"]) for p in events.chips_payloads(rows)] == [1000, 1000, 500]
     pods = [("ns", f"p{i:04}") for i in range(600)]

@@ -41,6 +41,7 @@ from apps.inventory.nodeconfig.plugin_pods import (
     restart_plugin_pod,
     restartable_plugin_pod,
 )
+from apps.inventory.services.cordon import chips_broadcast
 
 #: The states each action starts from.
 _ISOLATE_FROM = (ChipIsolation.NONE,)
@@ -167,6 +168,7 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
             "isolation_allocatable_bound",
         ]
     )
+    chips_broadcast(chip.cluster_id, [chip.pk])
 
 
 def _allocatable_bound(chip: Chip, *, isolate: bool) -> int | None:
@@ -189,6 +191,7 @@ def _back(chip: Chip, isolation: str, allocatable_bound: int | None) -> None:
     chip.isolation = isolation
     chip.isolation_allocatable_bound = allocatable_bound
     chip.save(update_fields=["isolation", "isolation_allocatable_bound"])
+    chips_broadcast(chip.cluster_id, [chip.pk])
 
 
 def _seen(chip: Chip, text: str) -> None:

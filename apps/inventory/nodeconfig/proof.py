@@ -30,6 +30,7 @@ from django.utils import timezone
 from apps.audit.services import audit_record
 from apps.inventory.choices import ChipIsolation
 from apps.inventory.models import Chip, Cluster
+from apps.inventory.services.cordon import chips_broadcast
 from apps.inventory.sync.derive import NodeState
 
 #: The isolation states in which a chip the plugin stops registering keeps its row.
@@ -150,6 +151,8 @@ def _record(chip: Chip, verdict: Verdict) -> None:
         ]
     )
     if proved:
+        # the chip's state changed: the live rows follow (the heat map, the table)
+        chips_broadcast(chip.cluster_id, [chip.pk])
         audit_record(
             actor=None,
             actor_name="sync",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from apps.inventory.models import Chip
-from apps.inventory.selectors import CHIP_USAGE_FIELDS
+from apps.inventory.selectors import chip_row_values
 from apps.live.events import Event, chips_payloads
 from apps.live.realtime import broadcast_on_commit, cluster_group
 
@@ -22,7 +22,7 @@ def chips_cordon(cluster_id: int, chip_ids: Iterable[int], *, drain_id: int) -> 
     changed = Chip.objects.filter(cluster_id=cluster_id, pk__in=ids).update(
         cordoned=True, active_drain=drain_id
     )
-    _broadcast(cluster_id, ids)
+    chips_broadcast(cluster_id, ids)
     return changed
 
 
@@ -35,7 +35,7 @@ def chips_drain_release(cluster_id: int, drain_id: int) -> list[int]:
         )
     )
     Chip.objects.filter(pk__in=ids).update(active_drain=None)
-    _broadcast(cluster_id, ids)
+    chips_broadcast(cluster_id, ids)
     return ids
 
 
@@ -45,15 +45,12 @@ def chips_uncordon(cluster_id: int, chip_ids: Iterable[int]) -> int:
     changed = Chip.objects.filter(cluster_id=cluster_id, pk__in=ids).update(
         cordoned=False, active_drain=None
     )
-    _broadcast(cluster_id, ids)
+    chips_broadcast(cluster_id, ids)
     return changed
 
 
-def _broadcast(cluster_id: int, chip_ids: list[int]) -> None:
-    rows = (
-        Chip.objects.filter(pk__in=chip_ids)
-        .order_by("id")
-        .values_list(*CHIP_USAGE_FIELDS)
-    )
+def chips_broadcast(cluster_id: int, chip_ids: list[int]) -> None:
+    """Send these chips' live rows (after the commit): their state changed."""
+    rows = chip_row_values(Chip.objects.filter(pk__in=chip_ids).order_by("id"))
     for payload in chips_payloads(rows):
         broadcast_on_commit(cluster_group(cluster_id), Event.CHIPS, payload)

@@ -124,3 +124,21 @@ export type AlertList = Schemas["AlertList"];
 export type PortalAlert = Schemas["PortalAlert"];
 /** POST /api/alerts/silences/: the silence created. */
 export type Silence = Schemas["Silence"];
+
+// --- acting on chips and nodes: drains, isolation, the node config's checks -------------
+
+/** A chip as GET /api/chips/<id>/ answers it: its state, drain and isolation fields. */
+export type ChipDetail = Schemas["Chip"];
+export type ChipStateName = Schemas["ChipStateEnum"];
+export type Node = Schemas["Node"];
+/** GET /api/chips/<id>/drain/, /api/nodes/<id>/drain/: what a drain would do. */
+export type DrainPlan = Schemas["DrainPlan"];
+export type DrainPod = Schemas["DrainPod"];
+export type Drain = Schemas["Drain"];
+export type DrainState = Schemas["DrainStateEnum"];
+/** GET /api/clusters/<id>/node-config/health/: is the node config read at all. */
+export type NodeConfigHealth = Schemas["NodeConfigHealth"];
+export type NodeConfigNodeHealth = Schemas["NodeConfigNodeHealth"];
+/** POST /api/clusters/<id>/node-config/what-if/: a draft's effect per node. */
+export type NodeConfigWhatIf = Schemas["NodeConfigWhatIf"];
+export type NodeConfigWhatIfNode = Schemas["NodeConfigWhatIfNode"];

@@ -1,6 +1,10 @@
 // The chips heat map: one canvas, one cell per chip (or per node), coloured
-// green -> amber -> red by the chosen metric. Unhealthy chips are dark with a
-// cross, cordoned ones hatched. Hover shows the numbers, click opens the chip.
+// green -> amber -> red by the chosen metric. Each state has its own look
+// (STATE_DRAW; the legend on the chips page shows the same): unhealthy chips
+// are dark with a cross, cordoned ones hatched, draining ones hatched amber,
+// drained ones empty and hatched, isolated ones solid violet with a bar, and
+// an isolation or restore waiting for its proof has a dashed violet frame.
+// Hover shows the numbers, click opens the chip.
 //
 // The canvas is drawn whole, once per change of the chips, the metric, the
 // selection or the width: scrolling it (or the page over it) only moves
@@ -9,7 +13,8 @@
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { fraction, totalsUsedTotal, type Chip, type Metric, type NodeGroup } from "../lib/chips";
-import { blockOrigin, cellOrigin, heatFill, hitTest, layoutHeatmap, type HeatMode } from "../lib/heatmap";
+import { STATE_LOOK } from "../lib/chipState";
+import { blockOrigin, cellOrigin, heatFill, hitTest, IDLE_FILL, layoutHeatmap, type HeatMode } from "../lib/heatmap";
 import { mb, pctText } from "../lib/format";
 
 interface Props {
@@ -138,41 +143,98 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
   );
 }
 
+/** How each state is drawn over (or instead of) the metric's colour. */
+const STATE_DRAW = {
+  hatch: "rgba(40,50,60,0.55)",
+  draining: "#d28b12",
+  drained: "#2457b3",
+  isolated: "#4c3b7a",
+  pending: "#7c3aed",
+  sick: "#ff6b61",
+} as const;
+
+function hatch(ctx: CanvasRenderingContext2D, x: number, y: number, cell: number, colour: string) {
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (let k = -cell; k < cell; k += 4) {
+    ctx.moveTo(x + Math.max(0, k), y + Math.max(0, -k));
+    ctx.lineTo(x + Math.min(cell, cell + k), y + Math.min(cell, cell - k));
+  }
+  ctx.stroke();
+}
+
+function frame(ctx: CanvasRenderingContext2D, x: number, y: number, cell: number, colour: string, dashed: boolean) {
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = cell >= 12 ? 2 : 1;
+  if (dashed) ctx.setLineDash([3, 2]);
+  ctx.strokeRect(x + 1, y + 1, cell - 2, cell - 2);
+  ctx.setLineDash([]);
+}
+
+function cross(ctx: CanvasRenderingContext2D, x: number, y: number, cell: number) {
+  ctx.strokeStyle = STATE_DRAW.sick;
+  ctx.lineWidth = cell >= 12 ? 2 : 1;
+  ctx.beginPath();
+  ctx.moveTo(x + 2, y + 2);
+  ctx.lineTo(x + cell - 2, y + cell - 2);
+  ctx.moveTo(x + cell - 2, y + 2);
+  ctx.lineTo(x + 2, y + cell - 2);
+  ctx.stroke();
+}
+
 function drawChip(ctx: CanvasRenderingContext2D, c: Chip, x: number, y: number, cell: number, metric: Metric, selected: boolean) {
-  if (!c.healthy) {
-    ctx.fillStyle = "#3a1614";
-    ctx.fillRect(x, y, cell, cell);
-    ctx.strokeStyle = "#ff6b61";
-    ctx.lineWidth = cell >= 12 ? 2 : 1;
-    ctx.beginPath();
-    ctx.moveTo(x + 2, y + 2);
-    ctx.lineTo(x + cell - 2, y + cell - 2);
-    ctx.moveTo(x + cell - 2, y + 2);
-    ctx.lineTo(x + 2, y + cell - 2);
-    ctx.stroke();
-  } else {
-    ctx.fillStyle = heatFill(fraction(c, metric));
-    ctx.fillRect(x, y, cell, cell);
-    if (c.cordoned) {
-      ctx.strokeStyle = "rgba(40,50,60,0.55)";
-      ctx.lineWidth = 1;
-      ctx.beginPath();
-      for (let k = -cell; k < cell; k += 4) {
-        ctx.moveTo(x + Math.max(0, k), y + Math.max(0, -k));
-        ctx.lineTo(x + Math.min(cell, cell + k), y + Math.min(cell, cell - k));
+  const f = fraction(c, metric);
+  let label = true;
+  switch (c.state) {
+    case "unhealthy":
+      ctx.fillStyle = "#3a1614";
+      ctx.fillRect(x, y, cell, cell);
+      cross(ctx, x, y, cell);
+      label = false;
+      break;
+    case "isolated":
+      ctx.fillStyle = STATE_DRAW.isolated;
+      ctx.fillRect(x, y, cell, cell);
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(x + cell * 0.25, y + cell / 2 - 1, cell * 0.5, 2);
+      label = false;
+      break;
+    case "drained":
+      ctx.fillStyle = IDLE_FILL;
+      ctx.fillRect(x, y, cell, cell);
+      hatch(ctx, x, y, cell, STATE_DRAW.hatch);
+      frame(ctx, x, y, cell, STATE_DRAW.drained, false);
+      break;
+    default:
+      ctx.fillStyle = heatFill(f);
+      ctx.fillRect(x, y, cell, cell);
+      if (c.state === "cordoned") hatch(ctx, x, y, cell, STATE_DRAW.hatch);
+      if (c.state === "draining") {
+        hatch(ctx, x, y, cell, STATE_DRAW.draining);
+        frame(ctx, x, y, cell, STATE_DRAW.draining, false);
       }
-      ctx.stroke();
-    }
-    if (cell >= 22) {
-      ctx.fillStyle = fraction(c, metric) > 0.55 ? "#fff" : "#2b3440";
-      ctx.font = "10px system-ui, sans-serif";
-      ctx.textBaseline = "middle";
-      ctx.textAlign = "center";
-      ctx.fillText(String(c.index), x + cell / 2, y + cell / 2 + 0.5);
-      ctx.textAlign = "start";
-      ctx.textBaseline = "bottom";
-      ctx.font = "11px system-ui, sans-serif";
-    }
+      if (c.state === "isolating" || c.state === "restoring") frame(ctx, x, y, cell, STATE_DRAW.pending, true);
+  }
+  if (!c.healthy && c.state !== "unhealthy") {
+    // sick as well as drained, isolated...: a red corner
+    ctx.fillStyle = STATE_DRAW.sick;
+    ctx.beginPath();
+    ctx.moveTo(x + cell, y);
+    ctx.lineTo(x + cell, y + cell * 0.4);
+    ctx.lineTo(x + cell * 0.6, y);
+    ctx.closePath();
+    ctx.fill();
+  }
+  if (label && cell >= 22) {
+    ctx.fillStyle = c.state !== "drained" && f > 0.55 ? "#fff" : "#2b3440";
+    ctx.font = "10px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "center";
+    ctx.fillText(String(c.index), x + cell / 2, y + cell / 2 + 0.5);
+    ctx.textAlign = "start";
+    ctx.textBaseline = "bottom";
+    ctx.font = "11px system-ui, sans-serif";
   }
   if (selected) {
     ctx.strokeStyle = "#2f6fde";
@@ -202,8 +264,10 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
       <div className="t-title">
         {c.node} · {c.type} #{c.index}
       </div>
-      {!c.healthy && <div className="t-bad">unhealthy</div>}
-      {c.cordoned && <div className="t-warn">cordoned</div>}
+      <div className={c.state === "unhealthy" ? "t-bad" : c.state === "healthy" ? "t-ok" : "t-warn"} data-testid="tooltip-state">
+        {STATE_LOOK[c.state].label}
+        {!c.healthy && c.state !== "unhealthy" ? " · unhealthy" : ""}
+      </div>
       <div className="t-row"><span>memory</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
       <div className="t-row"><span>slots</span><span>{c.slotsUsed} / {c.slots}</span></div>
       <div className="t-row"><span>AICore</span><span>{c.coreUsed} / {c.core}</span></div>

@@ -30,6 +30,7 @@ const row = (id: number, node: string, type: string, index: number, o: Partial<R
   o.core ?? 8,
   o.cpuUsed ?? 0,
   o.cpu ?? 7,
+  o.state ?? (o.healthy === false ? "unhealthy" : o.cordoned ? "cordoned" : "healthy"),
 ];
 
 const guideRows = () => [

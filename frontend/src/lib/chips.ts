@@ -4,6 +4,7 @@
 // React, no DOM; everything here runs in O(chips) and is unit-tested.
 
 import { CHIP_COLUMNS, type ChipColumn } from "../live/contract";
+import { inIsolation, legacyState, STATE_ORDER, type ChipStateName } from "./chipState";
 
 export interface Chip {
   id: number;
@@ -21,6 +22,8 @@ export interface Chip {
   core: number;
   cpuUsed: number;
   cpu: number;
+  /** what the chip is doing, in one word (the server's derived state) */
+  state: ChipStateName;
 }
 
 /** A chip's state at a moment (t = 0: as in the snapshot). */
@@ -52,6 +55,7 @@ const COLUMN_KEYS: Record<ChipColumn, keyof Chip> = {
   aicore: "core",
   aicpu_used: "cpuUsed",
   aicpu: "cpu",
+  state: "state",
 };
 
 export type RowDecoder = (row: readonly unknown[]) => Chip;
@@ -78,27 +82,34 @@ export function rowDecoder(columns: readonly string[]): RowDecoder {
   const core = at("core");
   const cpuUsed = at("cpuUsed");
   const cpu = at("cpu");
+  const state = at("state");
   // A missing column, or a null in it, keeps the default.
   const num = (row: readonly unknown[], i: number) => (i < 0 ? 0 : ((row[i] ?? 0) as number));
   const str = (row: readonly unknown[], i: number) => (i < 0 ? "" : ((row[i] ?? "") as string));
   const bool = (row: readonly unknown[], i: number, fallback: boolean) => (i < 0 ? fallback : ((row[i] ?? fallback) as boolean));
-  return (row) => ({
-    id: num(row, id),
-    node: str(row, node),
-    type: str(row, type),
-    index: num(row, index),
-    uuid: str(row, uuid),
-    healthy: bool(row, healthy, true),
-    cordoned: bool(row, cordoned, false),
-    slotsUsed: num(row, slotsUsed),
-    slots: num(row, slots),
-    memUsed: num(row, memUsed),
-    mem: num(row, mem),
-    coreUsed: num(row, coreUsed),
-    core: num(row, core),
-    cpuUsed: num(row, cpuUsed),
-    cpu: num(row, cpu),
-  });
+  return (row) => {
+    const isHealthy = bool(row, healthy, true);
+    const isCordoned = bool(row, cordoned, false);
+    return {
+      id: num(row, id),
+      node: str(row, node),
+      type: str(row, type),
+      index: num(row, index),
+      uuid: str(row, uuid),
+      healthy: isHealthy,
+      cordoned: isCordoned,
+      slotsUsed: num(row, slotsUsed),
+      slots: num(row, slots),
+      memUsed: num(row, memUsed),
+      mem: num(row, mem),
+      coreUsed: num(row, coreUsed),
+      core: num(row, core),
+      cpuUsed: num(row, cpuUsed),
+      cpu: num(row, cpu),
+      // a server without the column: health and cordon say what they can
+      state: state < 0 || row[state] == null ? legacyState(isHealthy, isCordoned) : (row[state] as ChipStateName),
+    };
+  };
 }
 
 /** Compare for the natural order: node, chip type, index. */
@@ -123,7 +134,8 @@ function sameChip(a: Chip, b: Chip): boolean {
     a.coreUsed === b.coreUsed &&
     a.core === b.core &&
     a.cpuUsed === b.cpuUsed &&
-    a.cpu === b.cpu
+    a.cpu === b.cpu &&
+    a.state === b.state
   );
 }
 
@@ -207,7 +219,8 @@ export class ChipTable {
 
 // --- filters -------------------------------------------------------------------------
 
-export type ChipState = "all" | "healthy" | "unhealthy" | "cordoned" | "free" | "full" | "idle" | "busy";
+/** The chips table's state filter: the chip's state, or a usage condition. */
+export type ChipState = "all" | ChipStateName | "free" | "full" | "idle" | "busy";
 
 export interface ChipFilter {
   /** node name: substring, case-insensitive; several separated by spaces or commas match any */
@@ -244,9 +257,14 @@ export function templatesByType(templates: Iterable<TemplateShape & { common_wor
   return out;
 }
 
+/** The allocator may place here: healthy, uncordoned and not (being) isolated (apps/inventory/selectors.py's "eligible"). */
+export function inService(chip: Pick<Chip, "healthy" | "cordoned" | "state">): boolean {
+  return chip.healthy && !chip.cordoned && !inIsolation(chip.state);
+}
+
 /** How many more slices of the template fit at once (the API's rule, apps/inventory/room.py). */
 export function slicesThatFit(chip: Chip, t: TemplateShape): number {
-  if (!chip.healthy || chip.cordoned || t.memory <= 0) return 0;
+  if (!inService(chip) || t.memory <= 0) return 0;
   const limits = [chip.slots - chip.slotsUsed, Math.floor((chip.mem - chip.memUsed) / t.memory)];
   if (chip.core && t.ai_core) limits.push(Math.floor((chip.core - chip.coreUsed) / t.ai_core));
   if (chip.cpu && t.ai_cpu) limits.push(Math.floor((chip.cpu - chip.cpuUsed) / t.ai_cpu));
@@ -260,13 +278,13 @@ export function fittingTemplates(chip: Chip, templates: TemplatesByType | undefi
 
 /** No template of its type fits, whatever the chip's health (slot, memory, AICore or AICPU used up). */
 export function isFull(chip: Chip, templates: TemplatesByType | undefined): boolean {
-  return !hasRoom({ ...chip, healthy: true, cordoned: false }, templates);
+  return !hasRoom({ ...chip, healthy: true, cordoned: false, state: "healthy" }, templates);
 }
 
 function hasRoom(chip: Chip, templates: TemplatesByType | undefined): boolean {
   const own = templates?.get(chip.type);
   // Without the templates (not loaded yet): a free slot and free memory.
-  if (!own?.length) return chip.healthy && !chip.cordoned && chip.slotsUsed < chip.slots && chip.memUsed < chip.mem;
+  if (!own?.length) return inService(chip) && chip.slotsUsed < chip.slots && chip.memUsed < chip.mem;
   return slicesThatFit(chip, own[0]) > 0;
 }
 
@@ -274,12 +292,6 @@ export function matchesState(chip: Chip, state: ChipState | undefined, templates
   switch (state ?? "all") {
     case "all":
       return true;
-    case "healthy":
-      return chip.healthy;
-    case "unhealthy":
-      return !chip.healthy;
-    case "cordoned":
-      return chip.cordoned;
     case "free":
       return hasRoom(chip, templates);
     case "full":
@@ -289,7 +301,8 @@ export function matchesState(chip: Chip, state: ChipState | undefined, templates
     case "busy":
       return chip.slotsUsed > 0;
     default:
-      return true;
+      // one of the chip's states, as the server's `?state=` filter answers it
+      return chip.state === state;
   }
 }
 
@@ -360,7 +373,7 @@ export interface Totals {
   core: number;
   cpuUsed: number;
   cpu: number;
-  /** free memory on chips that can take a slice (healthy, not cordoned): what the allocator can use */
+  /** free memory on chips that can take a slice (healthy, not cordoned, not isolated): what the allocator can use */
   memFree: number;
   /** free slots on those chips */
   slotsFree: number;
@@ -402,7 +415,7 @@ export function addChip(t: Totals, c: Chip): void {
   t.core += c.core;
   t.cpuUsed += c.cpuUsed;
   t.cpu += c.cpu;
-  if (c.healthy && !c.cordoned) {
+  if (inService(c)) {
     t.memFree += Math.max(0, c.mem - c.memUsed);
     t.slotsFree += Math.max(0, c.slots - c.slotsUsed);
   }
@@ -474,7 +487,8 @@ export function sortChips(chips: readonly Chip[], sort: Sort): Chip[] {
       list.sort((a, b) => (a.type < b.type ? -d : a.type > b.type ? d : naturalOrder(a, b)));
       break;
     case "health":
-      list.sort(by((c) => (c.healthy ? 1 : 0) + (c.cordoned ? 0 : 0.5)));
+      // by state, in the order of the server's rules, then sick before well
+      list.sort(by((c) => STATE_ORDER.indexOf(c.state) * 2 + (c.healthy ? 1 : 0)));
       break;
     default: {
       const metric = sort.key as Metric;

@@ -9,7 +9,7 @@ function chips(nodes: number, perNode: number): Chip[] {
   for (let n = 0; n < nodes; n++)
     for (let i = 0; i < perNode; i++)
       out.push({
-        id: id++, node: `node-${String(n).padStart(4, "0")}`, type: "Ascend310P", index: i, uuid: `u${id}`, healthy: true, cordoned: false,
+        id: id++, node: `node-${String(n).padStart(4, "0")}`, type: "Ascend310P", index: i, uuid: `u${id}`, healthy: true, cordoned: false, state: "healthy",
         slotsUsed: 0, slots: 7, memUsed: 0, mem: 21527, coreUsed: 0, core: 8, cpuUsed: 0, cpu: 7,
       });
   return out;

@@ -44,6 +44,7 @@ export const CHIP_COLUMNS = [
   "aicore",
   "aicpu_used",
   "aicpu",
+  "state",
 ] as const;
 
 export type ChipColumn = (typeof CHIP_COLUMNS)[number];
@@ -70,6 +71,7 @@ export type ChipRow = [
   aicore: number,
   aicpu_used: number,
   aicpu: number,
+  state: components["schemas"]["ChipStateEnum"],
 ];
 
 /** Chips whose usage or state changed, to upsert by id (1,000 rows at most). */

@@ -26,6 +26,7 @@ import {
   type Metric,
   type SortKey,
 } from "../lib/chips";
+import { STATE_LOOK } from "../lib/chipState";
 import { ago, dateTime, duration, ageSeconds, int, mb, pctText } from "../lib/format";
 import type { HeatMode } from "../lib/heatmap";
 import { useQueryParam } from "../lib/router";
@@ -37,6 +38,11 @@ const STATE_OPTIONS: { value: ChipState; label: string }[] = [
   { value: "healthy", label: "Healthy" },
   { value: "unhealthy", label: "Unhealthy" },
   { value: "cordoned", label: "Cordoned" },
+  { value: "draining", label: "Draining" },
+  { value: "drained", label: "Drained" },
+  { value: "isolating", label: "Isolating" },
+  { value: "isolated", label: "Isolated" },
+  { value: "restoring", label: "Restoring" },
   { value: "free", label: "Has room (smallest template)" },
   { value: "full", label: "Full" },
   { value: "busy", label: "In use" },
@@ -176,10 +182,7 @@ export function ChipsPage() {
               </span>
             )}
             <span>{mode === "node" ? "1 cell = 1 node (click to zoom in)" : "1 cell = 1 chip"}</span>
-            <span>
-              <span className="swatch cordoned" />
-              cordoned
-            </span>
+            {mode === "chip" && <StateLegend />}
           </span>
         </div>
         <Heatmap
@@ -287,20 +290,42 @@ const ChipRowView = memo(function ChipRowView({
 });
 
 function ChipStateBadge({ chip, templates }: { chip: Chip; templates: TemplatesByType }) {
-  if (!chip.healthy)
-    return (
-      <Badge kind="hot" title="the device plugin reports this chip unhealthy">
-        ✕ unhealthy
-      </Badge>
-    );
-  if (chip.cordoned) return <Badge kind="warn">cordoned</Badge>;
-  if (isFull(chip, templates))
+  const look = STATE_LOOK[chip.state];
+  // one box per cell (see ChipRowView): a sick chip that is also drained or isolated says both in its text
+  const sick = !chip.healthy && chip.state !== "unhealthy" ? " ✕" : "";
+  if (chip.state === "healthy" && isFull(chip, templates))
     return (
       <Badge kind="info" title="no template fits: slot, memory, AICore or AICPU used up">
         full
       </Badge>
     );
-  return <Badge kind="ok">ok</Badge>;
+  return (
+    <Badge kind={look.badge} title={sick ? `${look.title}; the device plugin reports it unhealthy` : look.title}>
+      {chip.state === "unhealthy" ? "✕ unhealthy" : chip.state === "healthy" ? "ok" : `${look.label}${sick}`}
+    </Badge>
+  );
+}
+
+/** The heat map's look per chip state (components/Heatmap.tsx draws the same): swatch class, label. */
+const STATE_SWATCHES: [string, string][] = [
+  ["cordoned", "cordoned"],
+  ["draining", "draining"],
+  ["drained", "drained"],
+  ["pending", "isolating / restoring"],
+  ["isolated", "isolated"],
+];
+
+function StateLegend() {
+  return (
+    <>
+      {STATE_SWATCHES.map(([swatch, label]) => (
+        <span key={swatch}>
+          <span className={`swatch ${swatch}`} />
+          {label}
+        </span>
+      ))}
+    </>
+  );
 }
 
 /** The cluster's templates by chip type (room is room for a template). */

@@ -17,7 +17,7 @@ from apps.inventory.models import (
     Cluster,
     Slice,
 )
-from apps.inventory.selectors import CHIP_USAGE_FIELDS
+from apps.inventory.selectors import chip_row_values
 from apps.live.events import (
     Event,
     chips_payloads,
@@ -160,7 +160,7 @@ class WriterBase:
             chips = chips.filter(id__in_array=recounted)
         elif chip_uuids is not None:
             chips = chips.filter(uuid__in_array=chip_uuids)
-        rows = list(chips.order_by("id").values_list("id", *CHIP_USAGE_FIELDS))
+        rows = list(chip_row_values(chips.order_by("id"), "id"))
         for payload in chips_payloads(row[1:] for row in rows):
             broadcast_on_commit(cluster_group(self.cluster.pk), Event.CHIPS, payload)
         return [row[0] for row in rows]
