@@ -167,6 +167,18 @@ export function StateFilter({
   return <SelectFilter label="state" value={value} onChange={onChange} options={states} all="All states" testId={testId} />;
 }
 
+/** A list narrowed to one thing by a link ("request #3"), with "show all" to widen it again. */
+export function ScopeChip({ label, onClear, testId }: { label: string; onClear: () => void; testId?: string }) {
+  return (
+    <span data-testid={testId}>
+      {label}{" "}
+      <button className="btn small" onClick={onClear}>
+        show all
+      </button>
+    </span>
+  );
+}
+
 /** A check box with its text ("Flagged only"). */
 export function CheckFilter({
   label,

@@ -8,6 +8,8 @@ const PATHS: Record<string, string> = {
   health: "M22 12h-4l-3 9L9 3l-3 9H2",
   requests: "M8 6h13M8 12h13M8 18h13M3 6h.01M3 12h.01M3 18h.01",
   preemptions: "M12 22a10 10 0 1 0 0-20 10 10 0 0 0 0 20zM8 12h8",
+  drains: "M12 3v12M7 10l5 5 5-5M4 21h16",
+  nodeconfig: "M4 4h16v6H4zM4 14h16v6H4zM8 7h.01M8 17h.01",
   tokens: "M15 7a4 4 0 1 1-3.9 4.9L3 20v-3h2v-2h2l2.1-2.1A4 4 0 0 1 15 7zm1 3h.01",
   queues: "M3 5h18v4H3zM3 11h18v4H3zM3 17h11v4H3z",
   priorities: "M12 20V4M6 10l6-6 6 6M4 20h16",

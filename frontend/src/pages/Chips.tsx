@@ -10,6 +10,8 @@ import { FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, CellBar, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
+import { ChipActions } from "./chips/ChipActions";
+import { NodePanel } from "./chips/NodePanel";
 import { ChipHistory } from "./ChipHistory";
 import {
   filterChips,
@@ -185,6 +187,7 @@ export function ChipsPage() {
             {mode === "chip" && <StateLegend />}
           </span>
         </div>
+        {groups.length === 1 && cluster && <NodePanel group={groups[0]} clusterId={cluster.id} />}
         <Heatmap
           groups={groups}
           metric={m}
@@ -338,7 +341,7 @@ function useClusterTemplates(clusterId: number | null): TemplatesByType {
 }
 
 function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip: Chip | null; templates: TemplatesByType; onClose: () => void }) {
-  const { live } = useClusters();
+  const { live, cluster } = useClusters();
   const now = useNow(5000);
   const slices = useApi(
     (signal) => api.get<Page<Slice>>(`/api/slices/${qs({ chip: chipId, page_size: 200 })}`, signal),
@@ -361,6 +364,7 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
           <div className="muted mb-12">
             <CopyText value={chip.uuid} testId="chip-uuid" />
           </div>
+          {cluster && <ChipActions chip={chip} slices={slices.data?.results} clusterId={cluster.id} />}
           <div className="type-card">
             <div className="metrics" data-testid="chip-metrics">
               <span className="k">Memory</span>

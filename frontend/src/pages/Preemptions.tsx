@@ -2,14 +2,14 @@
 // (`/api/preemptions/`). Admins approve or reject a pending one with a
 // reason (required); others read.
 
-import { useState } from "react";
-import { api, ApiError, qs } from "../api/client";
+import { useState, type ReactNode } from "react";
+import { api, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { backToPageOne, FilterBar, StateFilter } from "../components/FilterBar";
-import { Badge, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
-import { errorText, mapErrors } from "../lib/errors";
+import { backToPageOne, FilterBar, ScopeChip, StateFilter } from "../components/FilterBar";
+import { ReasonModal } from "../components/ReasonModal";
+import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
 import { ago, dateTime, shortUuid } from "../lib/format";
-import { canDecide, lostTime, PROPOSAL_STATES, reasonError, requestBadge } from "../lib/queue";
+import { canDecide, lostTime, PROPOSAL_STATES, requestBadge } from "../lib/queue";
 import { Link, useQueryParam } from "../lib/router";
 import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
@@ -19,79 +19,56 @@ const PAGE_SIZE = 50;
 
 export type Decision = "approve" | "reject";
 
-/** The reason form of an approve / reject: the reason is required; the API's errors land on it or above it. */
+/**
+ * The reason form of an approve / reject: the reason is required; the API's
+ * errors land on it or above it. `path` is the collection (a drain's decision
+ * goes to /api/drains/).
+ */
 export function DecisionForm({
   proposal,
   decision,
   onClose,
   onDone,
+  path = "/api/preemptions/",
+  noun = "proposal",
+  children,
 }: {
   proposal: Pick<PreemptionProposal, "id">;
   decision: Decision;
   onClose: () => void;
   onDone: () => void;
+  path?: string;
+  noun?: string;
+  children?: ReactNode;
 }) {
-  const [reason, setReason] = useState("");
-  const [fieldErrors, setFieldErrors] = useState<string[]>([]);
-  const [formError, setFormError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async () => {
-    const missing = reasonError(reason);
-    if (missing) {
-      setFieldErrors([missing]);
-      return;
-    }
-    setBusy(true);
-    setFieldErrors([]);
-    setFormError(null);
-    try {
-      await api.post(`/api/preemptions/${proposal.id}/${decision}/`, { reason: reason.trim() });
-      onDone();
-    } catch (e) {
-      if (e instanceof ApiError) {
-        const mapped = mapErrors(e.body, ["reason"]);
-        setFieldErrors(mapped.fields.reason ?? []);
-        const rest = mapped.form.length ? mapped.form.join(" ") : mapped.fields.reason ? null : errorText(e);
-        setFormError(rest);
-      } else {
-        setFormError(errorText(e));
-      }
-    } finally {
-      setBusy(false);
-    }
-  };
   const verb = decision === "approve" ? "Approve" : "Reject";
   return (
-    <Modal
-      title={`${verb} proposal #${proposal.id}`}
+    <ReasonModal
+      title={`${verb} ${noun} #${proposal.id}`}
+      verb={verb}
+      tone={decision === "approve" ? "primary" : "danger"}
       onClose={onClose}
-      footer={
-        <>
-          <button className="btn" onClick={onClose}>
-            Close
-          </button>
-          <button className={`btn ${decision === "approve" ? "primary" : "danger"}`} disabled={busy} onClick={() => void submit()} data-testid="decision-submit">
-            {verb}
-          </button>
-        </>
-      }
+      submit={async (reason) => {
+        await api.post(`${path}${proposal.id}/${decision}/`, { reason });
+        onDone();
+      }}
     >
-      {formError && (
-        <div className="field-error" role="alert" data-testid="decision-error">
-          {formError}
-        </div>
-      )}
-      <Field label="Reason" errors={fieldErrors} hint="Recorded in the audit log.">
-        <textarea
-          rows={3}
-          value={reason}
-          onChange={(e) => setReason(e.target.value)}
-          aria-label="reason"
-          data-testid="decision-reason"
-          className="input full-width"
-        />
-      </Field>
-    </Modal>
+      {children}
+    </ReasonModal>
+  );
+}
+
+/** Approve and Reject, side by side (test ids `approve-<testId>`, `reject-<testId>`). */
+export function DecisionButtons({ testId, onDecide }: { testId: string; onDecide: (decision: Decision) => void }) {
+  return (
+    <>
+      <button className="btn small primary" onClick={() => onDecide("approve")} data-testid={`approve-${testId}`}>
+        Approve
+      </button>{" "}
+      <button className="btn small danger" onClick={() => onDecide("reject")} data-testid={`reject-${testId}`}>
+        Reject
+      </button>
+    </>
   );
 }
 
@@ -129,14 +106,7 @@ export function PreemptionsPage() {
             onChange={backToPageOne(setPage)(setState)}
             testId="proposal-state"
           />
-          {request && (
-            <span data-testid="proposal-request-filter">
-              request #{request}{" "}
-              <button className="btn small" onClick={() => setRequest("")}>
-                show all
-              </button>
-            </span>
-          )}
+          {request && <ScopeChip label={`request #${request}`} onClear={() => setRequest("")} testId="proposal-request-filter" />}
         </FilterBar>
         <ErrorNote error={proposals.error} onRetry={reload} />
         {!proposals.data && proposals.loading ? (
@@ -220,16 +190,7 @@ export function PreemptionsPage() {
                       {ago(p.created_at, now)}
                     </td>
                     <td className="nowrap">
-                      {canDecide(me.role, p) && (
-                        <>
-                          <button className="btn small primary" onClick={() => setDeciding({ proposal: p, decision: "approve" })} data-testid={`approve-${p.id}`}>
-                            Approve
-                          </button>{" "}
-                          <button className="btn small danger" onClick={() => setDeciding({ proposal: p, decision: "reject" })} data-testid={`reject-${p.id}`}>
-                            Reject
-                          </button>
-                        </>
-                      )}
+                      {canDecide(me.role, p) && <DecisionButtons testId={String(p.id)} onDecide={(decision) => setDeciding({ proposal: p, decision })} />}
                     </td>
                   </tr>
                 ))}
