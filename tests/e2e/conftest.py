@@ -51,15 +51,14 @@ def chromium_path() -> str:
     return _chromium_or_skip()
 
 
-@pytest.fixture(scope="package")
-def portal(chromium_path: str) -> Iterator[Stack]:
-    """The running portal (``.url``, ``.kubectl()``, ``.api()``, ``.manage()``)."""
+def running_portal(scenario: str) -> Iterator[Stack]:
+    """A portal on simcluster's ``scenario``, built and started; stopped after."""
     try:
         ensure_frontend_built()
     except StackError as exc:
         pytest.fail(str(exc))
     stack = Stack(
-        "guide", sim_options=SIM_OPTIONS, sync_seconds=900, log=lambda _: None
+        scenario, sim_options=SIM_OPTIONS, sync_seconds=900, log=lambda _: None
     )
     try:
         stack.start(wait_for_chips=12, timeout=120)
@@ -67,6 +66,12 @@ def portal(chromium_path: str) -> Iterator[Stack]:
         pytest.fail(f"the portal did not start: {exc}")
     yield stack
     stack.stop()
+
+
+@pytest.fixture(scope="package")
+def portal(chromium_path: str) -> Iterator[Stack]:
+    """The running portal (``.url``, ``.kubectl()``, ``.api()``, ``.manage()``)."""
+    yield from running_portal("guide")
 
 
 # Package-scoped (tests/e2e is a package for that): Playwright's sync API
