@@ -5,15 +5,11 @@ the DaemonSet patch), and isolation: refused with the fix on the guide, and
 isolate -> isolated -> restore on the ``nodeconfig`` scenario (plugin v1.4.0).
 
 The first three share the package's portal (the guide scenario) and leave it
-as they found it. The last one needs its own portal on another scenario and
-the node config's publish, which isolation calls: until that is wired
-(``isolation_hooks.node_filter_set`` still raises NotImplementedError) it is
-skipped, saying so.
+as they found it. The last one needs its own portal on another scenario.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -158,22 +154,9 @@ def test_isolating_on_the_guide_plugin_is_refused_with_the_fix(page, portal):
 # --- isolate and restore on a plugin that reads the node config ------------------------
 
 
-def _publish_is_wired() -> bool:
-    from apps.inventory.nodeconfig import isolation_hooks
-
-    return "NotImplementedError" not in inspect.getsource(
-        isolation_hooks.node_filter_set
-    )
-
-
 @pytest.fixture(scope="module")
 def nodeconfig_portal(chromium_path: str) -> Iterator[Stack]:
     """A portal on the ``nodeconfig`` scenario: plugin v1.4.0 reading its node config."""
-    if not _publish_is_wired():
-        pytest.skip(
-            "isolation's publish step (isolation_hooks.node_filter_set) is not "
-            "wired on this branch: runs once the node config's publish is integrated"
-        )
     yield from running_portal("nodeconfig")
 
 

@@ -21,6 +21,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.inventory import selectors, services
+from apps.inventory.api import figure_serializers as fs
 from apps.inventory.api import serializers as s
 from apps.inventory.deviceconfig.api import serializers as dcs
 from apps.inventory.deviceconfig.selectors import (
@@ -87,14 +88,14 @@ class ClusterViewSet(viewsets.ModelViewSet):
     def perform_destroy(self, instance):
         services.cluster_delete(cluster=instance, actor=self.request.user)
 
-    @extend_schema(responses={200: s.ClusterSummarySerializer})
+    @extend_schema(responses={200: fs.ClusterSummarySerializer})
     @action(detail=True, methods=["get"])
     def summary(self, request: Request, pk: str | None = None) -> Response:
         """Totals per chip type: chips, slices, memory and slots used and free."""
         data = selectors.cluster_summary(self.get_object())
-        return Response(s.ClusterSummarySerializer(data).data)
+        return Response(fs.ClusterSummarySerializer(data).data)
 
-    @extend_schema(responses={200: s.ChipUsageSerializer})
+    @extend_schema(responses={200: fs.ChipUsageSerializer})
     @action(detail=True, methods=["get"], url_path="chip-usage")
     def chip_usage(self, request: Request, pk: str | None = None) -> Response:
         """Every chip's usage as compact rows (fast at thousands of chips)."""
@@ -108,37 +109,37 @@ class ClusterViewSet(viewsets.ModelViewSet):
         return Response(s.SyncCursorSerializer(cursors, many=True).data)
 
     @extend_schema(
-        parameters=[s.UsageHistoryQuerySerializer],
-        responses={200: s.UsageSampleSerializer(many=True), **ERRORS},
+        parameters=[fs.UsageHistoryQuerySerializer],
+        responses={200: fs.UsageSampleSerializer(many=True), **ERRORS},
     )
     @action(
         detail=True, methods=["get"], url_path="usage-history", pagination_class=None
     )
     def usage_history(self, request: Request, pk: str | None = None) -> Response:
         """Usage samples (one a minute per chip type) for the last ``hours``."""
-        query = s.UsageHistoryQuerySerializer(data=request.query_params)
+        query = fs.UsageHistoryQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         samples = selectors.usage_history(self.get_object(), **query.validated_data)
-        return Response(s.UsageSampleSerializer(samples, many=True).data)
+        return Response(fs.UsageSampleSerializer(samples, many=True).data)
 
-    @extend_schema(responses={200: s.FragmentationSerializer(many=True)})
+    @extend_schema(responses={200: fs.FragmentationSerializer(many=True)})
     # Whole arrays, not pages (pagination_class=None says so to the schema too):
     # the charts and the sync panel need all of it, and it is small.
     @action(detail=True, methods=["get"], pagination_class=None)
     def fragmentation(self, request: Request, pk: str | None = None) -> Response:
         """Memory stranded on chips that cannot fit the smallest template, per chip type."""
         data = selectors.fragmentation(self.get_object())
-        return Response(s.FragmentationSerializer(data, many=True).data)
+        return Response(fs.FragmentationSerializer(data, many=True).data)
 
     @extend_schema(
-        parameters=[s.FitQuerySerializer],
-        responses={200: s.FitResultSerializer, **ERRORS},
+        parameters=[fs.FitQuerySerializer],
+        responses={200: fs.FitResultSerializer, **ERRORS},
     )
     @action(detail=True, methods=["get"])
     def fit(self, request: Request, pk: str | None = None) -> Response:
         """Which template a request of this size gets now (HAMi's template rule, by
         the config the scheduler loaded), and after a pending restart."""
-        query = s.FitQuerySerializer(data=request.query_params)
+        query = fs.FitQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         answer = template_fit_answer(
             self.get_object(),
@@ -146,7 +147,7 @@ class ClusterViewSet(viewsets.ModelViewSet):
             memory=query.validated_data.get("memory"),
             scheduler=Scheduler(query.validated_data["scheduler"]),
         )
-        return Response(s.FitAnswerSerializer(answer).data)
+        return Response(fs.FitAnswerSerializer(answer).data)
 
     @extend_schema(responses={200: dcs.DeviceConfigStateSerializer, **ERRORS})
     @action(detail=True, methods=["get"], url_path="device-config")
@@ -289,7 +290,7 @@ class ChipViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.ChipSerializer
     filterset_class = ChipFilterSet
 
-    @extend_schema(responses={200: s.ChipEventSerializer(many=True)})
+    @extend_schema(responses={200: fs.ChipEventSerializer(many=True)})
     @action(detail=True, methods=["get"])
     def history(self, request: Request, pk: str | None = None) -> Response:
         """Slices placed on and released from this chip, newest first (paginated)."""
@@ -298,7 +299,7 @@ class ChipViewSet(viewsets.ReadOnlyModelViewSet):
             cluster_id=chip.cluster_id, chip_uuid=chip.uuid
         )
         page = self.paginate_queryset(events)
-        return self.get_paginated_response(s.ChipEventSerializer(page, many=True).data)
+        return self.get_paginated_response(fs.ChipEventSerializer(page, many=True).data)
 
 
 @extend_schema(tags=["inventory"])

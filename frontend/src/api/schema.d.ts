@@ -3738,6 +3738,19 @@ export interface operations {
         page_size?: number;
         /** @description template name: chips where one more slice of it fits (slot, memory, AICore, AICPU; healthy and uncordoned) */
         room_for?: string;
+        /**
+         * @description the chip's state (apps.inventory.chipstate); repeat for several
+         *
+         * * `healthy` - Healthy
+         * * `unhealthy` - Unhealthy
+         * * `cordoned` - Cordoned
+         * * `draining` - Draining
+         * * `drained` - Drained
+         * * `isolating` - Isolating
+         * * `isolated` - Isolated
+         * * `restoring` - Restoring
+         */
+        state?: ("cordoned" | "drained" | "draining" | "healthy" | "isolated" | "isolating" | "restoring" | "unhealthy")[];
         uuid?: string;
       };
     };
@@ -3964,6 +3977,19 @@ export interface operations {
         page_size?: number;
         /** @description template name: chips where one more slice of it fits (slot, memory, AICore, AICPU; healthy and uncordoned) */
         room_for?: string;
+        /**
+         * @description the chip's state (apps.inventory.chipstate); repeat for several
+         *
+         * * `healthy` - Healthy
+         * * `unhealthy` - Unhealthy
+         * * `cordoned` - Cordoned
+         * * `draining` - Draining
+         * * `drained` - Drained
+         * * `isolating` - Isolating
+         * * `isolated` - Isolated
+         * * `restoring` - Restoring
+         */
+        state?: ("cordoned" | "drained" | "draining" | "healthy" | "isolated" | "isolating" | "restoring" | "unhealthy")[];
         uuid?: string;
       };
       path: {
