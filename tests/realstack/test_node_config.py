@@ -383,3 +383,72 @@ def test_the_portal_isolates_a_chip_and_the_real_volcano_stops_placing_there(
     # and the real Volcano places the waiting pod on exactly that chip
     wait_running(cluster.stack, [("default", "portal-iso-extra")], timeout=120)
     assert cluster.chip_of("portal-iso-extra") == uuid
+
+
+@pytest.mark.django_db(transaction=True)
+def test_isolate_then_drain_moves_a_portal_request_off_the_chip_for_good(
+    cluster: Cluster, settings, tmp_path
+) -> None:
+    """The order docs/node-config.md recommends before a repair: isolate the
+    chip (no scheduler places there again), then drain it. The portal's
+    request is evicted through the real Eviction API, re-queued, and runs
+    again, on another chip; the real Volcano cannot pick the isolated one."""
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.models import Chip
+    from apps.inventory.services import cluster_create
+    from apps.scheduling.models import Request
+    from harness.portal import Running, ci_request, token_client
+    from harness.portal import wait_running as request_running
+
+    settings.LOCK_DIR = str(tmp_path / "locks")
+    real = cluster_create(
+        actor=None,
+        name="real",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=cluster.stack.write_kubeconfig(tmp_path / "kc").read_text(),
+    )
+    ci = token_client("ci-bot", "operator")
+    admin = token_client("boss", "admin")
+    with Running(real):
+        submitted = ci.post(
+            "/api/requests/", ci_request(idempotency_key="drain-after-isolate"),
+            format="json",
+        )  # fmt: skip
+        assert submitted.status_code == 201, submitted.json()
+        request_id = submitted.json()["id"]
+        first = request_running(ci, request_id, timeout=120)
+        cluster.pods.append(Request.objects.get(pk=request_id).pod_name)
+        chip = Chip.objects.get(cluster=real, uuid=first["chip_uuid"])
+
+        isolated = admin.post(
+            f"/api/chips/{chip.pk}/isolate/", {"reason": "repair"}, format="json"
+        )
+        assert isolated.status_code == 202, isolated.json()
+        wait(
+            lambda: Chip.objects.get(pk=chip.pk).isolation == "isolated",
+            "the portal to prove the isolation",
+            timeout=90,
+        )
+        drained = admin.post(
+            f"/api/chips/{chip.pk}/drain/", {"reason": "repair"}, format="json"
+        )
+        assert drained.status_code in (200, 201), drained.json()
+
+        def moved() -> dict | None:
+            state = request_running(ci, request_id, timeout=120)
+            return state if state["attempts"] > first["attempts"] else None
+
+        again = wait(moved, "the request to run again after the drain", timeout=150)
+        cluster.pods.append(Request.objects.get(pk=request_id).pod_name)
+        assert again["chip_uuid"] not in ("", chip.uuid)
+        assert again["pod_name"] != first["pod_name"]  # a new attempt, a new pod
+
+        restored = admin.post(
+            f"/api/chips/{chip.pk}/restore/", {"reason": "repaired"}, format="json"
+        )
+        assert restored.status_code == 202, restored.json()
+        wait(
+            lambda: Chip.objects.get(pk=chip.pk).isolation == "",
+            "the portal to prove the restore",
+            timeout=90,
+        )
