@@ -452,3 +452,57 @@ def test_isolate_then_drain_moves_a_portal_request_off_the_chip_for_good(
             "the portal to prove the restore",
             timeout=90,
         )
+
+
+@pytest.mark.django_db
+def test_the_portal_switches_a_nodes_slicing_mode_on_the_real_stack(
+    cluster: Cluster, operator_client, settings, tmp_path
+) -> None:
+    """Item 6 on the real API server: the node's entry published over REST
+    changes nothing until the portal restarts that node's plugin pod; then
+    the node registers hami-core, and sync sees it. Put back the same way."""
+    from apps.inventory.choices import ConnectionKind
+    from apps.inventory.models import Node
+    from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
+
+    settings.LOCK_DIR = str(tmp_path / "locks")
+    real = cluster_create(
+        actor=None,
+        name="modes",
+        connection=ConnectionKind.KUBECONFIG,
+        kubeconfig=cluster.stack.write_kubeconfig(tmp_path / "kc").read_text(),
+    )
+    sync_once(real)
+    url = f"/api/clusters/{real.pk}/node-config"
+
+    def annotation() -> str:
+        node = cluster.core.read_node(NODE)
+        return (node.metadata.annotations or {}).get("hami-vnpu-core", "")
+
+    def switch(on: bool, version: int) -> None:
+        published = operator_client.post(
+            f"{url}/publish/",
+            {"reason": "mode", "expected_version": version, "confirm_warnings": True,
+             "nodes": [{"name": NODE, "hami_vnpu_core": on}]},
+            format="json",
+        )  # fmt: skip
+        assert published.status_code == 201, published.json()
+        restarted = operator_client.post(
+            f"{url}/restart/", {"node": NODE, "reason": "apply the mode"}, format="json"
+        )
+        assert restarted.status_code == 202, restarted.json()
+
+    before = annotation()
+    assert before in ("", "false")
+    baseline = operator_client.get(f"{url}/").json()["baseline_version"]
+    switch(True, baseline)
+    wait(lambda: annotation() == "true", "the node to register hami-core")
+
+    def synced_core() -> bool:
+        sync_once(real)
+        return Node.objects.get(cluster=real, name=NODE).hami_vnpu_core
+
+    wait(synced_core, "sync to see the node in hami-core mode")
+    switch(False, baseline + 1)
+    wait(lambda: annotation() in ("", "false"), "the node back in template mode")
