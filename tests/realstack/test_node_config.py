@@ -396,6 +396,7 @@ def test_isolate_then_drain_moves_a_portal_request_off_the_chip_for_good(
     from apps.inventory.choices import ConnectionKind
     from apps.inventory.models import Chip
     from apps.inventory.services import cluster_create
+    from apps.inventory.sync.engine import sync_once
     from apps.scheduling.models import Request
     from harness.portal import Running, ci_request, token_client
     from harness.portal import wait_running as request_running
@@ -407,6 +408,9 @@ def test_isolate_then_drain_moves_a_portal_request_off_the_chip_for_good(
         connection=ConnectionKind.KUBECONFIG,
         kubeconfig=cluster.stack.write_kubeconfig(tmp_path / "kc").read_text(),
     )
+    # one full list first: a submission validates its chip type and
+    # PriorityClass against what sync has seen
+    sync_once(real)
     ci = token_client("ci-bot", "operator")
     admin = token_client("boss", "admin")
     with Running(real):

@@ -79,6 +79,7 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/clusters/{cluster}/node-config/publish/": {"POST": OP},
     "/api/clusters/{cluster}/node-config/rollback/": {"POST": OP},
     "/api/clusters/{cluster}/node-config/adopt/": {"POST": A},
+    "/api/clusters/{cluster}/node-config/restart/": {"POST": OP},
     "/api/clusters/{cluster}/node-config/versions/": R,
     "/api/clusters/{cluster}/node-config/diff/": {"GET": V, "POST": OP},
     "/api/chip-types/": {"GET": V, "POST": OP},
