@@ -20,8 +20,8 @@ permissions and nothing more. Three tests keep the three in step
 
 Object names are the defaults of the settings that name them
 (``DEVICE_PLUGIN_DAEMONSET``, ``WATCHED_DEPLOYMENTS``,
-``VOLCANO_SCHEDULER_CONFIGMAP``, and each cluster's device-config ConfigMap,
-``kube-system/hami-scheduler-device`` by default): a deployment that changes
+``VOLCANO_SCHEDULER_CONFIGMAP``, ``DEVICE_NODE_CONFIGMAP``, and each
+cluster's device-config ConfigMap, ``kube-system/hami-scheduler-device`` by default): a deployment that changes
 them changes the ``resourceNames`` in the ClusterRole too.
 """
 
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 DEVICE_CONFIG = "hami-scheduler-device"
+NODE_CONFIG = "hami-device-node-config"
 VOLCANO_CONFIG = "volcano-scheduler-configmap"
 DEVICE_PLUGIN = "hami-ascend-device-plugin"
 RESTARTED_DEPLOYMENTS = ("hami-scheduler", "volcano-scheduler")
@@ -76,8 +77,9 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "list watch",
         "",
         "configmaps",
-        "sync: the device config and Volcano's scheduler config",
+        "sync: the device config, the plugin's node config and Volcano's scheduler config",
         DEVICE_CONFIG,
+        NODE_CONFIG,
         VOLCANO_CONFIG,
     ),
     *_calls("list watch", "apps", "daemonsets", "sync: plugin health", DEVICE_PLUGIN),
@@ -94,8 +96,10 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "get update",
         "",
         "configmaps",
-        "publish: read live, write guarded by resourceVersion",
+        "publish: read live, write guarded by resourceVersion (the node config"
+        " too, never created: an absent one is refused with the command to make it)",
         DEVICE_CONFIG,
+        NODE_CONFIG,
     ),
     *_calls(
         "get patch", "apps", "daemonsets", "restart the device plugin", DEVICE_PLUGIN
@@ -120,7 +124,12 @@ PORTAL_CALLS: tuple[KubeCall, ...] = (
         "namespaces",
         "a request's namespace exists (at submission, and each pass)",
     ),
-    *_calls("create get delete patch", "", "pods", "admission; victim annotations"),
+    *_calls(
+        "create get delete patch",
+        "",
+        "pods",
+        "admission; victim annotations; a node's device-plugin pod restarted",
+    ),
     *_calls("create", "", "pods/eviction", "preemption through the Eviction API"),
     *_calls("create", "", "events", "record why a pod was evicted"),
     # apps.scheduling.volcano: each portal queue's Volcano Queue, kept in step

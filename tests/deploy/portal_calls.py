@@ -18,11 +18,13 @@ from apps.inventory.deviceconfig.restarts import restart_states
 from apps.inventory.deviceconfig.whatif import slice_name, slices_broken_by_draft
 from apps.inventory.kube import Gateway
 from apps.inventory.models import Template
+from apps.inventory.nodeconfig.publishing import CURRENT, nodeconfig_publish
 from apps.inventory.sync.engine import sync_once, sync_run
 from apps.scheduling import volcano
 from apps.scheduling.models import Queue, QueueQuota
 
 POD_NAMES = ("vnpu-req-rbac", "vnpu-req-rbac2")
+NODE_CONFIG_MAP = ("kube-system", "hami-device-node-config", "node-config.yaml")
 QUEUE_NAME = "vnpu-rbac"
 RESTARTED = ("hami-scheduler", "volcano-scheduler", "hami-ascend-device-plugin")
 
@@ -34,6 +36,9 @@ def make_every_portal_call(
     touch_queue: Callable[[str], object],
 ) -> None:
     """Sync (list, then watch for ``watch_seconds``), publish, restart, pods, events, queues.
+
+    The cluster must hold an empty node-config ConfigMap (``NODE_CONFIG_MAP``):
+    the portal updates it and never creates it.
 
     ``touch_queue(name)`` changes the Volcano Queue as another writer (an
     admin's credentials), so that the portal's update meets a conflict.
@@ -65,6 +70,18 @@ def make_every_portal_call(
         confirm_breaking=breaking,
     )
     assert result.version.number >= 2
+    # the device plugin's node config: read live, written back guarded (the
+    # fixture made the ConfigMap: the portal never creates it)
+    node_config = nodeconfig_publish(
+        cluster=cluster,
+        actor=admin_user,
+        reason="rbac test",
+        expected_version=CURRENT,
+        text="# written by the rbac test\nnodes: []\n",
+        confirm_warnings=True,
+        confirm_unread=True,
+    )
+    assert node_config.version.number >= 2
     # restarts: the schedulers and the device plugin, and their state
     for component in RESTARTED:
         publishing.workload_restart(

@@ -61,6 +61,9 @@ def test_the_role_grants_no_write_beyond_the_brief():
     }
     assert writes == {
         ("", "configmaps", "update", "hami-scheduler-device"),
+        # the device plugin's node config (isolation, a node's mode): updated,
+        # never created
+        ("", "configmaps", "update", "hami-device-node-config"),
         ("", "pods", "create", "*"),
         ("", "pods", "delete", "*"),
         ("", "pods", "patch", "*"),
@@ -84,6 +87,7 @@ def test_registry_names_match_the_default_settings(settings):
     from apps.common import kube_permissions as k
 
     assert f"kube-system/{k.DEVICE_PLUGIN}" == settings.DEVICE_PLUGIN_DAEMONSET
+    assert f"kube-system/{k.NODE_CONFIG}" == settings.DEVICE_NODE_CONFIGMAP
     assert settings.VOLCANO_SCHEDULER_CONFIGMAP.endswith("/" + k.VOLCANO_CONFIG)
     assert sorted(r.split("/")[1] for r in settings.WATCHED_DEPLOYMENTS) == sorted(
         k.RESTARTED_DEPLOYMENTS

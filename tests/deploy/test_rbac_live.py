@@ -17,7 +17,11 @@ from apps.inventory import services
 from apps.inventory.choices import ConnectionKind
 from simcluster import rbac
 from tests.deploy.conftest import DEPLOY
-from tests.deploy.portal_calls import make_every_portal_call, refusals_beyond_the_grant
+from tests.deploy.portal_calls import (
+    NODE_CONFIG_MAP,
+    make_every_portal_call,
+    refusals_beyond_the_grant,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 USER = rbac.service_account_user("vnpu-system", "vnpuportal")
@@ -33,6 +37,11 @@ def portal_cluster(sim, kubectl, settings):
     ]
     applied = kubectl("apply", "-f", str(DEPLOY))
     assert applied.returncode == 0, applied.stderr
+    namespace, name, key = NODE_CONFIG_MAP
+    made = kubectl(
+        "create", "configmap", name, "-n", namespace, f"--from-literal={key}=nodes: []"
+    )
+    assert made.returncode == 0, made.stderr
     return services.cluster_create(
         actor=None,
         name="self",

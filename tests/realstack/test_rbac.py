@@ -13,6 +13,8 @@ that list and nothing more.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from apps.common.kube_permissions import granted_atoms
@@ -20,6 +22,7 @@ from apps.inventory import services
 from apps.inventory.choices import ConnectionKind
 from tests.deploy.conftest import DEPLOY
 from tests.deploy.portal_calls import (
+    NODE_CONFIG_MAP,
     POD_NAMES,
     QUEUE_NAME,
     make_every_portal_call,
@@ -42,12 +45,20 @@ SELF_REVIEWS = {
 
 
 @pytest.fixture
-def portal_token(kube_stack) -> str:
+def portal_token(kube_stack) -> Iterator[str]:
     for manifest in ("00-namespace.yaml", "10-rbac.yaml"):
         kube_stack.kubectl("apply", "-f", str(DEPLOY / manifest))
-    return kube_stack.kubectl(
+    namespace, name, key = NODE_CONFIG_MAP
+    kube_stack.kubectl(
+        "create", "configmap", name, "-n", namespace, f"--from-literal={key}=nodes: []"
+    )
+    yield kube_stack.kubectl(
         "create", "token", ACCOUNT, "-n", NAMESPACE, "--duration=2h"
     ).stdout.strip()
+    # the guide stack is shared: it had no node config before this test
+    kube_stack.kubectl(
+        "delete", "configmap", name, "-n", namespace, "--ignore-not-found", check=False
+    )
 
 
 @pytest.fixture

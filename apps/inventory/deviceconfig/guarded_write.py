@@ -187,8 +187,9 @@ def guarded_publish(
     """Write ``propose``'s text over the live ConfigMap, guarded (see the module doc).
 
     A ConfigMap that does not exist is created when the history has no
-    version the portal owns either (the node config before its first
-    publish); one that exists without such a version needs an adoption.
+    version the portal owns either and the target's checks allow it (the node
+    config's refuse: the portal's RBAC grants no create); one that exists
+    without such a version needs an adoption.
     """
     job = _Publish(
         target=target,

@@ -215,6 +215,17 @@ def _checks(
         return (read, warnings), warnings
 
     def guard(live: LiveConfigMap, baseline: NodeConfigVersion | None) -> None:
+        if not live.exists:
+            # The portal may update this one ConfigMap but not create
+            # ConfigMaps (deploy/10-rbac.yaml); a plugin that mounts it
+            # cannot start without it anyway.
+            namespace, name = live.namespace_name
+            raise NotFound(
+                f"ConfigMap {namespace}/{name} does not exist: create it first, "
+                f"e.g. kubectl -n {namespace} create configmap {name} "
+                f"--from-literal={live.key}='nodes: []'; nothing was written",
+                detail={"configmap": f"{namespace}/{name}"},
+            )
         current = baseline.number if baseline is not None else None
         if expected_version != CURRENT and expected_version != current:
             raise StaleVersion(
