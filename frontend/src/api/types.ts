@@ -142,3 +142,16 @@ export type NodeConfigNodeHealth = Schemas["NodeConfigNodeHealth"];
 /** POST /api/clusters/<id>/node-config/what-if/: a draft's effect per node. */
 export type NodeConfigWhatIf = Schemas["NodeConfigWhatIf"];
 export type NodeConfigWhatIfNode = Schemas["NodeConfigWhatIfNode"];
+/** GET /api/clusters/<id>/node-config/: the live entries per node, the version in effect on each, drift. */
+export type NodeConfigState = Schemas["NodeConfigState"];
+export type NodeConfigNode = Schemas["NodeConfigNode"];
+export type NodeConfigIssue = Schemas["NodeConfigIssue"];
+/** POST .../node-config/validate/: the text a draft makes and its errors and warnings by path. */
+export type NodeConfigValidation = Schemas["NodeConfigValidation"];
+export type NodeConfigVersion = Schemas["NodeConfigVersion"];
+export type NodeConfigPublishResult = Schemas["NodeConfigPublishResult"];
+export type NodeConfigDiff = Schemas["NodeConfigDiff"];
+export type NodePluginRestartResult = Schemas["NodePluginRestartResult"];
+/** GET /api/clusters/<id>/chip-suggestions/: chips offered for isolation or restore. */
+export type ChipSuggestions = Schemas["ChipSuggestions"];
+export type ChipSuggestion = Schemas["Suggestion"];

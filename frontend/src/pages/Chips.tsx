@@ -11,6 +11,7 @@ import { Heatmap } from "../components/Heatmap";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, CellBar, CopyText, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
 import { ChipActions } from "./chips/ChipActions";
+import { SuggestionsPanel } from "./chips/Suggestions";
 import { NodePanel } from "./chips/NodePanel";
 import { ChipHistory } from "./ChipHistory";
 import {
@@ -65,6 +66,8 @@ export function ChipsPage() {
   const [metric, setMetric] = useQueryParam("metric", "memory");
   const [view, setView] = useQueryParam("view", "");
   const [chipParam, setChipParam] = useQueryParam("chip");
+  // a suggestion's act, opened in that chip's drawer
+  const [request, setRequest] = useState<{ chip: number; act: "isolate" | "restore" } | null>(null);
   const [sortKey, setSortKey] = useState<SortKey>("node");
   const [sortDir, setSortDir] = useState<1 | -1>(1);
 
@@ -112,6 +115,17 @@ export function ChipsPage() {
           {unhealthy ? ` · ${unhealthy} unhealthy` : ""}
         </span>
       </div>
+
+      {cluster && (
+        <SuggestionsPanel
+          clusterId={cluster.id}
+          tick={chipsVersion}
+          onAct={(chip, act) => {
+            setRequest({ chip, act });
+            setChipParam(String(chip));
+          }}
+        />
+      )}
 
       <div className="panel">
         <FilterBar
@@ -240,7 +254,16 @@ export function ChipsPage() {
         {sorted.length === 0 && <div className="empty">No chips match the filters.</div>}
       </div>
 
-      {selectedId !== null && <ChipDrawer chipId={selectedId} chip={selected} templates={templates} onClose={() => setChipParam("")} />}
+      {selectedId !== null && (
+        <ChipDrawer
+          chipId={selectedId}
+          chip={selected}
+          templates={templates}
+          request={request?.chip === selectedId ? request.act : null}
+          onRequestTaken={() => setRequest(null)}
+          onClose={() => setChipParam("")}
+        />
+      )}
     </>
   );
 }
@@ -340,7 +363,21 @@ function useClusterTemplates(clusterId: number | null): TemplatesByType {
   return useMemo(() => templatesByType(answer.data?.results ?? []), [answer.data]);
 }
 
-function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip: Chip | null; templates: TemplatesByType; onClose: () => void }) {
+function ChipDrawer({
+  chipId,
+  chip,
+  templates,
+  request,
+  onRequestTaken,
+  onClose,
+}: {
+  chipId: number;
+  chip: Chip | null;
+  templates: TemplatesByType;
+  request: "isolate" | "restore" | null;
+  onRequestTaken: () => void;
+  onClose: () => void;
+}) {
   const { live, cluster } = useClusters();
   const now = useNow(5000);
   const slices = useApi(
@@ -364,7 +401,9 @@ function ChipDrawer({ chipId, chip, templates, onClose }: { chipId: number; chip
           <div className="muted mb-12">
             <CopyText value={chip.uuid} testId="chip-uuid" />
           </div>
-          {cluster && <ChipActions chip={chip} slices={slices.data?.results} clusterId={cluster.id} />}
+          {cluster && (
+            <ChipActions chip={chip} slices={slices.data?.results} clusterId={cluster.id} request={request} onRequestTaken={onRequestTaken} />
+          )}
           <div className="type-card">
             <div className="metrics" data-testid="chip-metrics">
               <span className="k">Memory</span>

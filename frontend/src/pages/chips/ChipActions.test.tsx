@@ -48,6 +48,18 @@ describe("ChipActions", () => {
     expect(screen.queryByTestId("chip-act-isolate")).toBeNull();
   });
 
+  it("opens the act a suggestion asks for, once, and only if the state allows it", async () => {
+    stubFetch((url) => (url.startsWith("/api/chips/5/") ? { body: detail() } : undefined));
+    const taken = vi.fn();
+    renderAs("operator", <ChipActions chip={chip} slices={[slice]} clusterId={1} request="isolate" onRequestTaken={taken} />);
+    await waitFor(() => expect(screen.getByTestId("isolate-preview")).toBeTruthy());
+    expect(taken).toHaveBeenCalledTimes(1);
+    cleanup();
+    renderAs("operator", <ChipActions chip={chip} slices={[slice]} clusterId={1} request="restore" onRequestTaken={taken} />);
+    expect(taken).toHaveBeenCalledTimes(2);
+    expect(screen.queryByTestId("restore-submit")).toBeNull();
+  });
+
   it("isolate shows the slices that keep running and the node's plugin problem, then the API's 400 with the patch to copy", async () => {
     const fetch = stubFetch((url, init) => {
       if (url === "/api/chips/5/isolate/" && init.method === "POST")

@@ -4,7 +4,7 @@
 // the buttons, where the chip stands: an isolation waiting for its proof (what
 // the portal saw, and a warning once it is overdue), the drain holding it.
 
-import { useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { api, ApiError } from "../../api/client";
 import type { ChipDetail, Drain, NodeConfigHealth, Slice } from "../../api/types";
 import { ReasonModal } from "../../components/ReasonModal";
@@ -19,7 +19,20 @@ import { DrainDialog, drainSummary } from "./DrainPlan";
 
 const LABEL: Record<ChipAct, string> = { isolate: "Isolate", restore: "Restore", drain: "Drain", uncordon: "Uncordon" };
 
-export function ChipActions({ chip, slices, clusterId }: { chip: Chip; slices: readonly Slice[] | undefined; clusterId: number }) {
+export function ChipActions({
+  chip,
+  slices,
+  clusterId,
+  request,
+  onRequestTaken,
+}: {
+  chip: Chip;
+  slices: readonly Slice[] | undefined;
+  clusterId: number;
+  /** an act to open at once (a suggestion's "Isolate…"), if the state allows it */
+  request?: ChipAct | null;
+  onRequestTaken?: () => void;
+}) {
   const { me } = useSession();
   const now = useNow(5000);
   const pending = isPending(chip.state);
@@ -30,6 +43,11 @@ export function ChipActions({ chip, slices, clusterId }: { chip: Chip; slices: r
   const [open, setOpen] = useState<ChipAct | null>(null);
   const [result, setResult] = useState<string | null>(null);
   const acts = chipActs(chip.state, chip.cordoned, me.role);
+  useEffect(() => {
+    if (!request) return;
+    if (acts.includes(request)) setOpen(request);
+    onRequestTaken?.();
+  }, [request]); // eslint-disable-line react-hooks/exhaustive-deps
   const done = (text: string) => {
     setOpen(null);
     setResult(text);

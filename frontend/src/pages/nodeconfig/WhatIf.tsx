@@ -1,129 +1,20 @@
-// The Node config page's what-if: edit a draft per node (slicing mode, slot
-// count, chips to ignore chosen from the node's chips by UUID) and see what it
-// would do (POST .../node-config/what-if/ {nodes}: stranded slices, room
-// before and after, requests unblocked or blocked, drain first). Writes nothing.
+// The Node config page's draft of one node (slicing mode, slot count, chips to
+// ignore chosen from the node's chips by UUID) and what a draft would do
+// (POST .../node-config/what-if/: stranded slices, room before and after,
+// requests unblocked or blocked, drain first). The draft itself, validate and
+// publish are pages/nodeconfig/Draft.tsx's.
 
-import { useState } from "react";
-import { api, ApiError } from "../../api/client";
 import type { Node, NodeConfigWhatIf, NodeConfigWhatIfNode } from "../../api/types";
 import { Badge, Banner, Field } from "../../components/ui";
 import type { NodeGroup } from "../../lib/chips";
 import { STATE_LOOK } from "../../lib/chipState";
-import { errorText } from "../../lib/errors";
 import { mb } from "../../lib/format";
-import { emptyDraft, errorsByNode, slotsError, toEntries, type DraftMode, type NodeDraft } from "../../lib/nodeConfigDraft";
+import type { DraftMode, NodeDraft } from "../../lib/nodeConfigDraft";
 import { Link } from "../../lib/router";
 
-type NodeErrors = Map<string, Map<string, string[]>>;
-
-export function WhatIfPanel({
-  clusterId,
-  names,
-  groups,
-  nodes,
-}: {
-  clusterId: number;
-  /** the nodes a draft may name (the plugin's nodes and those with chips) */
-  names: readonly string[];
-  groups: readonly NodeGroup[];
-  nodes: Map<string, Node>;
-}) {
-  const [drafts, setDrafts] = useState<NodeDraft[]>([]);
-  const [adding, setAdding] = useState("");
-  const [answer, setAnswer] = useState<NodeConfigWhatIf | null>(null);
-  const [errors, setErrors] = useState<NodeErrors>(new Map());
-  const [formError, setFormError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const free = names.filter((n) => !drafts.some((d) => d.name === n));
-  const update = (name: string, change: Partial<NodeDraft>) => setDrafts((all) => all.map((d) => (d.name === name ? { ...d, ...change } : d)));
-
-  const run = async () => {
-    const local: NodeErrors = new Map();
-    for (const d of drafts) {
-      const bad = slotsError(d.slots);
-      if (bad) local.set(d.name, new Map([["slots", [bad]]]));
-    }
-    setErrors(local);
-    setFormError(null);
-    if (local.size || !drafts.length) return;
-    const entries = toEntries(drafts);
-    setBusy(true);
-    try {
-      const result = await api.post<NodeConfigWhatIf>(`/api/clusters/${clusterId}/node-config/what-if/`, { nodes: entries });
-      setAnswer(result);
-      // the draft's own errors against the cluster (unknown node, UUID not on it...) land on their node
-      const issues: Record<string, string[]> = {};
-      for (const e of result.errors) (issues[e.field] ??= []).push(e.message);
-      setErrors(errorsByNode(issues, entries));
-    } catch (e) {
-      setAnswer(null);
-      if (e instanceof ApiError && e.body.errors) setErrors(errorsByNode(e.body.errors, entries));
-      setFormError(e instanceof ApiError ? e.body.message || errorText(e) : errorText(e));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <div className="panel" data-testid="node-config-whatif">
-      <div className="panel-head">
-        <h2>What if</h2>
-        <span className="right">a draft per node; nothing is written</span>
-      </div>
-      <div className="panel-body">
-        <div className="toolbar flat">
-          <select value={adding} onChange={(e) => setAdding(e.target.value)} aria-label="node to edit" data-testid="whatif-node">
-            <option value="">Add a node to the draft…</option>
-            {free.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-          <button
-            className="btn small"
-            disabled={!adding}
-            onClick={() => {
-              setDrafts((all) => [...all, emptyDraft(adding)]);
-              setAdding("");
-            }}
-            data-testid="whatif-add"
-          >
-            Add
-          </button>
-        </div>
-        {drafts.map((d) => (
-          <DraftEditor
-            key={d.name}
-            draft={d}
-            group={groups.find((g) => g.node === d.name)}
-            node={nodes.get(d.name)}
-            errors={errors.get(d.name)}
-            onChange={(change) => update(d.name, change)}
-            onRemove={() => setDrafts((all) => all.filter((x) => x.name !== d.name))}
-          />
-        ))}
-        {errors.get("")?.get("")?.map((m, i) => (
-          <div key={i} className="field-error" role="alert">
-            {m}
-          </div>
-        ))}
-        {formError && (
-          <div className="field-error" role="alert" data-testid="whatif-error">
-            {formError}
-          </div>
-        )}
-        <button className="btn primary mt-10" disabled={busy || !drafts.length} onClick={() => void run()} data-testid="whatif-run">
-          Show what it would do
-        </button>
-        {answer && <WhatIfAnswer answer={answer} />}
-      </div>
-    </div>
-  );
-}
-
-function DraftEditor({
+export function DraftEditor({
   draft,
+  base,
   group,
   node,
   errors,
@@ -131,6 +22,8 @@ function DraftEditor({
   onRemove,
 }: {
   draft: NodeDraft;
+  /** the node's live entry (undefined: a new entry) */
+  base: NodeDraft | undefined;
   group: NodeGroup | undefined;
   node: Node | undefined;
   errors: Map<string, string[]> | undefined;
@@ -138,20 +31,36 @@ function DraftEditor({
   onRemove: () => void;
 }) {
   const toggle = (uuid: string) => onChange({ ignore: draft.ignore.includes(uuid) ? draft.ignore.filter((u) => u !== uuid) : [...draft.ignore, uuid] });
+  const now = node ? (node.hami_vnpu_core ? "hami-core" : "template") : "mode unknown";
+  if (draft.remove)
+    return (
+      <div className="type-card mb-12" data-testid={`whatif-draft-${draft.name}`}>
+        <div className="facts">
+          <b>{draft.name}</b>
+          <Badge kind="warn">entry removed</Badge>
+          <span className="muted">the plugin runs on defaults there once its pod restarts</span>
+          <span className="grow" />
+          <button className="btn small" onClick={() => onChange({ remove: false })}>
+            Keep the entry
+          </button>
+        </div>
+      </div>
+    );
   return (
     <div className="type-card mb-12" data-testid={`whatif-draft-${draft.name}`}>
       <div className="facts">
         <b>{draft.name}</b>
-        <span className="muted">now: {node ? (node.hami_vnpu_core ? "hami-core" : "template") : "mode unknown"}</span>
+        <span className="muted">now: {now}</span>
+        {!base && <Badge kind="info">new entry</Badge>}
         <span className="grow" />
-        <button className="btn small subtle-danger" onClick={onRemove}>
-          Remove
+        <button className="btn small subtle-danger" onClick={onRemove} data-testid="whatif-remove">
+          {base ? "Remove the entry" : "Remove"}
         </button>
       </div>
       <div className="form-grid">
         <Field label="Slicing mode" errors={errors?.get("mode")}>
           <select value={draft.mode} onChange={(e) => onChange({ mode: e.target.value as DraftMode })} aria-label="slicing mode" data-testid="whatif-mode">
-            <option value="keep">as the device config says (no key)</option>
+            {(!base || base.mode === "keep") && <option value="keep">{base ? "not set (the plugin reads template)" : `as the node is now (${now})`}</option>}
             <option value="template">template (hami-vnpu-core: false)</option>
             <option value="hami-core">hami-core (hami-vnpu-core: true)</option>
           </select>
@@ -182,7 +91,21 @@ function DraftEditor({
   );
 }
 
-function WhatIfAnswer({ answer }: { answer: NodeConfigWhatIf }) {
+/** Warnings by path, one banner each. */
+export function WarningBanners({ warnings }: { warnings: readonly { field: string; message: string }[] }) {
+  return (
+    <>
+      {warnings.map((w, i) => (
+        <Banner key={i} kind="warn">
+          {w.field ? <span className="mono">{w.field}: </span> : null}
+          {w.message}
+        </Banner>
+      ))}
+    </>
+  );
+}
+
+export function WhatIfAnswer({ answer }: { answer: NodeConfigWhatIf }) {
   return (
     <div className="mt-10" data-testid="whatif-answer">
       {!answer.readable && (
@@ -190,12 +113,7 @@ function WhatIfAnswer({ answer }: { answer: NodeConfigWhatIf }) {
           Nothing changes while the device plugin does not read the node config: {answer.not_read_because.join("; ")}
         </Banner>
       )}
-      {answer.warnings.map((w, i) => (
-        <Banner key={i} kind="warn">
-          {w.field ? <span className="mono">{w.field}: </span> : null}
-          {w.message}
-        </Banner>
-      ))}
+      <WarningBanners warnings={answer.warnings} />
       {answer.drain_first.length > 0 && (
         <Banner kind="warn" testId="whatif-drain-first">
           Running slices block the mode switch on {answer.drain_first.join(", ")}: drain first (

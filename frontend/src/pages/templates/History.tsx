@@ -4,14 +4,14 @@
 import { useEffect, useState } from "react";
 import { api, ApiError } from "../../api/client";
 import type { DeviceConfigVersion, Diff, Page, PublishResult } from "../../api/types";
-import { EventTable, textOrDash, type EventColumn } from "../../components/EventTable";
-import { Badge, Banner, DiffView, ErrorNote, Field, Loading, Modal } from "../../components/ui";
+import { EventTable } from "../../components/EventTable";
+import { versionColumns } from "../../components/VersionColumns";
+import { Banner, DiffView, ErrorNote, Field, Loading, Modal } from "../../components/ui";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { dateTime } from "../../lib/format";
 import { useApi } from "../../lib/useApi";
 import { useSession } from "../../state/session";
 
-const SOURCE_KIND: Record<string, string> = { published: "ok", adopted: "info", imported: "", observed: "warn" };
 
 export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId: number; refreshTick: number; onRolledBack: () => void }) {
   const { can } = useSession();
@@ -37,46 +37,18 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
   const [done, setDone] = useState<PublishResult | null>(null);
   const byId = (id: number | null) => list.find((v) => v.id === id);
   const newest = list[0]?.id;
-  const columns: EventColumn<DeviceConfigVersion>[] = [
-    { header: "A", cell: (v) => <input type="radio" name="a" checked={a === v.id} onChange={() => setA(v.id)} aria-label={`compare from v${v.number}`} /> },
-    { header: "B", cell: (v) => <input type="radio" name="b" checked={b === v.id} onChange={() => setB(v.id)} aria-label={`compare to v${v.number}`} /> },
-    {
-      header: "Version",
-      cell: (v) => (
-        <>
-          <b>v{v.number}</b> {v.id === newest && <Badge kind="info">newest</Badge>}
-        </>
-      ),
-    },
-    { header: "Source", cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{v.source}</Badge> },
-    {
-      header: "Who · when",
-      className: "nowrap",
-      cell: (v) => (
-        <>
-          {v.author ?? <span className="muted">{v.source === "observed" ? "by hand" : "system"}</span>}
-          <div className="muted tiny-text">{dateTime(v.created_at)}</div>
-        </>
-      ),
-    },
-    { header: "Reason", maxWidth: 260, cell: (v) => textOrDash(v.reason) },
-    {
-      header: "",
-      className: "nowrap",
-      cell: (v) => (
-        <>
-          <button className="btn small" onClick={() => setViewing(v)}>
-            View
-          </button>{" "}
-          {can("operator") && v.id !== newest && (
-            <button className="btn small" onClick={() => setRollback(v)} data-testid={`rollback-v${v.number}`}>
-              Roll back
-            </button>
-          )}
-        </>
-      ),
-    },
-  ];
+  const columns = versionColumns<DeviceConfigVersion>({
+    keyOf: (v) => v.id,
+    a,
+    b,
+    setA,
+    setB,
+    newest,
+    radioName: "",
+    onView: setViewing,
+    onRollback: can("operator") ? setRollback : null,
+    rollbackTestId: (v) => `rollback-v${v.number}`,
+  });
 
   return (
     <>

@@ -1,0 +1,278 @@
+// The node config editor: a draft per node started from the live entries
+// (GET .../node-config/), edited, then checked (POST .../validate/: errors and
+// warnings by path, put back on the node and field they name), asked what it
+// would do (POST .../what-if/ of the text the edits make), and published with
+// a reason (pages/nodeconfig/Publish.tsx). Only what changed is sent, as
+// per-node edits, with the version the draft started from.
+
+import { useEffect, useMemo, useState } from "react";
+import { api, ApiError } from "../../api/client";
+import type { Node, NodeConfigPublishResult, NodeConfigState, NodeConfigValidation, NodeConfigWhatIf } from "../../api/types";
+import { Banner } from "../../components/ui";
+import type { NodeGroup } from "../../lib/chips";
+import { errorText } from "../../lib/errors";
+import {
+  draftOf,
+  emptyDraft,
+  entryNames,
+  errorsByNode,
+  issueRecord,
+  liveDrafts,
+  slotsError,
+  toEdits,
+  type NodeDraft,
+  type NodeEdit,
+} from "../../lib/nodeConfigDraft";
+import { useSession } from "../../state/session";
+import { PublishDialog } from "./Publish";
+import { DraftEditor, WarningBanners, WhatIfAnswer } from "./WhatIf";
+
+type NodeErrors = Map<string, Map<string, string[]>>;
+
+/** What the drafts started from: the live entries and the version they were read at. */
+interface Seed {
+  version: number | null;
+  bases: Map<string, NodeDraft>;
+}
+
+function seedOf(state: NodeConfigState): Seed {
+  return { version: state.baseline_version, bases: new Map(liveDrafts(state.nodes).map((d) => [d.name, d])) };
+}
+
+export function DraftPanel({
+  clusterId,
+  state,
+  names,
+  groups,
+  nodes,
+  onPublished,
+  onReload,
+}: {
+  clusterId: number;
+  state: NodeConfigState;
+  /** the nodes a draft may name (the plugin's nodes and those with chips) */
+  names: readonly string[];
+  groups: readonly NodeGroup[];
+  nodes: Map<string, Node>;
+  onPublished: (result: NodeConfigPublishResult) => void;
+  /** read the live node config again */
+  onReload: () => void;
+}) {
+  const { can } = useSession();
+  const [seed, setSeed] = useState<Seed>(() => seedOf(state));
+  const [drafts, setDrafts] = useState<NodeDraft[]>(() => [...seed.bases.values()]);
+  const [adding, setAdding] = useState("");
+  const [errors, setErrors] = useState<NodeErrors>(new Map());
+  const [checked, setChecked] = useState<NodeConfigValidation | null>(null);
+  const [answer, setAnswer] = useState<NodeConfigWhatIf | null>(null);
+  const [formError, setFormError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [publishing, setPublishing] = useState<{ edits: NodeEdit[]; text: string } | null>(null);
+  const edits = useMemo(() => toEdits(drafts, seed.bases), [drafts, seed]);
+  const dirty = edits.length > 0;
+
+  // The live node config changed (a publish, a hand edit, an adoption): start
+  // again from it, unless there are edits to keep (a publish of those is then
+  // refused as stale, and says so). Right after our own publish the mirror may
+  // still hold the text before it (drift, same version): wait for it.
+  useEffect(() => {
+    if (dirty || (!state.drift.in_sync && state.baseline_version === seed.version)) return;
+    const next = seedOf(state);
+    setSeed(next);
+    setDrafts([...next.bases.values()]);
+  }, [state]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const free = names.filter((n) => !drafts.some((d) => d.name === n));
+  const update = (name: string, change: Partial<NodeDraft>) => {
+    setChecked(null);
+    setAnswer(null);
+    setDrafts((all) => all.map((d) => (d.name === name ? { ...d, ...change } : d)));
+  };
+  const remove = (name: string) => {
+    if (seed.bases.has(name)) update(name, { remove: true });
+    else setDrafts((all) => all.filter((d) => d.name !== name));
+  };
+  const restart = () => {
+    const next = seedOf(state);
+    setSeed(next);
+    setDrafts([...next.bases.values()]);
+    setErrors(new Map());
+    setChecked(null);
+    setAnswer(null);
+    setFormError(null);
+  };
+
+  /** The draft's own checks before anything is sent (the slot counts, and that something changed). */
+  const localCheck = (): boolean => {
+    const local: NodeErrors = new Map();
+    for (const d of drafts) {
+      const bad = d.remove ? null : slotsError(d.slots);
+      if (bad) local.set(d.name, new Map([["slots", [bad]]]));
+    }
+    setErrors(local);
+    setFormError(null);
+    setAnswer(null);
+    if (!local.size && !edits.length) setFormError("Nothing to check: the draft equals the live node config.");
+    return !local.size && edits.length > 0;
+  };
+
+  /** Validate the edits: the text they make, its errors on their fields (null when refused, or invalid and `strict`). */
+  const validate = async (strict: boolean): Promise<NodeConfigValidation | null> => {
+    try {
+      const result = await api.post<NodeConfigValidation>(`/api/clusters/${clusterId}/node-config/validate/`, { nodes: edits });
+      setChecked(result);
+      setErrors(errorsByNode(issueRecord(result.errors), entryNames(result.text)));
+      return strict && !result.valid ? null : result;
+    } catch (e) {
+      setChecked(null);
+      if (e instanceof ApiError && e.body.errors) setErrors(errorsByNode(e.body.errors, edits));
+      setFormError(e instanceof ApiError ? e.body.message || errorText(e) : errorText(e));
+      return null;
+    }
+  };
+
+  const run = (step: "validate" | "what-if" | "publish") => async () => {
+    if (!localCheck()) return;
+    setBusy(true);
+    try {
+      const result = await validate(step !== "validate");
+      if (!result) return;
+      if (step === "what-if") {
+        setAnswer(await api.post<NodeConfigWhatIf>(`/api/clusters/${clusterId}/node-config/what-if/`, { text: result.text }));
+      } else if (step === "publish") {
+        setPublishing({ edits, text: result.text });
+      }
+    } catch (e) {
+      setFormError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div className="panel" data-testid="node-config-editor">
+      <div className="panel-head">
+        <h2>Edit</h2>
+        <span className="right">
+          starts from the live node config{seed.version ? ` (v${seed.version})` : ""}; to switch a node&apos;s mode or slot count: what if (drain first if
+          it says so), publish, then restart the node&apos;s plugin
+        </span>
+      </div>
+      <div className="panel-body">
+        <div className="toolbar flat">
+          <select value={adding} onChange={(e) => setAdding(e.target.value)} aria-label="node to edit" data-testid="whatif-node">
+            <option value="">Add a node to the draft…</option>
+            {free.map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+          <button
+            className="btn small"
+            disabled={!adding}
+            onClick={() => {
+              setDrafts((all) => [...all, seed.bases.get(adding) ?? emptyDraft(adding)]);
+              setAdding("");
+            }}
+            data-testid="whatif-add"
+          >
+            Add
+          </button>
+          <span className="grow" />
+          {dirty && (
+            <button className="btn small" onClick={restart} data-testid="draft-discard">
+              Discard my edits
+            </button>
+          )}
+        </div>
+        {drafts.length === 0 && <div className="muted mb-12">No node has an entry: every node runs on the plugin&apos;s defaults. Add a node to give it one.</div>}
+        {drafts.map((d) => (
+          <DraftEditor
+            key={d.name}
+            draft={d}
+            base={seed.bases.get(d.name)}
+            group={groups.find((g) => g.node === d.name)}
+            node={nodes.get(d.name)}
+            errors={errors.get(d.name)}
+            onChange={(change) => update(d.name, change)}
+            onRemove={() => remove(d.name)}
+          />
+        ))}
+        {errors.get("")?.get("")?.map((m, i) => (
+          <div key={i} className="field-error" role="alert">
+            {m}
+          </div>
+        ))}
+        {formError && (
+          <div className="field-error" role="alert" data-testid="whatif-error">
+            {formError}
+          </div>
+        )}
+        {checked && <Checked result={checked} />}
+        <div className="hstack gap-8 mt-10">
+          <button className="btn" disabled={busy || !dirty} onClick={() => void run("validate")()} data-testid="draft-validate">
+            Validate
+          </button>
+          <button className="btn" disabled={busy || !dirty} onClick={() => void run("what-if")()} data-testid="whatif-run">
+            Show what it would do
+          </button>
+          {can("operator") && (
+            <button className="btn primary" disabled={busy || !dirty} onClick={() => void run("publish")()} data-testid="draft-publish">
+              Publish…
+            </button>
+          )}
+          {!dirty && <span className="muted small-text">The draft equals the live node config.</span>}
+        </div>
+        {answer && <WhatIfAnswer answer={answer} />}
+      </div>
+      {publishing && (
+        <PublishDialog
+          clusterId={clusterId}
+          edits={publishing.edits}
+          text={publishing.text}
+          expectedVersion={seed.version}
+          onClose={() => setPublishing(null)}
+          onReload={() => {
+            setPublishing(null);
+            restart();
+            onReload();
+          }}
+          onDone={(result) => {
+            setPublishing(null);
+            setChecked(null);
+            // the published text is the new live one: start from it (the state read that follows confirms it)
+            const published = new Map(seed.bases);
+            for (const d of drafts) {
+              if (d.remove) published.delete(d.name);
+              else published.set(d.name, draftOf({ name: d.name, has_entry: true, hami_vnpu_core: modeValue(d), v_device_count: Number(d.slots) || null, filter_uuids: d.ignore }));
+            }
+            setSeed({ version: result.number, bases: published });
+            setDrafts([...published.values()]);
+            onPublished(result);
+          }}
+        />
+      )}
+    </div>
+  );
+}
+
+function modeValue(d: NodeDraft): boolean | null {
+  return d.mode === "keep" ? null : d.mode === "hami-core";
+}
+
+/** The validation's verdict: valid or not, and its warnings (its errors are on their fields). */
+function Checked({ result }: { result: NodeConfigValidation }) {
+  return (
+    <div className="mt-10" data-testid="draft-validation">
+      {result.valid ? (
+        <Banner kind="ok">Valid{result.warnings.length ? `, with ${result.warnings.length} warning${result.warnings.length === 1 ? "" : "s"}` : ""}.</Banner>
+      ) : (
+        <Banner kind="error">
+          {result.errors.length} error{result.errors.length === 1 ? "" : "s"}: see the nodes above.
+        </Banner>
+      )}
+      <WarningBanners warnings={result.warnings} />
+    </div>
+  );
+}
