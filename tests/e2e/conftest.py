@@ -51,8 +51,13 @@ def chromium_path() -> str:
     return _chromium_or_skip()
 
 
-def running_portal(scenario: str) -> Iterator[Stack]:
-    """A portal on simcluster's ``scenario``, built and started; stopped after."""
+def running_portal(
+    scenario: str, env: dict[str, str] | None = None
+) -> Iterator[Stack]:
+    """A portal on simcluster's ``scenario``, built and started; stopped after.
+
+    ``env``: settings of the portal's processes (e.g. a shorter delay).
+    """
     try:
         ensure_frontend_built()
     except StackError as exc:
@@ -60,6 +65,7 @@ def running_portal(scenario: str) -> Iterator[Stack]:
     stack = Stack(
         scenario, sim_options=SIM_OPTIONS, sync_seconds=900, log=lambda _: None
     )
+    stack.extra_env.update(env or {})
     try:
         stack.start(wait_for_chips=12, timeout=120)
     except StackError as exc:

@@ -130,7 +130,10 @@ def test_the_node_config_page_says_the_guide_plugin_does_not_read_it(
     expect(page.get_by_test_id("node-config-node-npu-node-910b-01")).to_contain_text(
         "v1.1.0"
     )
-    expect(page.get_by_test_id("node-config-publish-placeholder")).to_be_visible()
+    # the editor starts from the live node config; here there is none
+    expect(page.get_by_test_id("node-config-editor")).to_contain_text(
+        "No node has an entry"
+    )
     shot(page, "node-config")
 
 
@@ -156,8 +159,14 @@ def test_isolating_on_the_guide_plugin_is_refused_with_the_fix(page, portal):
 
 @pytest.fixture(scope="module")
 def nodeconfig_portal(chromium_path: str) -> Iterator[Stack]:
-    """A portal on the ``nodeconfig`` scenario: plugin v1.4.0 reading its node config."""
-    yield from running_portal("nodeconfig")
+    """A portal on the ``nodeconfig`` scenario: plugin v1.4.0 reading its node config.
+
+    A chip sick for a second is offered for isolation (the default is ten
+    minutes), so that a browser test can see a suggestion without waiting.
+    """
+    yield from running_portal(
+        "nodeconfig", env={"ISOLATION_SUGGEST_AFTER_SECONDS": "1"}
+    )
 
 
 def test_a_chip_is_isolated_and_restored_from_its_drawer(
@@ -192,3 +201,138 @@ def test_a_chip_is_isolated_and_restored_from_its_drawer(
         assert _chip(portal, chip["id"])["state"] == "healthy"
     finally:
         context.close()
+
+
+# --- the node config editor and the suggestions, on the same portal ----------------------
+
+NODE = "npu-node-910b-01"
+
+
+def _node_config(portal: Stack) -> dict[str, Any]:
+    status, body = portal.api().call(
+        "GET", f"/api/clusters/{portal.cluster_id}/node-config/"
+    )
+    assert status == 200, body
+    return body
+
+
+def _node_entry(portal: Stack, name: str) -> dict[str, Any]:
+    return next(n for n in _node_config(portal)["nodes"] if n["name"] == name)
+
+
+def _node_chips(portal: Stack, node: str) -> list[dict[str, Any]]:
+    status, body = portal.api().call(
+        "GET", f"/api/chips/?cluster={portal.cluster_id}&page_size=200"
+    )
+    assert status == 200, body
+    return [c for c in body["results"] if c["node"] == node and c["registered"]]
+
+
+def _reset_slot_count(portal: Stack) -> None:
+    """Clear the node's slot count again and restart its plugin (cleanup)."""
+    if not _node_entry(portal, NODE)["v_device_count"]:
+        return
+    client = portal.api()
+    base = f"/api/clusters/{portal.cluster_id}/node-config"
+    status, body = client.call(
+        "POST",
+        f"{base}/publish/",
+        {
+            "nodes": [{"name": NODE, "v_device_count": 0}],
+            "reason": "e2e cleanup",
+            "expected_version": _node_config(portal)["baseline_version"],
+            "confirm_warnings": True,
+        },
+    )
+    assert status == 201, body
+    status, body = client.call(
+        "POST", f"{base}/restart/", {"node": NODE, "reason": "e2e cleanup"}
+    )
+    assert status == 202, body
+
+
+def test_a_node_slot_count_is_edited_published_and_applied_by_a_plugin_restart(
+    browser, nodeconfig_portal, shot
+):
+    portal = nodeconfig_portal
+    chips = _node_chips(portal, NODE)
+    slots = min(c["slots"] for c in chips) - 1  # fewer: the templates fill it
+    assert slots >= 1, chips
+    reason = f"e2e: {slots} slots per chip on {NODE}"
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        login(page, portal, path="/node-config")
+        draft = page.get_by_test_id(f"whatif-draft-{NODE}")
+        # the draft starts from the live entry (its filter by UUID)
+        expect(draft.locator("input[type=checkbox]:checked")).to_have_count(1)
+        draft.get_by_test_id("whatif-slots").fill(str(slots))
+        page.get_by_test_id("draft-validate").click()
+        expect(page.get_by_test_id("draft-validation")).to_contain_text("Valid")
+
+        page.get_by_test_id("draft-publish").click()
+        expect(page.get_by_test_id("publish-diff")).to_contain_text(
+            f'"vDeviceCount": {slots}'
+        )
+        page.get_by_test_id("publish-reason").fill(reason)
+        page.get_by_test_id("publish-submit").click()
+        published = page.get_by_test_id("node-config-published")
+        confirms = page.get_by_test_id("publish-confirms")
+        expect(published.or_(confirms)).to_be_visible()
+        if confirms.is_visible():  # warnings the live file already had
+            for box in confirms.locator("input[type=checkbox]").all():
+                box.check()
+            page.get_by_test_id("publish-submit").click()
+        expect(published).to_contain_text("Published v")
+        expect(page.get_by_test_id("nc-versions")).to_contain_text(reason)
+
+        in_effect = page.get_by_test_id(f"in-effect-{NODE}")
+        expect(in_effect).to_contain_text("restart pending", timeout=30_000)
+        shot(page, "node-config-restart-pending")
+        in_effect.get_by_test_id(f"restart-plugin-{NODE}").click()
+        page.get_by_test_id("plugin-restart-reason").fill("e2e: apply the slot count")
+        page.get_by_test_id("plugin-restart-submit").click()
+        expect(in_effect).not_to_contain_text("restart pending", timeout=60_000)
+        # the new plugin registered the chips with the new slot count
+        wait_for(
+            lambda: {c["slots"] for c in _node_chips(portal, NODE)} == {slots},
+            f"the chips of {NODE} registered with {slots} slots",
+            timeout=60,
+        )
+        shot(page, "node-config-applied")
+    finally:
+        context.close()
+        _reset_slot_count(portal)
+
+
+def test_a_sick_chip_is_suggested_and_its_isolation_dialog_opens(
+    browser, nodeconfig_portal, shot
+):
+    portal = nodeconfig_portal
+    node = "npu-node-310p-01"
+    chip = next(c for c in _node_chips(portal, node) if c["state"] == "healthy")
+    physical = next(
+        i
+        for i, c in enumerate(portal.sim.hardware.chips(node))
+        if c.uuid == chip["uuid"]
+    )
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    portal.sim.set_chip_health(node, physical, False)
+    try:
+        login(page, portal, path="/chips")
+        # offered once sync sees it sick past the (lowered) setting
+        suggestion = page.get_by_test_id(f"suggestion-{chip['id']}")
+        expect(suggestion).to_contain_text("isolate", timeout=60_000)
+        expect(suggestion).to_contain_text(node)
+        shot(page, "chip-suggestions")
+        page.get_by_test_id(f"suggestion-act-{chip['id']}").click()
+        # the chip's own drawer, its Isolate dialog open
+        expect(page.get_by_test_id("drawer")).to_contain_text(chip["uuid"])
+        expect(page.get_by_test_id("isolate-preview")).to_be_visible()
+        expect(page.get_by_test_id("isolate-submit")).to_be_enabled()
+    finally:
+        context.close()
+        portal.sim.set_chip_health(node, physical, True)

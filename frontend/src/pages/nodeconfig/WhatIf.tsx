@@ -32,6 +32,9 @@ export function DraftEditor({
 }) {
   const toggle = (uuid: string) => onChange({ ignore: draft.ignore.includes(uuid) ? draft.ignore.filter((u) => u !== uuid) : [...draft.ignore, uuid] });
   const now = node ? (node.hami_vnpu_core ? "hami-core" : "template") : "mode unknown";
+  // UUIDs filtered out before the portal saw the chip: still the entry's, so still shown (and can be returned)
+  const known = new Set((group?.chips ?? []).map((c) => c.uuid));
+  const unseen = [...new Set([...(base?.ignore ?? []), ...draft.ignore])].filter((u) => !known.has(u)).sort();
   if (draft.remove)
     return (
       <div className="type-card mb-12" data-testid={`whatif-draft-${draft.name}`}>
@@ -77,6 +80,14 @@ export function DraftEditor({
               <span>
                 {c.type} #{c.index} <span className="mono muted">{c.uuid}</span> <Badge kind={STATE_LOOK[c.state].badge}>{STATE_LOOK[c.state].label}</Badge>
                 {c.slotsUsed > 0 && <span className="muted"> · {c.slotsUsed} slices</span>}
+              </span>
+            </label>
+          ))}
+          {unseen.map((uuid) => (
+            <label key={uuid} className="check-line">
+              <input type="checkbox" checked={draft.ignore.includes(uuid)} onChange={() => toggle(uuid)} />
+              <span>
+                <span className="mono muted">{uuid}</span> <span className="muted">not registered: the portal has never seen this chip (filtered out)</span>
               </span>
             </label>
           ))}
