@@ -51,9 +51,7 @@ def chromium_path() -> str:
     return _chromium_or_skip()
 
 
-def running_portal(
-    scenario: str, env: dict[str, str] | None = None
-) -> Iterator[Stack]:
+def running_portal(scenario: str, env: dict[str, str] | None = None) -> Iterator[Stack]:
     """A portal on simcluster's ``scenario``, built and started; stopped after.
 
     ``env``: settings of the portal's processes (e.g. a shorter delay).
