@@ -49,7 +49,7 @@ describe("ChipActions", () => {
   });
 
   it("opens the act a suggestion asks for, once, and only if the state allows it", async () => {
-    stubFetch((url) => (url.startsWith("/api/chips/5/") ? { body: detail() } : undefined));
+    stubFetch((url) => (url.startsWith("/api/chips/5/") ? { body: detail() } : url.includes("node-config/health") ? { body: health(true) } : undefined));
     const taken = vi.fn();
     renderAs("operator", <ChipActions chip={chip} slices={[slice]} clusterId={1} request="isolate" onRequestTaken={taken} />);
     await waitFor(() => expect(screen.getByTestId("isolate-preview")).toBeTruthy());
