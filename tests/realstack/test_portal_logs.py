@@ -43,7 +43,7 @@ def test_the_portal_follows_the_real_log_and_reports_the_real_exit_code(
     token = ci._credentials["HTTP_AUTHORIZATION"]  # "Bearer vnp_..."
     job = ci_request(
         idempotency_key="real-logs-1",
-        workload=job_workload(LINES, run_seconds=6, exit_code=3),
+        workload=job_workload(LINES, run_seconds=12, exit_code=3),
     )
     with Running(real_cluster):
         submitted = ci.post("/api/requests/", job, format="json")
