@@ -243,11 +243,6 @@ class Chip(models.Model):
     isolation_seen = models.TextField(
         blank=True, help_text="what the portal last saw while waiting for the proof"
     )
-    isolation_allocatable_bound = models.IntegerField(
-        null=True,
-        blank=True,
-        help_text="the node's huawei.com/<commonWord> the proof waits for",
-    )
     slots_used = models.PositiveIntegerField(default=0)
     memory_used = models.PositiveIntegerField(default=0)
     aicore_used = models.PositiveIntegerField(default=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.decorators import action
@@ -31,7 +32,9 @@ ACT_ERRORS = {
     409: _error(
         "isolation_state (the chip is not in a state to isolate or restore), "
         "plugin_restart_blocked (a device-config restart waits for confirmation), "
-        "or conflict/drift (the node config changed under the portal)"
+        "conflict (no plugin pod runs on the node right now, e.g. while its "
+        "DaemonSet replaces it: try again shortly) or drift (the node config "
+        "changed under the portal)"
     ),
 }
 
@@ -42,6 +45,15 @@ class ChipActionViewSet(viewsets.GenericViewSet):
     queryset = Chip.objects.select_related("node", "cluster")
     serializer_class = ChipActionSerializer
     filter_backends: list[Any] = []
+
+    @classmethod
+    def as_view(cls, actions: Any = None, **initkwargs: Any) -> Any:
+        # Each step of an isolation commits on its own: the node config's
+        # pending write before its PUT, the chip's state before and after. One
+        # request-wide transaction would roll back the portal's record of a
+        # change the cluster already holds, and keep rows locked across the
+        # cluster calls (apps.inventory.nodeconfig.isolation).
+        return transaction.non_atomic_requests(super().as_view(actions, **initkwargs))
 
     def _act(self, request: Request, act: Any) -> Response:
         serializer = ChipActionSerializer(data=request.data)

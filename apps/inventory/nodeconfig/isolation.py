@@ -14,9 +14,12 @@ Isolate (``chip_isolate``), in this order, so that a refusal changes nothing:
 5. that node's plugin pod is deleted; the DaemonSet recreates it, and the new
    pod no longer registers the chip.
 
-Sync then proves it (``apps.inventory.nodeconfig.proof``). A failure in 4 or
-5 gives the chip back its earlier state where nothing reached the cluster,
-and otherwise keeps "isolating" with what happened in ``isolation_seen``.
+Sync then proves it (``apps.inventory.nodeconfig.proof``). A refusal in 4
+gives the chip back its earlier state (nothing reached the cluster); any
+other failure in 4 or 5 keeps "isolating" with what happened in
+``isolation_seen``, and every attempt that got that far is audited with its
+outcome. Each step commits on its own (the REST action runs outside the
+request's transaction), so nothing the cluster holds is rolled back here.
 Restore is the same with the UUID taken out of the filter.
 """
 
@@ -28,10 +31,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.audit.services import audit_record
-from apps.common.exceptions import ValidationFailed
+from apps.common.exceptions import (
+    Conflict,
+    NotFound,
+    PermissionDenied,
+    ValidationFailed,
+)
 from apps.inventory.choices import ChipIsolation
-from apps.inventory.errors import IsolationState
-from apps.inventory.kube import cluster_gateway
+from apps.inventory.errors import IsolationState, NoChange
+from apps.inventory.kube import KubeError, cluster_gateway
 from apps.inventory.models import Chip
 from apps.inventory.nodeconfig.isolation_hooks import (
     node_config_unread,
@@ -95,46 +103,74 @@ def _act(
             detail={"node": [problem]},
         )
     with cluster_gateway(chip.cluster) as gateway:
-        # NotFound or PluginRestartBlocked before anything is written
+        # NotFound, Conflict or PluginRestartBlocked before anything is written
         pod = restartable_plugin_pod(gateway, chip.cluster, node)
-        before = (chip.isolation, chip.isolation_allocatable_bound)
+        before = (chip.isolation, chip.isolation_reason, chip.isolation_by)
         _start(chip, actor_name or _name(actor), reason, isolate=isolate)
+        outcome = "failed"
         try:
-            version = node_filter_set(
-                cluster=chip.cluster,
-                node=node,
-                uuid=chip.uuid,
-                filtered=isolate,
+            version = _publish_filter(chip, before, actor, actor_name, verb, reason)
+            try:
+                restart_plugin_pod(gateway, pod)
+            except KubeError as exc:
+                _seen(
+                    chip,
+                    f"node config {version} published; restarting {pod} failed: {exc}",
+                )
+                raise
+            _seen(chip, f"node config {version} published; plugin pod {pod} deleted")
+            outcome = "done"
+        finally:
+            # Whatever reached the cluster is on record, with who and why.
+            audit_record(
                 actor=actor,
                 actor_name=actor_name,
-                reason=f"{verb} chip {chip.uuid}: {reason}",
-            )
-        except Exception:
-            _back(chip, *before)
-            raise
-        try:
-            restart_plugin_pod(gateway, pod)
-        except Exception as exc:
-            _seen(
-                chip,
-                f"node config v{version} published; restarting the plugin failed: {exc}",
-            )
-            raise
-    _seen(chip, f"node config v{version} published; plugin pod {pod} deleted")
-    audit_record(
-        actor=actor,
-        actor_name=actor_name,
-        action=f"chip.{verb}",
-        target=chip,
-        reason=reason,
-        after={
-            "uuid": chip.uuid,
-            "node": node,
-            "node_config_version": version,
-            "pod": pod,
-        },
-    )
+                action=f"chip.{verb}",
+                target=chip,
+                reason=reason,
+                after={"uuid": chip.uuid, "node": node, "pod": pod,
+                       "outcome": outcome, "seen": chip.isolation_seen},
+            )  # fmt: skip
     return chip
+
+
+def _publish_filter(
+    chip: Chip,
+    before: tuple[str, str, str],
+    actor: Any,
+    actor_name: str,
+    verb: str,
+    reason: str,
+) -> str:
+    """Publish the chip's UUID into (or out of) its node's filter; the version's name.
+
+    A refusal before the write (validation, a conflict, drift) puts the chip
+    back as it was. A file that already says so is no error: the plugin
+    restart still applies it. Any other failure may have reached the cluster,
+    so the chip keeps waiting and sync tells what happened.
+    """
+    try:
+        number = node_filter_set(
+            cluster=chip.cluster,
+            node=chip.node.name,
+            uuid=chip.uuid,
+            filtered=verb == "isolate",
+            actor=actor,
+            actor_name=actor_name,
+            reason=f"{verb} chip {chip.uuid}: {reason}",
+        )
+    except NoChange:
+        return "unchanged (it already says so)"
+    except (ValidationFailed, Conflict, NotFound, PermissionDenied):
+        _back(chip, *before)
+        raise
+    except Exception as exc:
+        _seen(
+            chip,
+            f"publishing the node config failed, it may or may not have reached the cluster: {exc}",
+        )
+        raise
+    return f"v{number}"
 
 
 def _name(actor: Any) -> str:
@@ -157,7 +193,6 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
     if isolate:
         chip.isolation_reason = reason
     chip.isolation_by = by
-    chip.isolation_allocatable_bound = _allocatable_bound(locked, isolate=isolate)
     chip.save(
         update_fields=[
             "isolation",
@@ -165,32 +200,23 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
             "isolation_seen",
             "isolation_reason",
             "isolation_by",
-            "isolation_allocatable_bound",
         ]
     )
     chips_broadcast(chip.cluster_id, [chip.pk])
 
 
-def _allocatable_bound(chip: Chip, *, isolate: bool) -> int | None:
-    """What the node's allocatable count must reach for the proof (see ``proof.judge``).
-
-    The kubelet counts only healthy devices: isolating a healthy chip takes
-    its slots off, an unhealthy one nothing. Restoring a chip that never left
-    the registration (its isolation did not take effect) has nothing to grow.
-    """
-    now = chip.node.vnpu_allocatable.get(chip.common_word)
-    if now is None:
-        return None
-    if isolate:
-        return now - chip.slots if chip.healthy else now
-    return None if chip.registered else now + chip.slots
-
-
-def _back(chip: Chip, isolation: str, allocatable_bound: int | None) -> None:
+def _back(chip: Chip, isolation: str, reason: str, by: str) -> None:
     """Nothing reached the cluster: the chip is as it was."""
-    chip.isolation = isolation
-    chip.isolation_allocatable_bound = allocatable_bound
-    chip.save(update_fields=["isolation", "isolation_allocatable_bound"])
+    chip.isolation, chip.isolation_reason, chip.isolation_by = isolation, reason, by
+    chip.isolation_seen = ""
+    chip.save(
+        update_fields=[
+            "isolation",
+            "isolation_reason",
+            "isolation_by",
+            "isolation_seen",
+        ]
+    )
     chips_broadcast(chip.cluster_id, [chip.pk])
 
 

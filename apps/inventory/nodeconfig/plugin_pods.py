@@ -40,7 +40,8 @@ def plugin_pod_on(gateway: Gateway, node: str) -> dict[str, Any]:
     """The device plugin pod running on ``node`` (the newest, if several).
 
     Raises:
-        NotFound: No DaemonSet, a DaemonSet without matchLabels, or no pod on the node.
+        NotFound: No DaemonSet, or a DaemonSet without matchLabels.
+        Conflict: No pod of it on the node right now.
     """
     namespace, name = plugin_daemonset()
     daemonset = gateway.get(f"/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}")
@@ -89,7 +90,9 @@ def restart_refusal(
         (pod.get("metadata") or {}).get("creationTimestamp")
     )
     changed = config_changed_at.replace(microsecond=0)
-    if started is None or started >= changed:
+    # Kubernetes stamps whole seconds: a pod stamped in the second of the
+    # change may have started before it, so only a later second is safe.
+    if started is None or started > changed:
         return ""
     if daemonset_restarted_at is not None and daemonset_restarted_at >= changed:
         return ""

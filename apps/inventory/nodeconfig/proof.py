@@ -8,11 +8,11 @@ signs agree:
 
 - isolating -> isolated: the chip is gone from the node's
   ``hami.io/node-register-<commonWord>`` annotation and the node's allocatable
-  ``huawei.com/<commonWord>`` is below what it was when the isolation started
-  (the plugin lists fewer devices to the kubelet; an unhealthy chip's slots
-  were not allocatable to begin with);
-- restoring -> in service: the chip is registered again (its row is registered
-  once more by sync) and allocatable grew back.
+  ``huawei.com/<commonWord>`` has caught up with that registration (it equals
+  the slots of the healthy chips listed: the plugin lists fewer devices to the
+  kubelet, and an unhealthy chip's were never allocatable);
+- restoring -> in service: the chip is registered again and allocatable has
+  caught up the same way.
 
 Until then the chip keeps its waiting state and ``isolation_seen`` says what
 the portal last saw, so a proof that does not come is explained, not silent.
@@ -38,6 +38,11 @@ ISOLATION_KEEPS_ROW = frozenset(
     {ChipIsolation.ISOLATING, ChipIsolation.ISOLATED, ChipIsolation.RESTORING}
 )
 _WAITING = (ChipIsolation.ISOLATING, ChipIsolation.RESTORING)
+REGISTERED_AGAIN = (
+    "the device plugin registers the chip again: its filter was lifted outside "
+    "the portal (a hand edit or a rollback); other schedulers may place on it. "
+    "Restore it, or isolate it again after a restore"
+)
 
 
 @dataclass(frozen=True)
@@ -52,34 +57,32 @@ def judge(
     state: str,
     *,
     registered: bool,
-    healthy: bool,
     allocatable_now: int | None,
-    allocatable_bound: int | None,
+    allocatable_expected: int,
 ) -> Verdict:
     """The next isolation state of a chip waiting for its proof (pure).
 
     Args:
         state: ``isolating`` or ``restoring``.
         registered: Whether the node's registration annotation lists the chip.
-        healthy: Its registered health (when registered).
         allocatable_now: The node's allocatable count of the chip's resource,
             None when the node does not list it.
-        allocatable_bound: Isolating: the most the count may be once the chip
-            is gone (a healthy chip's slots off what it was; an unhealthy
-            chip's slots were never allocatable). Restoring: the least it
-            must reach once a healthy chip is back. None: not checked.
+        allocatable_expected: What that count is once the kubelet has caught
+            up with the registration as it is now: the slots of the healthy
+            chips of that type it lists (the kubelet counts only healthy
+            devices). Read from the same observation, so nothing else that
+            changes on the node meanwhile (another chip's health, a restore, a
+            slot count) can keep the proof from coming; a plugin pod in
+            between (the kubelet may show 0 then) does not prove it either.
     """
-    now = "not listed" if allocatable_now is None else str(allocatable_now)
-    counts = f"allocatable {now}"
-    if allocatable_bound is not None:
-        goal = "at most" if state == ChipIsolation.ISOLATING else "at least"
-        counts += f" (expected {goal} {allocatable_bound})"
+    counts = f"allocatable {allocatable_now} (expected {allocatable_expected})"
+    caught_up = allocatable_now is None or allocatable_now == allocatable_expected
     if state == ChipIsolation.ISOLATING:
         if registered:
             return Verdict(
                 state, f"the device plugin still registers the chip; {counts}"
             )
-        if allocatable_bound is not None and (allocatable_now or 0) > allocatable_bound:
+        if not caught_up:
             return Verdict(state, f"the chip left the registration but {counts}")
         return Verdict(
             ChipIsolation.ISOLATED, f"unregistered by the device plugin; {counts}"
@@ -88,9 +91,7 @@ def judge(
         return Verdict(
             state, f"the device plugin does not register the chip yet; {counts}"
         )
-    # A chip that comes back unhealthy adds nothing to allocatable.
-    short = allocatable_bound is not None and (allocatable_now or 0) < allocatable_bound
-    if healthy and short:
+    if not caught_up:
         return Verdict(state, f"the chip is registered again but {counts}")
     return Verdict(
         ChipIsolation.NONE, f"registered again by the device plugin; {counts}"
@@ -106,27 +107,41 @@ def isolation_overdue(chip: Chip, now: datetime) -> bool:
 
 
 def settle_isolations(cluster: Cluster, states: Sequence[NodeState]) -> None:
-    """Move the waiting chips of these nodes on, from what the nodes now say."""
+    """Move the chips of these nodes on, from what the nodes now say.
+
+    A waiting chip moves when the proof comes (see :func:`judge`). An isolated
+    chip the plugin registers again (its filter lifted outside the portal: a
+    hand edit, a rollback) stays isolated for the portal, which says so: a
+    restore then puts it back.
+    """
     by_node: Mapping[str, NodeState] = {s.name: s for s in states}
-    waiting = (
+    watched = (
         Chip.objects.order_by()
         .filter(
             cluster=cluster,
             node__name__in=list(by_node),
-            isolation__in=_WAITING,
+            isolation__in=(*_WAITING, ChipIsolation.ISOLATED),
         )
         .select_related("node")
     )
-    for chip in waiting:
+    for chip in watched:
         node = by_node[chip.node.name]
-        seen = next((c for c in node.chips if c.uuid == chip.uuid), None)
-        verdict = judge(
-            chip.isolation,
-            registered=seen is not None,
-            healthy=seen is not None and seen.healthy,
-            allocatable_now=node.vnpu_allocatable.get(chip.common_word),
-            allocatable_bound=chip.isolation_allocatable_bound,
-        )
+        registered = any(c.uuid == chip.uuid for c in node.chips)
+        if chip.isolation == ChipIsolation.ISOLATED:
+            verdict = Verdict(chip.isolation, chip.isolation_seen)
+            if registered:
+                verdict = Verdict(chip.isolation, REGISTERED_AGAIN)
+        else:
+            verdict = judge(
+                chip.isolation,
+                registered=registered,
+                allocatable_now=node.vnpu_allocatable.get(chip.common_word),
+                allocatable_expected=sum(
+                    c.slots
+                    for c in node.chips
+                    if c.common_word == chip.common_word and c.healthy
+                ),
+            )
         if (verdict.state, verdict.seen) == (chip.isolation, chip.isolation_seen):
             continue
         _record(chip, verdict)
@@ -140,14 +155,12 @@ def _record(chip: Chip, verdict: Verdict) -> None:
         chip.isolation_since = timezone.now()
         if verdict.state == ChipIsolation.NONE:
             chip.isolation_reason = ""
-            chip.isolation_allocatable_bound = None
     chip.save(
         update_fields=[
             "isolation",
             "isolation_seen",
             "isolation_since",
             "isolation_reason",
-            "isolation_allocatable_bound",
         ]
     )
     if proved:

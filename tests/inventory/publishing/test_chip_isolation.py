@@ -277,3 +277,49 @@ def test_a_mode_switch_is_published_then_applied_by_restarting_that_nodes_plugin
 
     wait_until(switched, "the node to register hami-core", timeout=30)
     assert AuditEvent.objects.filter(action="node.plugin_restart").count() == 1
+
+
+@NODECONFIG
+def test_a_chip_already_in_the_filter_is_isolated_by_the_restart_alone(
+    cluster, operator_client, resync, wait_until, node_text
+) -> None:
+    """The editor published the filter but nobody restarted the plugin: the
+    isolation's publish has nothing to change, which is no error; the restart
+    applies it and sync proves it."""
+    chip = Chip.objects.get(cluster=cluster, uuid=HEALTHY_910B)
+    sick = next(uid for uid, healthy in guide_data.CHIPS_910B if not healthy)
+    published = operator_client.post(
+        f"/api/clusters/{cluster.pk}/node-config/publish/",
+        {"reason": "by hand", "expected_version": 1, "confirm_warnings": True,
+         "nodes": [{"name": NODE_910B, "filter_uuids": [sick, HEALTHY_910B]}]},
+        format="json",
+    )  # fmt: skip
+    assert published.status_code == 201, published.json()
+    versions = NodeConfigVersion.objects.filter(cluster=cluster).count()
+
+    answer = operator_client.post(
+        f"/api/chips/{chip.pk}/isolate/", {"reason": "ECC"}, format="json"
+    )
+    assert answer.status_code == 202, answer.json()
+    assert "unchanged" in answer.json()["isolation_seen"]
+    assert NodeConfigVersion.objects.filter(cluster=cluster).count() == versions
+    wait_until(
+        _settled(resync, chip.pk, "isolated"), "the isolation proved", timeout=30
+    )
+    assert AuditEvent.objects.filter(action="chip.isolate").count() == 1
+
+
+@NODECONFIG
+def test_an_edit_in_the_files_spelling_is_refused_naming_the_keys(
+    cluster, operator_client, node_text
+) -> None:
+    text = node_text()
+    answer = operator_client.post(
+        f"/api/clusters/{cluster.pk}/node-config/publish/",
+        {"reason": "mode", "expected_version": 1,
+         "nodes": [{"name": NODE_910B, "hami-vnpu-core": True}]},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 400, answer.json()
+    assert any("hami-vnpu-core" in key for key in answer.json()["errors"])
+    assert node_text() == text

@@ -54,6 +54,19 @@ class NodeEditSerializer(serializers.Serializer):
         "null keeps them",
     )
 
+    def to_internal_value(self, data: Any) -> Any:
+        # A key this edit does not know is refused, not dropped: a draft in
+        # the file's spelling ("hami-vnpu-core", "filterDevices", as the
+        # what-if takes) would otherwise publish without the change.
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {key: [f"unknown key; an edit takes {known}"] for key in unknown}
+                )
+        return super().to_internal_value(data)
+
 
 class NodeConfigDraftSerializer(serializers.Serializer):
     text = serializers.CharField(
