@@ -4078,7 +4078,7 @@ export interface operations {
           "application/json": components["schemas"]["PublishingError"];
         };
       };
-      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), or conflict/drift (the node config changed under the portal) */
+      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), conflict (no plugin pod runs on the node right now, e.g. while its DaemonSet replaces it: try again shortly) or drift (the node config changed under the portal) */
       409: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
@@ -4153,7 +4153,7 @@ export interface operations {
           "application/json": components["schemas"]["PublishingError"];
         };
       };
-      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), or conflict/drift (the node config changed under the portal) */
+      /** @description isolation_state (the chip is not in a state to isolate or restore), plugin_restart_blocked (a device-config restart waits for confirmation), conflict (no plugin pod runs on the node right now, e.g. while its DaemonSet replaces it: try again shortly) or drift (the node config changed under the portal) */
       409: {
         content: {
           "application/json": components["schemas"]["PublishingError"];
