@@ -21,14 +21,15 @@ one transaction. What the node config adds:
   error the live text has already becomes a warning: an edit is not refused
   for a problem it did not make (another node's, or a chip filtered out long
   ago, which no longer registers and so is "not a chip of that node").
-- **A ConfigMap that does not exist is created** when the portal owns no
-  version either (the first publish).
+- **A ConfigMap that does not exist is refused** (404 with the ``kubectl
+  create configmap`` command): the portal's RBAC updates it by name and never
+  creates ConfigMaps, and a plugin that mounts it cannot start without it.
 - **Per-node edits** are applied to the live document and written in the
   canonical form (``render_node_config``: JSON, which the plugin reads as
   YAML); a whole text is written as given.
 
 A published file reaches a node only when that node's plugin pod restarts
-(``nodeconfig.in_effect``); restarting it is not done here.
+(``nodeconfig.in_effect``); that restart is ``plugin_pods.node_plugin_restart``.
 """
 
 from __future__ import annotations
