@@ -52,6 +52,7 @@ export default defineConfig({
   test: {
     environment: "happy-dom",
     include: ["src/**/*.test.{ts,tsx}"],
+    setupFiles: ["src/testSetup.ts"],
     // Some tests wait up to 5 s for a render on a loaded CI machine (2 cores
     // shared with the browser and the control plane): vitest's own 5 s
     // default would end them first.
