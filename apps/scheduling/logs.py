@@ -111,6 +111,26 @@ def _note(request: Request, container: str, error: str, now: datetime) -> None:
         _record_result(request, None, now)
 
 
+def result_record_ended(request_id: int, pod: dict | None) -> None:
+    """Keep the result of a request that just ended, from the pod read then.
+
+    Keeping the log comes later and reads the pod again; a pod deleted in
+    between (by its owner, or the cluster's garbage collection on a busy
+    day) left the result without its exit code although the container's
+    code had been seen. A result already kept is never replaced.
+    """
+    request = Request.objects.filter(pk=request_id, result__isnull=True).first()
+    if request is None or pod is None or not is_pod_of(pod, request.pk):
+        return
+    finished = request.finished_at.isoformat() if request.finished_at else None
+    result = request_result(RequestState(request.state), request.reason, pod, finished)
+    if result["exit_code"] is None:
+        return  # nothing the later read could not say as well
+    Request.objects.filter(pk=request_id, result__isnull=True).update(
+        result=result, exit_code=result["exit_code"]
+    )
+
+
 def _record_result(request: Request, pod: dict | None, now: datetime) -> None:
     fields: dict[str, object] = {"log_kept_at": now}
     if request.result is None:

@@ -64,7 +64,7 @@ from apps.scheduling.choices import (
 from apps.scheduling.drain.finish import drains_finish
 from apps.scheduling.holds import holds_release
 from apps.scheduling.kube import ClusterOps, KubeError
-from apps.scheduling.logs import KEEP_WINDOW, logs_keep
+from apps.scheduling.logs import KEEP_WINDOW, logs_keep, result_record_ended
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.nodelocks import leaked_node_locks_release
 from apps.scheduling.pods import (
@@ -277,6 +277,7 @@ def _ended(
             finished_at=now,
             reason=reason,
         ):
+            result_record_ended(request.pk, pod)
             ended.append(request.pk)
     return ended
 
@@ -338,6 +339,7 @@ def _ended_unseen(cluster: Cluster, ops: ClusterOps, now: datetime) -> Reconcile
             finished_at=now,
             reason=f"{reason} (it ended before sync saw it run)",
         ):
+            result_record_ended(request.pk, pod)
             found.ended.append(request.pk)
     return found
 
