@@ -17,6 +17,8 @@ import { allows, SessionContext, useSession, type Session } from "./state/sessio
 import { ClusterContext, useClusters, useLiveVersion } from "./state/cluster";
 import { LoginPage } from "./pages/Login";
 import { lazyPage, type LazyPage } from "./lib/lazyPage";
+import { LanguageMenu, useT } from "./i18n/I18nProvider";
+import type { Translate } from "./i18n/intl";
 
 // Every page but the login is a chunk of its own, loaded when first shown
 // (lib/lazyPage: main.tsx preloads the one the URL opens).
@@ -50,6 +52,7 @@ export function preloadRoute(path: string): void {
 }
 
 export function App() {
+  const t = useT();
   const [me, setMe] = useState<Me | null | undefined>(undefined);
 
   useEffect(() => {
@@ -70,7 +73,7 @@ export function App() {
     [me, logout],
   );
 
-  if (me === undefined) return <Loading label="Starting" />;
+  if (me === undefined) return <Loading label={t("app.starting")} />;
   if (!session) return <LoginPage onLogin={setMe} />;
   return (
     <SessionContext.Provider value={session}>
@@ -87,6 +90,7 @@ export function clusterNamed(clusters: Cluster[] | null, name: string | null): C
 }
 
 export function ClusterProvider({ children }: { children: ReactNode }) {
+  const t = useT();
   const [clusters, setClusters] = useState<Cluster[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [selected, setSelected] = useState<number | null>(rememberedCluster());
@@ -161,42 +165,44 @@ export function ClusterProvider({ children }: { children: ReactNode }) {
     [clusters, cluster, live, clusterId, socket],
   );
 
-  if (error) return <div className="empty">Could not load clusters: {error}</div>;
-  if (clusters === null) return <Loading label="Loading clusters" />;
+  if (error) return <div className="empty">{t("app.clustersFailed", { error })}</div>;
+  if (clusters === null) return <Loading label={t("app.loadingClusters")} />;
   return <ClusterContext.Provider value={value}>{children}</ClusterContext.Provider>;
 }
 
+// label: the message id of the entry's name.
 const NAV: { to: string; label: string; icon: string; role?: Role }[] = [
-  { to: "/", label: "Overview", icon: "overview" },
-  { to: "/chips", label: "Nodes & chips", icon: "chips" },
-  { to: "/slices", label: "Slices", icon: "slices" },
-  { to: "/templates", label: "Templates", icon: "templates" },
-  { to: "/node-config", label: "Node config", icon: "nodeconfig" },
-  { to: "/requests", label: "Requests", icon: "requests" },
-  { to: "/preemptions", label: "Preemptions", icon: "preemptions" },
-  { to: "/drains", label: "Drains", icon: "drains" },
-  { to: "/queues", label: "Queues", icon: "queues" },
-  { to: "/priority-classes", label: "PriorityClasses", icon: "priorities" },
-  { to: "/usage", label: "Usage", icon: "usage" },
-  { to: "/cost", label: "Cost", icon: "cost" },
-  { to: "/health", label: "Health", icon: "health" },
-  { to: "/alerts", label: "Alerts", icon: "alerts" },
-  { to: "/audit", label: "Audit log", icon: "audit" },
-  { to: "/tokens", label: "API tokens", icon: "tokens", role: "admin" },
+  { to: "/", label: "nav.overview", icon: "overview" },
+  { to: "/chips", label: "nav.chips", icon: "chips" },
+  { to: "/slices", label: "nav.slices", icon: "slices" },
+  { to: "/templates", label: "nav.templates", icon: "templates" },
+  { to: "/node-config", label: "nav.nodeConfig", icon: "nodeconfig" },
+  { to: "/requests", label: "nav.requests", icon: "requests" },
+  { to: "/preemptions", label: "nav.preemptions", icon: "preemptions" },
+  { to: "/drains", label: "nav.drains", icon: "drains" },
+  { to: "/queues", label: "nav.queues", icon: "queues" },
+  { to: "/priority-classes", label: "nav.priorityClasses", icon: "priorities" },
+  { to: "/usage", label: "nav.usage", icon: "usage" },
+  { to: "/cost", label: "nav.cost", icon: "cost" },
+  { to: "/health", label: "nav.health", icon: "health" },
+  { to: "/alerts", label: "nav.alerts", icon: "alerts" },
+  { to: "/audit", label: "nav.audit", icon: "audit" },
+  { to: "/tokens", label: "nav.tokens", icon: "tokens", role: "admin" },
 ];
 
 function Shell() {
+  const t = useT();
   const { path } = useLocation();
   const { cluster } = useClusters();
   const { can } = useSession();
-  const page = route(path);
+  const page = route(path, t);
   useEffect(() => {
-    const item = NAV.find((n) => n.to === path) ?? (path.startsWith("/cost/monthly") ? { label: "Monthly report" } : undefined);
-    document.title = `${item ? item.label + " · " : ""}${cluster ? cluster.name + " · " : ""}vNPU Portal`;
-  }, [path, cluster]);
+    const item = NAV.find((n) => n.to === path) ?? (path.startsWith("/cost/monthly") ? { label: "nav.monthlyReport" } : undefined);
+    document.title = `${item ? t(item.label) + " · " : ""}${cluster ? cluster.name + " · " : ""}vNPU Portal`;
+  }, [path, cluster, t]);
   return (
     <div className="shell">
-      <nav className="nav" aria-label="main">
+      <nav className="nav" aria-label={t("app.mainNav")}>
         <div className="brand">
           <span className="brand-mark">v</span> vNPU Portal
         </div>
@@ -205,7 +211,7 @@ function Shell() {
             <li key={item.to}>
               <Link to={item.to} className={isActive(path, item.to) ? "active" : ""}>
                 <Icon name={item.icon} />
-                {item.label}
+                {t(item.label)}
               </Link>
             </li>
           ))}
@@ -213,15 +219,13 @@ function Shell() {
         <div className="nav-foot">
           HAMi · Volcano · Ascend
           <br />
-          <a href="/api/docs/">
-            API docs
-          </a>
+          <a href="/api/docs/">{t("app.apiDocs")}</a>
         </div>
       </nav>
       <TopBar />
       <main className="main">
         <StaleBanner />
-        <Suspense fallback={<Loading label="Loading the page" />}>{cluster ? page : <NoCluster />}</Suspense>
+        <Suspense fallback={<Loading label={t("app.loadingPage")} />}>{cluster ? page : <NoCluster />}</Suspense>
       </main>
     </div>
   );
@@ -231,7 +235,7 @@ function isActive(path: string, to: string) {
   return to === "/" ? path === "/" : path === to || path.startsWith(to + "/");
 }
 
-function route(path: string): ReactNode {
+function route(path: string, t: Translate): ReactNode {
   const clean = path.replace(/\/+$/, "") || "/";
   const detail = /^\/requests\/(\d+)$/.exec(clean);
   if (detail) return <REQUEST_DETAIL.Page key={detail[1]} id={Number(detail[1])} />;
@@ -239,23 +243,24 @@ function route(path: string): ReactNode {
   if (page) return <page.Page />;
   return (
     <div className="empty">
-      No page at {path}. <Link to="/">Go to the overview</Link>
+      {t("app.noPage", { path })} <Link to="/">{t("app.toOverview")}</Link>
     </div>
   );
 }
 
 /** While the socket is down, every page says its figures may be old. */
 function StaleBanner() {
+  const t = useT();
   const { live } = useClusters();
   useLiveVersion(live);
   const now = useNow(1000);
   if (!live || live.connection === "live" || live.connection === "closed" || !live.lastMessageAt) return null;
   const text =
     live.connection === "denied"
-      ? "Your session ended: sign in again."
+      ? t("app.sessionEnded")
       : live.connection === "missing"
-        ? "This cluster no longer exists."
-        : `Live updates are interrupted; what you see may be out of date (last update ${ago(new Date(live.lastMessageAt).toISOString(), now)}). Reconnecting…`;
+        ? t("app.clusterGone")
+        : t("app.liveInterrupted", { ago: ago(new Date(live.lastMessageAt).toISOString(), now) });
   return (
     <Banner kind={live.connection === "reconnecting" || live.connection === "connecting" ? "warn" : "error"} testId="stale-banner">
       {text}
@@ -264,20 +269,19 @@ function StaleBanner() {
 }
 
 function NoCluster() {
+  const t = useT();
   const { can } = useSession();
   return (
     <div className="panel">
       <div className="empty">
-        No cluster is registered yet.{" "}
-        {can("admin")
-          ? "Register one with `manage.py cluster add` or POST /api/clusters/."
-          : "Ask an admin to register one."}
+        {t("app.noCluster")} {can("admin") ? t("app.noClusterAdmin") : t("app.noClusterAsk")}
       </div>
     </div>
   );
 }
 
 function TopBar() {
+  const t = useT();
   const { me, logout } = useSession();
   const { clusters, cluster, select, live, retry } = useClusters();
   useLiveVersion(live);
@@ -285,7 +289,7 @@ function TopBar() {
   return (
     <header className="topbar">
       <label className="muted" htmlFor="cluster-select">
-        Cluster
+        {t("app.cluster")}
       </label>
       <select
         id="cluster-select"
@@ -303,8 +307,8 @@ function TopBar() {
       {live && (
         <>
           <SyncBadge state={live.sync.state} />
-          <span className="muted" title="last successful sync watch">
-            synced {ago(live.sync.lastSyncAt, now)}
+          <span className="muted" title={t("app.syncedTitle")}>
+            {t("app.synced", { ago: ago(live.sync.lastSyncAt, now) })}
           </span>
         </>
       )}
@@ -312,15 +316,16 @@ function TopBar() {
       {live && <ConnectionDot state={live.connection} retryAt={live.retryAt} now={now} onRetry={retry} />}
       <span className="user" data-testid="user">
         <b>{me.username}</b>
-        <Badge kind="role">{me.role ?? "no role"}</Badge>
+        <Badge kind="role">{me.role ? t(`roles.${me.role}`) : t("roles.none")}</Badge>
       </span>
+      <LanguageMenu />
       <button
         className="btn small"
         onClick={() => {
           void logout().then(() => navigate("/"));
         }}
       >
-        Sign out
+        {t("app.signOut")}
       </button>
     </header>
   );

@@ -2,6 +2,7 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App, preloadRoute } from "./App";
 import { openEarly } from "./live/early";
+import { I18nProvider } from "./i18n/I18nProvider";
 import "./styles.css";
 
 // The live snapshot is the slowest thing a page waits for: ask for it first,
@@ -11,6 +12,8 @@ preloadRoute(window.location.pathname);
 
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
-    <App />
+    <I18nProvider>
+      <App />
+    </I18nProvider>
   </StrictMode>,
 );

@@ -3,6 +3,7 @@
 
 import type { ApiErrorBody } from "../lib/errors";
 import { ErrorCode } from "./errorCodes";
+import { currentI18n } from "../i18n/intl";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -47,7 +48,8 @@ export interface RequestOptions {
 
 export async function request<T>(path: string, options: RequestOptions = {}): Promise<T> {
   const method = options.method ?? "GET";
-  const headers: Record<string, string> = { Accept: "application/json" };
+  // The portal answers errors in the UI's language (codes and fields stay the same).
+  const headers: Record<string, string> = { Accept: "application/json", "Accept-Language": currentI18n().locale };
   if (options.body !== undefined) headers["Content-Type"] = "application/json";
   if (method !== "GET") headers["X-CSRFToken"] = csrfToken();
   let response: Response;

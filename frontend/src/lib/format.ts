@@ -1,4 +1,7 @@
-// Number, size and time formatting used across the pages.
+// Number, size and time formatting used across the pages, in the UI's
+// language (i18n/intl: the current locale).
+
+import { currentI18n, t } from "../i18n/intl";
 
 /** MB (the unit of HAMi and the API) as a short human size: 3072 -> "3 GiB", 21527 -> "21.0 GiB". */
 export function mb(value: number | null | undefined): string {
@@ -14,7 +17,7 @@ export function mb(value: number | null | undefined): string {
 
 export function int(value: number | null | undefined): string {
   if (value === null || value === undefined) return "–";
-  return value.toLocaleString("en-US");
+  return currentI18n().intl.formatNumber(value);
 }
 
 export function pct(used: number, total: number): number {
@@ -29,12 +32,12 @@ export function pctText(used: number, total: number): string {
 export function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return "–";
   const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
+  if (s < 60) return t("format.seconds", { n: s });
   const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
+  if (m < 60) return t("format.minutes", { n: m });
   const h = Math.floor(m / 60);
-  if (h < 48) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
-  return `${Math.floor(h / 24)}d`;
+  if (h < 48) return m % 60 ? t("format.hoursMinutes", { h, m: m % 60 }) : t("format.hours", { n: h });
+  return t("format.days", { n: Math.floor(h / 24) });
 }
 
 export function ageSeconds(iso: string | null | undefined, now: number = Date.now()): number {
@@ -45,14 +48,24 @@ export function ageSeconds(iso: string | null | undefined, now: number = Date.no
 /** "5m ago" (or "–" when unknown). */
 export function ago(iso: string | null | undefined, now: number = Date.now()): string {
   const s = ageSeconds(iso, now);
-  return Number.isNaN(s) ? "–" : `${duration(s)} ago`;
+  return Number.isNaN(s) ? "–" : t("format.ago", { duration: duration(s) });
 }
 
 export function dateTime(iso: string | null | undefined): string {
   if (!iso) return "–";
   const d = new Date(iso);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  if (Number.isNaN(d.getTime())) return "–";
+  // Numeric, 24-hour, seconds kept (events a second apart must read apart):
+  // "12/07/2026, 08:53:37" in English, "2026/12/07 08:53:37" in Chinese.
+  return currentI18n().intl.formatDate(d, {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+  });
 }
 
 /** Usage colour scale: green below 60 %, amber to 85 %, red above (CSS variables). */
