@@ -3,7 +3,7 @@
 
 import type { ApiErrorBody } from "../lib/errors";
 import { ErrorCode } from "./errorCodes";
-import { currentI18n } from "../i18n/intl";
+import { currentI18n, t } from "../i18n/intl";
 
 export class ApiError extends Error {
   readonly status: number;
@@ -63,7 +63,7 @@ export async function request<T>(path: string, options: RequestOptions = {}): Pr
     });
   } catch (error) {
     if ((error as Error)?.name === "AbortError") throw error;
-    throw new ApiError(0, { code: "network", message: "The portal could not be reached." });
+    throw new ApiError(0, { code: "network", message: t("ui.network") });
   }
   if (response.status === 204) return undefined as T;
   const raw = await response.text();

@@ -4,6 +4,8 @@
 // an empty state, and an optional details row under a row ("Changes").
 
 import { Fragment, useState, type ReactNode } from "react";
+import { useT } from "../i18n/I18nProvider";
+import { t as translate } from "../i18n/intl";
 import { ago, dateTime } from "../lib/format";
 
 /** The widest a column may grow (classes `maxw-<px>` in styles.css); longer text wraps. */
@@ -81,6 +83,7 @@ export function EventTable<T>({
   emptyTestId,
   details,
 }: EventTableProps<T>) {
+  const t = useT();
   const [open, setOpen] = useState<string | number | null>(null);
   if (rows.length === 0 && empty !== undefined) {
     return (
@@ -99,7 +102,7 @@ export function EventTable<T>({
             const key = rowKey(row);
             return (
               <button className="btn small" onClick={() => setOpen(open === key ? null : key)}>
-                {open === key ? (details.hide ?? "Hide") : (details.show ?? "Details")}
+                {open === key ? (details.hide ?? t("audit.details.hide")) : (details.show ?? t("audit.details.show"))}
               </button>
             );
           },
@@ -159,10 +162,11 @@ export function EventTable<T>({
  */
 export function whenColumn<T>(
   at: (row: T) => string | null | undefined,
-  { header = "When", now, nowrap = true }: { header?: string; now?: number; nowrap?: boolean } = {},
+  { header, now, nowrap = true }: { header?: string; now?: number; nowrap?: boolean } = {},
 ): EventColumn<T> {
   return {
-    header,
+    // Called while a page renders: the current language is the page's.
+    header: header ?? translate("audit.when"),
     className: nowrap ? "nowrap" : undefined,
     cell: (row) => (now === undefined ? dateTime(at(row)) : ago(at(row), now)),
     title: now === undefined ? undefined : (row) => dateTime(at(row)),

@@ -4,6 +4,7 @@
 // out, with its own debounce of the text box.
 
 import { useEffect, useState, type ReactNode } from "react";
+import { useT } from "../i18n/I18nProvider";
 import { useDebounced } from "../lib/useApi";
 
 export function FilterBar({
@@ -164,16 +165,18 @@ export function StateFilter({
   onChange: (state: string) => void;
   testId?: string;
 }) {
-  return <SelectFilter label="state" value={value} onChange={onChange} options={states} all="All states" testId={testId} />;
+  const t = useT();
+  return <SelectFilter label={t("ui.filter.state")} value={value} onChange={onChange} options={states} all={t("ui.filter.allStates")} testId={testId} />;
 }
 
 /** A list narrowed to one thing by a link ("request #3"), with "show all" to widen it again. */
 export function ScopeChip({ label, onClear, testId }: { label: string; onClear: () => void; testId?: string }) {
+  const t = useT();
   return (
     <span data-testid={testId}>
       {label}{" "}
       <button className="btn small" onClick={onClear}>
-        show all
+        {t("ui.filter.showAll")}
       </button>
     </span>
   );

@@ -5,6 +5,7 @@
 
 import { useState, type ReactNode } from "react";
 import { ApiError } from "../api/client";
+import { useT } from "../i18n/I18nProvider";
 import { errorText, mapErrors } from "../lib/errors";
 import { reasonError } from "../lib/queue";
 import { Field, Modal } from "./ui";
@@ -29,6 +30,7 @@ export interface ReasonModalProps {
 }
 
 export function ReasonModal({ title, verb, tone = "primary", submit, onClose, children, explain, testId = "decision", disabled }: ReasonModalProps) {
+  const t = useT();
   const [reason, setReason] = useState("");
   const [fieldErrors, setFieldErrors] = useState<string[]>([]);
   const [formError, setFormError] = useState<string | null>(null);
@@ -68,7 +70,7 @@ export function ReasonModal({ title, verb, tone = "primary", submit, onClose, ch
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Close
+            {t("ui.reason.close")}
           </button>
           <button className={`btn ${tone}`} disabled={busy || disabled} onClick={() => void send()} data-testid={`${testId}-submit`}>
             {verb}
@@ -84,12 +86,12 @@ export function ReasonModal({ title, verb, tone = "primary", submit, onClose, ch
         </div>
       )}
       {apiError && explain?.(apiError)}
-      <Field label="Reason" errors={fieldErrors} hint="Recorded in the audit log.">
+      <Field label={t("ui.reason.label")} errors={fieldErrors} hint={t("ui.reason.hint")}>
         <textarea
           rows={3}
           value={reason}
           onChange={(e) => setReason(e.target.value)}
-          aria-label="reason"
+          aria-label={t("ui.reason.aria")}
           data-testid={`${testId}-reason`}
           className="input full-width"
         />

@@ -1,10 +1,28 @@
 // Small shared pieces: usage bars, badges, banners, diffs, modals, fields.
 
 import { useEffect, useState, type CSSProperties, type ReactNode } from "react";
-import { usageLevel, pct } from "../lib/format";
+import { int, usageLevel, pct } from "../lib/format";
+import { useI18n, useT } from "../i18n/I18nProvider";
+import type { Values } from "../i18n/intl";
 import { Icon } from "./Icon";
 import { errorText } from "../lib/errors";
 import type { ConnectionState } from "../live/store";
+
+const RICH_TAGS = {
+  b: (chunks: ReactNode[]) => <b>{chunks}</b>,
+  code: (chunks: ReactNode[]) => <code>{chunks}</code>,
+  mono: (chunks: ReactNode[]) => <span className="mono">{chunks}</span>,
+};
+
+/**
+ * Like useT, for a message with markup: `<b>…</b>`, `<code>…</code>` and
+ * `<mono>…</mono>` in it become elements (the words around them stay in one
+ * message, in the order the language wants).
+ */
+export function useRichT(): (id: string, values?: Values) => ReactNode {
+  const { intl } = useI18n();
+  return (id, values) => intl.formatMessage({ id }, { ...RICH_TAGS, ...values });
+}
 
 export function UsageBar({
   used,
@@ -74,13 +92,14 @@ export function Banner({
   );
 }
 
+/** The message id of each connection state. */
 const CONNECTION_TEXT: Record<ConnectionState, string> = {
-  connecting: "connecting",
-  live: "live",
-  reconnecting: "reconnecting",
-  denied: "signed out",
-  missing: "no such cluster",
-  closed: "offline",
+  connecting: "ui.connection.connecting",
+  live: "ui.connection.live",
+  reconnecting: "ui.connection.reconnecting",
+  denied: "ui.connection.denied",
+  missing: "ui.connection.missing",
+  closed: "ui.connection.closed",
 };
 
 export function ConnectionDot({
@@ -94,15 +113,16 @@ export function ConnectionDot({
   now: number;
   onRetry?: () => void;
 }) {
+  const t = useT();
   const wait = retryAt ? Math.max(0, Math.ceil((retryAt - now) / 1000)) : 0;
   return (
-    <span className="conn" data-testid="connection" data-state={state} title="live updates over WebSocket">
+    <span className="conn" data-testid="connection" data-state={state} title={t("ui.connection.title")}>
       <span className={`dot ${state}`} />
-      {CONNECTION_TEXT[state]}
-      {state === "reconnecting" && wait > 0 && <span className="muted">in {wait}s</span>}
+      {t(CONNECTION_TEXT[state])}
+      {state === "reconnecting" && wait > 0 && <span className="muted">{t("ui.connection.retryIn", { seconds: wait })}</span>}
       {state === "reconnecting" && onRetry && (
         <button className="btn link small" onClick={onRetry}>
-          retry now
+          {t("ui.connection.retryNow")}
         </button>
       )}
     </span>
@@ -114,26 +134,38 @@ export function syncKind(state: string): string {
 }
 
 export function SyncBadge({ state }: { state: string }) {
+  const t = useT();
   return (
-    <Badge kind={syncKind(state)} title="state of the sync watches">
-      sync {state}
+    <Badge kind={syncKind(state)} title={t("ui.sync.title")}>
+      {t("ui.sync.state", { state })}
     </Badge>
   );
 }
 
 export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  const t = useT();
   if (!error) return null;
   return (
-    <Banner kind="error" action={onRetry && <button className="btn small" onClick={onRetry}>Retry</button>}>
+    <Banner
+      kind="error"
+      action={
+        onRetry && (
+          <button className="btn small" onClick={onRetry}>
+            {t("ui.retry")}
+          </button>
+        )
+      }
+    >
       {errorText(error)}
     </Banner>
   );
 }
 
-export function Loading({ label = "Loading" }: { label?: string }) {
+export function Loading({ label }: { label?: string }) {
+  const t = useT();
   return (
     <div className="empty">
-      <span className="spinner" /> {label}…
+      <span className="spinner" /> {label ?? t("ui.loading")}…
     </div>
   );
 }
@@ -160,8 +192,9 @@ export function Kpi({
   );
 }
 
-export function DiffView({ diff, empty = "No differences." }: { diff: string; empty?: string }) {
-  if (!diff.trim()) return <div className="empty">{empty}</div>;
+export function DiffView({ diff, empty }: { diff: string; empty?: string }) {
+  const t = useT();
+  if (!diff.trim()) return <div className="empty">{empty ?? t("ui.noDifferences")}</div>;
   return (
     <pre className="diff" data-testid="diff">
       {diff.split("\n").map((line, i) => {
@@ -195,16 +228,17 @@ function useEscape(onClose: () => void) {
 }
 
 export function Drawer({ title, onClose, children, actions }: { title: ReactNode; onClose: () => void; children: ReactNode; actions?: ReactNode }) {
+  const t = useT();
   useEscape(onClose);
   return (
     <>
       <div className="drawer-backdrop" onClick={onClose} />
-      <aside className="drawer" role="dialog" aria-label={typeof title === "string" ? title : "details"} data-testid="drawer">
+      <aside className="drawer" role="dialog" aria-label={typeof title === "string" ? title : t("ui.details")} data-testid="drawer">
         <div className="drawer-head">
           <h2>{title}</h2>
           <div className="drawer-actions">
             {actions}
-            <button className="btn small" onClick={onClose} aria-label="close">
+            <button className="btn small" onClick={onClose} aria-label={t("ui.close")}>
               ✕
             </button>
           </div>
@@ -216,6 +250,7 @@ export function Drawer({ title, onClose, children, actions }: { title: ReactNode
 }
 
 export function Modal({ title, onClose, children, footer }: { title: ReactNode; onClose: () => void; children: ReactNode; footer?: ReactNode }) {
+  const t = useT();
   useEscape(onClose);
   return (
     <div className="modal" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
@@ -223,7 +258,7 @@ export function Modal({ title, onClose, children, footer }: { title: ReactNode; 
         <div className="panel-head">
           <h2>{title}</h2>
           <div className="right">
-            <button className="btn small" onClick={onClose} aria-label="close">
+            <button className="btn small" onClick={onClose} aria-label={t("ui.close")}>
               ✕
             </button>
           </div>
@@ -274,23 +309,20 @@ export function Pager({
   const pages = Math.max(1, Math.ceil(count / pageSize));
   const from = count ? (page - 1) * pageSize + 1 : 0;
   const to = Math.min(count, page * pageSize);
+  const t = useT();
   return (
     <div className="pager">
-      <span>
-        {from.toLocaleString()}–{to.toLocaleString()} of {count.toLocaleString()}
-      </span>
+      <span>{t("ui.pager.range", { from: int(from), to: int(to), count: int(count) })}</span>
       <span className="push-right" />
-      <button className="btn small" disabled={page <= 1} onClick={() => onPage(1)}>
+      <button className="btn small" disabled={page <= 1} onClick={() => onPage(1)} aria-label={t("ui.pager.first")}>
         «
       </button>
       <button className="btn small" disabled={page <= 1} onClick={() => onPage(page - 1)}>
-        ‹ Prev
+        {t("ui.pager.prev")}
       </button>
-      <span>
-        page {page} / {pages}
-      </span>
+      <span>{t("ui.pager.page", { page: int(page), pages: int(pages) })}</span>
       <button className="btn small" disabled={page >= pages} onClick={() => onPage(page + 1)}>
-        Next ›
+        {t("ui.pager.next")}
       </button>
     </div>
   );
@@ -320,6 +352,7 @@ export function Segmented<T extends string>({
 
 /** A long identifier (a chip UUID): shown whole or shortened, with a button that copies it whole. */
 export function CopyText({ value, shown, testId }: { value: string; shown?: string; testId?: string }) {
+  const t = useT();
   const [copied, setCopied] = useState(false);
   const copy = async () => {
     try {
@@ -343,10 +376,10 @@ export function CopyText({ value, shown, testId }: { value: string; shown?: stri
           e.stopPropagation();
           void copy();
         }}
-        aria-label={`copy ${value}`}
-        title="Copy"
+        aria-label={t("ui.copyValue", { value })}
+        title={t("ui.copy")}
       >
-        {copied ? "Copied" : "Copy"}
+        {copied ? t("ui.copied") : t("ui.copy")}
       </button>
     </span>
   );

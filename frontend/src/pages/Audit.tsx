@@ -5,6 +5,7 @@ import type { AuditEvent, Page } from "../api/types";
 import { EventTable, textOrDash, whenColumn, type EventColumn } from "../components/EventTable";
 import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { DiffView, ErrorNote, Loading, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { useQueryParam } from "../lib/router";
 import { useApi } from "../lib/useApi";
 import { useClusters } from "../state/cluster";
@@ -42,6 +43,7 @@ export function jsonDiff(before: unknown, after: unknown): string {
 const OBJECT_TYPES = ["cluster", "chiptype", "template", "deviceconfigversion", "apitoken", "workload"];
 
 export function AuditPage() {
+  const t = useT();
   const { cluster, clusters } = useClusters();
   const [scope, setScope] = useQueryParam("scope", "cluster");
   const [action, setAction] = useQueryParam("action");
@@ -71,42 +73,48 @@ export function AuditPage() {
   const clusterName = (id: number | null) => clusters.find((c) => c.id === id)?.name ?? (id === null ? "–" : `#${id}`);
   const columns: EventColumn<AuditEvent>[] = [
     whenColumn((e) => e.created_at),
-    { header: "Who", cell: (e) => e.actor_name || "–" },
-    { header: "Action", className: "mono", cell: (e) => e.action },
-    { header: "Object", cell: (e) => e.object_repr || `${e.object_type} ${e.object_id}` },
-    { header: "Cluster", cell: (e) => clusterName(e.cluster) },
-    { header: "Reason", maxWidth: 360, cell: (e) => textOrDash(e.reason) },
+    { header: t("audit.col.who"), cell: (e) => e.actor_name || "–" },
+    { header: t("audit.col.action"), className: "mono", cell: (e) => e.action },
+    { header: t("audit.col.object"), cell: (e) => e.object_repr || `${e.object_type} ${e.object_id}` },
+    { header: t("audit.col.cluster"), cell: (e) => clusterName(e.cluster) },
+    { header: t("audit.col.reason"), maxWidth: 360, cell: (e) => textOrDash(e.reason) },
   ];
 
   return (
     <>
       <div className="page-head">
-        <h1>Audit log</h1>
-        <span className="sub">{events.data ? `${events.data.count.toLocaleString()} events` : ""}</span>
+        <h1>{t("audit.title")}</h1>
+        <span className="sub">{events.data ? t("audit.count", { count: events.data.count }) : ""}</span>
       </div>
       <div className="panel">
         <FilterBar busy={events.loading}>
           <SelectFilter
-            label="scope"
+            label={t("audit.scope")}
             value={scope}
             onChange={setScope}
             options={[
-              { value: "cluster", label: "This cluster" },
-              { value: "all", label: "All clusters and system" },
+              { value: "cluster", label: t("audit.scope.cluster") },
+              { value: "all", label: t("audit.scope.all") },
             ]}
           />
           <TextFilter
-            label="action"
-            placeholder="Action (prefix: deviceconfig., template.)"
+            label={t("audit.action")}
+            placeholder={t("audit.actionPlaceholder")}
             value={action}
             onChange={refilter(setAction)}
             width={250}
             debounceMs={300}
           />
-          <TextFilter label="actor" placeholder="Actor" value={actor} onChange={refilter(setActor)} width={130} debounceMs={300} />
-          <SelectFilter label="object type" value={objectType} onChange={refilter(setObjectType)} options={OBJECT_TYPES} all="All objects" />
+          <TextFilter label={t("audit.actor")} placeholder={t("audit.actorPlaceholder")} value={actor} onChange={refilter(setActor)} width={130} debounceMs={300} />
+          <SelectFilter
+            label={t("audit.objectType")}
+            value={objectType}
+            onChange={refilter(setObjectType)}
+            options={OBJECT_TYPES.map((type) => ({ value: type, label: t(`audit.objectType.${type}`) }))}
+            all={t("audit.allObjects")}
+          />
           <label className="muted inline-field">
-            since
+            {t("audit.since")}
             <input className="input" type="datetime-local" value={since} onChange={(e) => refilter(setSince)(e.target.value)} />
           </label>
         </FilterBar>
@@ -120,12 +128,12 @@ export function AuditPage() {
             columns={columns}
             testId="audit-table"
             scroll
-            empty={events.data ? "No event matches." : undefined}
+            empty={events.data ? t("audit.noMatch") : undefined}
             details={{
               has: (e) => e.before !== null || e.after !== null,
-              render: (e) => <DiffView diff={jsonDiff(e.before, e.after)} empty="No recorded change." />,
-              show: "Changes",
-              hide: "Hide",
+              render: (e) => <DiffView diff={jsonDiff(e.before, e.after)} empty={t("audit.noChange")} />,
+              show: t("audit.changes"),
+              hide: t("audit.details.hide"),
             }}
           />
         )}

@@ -6,7 +6,8 @@
 import { useState } from "react";
 import { api } from "../api/client";
 import type { ApiToken, ApiTokenIssued, Page, Role } from "../api/types";
-import { Badge, CopyText, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
+import { Badge, CopyText, ErrorNote, Field, Loading, Modal, Pager, useRichT } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { errorText, submitFailure } from "../lib/errors";
 import { ago, dateTime } from "../lib/format";
 import { useQueryParam } from "../lib/router";
@@ -25,41 +26,44 @@ export function parseQueues(text: string): string[] {
     .filter(Boolean);
 }
 
-function tokenState(t: ApiToken, now: number): { kind: string; text: string } {
-  if (t.revoked_at) return { kind: "fail", text: "revoked" };
-  if (t.expires_at && Date.parse(t.expires_at) <= now) return { kind: "warn", text: "expired" };
-  return { kind: "ok", text: "active" };
+type TokenState = "revoked" | "expired" | "active";
+
+function tokenState(token: ApiToken, now: number): { kind: string; state: TokenState } {
+  if (token.revoked_at) return { kind: "fail", state: "revoked" };
+  if (token.expires_at && Date.parse(token.expires_at) <= now) return { kind: "warn", state: "expired" };
+  return { kind: "ok", state: "active" };
 }
 
 /** The plaintext of a new or rotated token: shown here once, with a copy button. */
 export function IssuedToken({ issued, rotated, onClose }: { issued: ApiTokenIssued; rotated: boolean; onClose: () => void }) {
+  const t = useT();
+  const rich = useRichT();
+  const name = issued.name || issued.username;
+  const usage = { user: issued.username, role: issued.role ? t(`roles.${issued.role}`) : t("tokens.noRole"), queues: issued.queues.join(", ") };
   return (
     <Modal
-      title={rotated ? `Token rotated: ${issued.name || issued.username}` : `Token created: ${issued.name || issued.username}`}
+      title={rotated ? t("tokens.issued.rotated", { name }) : t("tokens.issued.created", { name })}
       onClose={onClose}
       footer={
         <button className="btn primary" onClick={onClose} data-testid="issued-done">
-          I have stored it
+          {t("tokens.issued.done")}
         </button>
       }
     >
       <p>
-        <b>Copy this token now: you will not see it again.</b> The portal keeps only its hash.
-        {rotated && " The old token no longer works."}
+        {rich("tokens.issued.warning")}
+        {rotated && t("tokens.issued.oldGone")}
       </p>
       <div data-testid="issued-token" className="issued-token">
         <CopyText value={issued.token} testId="issued-copy" />
       </div>
-      <p className="muted">
-        Use it as <span className="mono">Authorization: Bearer …</span>; it acts as <b>{issued.username}</b> with the role{" "}
-        <b>{issued.role ?? "none"}</b>
-        {issued.queues.length ? `, limited to the queues ${issued.queues.join(", ")}` : ", in every queue (an admin's token)"}.
-      </p>
+      <p className="muted">{rich(issued.queues.length ? "tokens.issued.usageQueues" : "tokens.issued.usageAll", usage)}</p>
     </Modal>
   );
 }
 
-export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; onIssued: (t: ApiTokenIssued) => void }) {
+export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; onIssued: (token: ApiTokenIssued) => void }) {
+  const t = useT();
   const [username, setUsername] = useState("");
   const [name, setName] = useState("");
   const [role, setRole] = useState<Role>("ci");
@@ -91,15 +95,15 @@ export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; on
   };
   return (
     <Modal
-      title="New API token"
+      title={t("tokens.form.title")}
       onClose={onClose}
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Close
+            {t("tokens.form.close")}
           </button>
           <button className="btn primary" disabled={busy} onClick={() => void submit()} data-testid="token-submit">
-            Create token
+            {t("tokens.form.create")}
           </button>
         </>
       }
@@ -110,38 +114,48 @@ export function CreateTokenForm({ onClose, onIssued }: { onClose: () => void; on
         </div>
       )}
       <div className="form-grid">
-        <Field label="User" errors={errors.username} hint="an existing user, or a new service account">
-          <input className="input" value={username} onChange={(e) => setUsername(e.target.value)} aria-label="user" data-testid="token-username" />
+        <Field label={t("tokens.form.user")} errors={errors.username} hint={t("tokens.form.userHint")}>
+          <input className="input" value={username} onChange={(e) => setUsername(e.target.value)} aria-label={t("tokens.form.userAria")} data-testid="token-username" />
         </Field>
-        <Field label="Name" errors={errors.name} hint="what it is for, e.g. nightly pipeline">
-          <input className="input" value={name} onChange={(e) => setName(e.target.value)} aria-label="name" data-testid="token-name" />
+        <Field label={t("tokens.form.name")} errors={errors.name} hint={t("tokens.form.nameHint")}>
+          <input className="input" value={name} onChange={(e) => setName(e.target.value)} aria-label={t("tokens.form.nameAria")} data-testid="token-name" />
         </Field>
-        <Field label="Role" errors={errors.role} hint="ci: submit and cancel its own requests, read the rest">
-          <select className="select" value={role} onChange={(e) => setRole(e.target.value as Role)} aria-label="role" data-testid="token-role">
+        <Field label={t("tokens.form.role")} errors={errors.role} hint={t("tokens.form.roleHint")}>
+          <select className="select" value={role} onChange={(e) => setRole(e.target.value as Role)} aria-label={t("tokens.form.roleAria")} data-testid="token-role">
             {ROLES.map((r) => (
-              <option key={r}>{r}</option>
+              <option key={r} value={r}>
+                {t(`roles.${r}`)}
+              </option>
             ))}
           </select>
         </Field>
-        <Field label="Queues" errors={errors.queues} hint="cluster/queue (or a queue name one cluster has), comma-separated; required unless the role is admin">
-          <input className="input" value={queues} onChange={(e) => setQueues(e.target.value)} aria-label="queues" data-testid="token-queues" />
+        <Field label={t("tokens.form.queues")} errors={errors.queues} hint={t("tokens.form.queuesHint")}>
+          <input className="input" value={queues} onChange={(e) => setQueues(e.target.value)} aria-label={t("tokens.form.queuesAria")} data-testid="token-queues" />
         </Field>
-        <Field label="Expires" errors={errors.expires_at} hint="empty: never">
-          <input className="input" type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} aria-label="expires" data-testid="token-expires" />
+        <Field label={t("tokens.form.expires")} errors={errors.expires_at} hint={t("tokens.form.expiresHint")}>
+          <input
+            className="input"
+            type="datetime-local"
+            value={expires}
+            onChange={(e) => setExpires(e.target.value)}
+            aria-label={t("tokens.form.expiresAria")}
+            data-testid="token-expires"
+          />
         </Field>
       </div>
-      <p className="muted">The role is the user's: giving an existing user a token with another role changes their role.</p>
+      <p className="muted">{t("tokens.form.roleNote")}</p>
     </Modal>
   );
 }
 
 export function TokensPage() {
+  const t = useT();
   const { can } = useSession();
   if (!can("admin")) {
     return (
       <div className="panel">
         <div className="empty" data-testid="admins-only">
-          API tokens are for admins only.
+          {t("tokens.adminsOnly")}
         </div>
       </div>
     );
@@ -150,6 +164,7 @@ export function TokensPage() {
 }
 
 function TokensList() {
+  const t = useT();
   const now = useNow(10_000);
   const [pageParam, setPage] = useQueryParam("page", "1");
   const page = Math.max(1, Number(pageParam) || 1);
@@ -160,25 +175,22 @@ function TokensList() {
   const [actionError, setActionError] = useState<{ id: number; text: string } | null>(null);
   const [busy, setBusy] = useState<number | null>(null);
 
-  const act = async (t: ApiToken, verb: "rotate" | "revoke") => {
-    const label = t.name || t.username;
-    const question =
-      verb === "rotate"
-        ? `Rotate the token "${label}"? A new token is shown once; the old one stops working at once.`
-        : `Revoke the token "${label}"? Pipelines using it get 401 from now on.`;
+  const act = async (token: ApiToken, verb: "rotate" | "revoke") => {
+    const label = token.name || token.username;
+    const question = verb === "rotate" ? t("tokens.rotate.confirm", { label }) : t("tokens.revoke.confirm", { label });
     if (!window.confirm(question)) return;
-    setBusy(t.id);
+    setBusy(token.id);
     setActionError(null);
     try {
       if (verb === "rotate") {
-        const fresh = await api.post<ApiTokenIssued>(`/api/tokens/${t.id}/rotate/`);
+        const fresh = await api.post<ApiTokenIssued>(`/api/tokens/${token.id}/rotate/`);
         setIssued({ token: fresh, rotated: true });
       } else {
-        await api.post(`/api/tokens/${t.id}/revoke/`);
+        await api.post(`/api/tokens/${token.id}/revoke/`);
       }
       reload();
     } catch (e) {
-      setActionError({ id: t.id, text: errorText(e) });
+      setActionError({ id: token.id, text: errorText(e) });
     } finally {
       setBusy(null);
     }
@@ -187,75 +199,75 @@ function TokensList() {
   return (
     <>
       <div className="page-head">
-        <h1>API tokens</h1>
-        <span className="sub">{tokens.data ? `${tokens.data.count.toLocaleString()} tokens` : ""}</span>
+        <h1>{t("tokens.title")}</h1>
+        <span className="sub">{tokens.data ? t("tokens.count", { count: tokens.data.count }) : ""}</span>
       </div>
       <div className="panel">
         <div className="toolbar">
-          <span className="muted">Pipelines and scripts authenticate with a token: Authorization: Bearer …</span>
+          <span className="muted">{t("tokens.intro")}</span>
           <span className="grow" />
           {tokens.loading && <span className="spinner" />}
           <button className="btn primary" onClick={() => setCreating(true)} data-testid="token-new">
-            New token
+            {t("tokens.new")}
           </button>
         </div>
         <ErrorNote error={tokens.error} onRetry={reload} />
         {!tokens.data && tokens.loading ? (
           <Loading />
         ) : tokens.data && tokens.data.results.length === 0 ? (
-          <div className="empty">No API token yet.</div>
+          <div className="empty">{t("tokens.none")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="tokens-table">
               <thead>
                 <tr>
-                  <th>Name</th>
-                  <th>User</th>
-                  <th>Role</th>
-                  <th>Queues</th>
-                  <th>Prefix</th>
-                  <th>Created</th>
-                  <th>Last used</th>
-                  <th>Expires</th>
-                  <th>State</th>
+                  <th>{t("tokens.col.name")}</th>
+                  <th>{t("tokens.col.user")}</th>
+                  <th>{t("tokens.col.role")}</th>
+                  <th>{t("tokens.col.queues")}</th>
+                  <th>{t("tokens.col.prefix")}</th>
+                  <th>{t("tokens.col.created")}</th>
+                  <th>{t("tokens.col.lastUsed")}</th>
+                  <th>{t("tokens.col.expires")}</th>
+                  <th>{t("tokens.col.state")}</th>
                   <th />
                 </tr>
               </thead>
               <tbody>
-                {tokens.data?.results.map((t) => {
-                  const state = tokenState(t, now);
+                {tokens.data?.results.map((token) => {
+                  const state = tokenState(token, now);
                   return (
-                    <tr key={t.id} data-testid={`token-${t.id}`}>
-                      <td>{t.name || <span className="muted">–</span>}</td>
-                      <td>{t.username}</td>
+                    <tr key={token.id} data-testid={`token-${token.id}`}>
+                      <td>{token.name || <span className="muted">–</span>}</td>
+                      <td>{token.username}</td>
                       <td>
-                        <Badge kind="role">{t.role ?? "none"}</Badge>
+                        <Badge kind="role">{token.role ? t(`roles.${token.role}`) : t("tokens.noRole")}</Badge>
                       </td>
-                      <td>{t.queues.length ? t.queues.join(", ") : <span className="muted">any</span>}</td>
-                      <td className="mono">{t.prefix}</td>
-                      <td className="nowrap" title={dateTime(t.created_at)}>
-                        {ago(t.created_at, now)}
+                      <td>{token.queues.length ? token.queues.join(", ") : <span className="muted">{t("tokens.anyQueue")}</span>}</td>
+                      <td className="mono">{token.prefix}</td>
+                      <td className="nowrap" title={dateTime(token.created_at)}>
+                        {ago(token.created_at, now)}
                       </td>
-                      <td className="nowrap" title={dateTime(t.last_used_at)}>
-                        {t.last_used_at ? ago(t.last_used_at, now) : <span className="muted">never</span>}
+                      <td className="nowrap" title={dateTime(token.last_used_at)}>
+                        {token.last_used_at ? ago(token.last_used_at, now) : <span className="muted">{t("tokens.never")}</span>}
                       </td>
-                      <td className="nowrap">{t.expires_at ? dateTime(t.expires_at) : <span className="muted">never</span>}</td>
-                      <td title={t.revoked_at ? `revoked ${dateTime(t.revoked_at)}` : undefined}>
-                        <Badge kind={state.kind}>{state.text}</Badge>
-                        {actionError?.id === t.id && (
+                      <td className="nowrap">{token.expires_at ? dateTime(token.expires_at) : <span className="muted">{t("tokens.never")}</span>}</td>
+                      <td title={token.revoked_at ? t("tokens.revokedAt", { time: dateTime(token.revoked_at) }) : undefined}>
+                        <Badge kind={state.kind}>{t(`tokens.state.${state.state}`)}</Badge>
+                        {actionError?.id === token.id && (
                           <div className="field-error" role="alert">
                             {actionError.text}
                           </div>
                         )}
                       </td>
                       <td className="nowrap">
-                        {state.text === "active" && (
+                        {state.state === "active" && (
                           <>
-                            <button className="btn small" disabled={busy === t.id} onClick={() => void act(t, "rotate")} data-testid={`rotate-${t.id}`}>
-                              Rotate
+                            <button className="btn small" disabled={busy === token.id} onClick={() => void act(token, "rotate")} data-testid={`rotate-${token.id}`}>
+                              {t("tokens.rotate")}
                             </button>{" "}
-                            <button className="btn small danger" disabled={busy === t.id} onClick={() => void act(t, "revoke")} data-testid={`revoke-${t.id}`}>
-                              Revoke
+                            <button className="btn small danger" disabled={busy === token.id} onClick={() => void act(token, "revoke")} data-testid={`revoke-${token.id}`}>
+                              {t("tokens.revoke")}
                             </button>
                           </>
                         )}
@@ -272,9 +284,9 @@ function TokensList() {
       {creating && (
         <CreateTokenForm
           onClose={() => setCreating(false)}
-          onIssued={(t) => {
+          onIssued={(token) => {
             setCreating(false);
-            setIssued({ token: t, rotated: false });
+            setIssued({ token, rotated: false });
             reload();
           }}
         />
