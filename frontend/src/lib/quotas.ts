@@ -1,8 +1,10 @@
 // Logic of the Queues and PriorityClasses pages: a queue's quota rows (limit
 // next to what it holds), its Volcano Queue state, its pod policy in words, the
 // quota editor's rows, and PriorityClasses in the order the scheduler ranks them.
+// Its words are in the UI's current language (i18n/intl's `t`).
 
 import type { PriorityClass, Queue, VolcanoQueue } from "../api/types";
+import { t } from "../i18n/intl";
 import { parsePath, type ApiErrorBody } from "./errors";
 
 /** One chip type of a queue: its limits (null: unlimited) and what its requests hold and wait for. */
@@ -43,10 +45,11 @@ export function queueCounts(queue: Pick<Queue, "usage">): { pending: number; run
 
 /** How the Volcano Queue's state reads: badge kind, label and what to say under it. */
 export function volcanoView(v: VolcanoQueue | null): { kind: string; label: string; detail: string } {
-  if (!v) return { kind: "", label: "not known", detail: "" };
-  if (v.state === "Open") return { kind: "ok", label: "Open", detail: v.managed ? "created by the portal" : "" };
-  if (v.state === "Missing") return { kind: "warn", label: "Missing", detail: v.reason };
-  if (!v.state) return { kind: "", label: "not known", detail: v.reason };
+  // Volcano's own states (Open, Closed, Closing) show as Volcano names them; its reason comes from the API.
+  if (!v) return { kind: "", label: t("queues.volcano.unknown"), detail: "" };
+  if (v.state === "Open") return { kind: "ok", label: v.state, detail: v.managed ? t("queues.volcano.managed") : "" };
+  if (v.state === "Missing") return { kind: "warn", label: t("queues.volcano.missing"), detail: v.reason };
+  if (!v.state) return { kind: "", label: t("queues.volcano.unknown"), detail: v.reason };
   return { kind: "fail", label: v.state, detail: v.reason };
 }
 
@@ -63,13 +66,15 @@ export function policySummary(
   secrets: string;
   configMaps: string;
 } {
-  const list = (items: string[], empty = "default only") => (items.length ? items.join(", ") : empty);
+  const list = (items: string[], empty: string) => (items.length ? items.join(", ") : empty);
+  const defaultOnly = t("queues.policy.defaultOnly");
+  const none = t("queues.policy.none");
   return {
-    namespaces: list(queue.allowed_namespaces),
+    namespaces: list(queue.allowed_namespaces, defaultOnly),
     podSecurity: queue.pod_security,
-    serviceAccounts: list(queue.allowed_service_accounts),
-    secrets: list(queue.allowed_secrets, "none"),
-    configMaps: list(queue.allowed_config_maps, "none"),
+    serviceAccounts: list(queue.allowed_service_accounts, defaultOnly),
+    secrets: list(queue.allowed_secrets, none),
+    configMaps: list(queue.allowed_config_maps, none),
   };
 }
 
@@ -80,11 +85,17 @@ export function policySummary(
 export function accessSummary(
   queue: Pick<Queue, "open_to_all" | "members" | "member_groups" | "max_priority" | "system_priority_classes">,
 ): { who: string; priority: string } {
-  const named = [...queue.members, ...queue.member_groups.map((g) => `group ${g}`)];
-  const who = queue.open_to_all ? "everyone" : named.length ? `members ${named.join(", ")}` : "admins only";
-  const ceiling = queue.max_priority ?? 1000000000;
-  const system = queue.system_priority_classes.length ? ` and ${queue.system_priority_classes.join(", ")}` : "";
-  return { who, priority: `up to ${ceiling}${system}` };
+  const named = [...queue.members, ...queue.member_groups.map((g) => t("queues.access.group", { name: g }))];
+  const who = queue.open_to_all
+    ? t("queues.access.everyone")
+    : named.length
+      ? t("queues.access.members", { names: named.join(", ") })
+      : t("queues.access.adminsOnly");
+  // As a string: the ceiling reads as the number an admin types, without grouping.
+  const ceiling = String(queue.max_priority ?? 1000000000);
+  const system = queue.system_priority_classes;
+  const priority = system.length ? t("queues.access.upToAnd", { ceiling, classes: system.join(", ") }) : t("queues.access.upTo", { ceiling });
+  return { who, priority };
 }
 
 /** "a, b ,c" -> ["a", "b", "c"] (blanks dropped). */

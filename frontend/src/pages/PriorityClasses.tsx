@@ -4,17 +4,19 @@
 
 import { api, qs } from "../api/client";
 import type { Page, PriorityClass } from "../api/types";
-import { Badge, ErrorNote, Loading } from "../components/ui";
+import { Badge, ErrorNote, Loading, useRichT } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { int } from "../lib/format";
 import { byValue } from "../lib/quotas";
 import { useApi, useLiveReload } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
 function Preemption({ policy }: { policy: string }) {
+  const t = useT();
   if (policy === "Never") {
     return (
-      <Badge kind="warn" title="preemptionPolicy: Never — its requests wait for room instead of evicting lower priorities">
-        never preempts
+      <Badge kind="warn" title={t("priorityClasses.neverTitle")}>
+        {t("priorityClasses.never")}
       </Badge>
     );
   }
@@ -23,24 +25,17 @@ function Preemption({ policy }: { policy: string }) {
 
 /** What a request without `priority` gets here, in words. */
 function DefaultNote({ classes }: { classes: PriorityClass[] }) {
+  const rich = useRichT();
   const fallback = classes.find((c) => c.global_default);
   return (
     <div className="panel-body" data-testid="priority-default">
-      A request names one of these classes as <code>priority</code>; a higher value is scheduled first and may preempt lower ones (see Preemptions).{" "}
-      {fallback ? (
-        <>
-          Without <code>priority</code> it gets the global default, <b>{fallback.name}</b>.
-        </>
-      ) : (
-        <>
-          This cluster has no global default, so a request must name one (otherwise 400 on <code>priority</code>).
-        </>
-      )}
+      {rich("priorityClasses.intro")} {fallback ? rich("priorityClasses.defaultIs", { name: fallback.name }) : rich("priorityClasses.noDefault")}
     </div>
   );
 }
 
 export function PriorityClassesPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   useLiveVersion(live);
   const id = cluster!.id;
@@ -52,15 +47,15 @@ export function PriorityClassesPage() {
   return (
     <>
       <div className="page-head">
-        <h1>PriorityClasses</h1>
-        <span className="sub">{loaded.data ? `${classes.length} classes` : ""}</span>
+        <h1>{t("priorityClasses.title")}</h1>
+        <span className="sub">{loaded.data ? t("priorityClasses.count", { count: classes.length }) : ""}</span>
       </div>
       <div className="panel">
         <ErrorNote error={loaded.error} onRetry={reload} />
         {!loaded.data && loaded.loading ? (
           <Loading />
         ) : classes.length === 0 ? (
-          <div className="empty">No PriorityClass in this cluster: requests cannot be submitted until one exists.</div>
+          <div className="empty">{t("priorityClasses.none")}</div>
         ) : (
           <>
             <DefaultNote classes={classes} />
@@ -68,12 +63,12 @@ export function PriorityClassesPage() {
               <table className="data" data-testid="priority-classes">
                 <thead>
                   <tr>
-                    <th>Name</th>
-                    <th className="num">Value</th>
-                    <th>Preemption</th>
-                    <th>Global default</th>
-                    <th>Description</th>
-                    <th>In a request</th>
+                    <th>{t("priorityClasses.col.name")}</th>
+                    <th className="num">{t("priorityClasses.col.value")}</th>
+                    <th>{t("priorityClasses.col.preemption")}</th>
+                    <th>{t("priorityClasses.col.globalDefault")}</th>
+                    <th>{t("priorityClasses.col.description")}</th>
+                    <th>{t("priorityClasses.col.inRequest")}</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -84,11 +79,11 @@ export function PriorityClassesPage() {
                       <td>
                         <Preemption policy={c.preemption_policy} />
                       </td>
-                      <td>{c.global_default ? <Badge kind="info">global default</Badge> : ""}</td>
+                      <td>{c.global_default ? <Badge kind="info">{t("priorityClasses.globalDefault")}</Badge> : ""}</td>
                       <td>{c.description}</td>
                       <td className="nowrap">
                         <code>"priority": "{c.name}"</code>
-                        {c.name.startsWith("system-") && <div className="muted">meant for cluster components</div>}
+                        {c.name.startsWith("system-") && <div className="muted">{t("priorityClasses.system")}</div>}
                       </td>
                     </tr>
                   ))}

@@ -6,6 +6,7 @@ import { useState } from "react";
 import { api, ApiError, qs } from "../api/client";
 import type { ChipType, Page, Queue } from "../api/types";
 import { Badge, ErrorNote, Field, Loading, Modal, UsageBar } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { errorText, submitFailure } from "../lib/errors";
 import { int, mb } from "../lib/format";
 import {
@@ -26,17 +27,18 @@ import { useSession } from "../state/session";
 
 /** Used against a limit: a bar with the share used, or "unlimited". */
 function Limit({ used, limit, format, testId }: { used: number; limit: number | null; format: (n: number) => string; testId: string }) {
+  const t = useT();
   if (limit === null) {
     return (
       <div data-testid={testId}>
-        {format(used)} used <span className="muted">· unlimited</span>
+        {t("queues.limit.used", { used: format(used) })} <span className="muted">· {t("queues.limit.unlimited")}</span>
       </div>
     );
   }
   const share = limit > 0 ? Math.round((used / limit) * 100) : used > 0 ? 100 : 0;
   return (
     <div data-testid={testId} className="quota-cell">
-      <UsageBar used={used} total={limit || 1} text={`${share}%`} title={`${format(used)} of ${format(limit)}`} />
+      <UsageBar used={used} total={limit || 1} text={`${share}%`} title={t("queues.limit.title", { used: format(used), limit: format(limit) })} />
       <span className="muted nowrap">
         {format(used)} / {format(limit)}
       </span>
@@ -45,10 +47,11 @@ function Limit({ used, limit, format, testId }: { used: number; limit: number | 
 }
 
 function VolcanoState({ queue }: { queue: Queue }) {
+  const t = useT();
   const view = volcanoView(queue.volcano);
   return (
     <span data-testid={`volcano-${queue.name}`}>
-      <Badge kind={view.kind} title="the queue's Volcano Queue (scheduling.volcano.sh)">
+      <Badge kind={view.kind} title={t("queues.volcano.title")}>
         Volcano: {view.label}
       </Badge>
       {view.detail && (
@@ -62,6 +65,7 @@ function VolcanoState({ queue }: { queue: Queue }) {
 }
 
 function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean; onEdit: () => void }) {
+  const t = useT();
   const rows = quotaRows(queue);
   const counts = queueCounts(queue);
   const policy = policySummary(queue);
@@ -73,11 +77,11 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
         {queue.description && <span className="muted">{queue.description}</span>}
         <div className="right">
           <span data-testid={`counts-${queue.name}`}>
-            {counts.pending} pending · {counts.running} running
+            {t("queues.counts", counts)}
           </span>
           {canEdit && (
             <button className="btn small" onClick={onEdit} data-testid={`edit-quotas-${queue.name}`}>
-              Edit quotas
+              {t("queues.editQuotas")}
             </button>
           )}
         </div>
@@ -85,28 +89,31 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
       <div className="panel-body queue-meta">
         <VolcanoState queue={queue} />
         <span data-testid={`policy-${queue.name}`}>
-          <span className="muted">Namespaces</span> {policy.namespaces} <span className="muted">· Pod Security</span> {policy.podSecurity}{" "}
-          <span className="muted">· Service accounts</span> {policy.serviceAccounts} <span className="muted">· Secrets</span> {policy.secrets}{" "}
-          <span className="muted">· ConfigMaps</span> {policy.configMaps}
+          <span className="muted">{t("queues.policy.namespaces")}</span> {policy.namespaces}{" "}
+          <span className="muted">· {t("queues.policy.podSecurity")}</span> {policy.podSecurity}{" "}
+          <span className="muted">· {t("queues.policy.serviceAccounts")}</span> {policy.serviceAccounts}{" "}
+          <span className="muted">· {t("queues.policy.secrets")}</span> {policy.secrets}{" "}
+          <span className="muted">· {t("queues.policy.configMaps")}</span> {policy.configMaps}
         </span>
         <span data-testid={`access-${queue.name}`}>
-          <span className="muted">Who may submit</span> {access.who} <span className="muted">· Priority</span> {access.priority}
+          <span className="muted">{t("queues.access.who")}</span> {access.who} <span className="muted">· {t("queues.access.priority")}</span>{" "}
+          {access.priority}
         </span>
       </div>
       {rows.length === 0 ? (
         <div className="panel-body muted" data-testid={`no-quota-${queue.name}`}>
-          No quota: unlimited on every chip type, and nothing held.
+          {t("queues.noQuota")}
         </div>
       ) : (
         <div className="table-wrap">
           <table className="data">
             <thead>
               <tr>
-                <th>Chip type</th>
-                <th>Memory</th>
-                <th>vNPUs</th>
-                <th className="num">Pending</th>
-                <th className="num">Running</th>
+                <th>{t("queues.col.chipType")}</th>
+                <th>{t("queues.col.memory")}</th>
+                <th>{t("queues.col.vnpus")}</th>
+                <th className="num">{t("queues.col.pending")}</th>
+                <th className="num">{t("queues.col.running")}</th>
               </tr>
             </thead>
             <tbody>
@@ -131,27 +138,24 @@ function QueueCard({ queue, canEdit, onEdit }: { queue: Queue; canEdit: boolean;
   );
 }
 
-/** The text inputs of the create form, in order: what each field is and says. */
+/**
+ * The text inputs of the create form, in order: what each field is and says
+ * (message ids; a placeholder is an example of names, the same in every language).
+ */
 const CREATE_FIELDS = [
-  { field: "name", label: "Name", testId: "queue-name", hint: "Lowercase letters, digits and '-'; fixed once made. Its Volcano Queue gets the same name." },
-  { field: "allowed_namespaces", label: "Namespaces", testId: "queue-namespaces", placeholder: "ci, batch", hint: "Where its requests' pods may run, separated by commas; empty: only default." },
-  {
-    field: "allowed_secrets",
-    label: "Secrets",
-    testId: "queue-secrets",
-    placeholder: "ci-credentials",
-    hint: "Secrets its requests' pods may reference (env, envFrom, volumes), separated by commas; empty: none. Never list a ServiceAccount token Secret.",
-  },
-  { field: "allowed_config_maps", label: "ConfigMaps", testId: "queue-config-maps", placeholder: "ci-config", hint: "ConfigMaps its requests' pods may reference, separated by commas; empty: none." },
-  { field: "members", label: "Members", testId: "queue-members", placeholder: "ci-bot, alice", hint: "Usernames that may submit to it, separated by commas." },
-  { field: "member_groups", label: "Groups", testId: "queue-groups", placeholder: "ml-team", hint: "Groups (as your identity provider names them) whose users may submit to it." },
-  {
-    field: "max_priority",
-    label: "Highest priority",
-    testId: "queue-max-priority",
-    hint: "The highest PriorityClass value its requests may take; empty: 1000000000 (system-* classes never).",
-  },
-  { field: "description", label: "Description", testId: "queue-description" },
+  { field: "name", label: "queues.create.name", testId: "queue-name", hint: "queues.create.nameHint" },
+  // i18n-ignore: example names
+  { field: "allowed_namespaces", label: "queues.create.namespaces", testId: "queue-namespaces", placeholder: "ci, batch", hint: "queues.create.namespacesHint" },
+  // i18n-ignore: an example name
+  { field: "allowed_secrets", label: "queues.create.secrets", testId: "queue-secrets", placeholder: "ci-credentials", hint: "queues.create.secretsHint" },
+  // i18n-ignore: an example name
+  { field: "allowed_config_maps", label: "queues.create.configMaps", testId: "queue-config-maps", placeholder: "ci-config", hint: "queues.create.configMapsHint" },
+  // i18n-ignore: example names
+  { field: "members", label: "queues.create.members", testId: "queue-members", placeholder: "ci-bot, alice", hint: "queues.create.membersHint" },
+  // i18n-ignore: an example name
+  { field: "member_groups", label: "queues.create.groups", testId: "queue-groups", placeholder: "ml-team", hint: "queues.create.groupsHint" },
+  { field: "max_priority", label: "queues.create.maxPriority", testId: "queue-max-priority", hint: "queues.create.maxPriorityHint" },
+  { field: "description", label: "queues.create.description", testId: "queue-description" },
 ] as const;
 
 type CreateField = (typeof CREATE_FIELDS)[number]["field"];
@@ -176,6 +180,7 @@ function createBody(clusterId: number, text: Record<CreateField, string>, openTo
 
 /** Create a queue: its name, where and with what its pods may run, who may submit to it and how high. */
 export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: number; onClose: () => void; onDone: (q: Queue) => void }) {
+  const t = useT();
   const [text, setText] = useState<Record<CreateField, string>>(
     () => Object.fromEntries(CREATE_FIELDS.map((f) => [f.field, ""])) as Record<CreateField, string>,
   );
@@ -199,15 +204,15 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
   };
   return (
     <Modal
-      title="New queue"
+      title={t("queues.create.title")}
       onClose={onClose}
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Cancel
+            {t("queues.create.cancel")}
           </button>
           <button className="btn primary" disabled={busy} onClick={() => void submit()} data-testid="queue-create-submit">
-            Create
+            {t("queues.create.submit")}
           </button>
         </>
       }
@@ -219,21 +224,22 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
       ))}
       <div className="form-stack">
         {CREATE_FIELDS.map((f) => (
-          <Field key={f.field} label={f.label} errors={errors[f.field]} hint={"hint" in f ? f.hint : undefined}>
+          <Field key={f.field} label={t(f.label)} errors={errors[f.field]} hint={"hint" in f ? t(f.hint) : undefined}>
             <input
               className={`input${errors[f.field] ? " invalid" : ""}`}
               name={f.field}
               value={text[f.field]}
-              onChange={(e) => setText((t) => ({ ...t, [f.field]: e.target.value }))}
+              onChange={(e) => setText((typed) => ({ ...typed, [f.field]: e.target.value }))}
               placeholder={"placeholder" in f ? f.placeholder : undefined}
               data-testid={f.testId}
               autoFocus={f.field === "name"}
             />
           </Field>
         ))}
-        <Field label="Who may submit" errors={errors.open_to_all} hint="Admins always may. Open it to every operator and CI account only when its pod policy gives nothing away.">
+        <Field label={t("queues.create.who")} errors={errors.open_to_all} hint={t("queues.create.whoHint")}>
           <label>
-            <input type="checkbox" checked={openToAll} onChange={(e) => setOpenToAll(e.target.checked)} data-testid="queue-open-to-all" /> Open to all
+            <input type="checkbox" checked={openToAll} onChange={(e) => setOpenToAll(e.target.checked)} data-testid="queue-open-to-all" />{" "}
+            {t("queues.create.openToAll")}
           </label>
         </Field>
       </div>
@@ -243,6 +249,7 @@ export function QueueCreateForm({ clusterId, onClose, onDone }: { clusterId: num
 
 /** Edit a queue's quotas per chip type (the PATCH replaces all of them). */
 export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue; chipTypes: string[]; onClose: () => void; onDone: () => void }) {
+  const t = useT();
   const [rows, setRows] = useState<QuotaDraft[]>(() => quotaDrafts(queue));
   const [errors, setErrors] = useState<{ rows: Record<string, string[]>; form: string[] }>({ rows: {}, form: [] });
   const [busy, setBusy] = useState(false);
@@ -270,7 +277,7 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
           className={`input${errs ? " invalid" : ""}`}
           name={field}
           inputMode="numeric"
-          placeholder="unlimited"
+          placeholder={t("queues.quota.unlimited")}
           value={rows[i][field]}
           onChange={(e) => change(i, { [field]: e.target.value })}
           data-testid={`quota-${i}-${field}`}
@@ -280,15 +287,15 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
   };
   return (
     <Modal
-      title={`Quotas of ${queue.name}`}
+      title={t("queues.quota.title", { queue: queue.name })}
       onClose={onClose}
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Cancel
+            {t("queues.quota.cancel")}
           </button>
           <button className="btn primary" disabled={busy} onClick={() => void submit()} data-testid="quota-submit">
-            Save quotas
+            {t("queues.quota.save")}
           </button>
         </>
       }
@@ -298,22 +305,24 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
           {m}
         </div>
       ))}
-      <p className="muted mt-0">
-        Limits on what the queue's running and reserved requests hold, per chip type. Empty is unlimited; a chip type without a row is unlimited.
-      </p>
+      <p className="muted mt-0">{t("queues.quota.intro")}</p>
       {rows.map((r, i) => (
         <div className="quota-row" key={i} data-testid={`quota-row-${i}`}>
-          <Field label="Chip type" errors={errors.rows[`${i}.chip_type`]}>
+          <Field label={t("queues.quota.chipType")} errors={errors.rows[`${i}.chip_type`]}>
             <select className="select" value={r.chip_type} onChange={(e) => change(i, { chip_type: e.target.value })} data-testid={`quota-${i}-chip_type`}>
               {[r.chip_type, ...unused].map((c) => (
                 <option key={c}>{c}</option>
               ))}
             </select>
           </Field>
-          {input(i, "memory_limit", "Memory (MB)")}
-          {input(i, "slots_limit", "vNPUs")}
-          <button className="btn small subtle-danger" onClick={() => setRows((all) => all.filter((_, j) => j !== i))} aria-label={`remove ${r.chip_type}`}>
-            Remove
+          {input(i, "memory_limit", t("queues.quota.memory"))}
+          {input(i, "slots_limit", t("queues.quota.vnpus"))}
+          <button
+            className="btn small subtle-danger"
+            onClick={() => setRows((all) => all.filter((_, j) => j !== i))}
+            aria-label={t("queues.quota.removeAria", { chipType: r.chip_type })}
+          >
+            {t("queues.quota.remove")}
           </button>
         </div>
       ))}
@@ -323,7 +332,7 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
           onClick={() => setRows((all) => [...all, { chip_type: unused[0], memory_limit: "", slots_limit: "" }])}
           data-testid="quota-add"
         >
-          + Add a chip type
+          {t("queues.quota.add")}
         </button>
       )}
     </Modal>
@@ -331,6 +340,7 @@ export function QuotaForm({ queue, chipTypes, onClose, onDone }: { queue: Queue;
 }
 
 export function QueuesPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   const { can } = useSession();
   useLiveVersion(live);
@@ -350,13 +360,13 @@ export function QueuesPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Queues</h1>
-        <span className="sub">{queues.data ? `${list.length} queues` : ""}</span>
+        <h1>{t("queues.title")}</h1>
+        <span className="sub">{queues.data ? t("queues.count", { count: list.length }) : ""}</span>
         <div className="actions">
           {queues.loading && <span className="spinner" />}
           {isAdmin && (
             <button className="btn primary" onClick={() => setCreating(true)} data-testid="queue-create">
-              New queue
+              {t("queues.new")}
             </button>
           )}
         </div>
@@ -366,7 +376,7 @@ export function QueuesPage() {
         <Loading />
       ) : queues.data && list.length === 0 ? (
         <div className="panel">
-          <div className="empty">No queue in this cluster yet; `default` is made on the first request that names none.</div>
+          <div className="empty">{t("queues.none")}</div>
         </div>
       ) : (
         list.map((q) => <QueueCard key={q.id} queue={q} canEdit={isAdmin} onEdit={() => setEditing(q)} />)
