@@ -1,5 +1,15 @@
-import { describe, expect, it } from "vitest";
-import { byValue, quotaBody, quotaErrors, quotaRows, splitList, volcanoView } from "./quotas";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
+import type { Queue } from "../api/types";
+import { accessSummary, byValue, policySummary, quotaBody, quotaErrors, quotaRows, splitList, volcanoView } from "./quotas";
+
+const policy: Parameters<typeof policySummary>[0] = { allowed_namespaces: [], pod_security: "baseline", allowed_service_accounts: ["runner"], allowed_secrets: [], allowed_config_maps: ["cfg"] };
+const access: Pick<Queue, "open_to_all" | "members" | "member_groups" | "max_priority" | "system_priority_classes"> = { open_to_all: false, members: ["alice"], member_groups: ["ml"], max_priority: 5000, system_priority_classes: ["system-cluster-critical"] };
+
+afterEach(async () => {
+  setCurrentI18n(makeI18n("en", await loadMessages("en")));
+});
 
 describe("quotaRows", () => {
   it("merges quotas and usage by chip type; usage without a quota is unlimited", () => {
@@ -24,6 +34,24 @@ describe("volcanoView", () => {
     expect(volcanoView({ state: "Closing", managed: false, capability: {}, reason: "fix" })).toEqual({ kind: "fail", label: "Closing", detail: "fix" });
     expect(volcanoView({ state: "", managed: false, capability: {}, reason: "not watched" }).label).toBe("not known");
     expect(volcanoView(null).label).toBe("not known");
+  });
+});
+
+describe("the summaries in words", () => {
+  it("say the pod policy and who may submit, in English", () => {
+    expect(policySummary(policy)).toEqual({ namespaces: "default only", podSecurity: "baseline", serviceAccounts: "runner", secrets: "none", configMaps: "cfg" });
+    expect(accessSummary(access)).toEqual({ who: "members alice, group ml", priority: "up to 5000 and system-cluster-critical" });
+    expect(accessSummary({ ...access, open_to_all: true, max_priority: null, system_priority_classes: [] })).toEqual({ who: "everyone", priority: "up to 1000000000" });
+    expect(volcanoView({ state: "Open", managed: true, capability: {}, reason: "" }).detail).toBe("created by the portal");
+  });
+  it("follow the UI's language, leaving names and Volcano's states as they are", async () => {
+    setCurrentI18n(makeI18n("zh-CN", await loadMessages("zh-CN")));
+    expect(policySummary(policy)).toEqual({ namespaces: "仅 default", podSecurity: "baseline", serviceAccounts: "runner", secrets: "无", configMaps: "cfg" });
+    expect(accessSummary(access)).toEqual({ who: "成员 alice, 组 ml", priority: "最高 5000，以及 system-cluster-critical" });
+    expect(accessSummary({ ...access, members: [], member_groups: [] }).who).toBe("仅管理员");
+    expect(volcanoView(null).label).toBe("未知");
+    expect(volcanoView({ state: "Missing", managed: false, capability: {}, reason: "r" }).label).toBe("缺失");
+    expect(volcanoView({ state: "Open", managed: true, capability: {}, reason: "" })).toEqual({ kind: "ok", label: "Open", detail: "由门户创建" });
   });
 });
 

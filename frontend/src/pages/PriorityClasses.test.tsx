@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, screen } from "@testing-library/react";
 import type { Page, PriorityClass } from "../api/types";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { PriorityClassesPage } from "./PriorityClasses";
 import { renderAs } from "./testing";
 
@@ -8,16 +11,17 @@ function pc(name: string, value: number, extra: Partial<PriorityClass> = {}): Pr
   return { id: value, cluster: 1, name, value, global_default: false, preemption_policy: "PreemptLowerPriority", description: `${name} jobs`, ...extra };
 }
 
-afterEach(() => {
+afterEach(async () => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", await loadMessages("en")));
 });
 
-function renderPage(classes: PriorityClass[]) {
+function renderPage(classes: PriorityClass[], locale?: "zh-CN") {
   const body: Page<PriorityClass> = { count: classes.length, next: null, previous: null, results: classes };
   const fetch = vi.fn(async () => new Response(JSON.stringify(body), { status: 200 }));
   vi.stubGlobal("fetch", fetch);
-  renderAs("viewer", <PriorityClassesPage />);
+  renderAs("viewer", locale ? <I18nProvider locale={locale}><PriorityClassesPage /></I18nProvider> : <PriorityClassesPage />);
   return fetch;
 }
 
@@ -44,5 +48,20 @@ describe("PriorityClassesPage", () => {
     renderPage([pc("batch-low", 100)]);
     await screen.findByTestId("priority-classes");
     expect(screen.getByTestId("priority-default").textContent).toContain("a request must name one");
+  });
+  it("speaks Chinese, keeping names and the request's field as they are", async () => {
+    renderPage([pc("low", 10, { preemption_policy: "Never" }), pc("normal", 500, { global_default: true }), pc("system-node-critical", 2000001000)], "zh-CN");
+    await screen.findByTestId("priority-classes");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("PriorityClass");
+    expect(screen.getByText("3 个 PriorityClass")).toBeTruthy();
+    expect(screen.getByTestId("priority-low").textContent).toContain("从不抢占");
+    expect(screen.getByTestId("priority-normal").textContent).toContain("全局默认");
+    expect(screen.getByTestId("priority-system-node-critical").textContent).toContain("供集群组件使用");
+    const note = screen.getByTestId("priority-default");
+    expect(note.textContent).toContain("未指定 priority 时使用全局默认值 normal。");
+    expect(note.querySelector("b")?.textContent).toBe("normal");
+    expect(note.querySelector("code")?.textContent).toBe("priority");
+    expect(screen.getByRole("columnheader", { name: "抢占" })).toBeTruthy();
+    expect(document.body.textContent).not.toContain("global default");
   });
 });

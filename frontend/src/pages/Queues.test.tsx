@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { Page, Queue, Role } from "../api/types";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { QueueCreateForm, QueuesPage, QuotaForm } from "./Queues";
 import { renderAs } from "./testing";
 
@@ -40,16 +43,17 @@ const missing: Queue = {
   volcano: { state: "Missing", managed: false, capability: {}, reason: 'Volcano queue "empty" does not exist in the cluster' },
 };
 
-afterEach(() => {
+afterEach(async () => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", await loadMessages("en")));
 });
 
 function json(body: unknown, status = 200) {
   return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
 }
 
-function renderPage(role: Role) {
+function renderPage(role: Role, locale?: "zh-CN") {
   const page: Page<Queue> = { count: 2, next: null, previous: null, results: [ci, missing] };
   const fetch = vi.fn(async (url: string) =>
     String(url).startsWith("/api/chip-types/")
@@ -57,9 +61,46 @@ function renderPage(role: Role) {
       : json(page),
   );
   vi.stubGlobal("fetch", fetch);
-  renderAs(role, <QueuesPage />);
+  renderAs(role, locale ? <I18nProvider locale={locale}><QueuesPage /></I18nProvider> : <QueuesPage />);
   return fetch;
 }
+
+describe("QueuesPage in Chinese", () => {
+  it("shows the cards, the pod policy and who may submit in Chinese", async () => {
+    renderPage("admin", "zh-CN");
+    await screen.findByTestId("queue-ci");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("队列");
+    expect(screen.getByText("2 个队列")).toBeTruthy();
+    expect(screen.getByTestId("counts-ci").textContent).toBe("3 个等待中 · 1 个运行中");
+    expect(screen.getByTestId("edit-quotas-ci").textContent).toBe("编辑配额");
+    expect(screen.getByTestId("policy-ci").textContent).toBe(
+      "命名空间 ci, batch · Pod 安全级别 restricted · ServiceAccount 仅 default · Secret ci-creds · ConfigMap 无",
+    );
+    expect(screen.getByTestId("access-ci").textContent).toBe("可提交者 仅管理员 · 优先级 最高 1000000000");
+    expect(screen.getByTestId("volcano-empty").textContent).toContain("Volcano: 缺失");
+    expect(screen.getByTestId("volcano-ci").textContent).toContain("Volcano: Closed"); // Volcano's own state name
+    const row = screen.getByTestId("quota-ci-Ascend910B");
+    expect(row.textContent).toContain("已用 0 MB · 不限");
+    expect(screen.getByTestId("no-quota-empty").textContent).toContain("无配额");
+    expect(screen.getAllByRole("columnheader", { name: "显存" }).length).toBeGreaterThan(0);
+    expect(document.body.textContent).not.toContain("pending");
+    expect(document.body.textContent).not.toContain("unlimited");
+  });
+
+  it("asks for a new queue's fields in Chinese", async () => {
+    render(
+      <I18nProvider locale="zh-CN">
+        <QueueCreateForm clusterId={1} onClose={() => undefined} onDone={() => undefined} />
+      </I18nProvider>,
+    );
+    expect(await screen.findByText("新建队列")).toBeTruthy();
+    expect(screen.getByText("最高优先级")).toBeTruthy();
+    expect(screen.getByText("向所有人开放")).toBeTruthy();
+    expect(screen.getByTestId("queue-create-submit").textContent).toBe("创建");
+    expect((screen.getByTestId("queue-members") as HTMLInputElement).placeholder).toBe("ci-bot, alice");
+    expect(document.body.textContent).not.toContain("Highest priority");
+  });
+});
 
 describe("QueuesPage", () => {
   it("shows each quota next to what the queue holds, and unlimited where there is no limit", async () => {

@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { ApiToken } from "../api/types";
-import { parseQueues, TokensPage } from "./Tokens";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
+import { IssuedToken, parseQueues, TokensPage } from "./Tokens";
 import { page, renderAs, stubFetch } from "./testing";
 
 const token: ApiToken = {
@@ -17,10 +20,11 @@ const token: ApiToken = {
   revoked_at: null,
 };
 
-afterEach(() => {
+afterEach(async () => {
   cleanup();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
+  setCurrentI18n(makeI18n("en", await loadMessages("en")));
 });
 
 describe("TokensPage", () => {
@@ -95,6 +99,44 @@ describe("TokensPage", () => {
     renderAs("admin", <TokensPage />);
     fireEvent.click(await screen.findByTestId("revoke-4"));
     expect(fetch.mock.calls.some(([url]) => String(url).includes("revoke"))).toBe(false);
+  });
+});
+
+describe("TokensPage in Chinese", () => {
+  it("shows the list, its states and its buttons in Chinese", async () => {
+    stubFetch(() => ({ body: page([token, { ...token, id: 5, name: "old", revoked_at: "2026-01-02T00:00:00Z" }]) }));
+    renderAs(
+      "admin",
+      <I18nProvider locale="zh-CN">
+        <TokensPage />
+      </I18nProvider>,
+    );
+    const row = await screen.findByTestId("token-4");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("API 令牌");
+    expect(screen.getByText("2 个令牌")).toBeTruthy();
+    expect(screen.getByTestId("token-new").textContent).toBe("新建令牌");
+    expect(row.textContent).toContain("有效");
+    expect(row.textContent).toContain("从不");
+    expect(screen.getByTestId("rotate-4").textContent).toBe("轮换");
+    expect(screen.getByTestId("token-5").textContent).toContain("已吊销");
+    expect(screen.getByRole("columnheader", { name: "最近使用" })).toBeTruthy();
+    expect(row.textContent).not.toContain("active");
+    expect(row.textContent).not.toContain("never");
+  });
+
+  it("words a new token's warning in Chinese, with the role by its name", async () => {
+    render(
+      <I18nProvider locale="zh-CN">
+        <IssuedToken issued={{ ...token, role: "operator", queues: [], token: "vnp_x_SECRET" }} rotated onClose={() => undefined} />
+      </I18nProvider>,
+    );
+    expect((await screen.findByText(/之后将无法再次查看/)).tagName).toBe("B");
+    expect(screen.getByText(/旧令牌已失效/)).toBeTruthy();
+    expect(screen.getByText("令牌已轮换：nightly")).toBeTruthy();
+    expect(screen.getByText("运维").tagName).toBe("B");
+    expect(screen.getByText("Authorization: Bearer …").className).toBe("mono");
+    expect(document.body.textContent).toContain("可用于所有队列");
+    expect(document.body.textContent).not.toContain("you will not see it again");
   });
 });
 
