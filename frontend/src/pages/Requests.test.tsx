@@ -69,6 +69,9 @@ describe("RequestsPage", () => {
     const head = screen.getByTestId("requests-table").querySelector("thead")!.textContent!;
     for (const word of ["状态", "队列", "申请规格", "预留规格", "优先级", "原因", "创建时间"]) expect(head).toContain(word);
     expect(head).not.toContain("Created");
+    const states = screen.getByTestId("request-state");
+    expect(states.textContent).toContain("全部状态");
+    expect(states.textContent).toContain("已预留");
     const created = row.querySelector("td[title^='创建于']")!;
     expect(created.getAttribute("title")).toMatch(/^创建于 2026\/01\/01 \d\d:00:00，运行于 2026\/01\/01 \d\d:00:05$/);
   });

@@ -6,7 +6,7 @@
 import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { backToPageOne, FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Badge, CopyText, ErrorNote, Loading, Pager } from "../components/ui";
 import { useT } from "../i18n/I18nProvider";
 import { errorText } from "../lib/errors";
@@ -77,9 +77,11 @@ export function RequestsPage() {
       </div>
       <div className="panel">
         <FilterBar busy={requests.loading}>
-          <StateFilter
+          <SelectFilter
+            label={t("requests.col.state")}
             value={state}
-            states={REQUEST_STATES}
+            options={REQUEST_STATES.map((s) => ({ value: s, label: t(`requests.state.${s}`) }))}
+            all={t("requests.allStates")}
             onChange={refilter(setState)}
             testId="request-state"
           />
