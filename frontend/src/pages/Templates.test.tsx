@@ -81,7 +81,7 @@ describe("TemplatesPage", () => {
     await waitFor(() => expect(screen.getByText("漂移：ConfigMap 被手动修改")).toBeTruthy());
     expect(screen.getByTestId("tab-edit").textContent).toBe("编辑");
     expect(screen.getByTestId("tab-publish").textContent).toBe("发布 •");
-    expect(screen.getByText("你的角色可以查看模板；运维负责编辑和发布。")).toBeTruthy();
+    expect(screen.getByText("您的角色可以查看模板；运维负责编辑和发布。")).toBeTruthy();
     fireEvent.click(screen.getByTestId("tab-history"));
     expect(await screen.findByText("版本")).toBeTruthy();
     expect(screen.getByText("选择 A 和 B 进行比较")).toBeTruthy();
