@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import { ApiError } from "../api/client";
 import type { CiRequest } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import type { LogOpener, OpenedLog } from "../lib/logStream";
 import { LogPanel } from "./LogPanel";
 
@@ -58,7 +61,10 @@ function opener(...answers: (ReturnType<typeof stream> | Error)[]) {
 
 const text = () => screen.getByTestId("log-text").textContent;
 
-afterEach(() => cleanup());
+afterEach(() => {
+  cleanup();
+  setCurrentI18n(makeI18n("en", ENGLISH));
+});
 
 describe("LogPanel", () => {
   it("follows a running job's log as it comes, escaped, with timestamps on demand", async () => {
@@ -131,5 +137,25 @@ describe("LogPanel", () => {
     await waitFor(() => expect(screen.getByTestId("log-text").dataset.lines).toBe("5000"));
     expect(screen.getByTestId("log-dropped").textContent).toContain("3 earlier lines not shown");
     expect(text()?.startsWith("line 3\n")).toBe(true);
+  });
+
+  it("speaks Chinese: its heading, its source, the dropped lines and the result", async () => {
+    const kept = stream("kept", true);
+    const { open } = opener(kept);
+    render(
+      <I18nProvider locale="zh-CN">
+        <LogPanel request={{ ...base, state: "succeeded" } as CiRequest} open={open} />
+      </I18nProvider>,
+    );
+    kept.write(Array.from({ length: 5002 }, (_, i) => `${T(1)} line ${i}\n`).join(""));
+    kept.close();
+    await waitFor(() => expect(screen.getByTestId("log-source").textContent).toBe("已保存"));
+    expect(screen.getByTestId("log-truncated").textContent).toBe("已截断");
+    expect(screen.getByTestId("log-note").textContent).toBe("申请结束时门户保存的日志副本。");
+    expect(screen.getByTestId("log-dropped").textContent).toBe("前面 2 行未显示（面板只保留最后 5,000 行；“原始日志”包含全部内容）。");
+    expect(screen.getByTestId("log-result").textContent).toBe("正在记录结果。");
+    const panel = screen.getByTestId("log-panel");
+    expect(panel.textContent).toContain("跟随");
+    expect(panel.textContent).not.toContain("timestamps");
   });
 });

@@ -19,6 +19,8 @@ import { dateTime } from "../lib/format";
 import { LogBuffer, MAX_LINES, logText } from "../lib/logLines";
 import { logPath, openLog, type LogOpener, type LogSource } from "../lib/logStream";
 import { isFinished } from "../lib/requestDetail";
+import { useT } from "../i18n/I18nProvider";
+import type { Translate } from "../i18n/intl";
 import { Badge } from "./ui";
 
 /** Delays between two reads of a running job's log (a stream that ended or failed). */
@@ -102,44 +104,45 @@ async function readLog(id: number, buffer: LogBuffer, open: LogOpener, signal: A
   }
 }
 
-function statusNote(status: Status, r: CiRequest): string {
+function statusNote(status: Status, r: CiRequest, t: Translate): string {
   switch (status.phase) {
     case "loading":
-      return "Reading the log…";
+      return t("logs.note.loading");
     case "streaming":
-      return "Following the log as the job prints it.";
+      return t("logs.note.streaming");
     case "ended":
-      return "The container ended; the request's result follows.";
+      return t("logs.note.ended");
     case "done":
-      return status.source === "kept" ? "The copy the portal kept when the request ended." : "Read from the pod; the portal keeps a copy once it has recorded the result.";
+      return status.source === "kept" ? t("logs.note.doneKept") : t("logs.note.donePod");
     case "no_log":
-      return r.pod_name ? (status.message ?? "") : isFinished(r.state) ? "It never ran: no pod, no log." : "No pod yet: the log starts once the request is admitted and its pod runs.";
+      return r.pod_name ? (status.message ?? "") : isFinished(r.state) ? t("logs.note.neverRan") : t("logs.note.noPodYet");
     case "not_ready":
-      return "The container has not started yet: its log appears when it does.";
+      return t("logs.note.notReady");
     case "error":
-      return `The log could not be read: ${status.message ?? ""}${isFinished(r.state) ? "" : " (trying again)"}`;
+      return t(isFinished(r.state) ? "logs.note.error" : "logs.note.errorRetrying", { message: status.message ?? "" });
   }
 }
 
 function JobResult({ r }: { r: CiRequest }) {
+  const t = useT();
   const result = r.result;
   if (!result) {
-    return <p className="muted">{isFinished(r.state) ? "Its result is being recorded." : "The result comes when the job ends."}</p>;
+    return <p className="muted">{isFinished(r.state) ? t("logs.result.recording") : t("logs.result.later")}</p>;
   }
   return (
     <>
       <table className="data">
         <tbody>
           <tr>
-            <th>Exit code</th>
+            <th>{t("logs.result.exitCode")}</th>
             <td data-testid="log-exit-code">{result.exit_code ?? "–"}</td>
           </tr>
           <tr>
-            <th>Reason</th>
+            <th>{t("logs.result.reason")}</th>
             <td data-testid="log-reason">{result.reason || "–"}</td>
           </tr>
           <tr>
-            <th>Finished</th>
+            <th>{t("logs.result.finished")}</th>
             <td data-testid="log-finished-at">{dateTime(result.finished_at)}</td>
           </tr>
         </tbody>
@@ -158,6 +161,7 @@ function JobResult({ r }: { r: CiRequest }) {
 }
 
 export function LogPanel({ request: r, open = openLog }: { request: CiRequest; open?: LogOpener }) {
+  const t = useT();
   const buffer = useRef(new LogBuffer()).current;
   const [version, changed] = useReducer((n: number) => n + 1, 0);
   const [status, setStatus] = useState<Status>({ phase: "loading" });
@@ -184,30 +188,30 @@ export function LogPanel({ request: r, open = openLog }: { request: CiRequest; o
     if (el && follow && el.scrollHeight - el.scrollTop - el.clientHeight > 24) setFollow(false);
   };
 
-  const note = statusNote(status, r);
+  const note = statusNote(status, r, t);
   return (
     <div className="panel" data-testid="log-panel" data-phase={status.phase} data-source={status.source ?? ""}>
       <div className="panel-head">
-        <h2>Log</h2>
+        <h2>{t("logs.title")}</h2>
         {status.source && (
-          <Badge kind={status.source === "live" ? "info" : ""} title={status.source === "live" ? "read from the pod" : "the copy kept when the request ended"}>
-            <span data-testid="log-source">{status.source}</span>
+          <Badge kind={status.source === "live" ? "info" : ""} title={t(`logs.sourceTitle.${status.source}`)}>
+            <span data-testid="log-source">{t(`logs.source.${status.source}`)}</span>
           </Badge>
         )}
         {status.truncated && (
-          <Badge kind="warn" title="only the log's tail was kept">
-            <span data-testid="log-truncated">truncated</span>
+          <Badge kind="warn" title={t("logs.truncatedTitle")}>
+            <span data-testid="log-truncated">{t("logs.truncated")}</span>
           </Badge>
         )}
         <span className="right">
           <label>
-            <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} data-testid="log-follow" /> follow
+            <input type="checkbox" checked={follow} onChange={(e) => setFollow(e.target.checked)} data-testid="log-follow" /> {t("logs.follow")}
           </label>
           <label>
-            <input type="checkbox" checked={stamps} onChange={(e) => setStamps(e.target.checked)} data-testid="log-timestamps" /> timestamps
+            <input type="checkbox" checked={stamps} onChange={(e) => setStamps(e.target.checked)} data-testid="log-timestamps" /> {t("logs.timestamps")}
           </label>
           <a href={logPath(r.id)} target="_blank" rel="noreferrer">
-            raw
+            {t("logs.raw")}
           </a>
         </span>
       </div>
@@ -220,7 +224,7 @@ export function LogPanel({ request: r, open = openLog }: { request: CiRequest; o
           )}
           {buffer.dropped > 0 && (
             <p className="muted" data-testid="log-dropped">
-              {buffer.dropped} earlier line{buffer.dropped === 1 ? "" : "s"} not shown (the panel keeps the last {MAX_LINES}; “raw” has them all).
+              {t("logs.dropped", { count: buffer.dropped, max: MAX_LINES })}
             </p>
           )}
           <pre className="log-view" ref={view} onScroll={onScroll} data-testid="log-text" data-lines={buffer.lines.length}>

@@ -4,6 +4,7 @@
 // portal's JSON error (no_log, log_not_ready, ...) as an ApiError.
 
 import { ApiError } from "../api/client";
+import { t } from "../i18n/intl";
 import type { ApiErrorBody } from "./errors";
 
 export type LogSource = "live" | "kept";
@@ -70,7 +71,7 @@ export const openLog: LogOpener = async (path, signal) => {
     response = await fetch(path, { credentials: "same-origin", signal });
   } catch (error) {
     if ((error as Error)?.name === "AbortError") throw error;
-    throw new ApiError(0, { code: "network", message: "The portal could not be reached." });
+    throw new ApiError(0, { code: "network", message: t("logs.unreachable") });
   }
   if (!response.ok) throw await errorOf(response);
   return {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { asked, booked, canCancel, canDecide, lostTime, reasonError, requestBadge } from "./queue";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 
 describe("lostTime", () => {
   it("formats running time lost", () => {
@@ -55,5 +57,14 @@ describe("request fields", () => {
     expect(reasonError("")).toBe("A reason is required.");
     expect(reasonError("   ")).toBe("A reason is required.");
     expect(reasonError("needed for release")).toBeNull();
+  });
+  it("says them in the current language", async () => {
+    setCurrentI18n(makeI18n("zh-CN", await loadMessages("zh-CN")));
+    try {
+      expect(reasonError("")).toBe("必须填写原因。");
+      expect(asked({ template: "", memory: null, whole_card: true })).toBe("整卡");
+    } finally {
+      setCurrentI18n(makeI18n("en", ENGLISH));
+    }
   });
 });

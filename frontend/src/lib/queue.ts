@@ -2,6 +2,7 @@
 // decide, lost running time, the reason-required decision form.
 
 import type { CiRequest, PreemptionProposal, ProposalState, RequestState, Role } from "../api/types";
+import { t } from "../i18n/intl";
 import { allows } from "../state/session";
 import { duration, mb } from "./format";
 
@@ -53,7 +54,7 @@ export function lostTime(seconds: number | null | undefined): string {
 
 /** What a request asked for: a template, whole card, or memory (HAMi picks the template). */
 export function asked(r: Pick<CiRequest, "template" | "memory" | "whole_card">): string {
-  if (r.whole_card) return "whole card";
+  if (r.whole_card) return t("requests.wholeCard");
   if (r.template) return r.template;
   if (r.memory !== null && r.memory !== undefined) return mb(r.memory);
   return "–";
@@ -67,5 +68,5 @@ export function booked(r: Pick<CiRequest, "template_booked" | "memory_booked">):
 
 /** The reason of an approve/reject: required; returns the error to show, or null. */
 export function reasonError(reason: string): string | null {
-  return reason.trim() ? null : "A reason is required.";
+  return reason.trim() ? null : t("requests.reasonRequired");
 }

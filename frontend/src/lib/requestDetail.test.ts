@@ -1,4 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { chipNote, currentStep, splitWords, submitBody, timeline, type SubmitForm } from "./requestDetail";
 
 const base = {
@@ -25,7 +27,15 @@ describe("timeline", () => {
   it("starts at submitted", () => {
     expect(currentStep(timeline(base))).toBe("submitted");
   });
+  it("speaks the current language", async () => {
+    setCurrentI18n(makeI18n("zh-CN", await loadMessages("zh-CN")));
+    const steps = timeline({ ...base, state: "failed", finished_at: "2026-01-01T10:01:00Z" });
+    expect(steps.map((s) => s.label)).toEqual(["已提交", "已预留", "Pod 已创建", "已绑定 · 运行中", "已结束（失败）"]);
+    expect(chipNote({ state: "admitted", chip_uuid: null })).toMatch(/^绑定前未知：.*Volcano/);
+  });
 });
+
+afterEach(() => setCurrentI18n(makeI18n("en", ENGLISH)));
 
 describe("chipNote", () => {
   it("says why the chip is unknown before the bind", () => {

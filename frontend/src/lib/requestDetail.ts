@@ -2,6 +2,7 @@
 // its chip is not known yet, and the body the submit form posts.
 
 import type { CiRequest, RequestState } from "../api/types";
+import { t } from "../i18n/intl";
 
 export interface TimelineStep {
   key: "submitted" | "reserved" | "admitted" | "running" | "finished";
@@ -29,15 +30,15 @@ type Timed = Pick<CiRequest, "state" | "created_at" | "admitted_at" | "running_a
  */
 export function timeline(r: Timed): TimelineStep[] {
   return [
-    { key: "submitted", label: "Submitted", at: r.created_at, hint: "accepted by the portal, waiting in its queue" },
-    { key: "reserved", label: "Reserved", at: r.reserved_at ?? null, hint: "room booked on a chip" },
-    { key: "admitted", label: "Pod created", at: r.admitted_at, hint: "the portal created the pod; the scheduler binds it" },
-    { key: "running", label: "Bound · running", at: r.running_at, hint: "the pod is bound to its chip and runs" },
+    { key: "submitted", label: t("requests.step.submitted"), at: r.created_at, hint: t("requests.step.submittedHint") },
+    { key: "reserved", label: t("requests.step.reserved"), at: r.reserved_at ?? null, hint: t("requests.step.reservedHint") },
+    { key: "admitted", label: t("requests.step.admitted"), at: r.admitted_at, hint: t("requests.step.admittedHint") },
+    { key: "running", label: t("requests.step.running"), at: r.running_at, hint: t("requests.step.runningHint") },
     {
       key: "finished",
-      label: isFinished(r.state) ? `Finished (${r.state})` : "Finished",
+      label: isFinished(r.state) ? t("requests.step.finishedAs", { state: t(`requests.state.${r.state}`) }) : t("requests.step.finished"),
       at: r.finished_at,
-      hint: "succeeded, failed, cancelled or expired",
+      hint: t("requests.step.finishedHint"),
     },
   ];
 }
@@ -54,14 +55,14 @@ export function chipNote(r: Pick<CiRequest, "state" | "chip_uuid">): string | nu
   if (r.chip_uuid) return null;
   switch (r.state) {
     case "pending":
-      return "No chip yet: the request waits for room in its queue.";
+      return t("requests.chipNote.pending");
     case "reserved":
     case "admitted":
-      return "Not known before the bind: the cluster's scheduler (Volcano) picks the chip of the node itself when it binds the pod; the room the portal booked is a plan until then.";
+      return t("requests.chipNote.beforeBind");
     case "running":
-      return "The chip is not known yet: it appears once sync sees the bound pod's annotations.";
+      return t("requests.chipNote.running");
     default:
-      return "The request never ran on a chip.";
+      return t("requests.chipNote.never");
   }
 }
 

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, screen, waitFor } from "@testing-library/react";
 import type { CiRequest } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { RequestDetailPage } from "./RequestDetail";
 import { page, renderAs, stubFetch } from "./testing";
 
@@ -56,6 +59,7 @@ function routes(r: CiRequest, extra: Record<string, unknown> = {}) {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("RequestDetailPage", () => {
@@ -133,5 +137,35 @@ describe("RequestDetailPage", () => {
     stubFetch(() => ({ status: 404, body: { code: "not_found", message: "Not found." } }));
     renderAs("viewer", <RequestDetailPage id={77} />);
     await waitFor(() => expect(screen.getByText("Not found.")).toBeTruthy());
+  });
+
+  it("speaks Chinese: state, position, reason, timeline and placement", async () => {
+    routes(
+      { ...request, state: "pending", position: 3, reason: "queue ci is over its quota", reserved_at: null, admitted_at: null, node: "", pod_name: "" },
+      {
+        "/api/preemptions/": page([{ id: 5, request: 9, state: "rejected", node: "node-a", victims: [{}, {}], created_at: "2026-01-01T10:00:01Z", reason: "" }]),
+        "/api/audit-events/": page([{ id: 1, action: "request.create", actor_name: "otto", created_at: "2026-01-01T10:00:00Z", reason: "" }]),
+      },
+    );
+    renderAs(
+      "viewer",
+      <I18nProvider locale="zh-CN">
+        <RequestDetailPage id={9} />
+      </I18nProvider>,
+    );
+    expect((await screen.findByTestId("detail-state")).textContent).toBe("等待中");
+    expect(screen.getByTestId("detail-position").textContent).toBe("在队列 ci 中排第 3 位");
+    expect(screen.getByTestId("detail-reason").textContent).toBe("等待原因：queue ci is over its quota");
+    expect(screen.getByTestId("step-submitted").textContent).toContain("已提交");
+    expect(screen.getByTestId("detail-chip").textContent).toBe("尚无芯片：申请正在其队列中等待资源。");
+    expect((await screen.findByText("提议 #5")).getAttribute("href")).toBe("/preemptions?request=9");
+    expect(screen.getByTestId("detail-proposals").textContent).toContain("已拒绝");
+    expect(screen.getByTestId("detail-proposals").textContent).toContain("2 个被抢占者");
+    expect((await screen.findByTestId("detail-history")).textContent).toContain("otto 执行了 request.create");
+    const page_ = screen.getByTestId("request-detail").parentElement!.textContent!;
+    expect(page_).toContain("申请 #9");
+    expect(page_).toContain("分配位置");
+    expect(page_).not.toContain("Timeline");
+    expect(page_).not.toContain("Why it waits");
   });
 });

@@ -6,14 +6,16 @@
 // and its audit trail. Refreshed on the live socket's request / proposal /
 // pending deltas and every 5 s.
 
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useRef, useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { AuditEvent, CiRequest, Page, PendingPod, PreemptionProposal } from "../api/types";
 import { EventTable, type EventColumn } from "../components/EventTable";
 import { LogPanel } from "../components/LogPanel";
 import { Badge, CopyText, ErrorNote, Loading } from "../components/ui";
+import { useI18n } from "../i18n/I18nProvider";
+import type { Translate } from "../i18n/intl";
 import { errorText } from "../lib/errors";
-import { ago, dateTime, duration } from "../lib/format";
+import { ageSeconds, ago, dateTime, duration } from "../lib/format";
 import { asked, booked, canCancel, requestBadge } from "../lib/queue";
 import { chipNote, currentStep, isFinished, timeline, type TimelineStep } from "../lib/requestDetail";
 import { Link } from "../lib/router";
@@ -33,11 +35,14 @@ function timed(steps: readonly TimelineStep[]): TimedStep[] {
   });
 }
 
-function timelineColumns(current: TimelineStep["key"]): EventColumn<TimedStep>[] {
+const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+const mono = (chunks: ReactNode[]) => <span className="mono">{chunks}</span>;
+
+function timelineColumns(current: TimelineStep["key"], t: Translate): EventColumn<TimedStep>[] {
   return [
     { header: "", cell: (step) => (step.at ? "●" : "○") },
     {
-      header: "Step",
+      header: t("requests.detail.step"),
       cell: (step) => (
         <>
           <b>{step.label}</b>
@@ -46,7 +51,7 @@ function timelineColumns(current: TimelineStep["key"]): EventColumn<TimedStep>[]
       ),
     },
     {
-      header: "When",
+      header: t("requests.detail.when"),
       className: "nowrap",
       title: (step) => (step.at ? dateTime(step.at) : undefined),
       cell: (step) => (
@@ -60,6 +65,7 @@ function timelineColumns(current: TimelineStep["key"]): EventColumn<TimedStep>[]
 }
 
 export function RequestDetailPage({ id }: { id: number }) {
+  const { t, intl } = useI18n();
   const { live } = useClusters();
   const { me } = useSession();
   useLiveVersion(live);
@@ -87,7 +93,7 @@ export function RequestDetailPage({ id }: { id: number }) {
 
   const [cancelError, setCancelError] = useState<string | null>(null);
   const cancel = async () => {
-    if (!r || !window.confirm(`Cancel request #${r.id} (${r.namespace})?`)) return;
+    if (!r || !window.confirm(t("requests.cancelConfirm", { id: r.id, namespace: r.namespace }))) return;
     setCancelError(null);
     try {
       await api.del(`/api/requests/${r.id}/`);
@@ -101,9 +107,9 @@ export function RequestDetailPage({ id }: { id: number }) {
     return (
       <>
         <div className="page-head">
-          <h1>Request #{id}</h1>
+          <h1>{t("requests.detail.title", { id })}</h1>
           <span className="sub">
-            <Link to="/requests">all requests</Link>
+            <Link to="/requests">{t("requests.detail.all")}</Link>
           </span>
         </div>
         <ErrorNote error={request.error} onRetry={request.reload} />
@@ -119,9 +125,9 @@ export function RequestDetailPage({ id }: { id: number }) {
   return (
     <>
       <div className="page-head">
-        <h1>Request #{r.id}</h1>
+        <h1>{t("requests.detail.title", { id: r.id })}</h1>
         <span className="sub">
-          <Link to="/requests">all requests</Link>
+          <Link to="/requests">{t("requests.detail.all")}</Link>
         </span>
       </div>
       <ErrorNote error={request.error} onRetry={request.reload} />
@@ -129,20 +135,28 @@ export function RequestDetailPage({ id }: { id: number }) {
         <div className="panel-body">
           <div className="hstack gap-12 flex-wrap">
             <Badge kind={requestBadge(r.state)}>
-              <span data-testid="detail-state">{r.state}</span>
+              <span data-testid="detail-state">{t(`requests.state.${r.state}`)}</span>
             </Badge>
             {r.state === "pending" && r.position !== null && (
               <span data-testid="detail-position">
-                position <b>{r.position}</b> in queue {r.queue}
+                {intl.formatMessage({ id: "requests.detail.position" }, { position: r.position, queue: r.queue, b: bold })}
               </span>
             )}
             <span className="muted">
-              {asked(r)} of {r.chip_type} in {r.namespace} · queue {r.queue} · priority {r.priority || "default"} ({r.priority_value}) · by {r.submitted_by || "–"}
+              {t("requests.detail.summary", {
+                asked: asked(r),
+                chipType: r.chip_type,
+                namespace: r.namespace,
+                queue: r.queue,
+                priority: r.priority || t("requests.detail.priorityDefault"),
+                value: r.priority_value,
+                by: r.submitted_by || "–",
+              })}
             </span>
             <span className="grow" />
             {canCancel(me.role, me.username, r) && (
               <button className="btn small danger" onClick={() => void cancel()} data-testid="detail-cancel">
-                Cancel
+                {t("requests.cancel")}
               </button>
             )}
           </div>
@@ -153,20 +167,18 @@ export function RequestDetailPage({ id }: { id: number }) {
           )}
           {r.on_unhealthy_chip && (
             <p data-testid="detail-unhealthy-chip" className="field-error" role="alert">
-              It runs on a chip its device plugin reports unhealthy (the plugin hands out a sick chip,
-              and Volcano checks no health). Cancel it and submit it again to move it: the portal
-              books no unhealthy chip.
+              {t("requests.detail.unhealthyChip")}
             </p>
           )}
           {r.reason && (
             <p data-testid="detail-reason" className="pre-wrap">
-              <b>{r.state === "running" || isFinished(r.state) ? "Reason: " : "Why it waits: "}</b>
+              <b>{r.state === "running" || isFinished(r.state) ? t("requests.detail.reason") : t("requests.detail.whyWaits")}</b>
               {r.reason}
             </p>
           )}
           {schedulerReason && (
             <p data-testid="detail-scheduler-reason">
-              <b>The scheduler says: </b>
+              <b>{t("requests.detail.schedulerSays")}</b>
               <span className="mono">{schedulerReason}</span>
             </p>
           )}
@@ -176,13 +188,13 @@ export function RequestDetailPage({ id }: { id: number }) {
       <div className="grid cols-2">
         <div className="panel">
           <div className="panel-head">
-            <h2>Timeline</h2>
+            <h2>{t("requests.detail.timeline")}</h2>
           </div>
           <div className="panel-body">
             <EventTable
               rows={timed(steps)}
               rowKey={(step) => step.key}
-              columns={timelineColumns(current)}
+              columns={timelineColumns(current, t)}
               head={false}
               testId="detail-timeline"
               rowTestId={(step) => `step-${step.key}`}
@@ -191,49 +203,49 @@ export function RequestDetailPage({ id }: { id: number }) {
             />
             {!isFinished(r.state) && (
               <p className="muted">
-                In this state for {ago(r.updated_at, now).replace(" ago", "")}
-                {r.expires_at ? ` · expires ${dateTime(r.expires_at)}` : ""}
+                {t("requests.detail.inStateFor", { duration: duration(ageSeconds(r.updated_at, now)) })}
+                {r.expires_at ? t("requests.detail.expires", { time: dateTime(r.expires_at) }) : ""}
               </p>
             )}
           </div>
         </div>
         <div className="panel">
           <div className="panel-head">
-            <h2>Placement</h2>
+            <h2>{t("requests.detail.placement")}</h2>
           </div>
           <div className="panel-body">
             <table className="data">
               <tbody>
                 <tr>
-                  <th>Node</th>
+                  <th>{t("requests.detail.node")}</th>
                   <td data-testid="detail-node">{r.node || <span className="muted">–</span>}</td>
                 </tr>
                 <tr>
-                  <th>Chip</th>
+                  <th>{t("requests.detail.chip")}</th>
                   <td data-testid="detail-chip">
                     {r.chip_uuid ? <CopyText value={r.chip_uuid} /> : <span className="muted">{note}</span>}
                   </td>
                 </tr>
                 <tr>
-                  <th>Booked</th>
+                  <th>{t("requests.col.booked")}</th>
                   <td>{booked(r)}</td>
                 </tr>
                 <tr>
-                  <th>Pod</th>
-                  <td className="mono">{r.pod_name ? `${r.namespace}/${r.pod_name}` : <span className="muted">not created yet</span>}</td>
+                  <th>{t("requests.col.pod")}</th>
+                  <td className="mono">{r.pod_name ? `${r.namespace}/${r.pod_name}` : <span className="muted">{t("requests.detail.notCreated")}</span>}</td>
                 </tr>
                 <tr>
-                  <th>Attempts</th>
+                  <th>{t("requests.detail.attempts")}</th>
                   <td data-testid="detail-attempts">{r.attempts ?? 0}</td>
                 </tr>
                 <tr>
-                  <th>Time limit</th>
-                  <td>{r.time_limit_seconds ? duration(r.time_limit_seconds) : <span className="muted">none</span>}</td>
+                  <th>{t("requests.detail.timeLimit")}</th>
+                  <td>{r.time_limit_seconds ? duration(r.time_limit_seconds) : <span className="muted">{t("requests.detail.noTimeLimit")}</span>}</td>
                 </tr>
                 <tr>
-                  <th>Image</th>
+                  <th>{t("requests.detail.image")}</th>
                   <td className="mono">
-                    {r.workload && "image" in r.workload ? [r.workload.image, ...r.workload.command, ...r.workload.args].join(" ") : r.pod_template ? "pod template" : "–"}
+                    {r.workload && "image" in r.workload ? [r.workload.image, ...r.workload.command, ...r.workload.args].join(" ") : r.pod_template ? t("requests.detail.podTemplate") : "–"}
                   </td>
                 </tr>
               </tbody>
@@ -247,16 +259,16 @@ export function RequestDetailPage({ id }: { id: number }) {
       {r.pod_failures && r.pod_failures.length > 0 && (
         <div className="panel" data-testid="detail-pod-failures">
           <div className="panel-head">
-            <h2>Pods that failed before they ran</h2>
+            <h2>{t("requests.detail.podFailures")}</h2>
           </div>
           <div className="panel-body">
             <ul className="plain-list">
               {r.pod_failures.map((f) => (
                 <li key={f.pod}>
-                  <span className="mono">{f.pod}</span> (attempt {f.attempt}){" "}
+                  <span className="mono">{f.pod}</span> {t("requests.detail.attempt", { attempt: f.attempt })}{" "}
                   <span className="muted">
-                    {f.node || "no node"}
-                    {f.chip_uuid ? ` · chip ${f.chip_uuid}` : ""} · {ago(f.at, now)} · {f.reason}
+                    {f.node || t("requests.detail.noNode")}
+                    {f.chip_uuid ? t("requests.detail.failureChip", { chip: f.chip_uuid }) : ""} · {ago(f.at, now)} · {f.reason}
                   </span>
                 </li>
               ))}
@@ -268,15 +280,16 @@ export function RequestDetailPage({ id }: { id: number }) {
       {proposals.data && proposals.data.results.length > 0 && (
         <div className="panel" data-testid="detail-proposals">
           <div className="panel-head">
-            <h2>Preemption proposals</h2>
+            <h2>{t("requests.detail.proposals")}</h2>
           </div>
           <div className="panel-body">
             <ul className="plain-list">
               {proposals.data.results.map((p) => (
                 <li key={p.id}>
-                  <Link to={`/preemptions?request=${r.id}`}>proposal #{p.id}</Link> <Badge kind={requestBadge(p.state)}>{p.state}</Badge>{" "}
+                  <Link to={`/preemptions?request=${r.id}`}>{t("requests.detail.proposal", { id: p.id })}</Link>{" "}
+                  <Badge kind={requestBadge(p.state)}>{t(`requests.proposalState.${p.state}`)}</Badge>{" "}
                   <span className="muted">
-                    {p.node} · {p.victims.length} victim{p.victims.length === 1 ? "" : "s"} · {ago(p.created_at, now)}
+                    {p.node} · {t("requests.detail.victims", { count: p.victims.length })} · {ago(p.created_at, now)}
                     {p.reason ? ` · ${p.reason}` : ""}
                   </span>
                 </li>
@@ -288,16 +301,17 @@ export function RequestDetailPage({ id }: { id: number }) {
 
       <div className="panel">
         <div className="panel-head">
-          <h2>History</h2>
+          <h2>{t("requests.detail.history")}</h2>
         </div>
         <div className="panel-body">
           {audit.data && audit.data.results.length === 0 ? (
-            <div className="muted">No recorded change.</div>
+            <div className="muted">{t("requests.detail.noHistory")}</div>
           ) : (
             <ul className="plain-list" data-testid="detail-history">
               {audit.data?.results.map((e) => (
                 <li key={e.id}>
-                  <span className="mono">{e.action}</span> by {e.actor_name} <span className="muted">{dateTime(e.created_at)}</span>
+                  {intl.formatMessage({ id: "requests.detail.historyEntry" }, { action: e.action, actor: e.actor_name, mono })}{" "}
+                  <span className="muted">{dateTime(e.created_at)}</span>
                   {e.reason ? ` · ${e.reason}` : ""}
                 </li>
               ))}

@@ -6,8 +6,9 @@
 import { useState } from "react";
 import { api, qs } from "../api/client";
 import type { CiRequest, Page } from "../api/types";
-import { backToPageOne, FilterBar, StateFilter, TextFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Badge, CopyText, ErrorNote, Loading, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { errorText } from "../lib/errors";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { asked, booked, canCancel, REQUEST_STATES, requestBadge } from "../lib/queue";
@@ -19,6 +20,7 @@ import { useSession } from "../state/session";
 const PAGE_SIZE = 50;
 
 export function RequestsPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   const { me, can } = useSession();
   useLiveVersion(live);
@@ -49,7 +51,7 @@ export function RequestsPage() {
   const [cancelError, setCancelError] = useState<{ id: number; text: string } | null>(null);
   const [busy, setBusy] = useState<number | null>(null);
   const cancel = async (r: CiRequest) => {
-    if (!window.confirm(`Cancel request #${r.id} (${r.namespace})?`)) return;
+    if (!window.confirm(t("requests.cancelConfirm", { id: r.id, namespace: r.namespace }))) return;
     setBusy(r.id);
     setCancelError(null);
     try {
@@ -65,25 +67,27 @@ export function RequestsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Requests</h1>
-        <span className="sub">{requests.data ? `${requests.data.count.toLocaleString()} requests` : ""}</span>
+        <h1>{t("requests.title")}</h1>
+        <span className="sub">{requests.data ? t("requests.count", { count: requests.data.count }) : ""}</span>
         {can("operator") && (
           <Link to="/requests/new" className="btn primary push-right" data-testid="request-new">
-            Submit a request
+            {t("requests.submitTitle")}
           </Link>
         )}
       </div>
       <div className="panel">
         <FilterBar busy={requests.loading}>
-          <StateFilter
+          <SelectFilter
+            label={t("requests.col.state")}
             value={state}
-            states={REQUEST_STATES}
+            options={REQUEST_STATES.map((s) => ({ value: s, label: t(`requests.state.${s}`) }))}
+            all={t("requests.allStates")}
             onChange={refilter(setState)}
             testId="request-state"
           />
           <TextFilter
-            label="queue"
-            placeholder="Queue"
+            label={t("requests.col.queue")}
+            placeholder={t("requests.col.queue")}
             search
             value={queue}
             onChange={refilter(setQueue)}
@@ -95,24 +99,24 @@ export function RequestsPage() {
         {!requests.data && requests.loading ? (
           <Loading />
         ) : requests.data && requests.data.results.length === 0 ? (
-          <div className="empty">{state || queue ? "No request matches." : "No request in this cluster."}</div>
+          <div className="empty">{state || queue ? t("requests.noneMatch") : t("requests.none")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="requests-table">
               <thead>
                 <tr>
                   <th className="num">#</th>
-                  <th>State</th>
-                  <th>Queue</th>
-                  <th>By</th>
-                  <th className="num" title="position in its queue (pending requests)">Pos.</th>
-                  <th>Asked</th>
-                  <th>Booked</th>
-                  <th>Priority</th>
-                  <th>Node · chip</th>
-                  <th>Pod</th>
-                  <th>Reason</th>
-                  <th>Created</th>
+                  <th>{t("requests.col.state")}</th>
+                  <th>{t("requests.col.queue")}</th>
+                  <th>{t("requests.col.by")}</th>
+                  <th className="num" title={t("requests.col.positionTitle")}>{t("requests.col.position")}</th>
+                  <th>{t("requests.col.asked")}</th>
+                  <th>{t("requests.col.booked")}</th>
+                  <th>{t("requests.col.priority")}</th>
+                  <th>{t("requests.col.nodeChip")}</th>
+                  <th>{t("requests.col.pod")}</th>
+                  <th>{t("requests.col.reason")}</th>
+                  <th>{t("requests.col.created")}</th>
                   <th />
                 </tr>
               </thead>
@@ -125,7 +129,7 @@ export function RequestsPage() {
                       </Link>
                     </td>
                     <td>
-                      <Badge kind={requestBadge(r.state)}>{r.state}</Badge>
+                      <Badge kind={requestBadge(r.state)}>{t(`requests.state.${r.state}`)}</Badge>
                     </td>
                     <td>{r.queue}</td>
                     <td className="nowrap" data-testid="submitted-by">
@@ -135,7 +139,7 @@ export function RequestsPage() {
                     <td className="nowrap">
                       {asked(r)}
                       <div className="muted">
-                        {r.chip_type} in {r.namespace}
+                        {t("requests.chipTypeIn", { chipType: r.chip_type, namespace: r.namespace })}
                       </div>
                     </td>
                     <td className="nowrap">{booked(r)}</td>
@@ -156,7 +160,7 @@ export function RequestsPage() {
                       {/* two lines at most; a click shows the whole reason */}
                       <div
                         className={expanded.has(r.id) ? "expandable" : "clamp-2 expandable"}
-                        title={expanded.has(r.id) ? "click to fold" : "click to read it all"}
+                        title={expanded.has(r.id) ? t("requests.reasonFold") : t("requests.reasonUnfold")}
                         onClick={() => toggle(r.id)}
                         data-testid="request-reason"
                       >
@@ -168,14 +172,18 @@ export function RequestsPage() {
                         </div>
                       )}
                     </td>
-                    <td className="nowrap" title={`created ${dateTime(r.created_at)}${r.running_at ? `, running ${dateTime(r.running_at)}` : ""}${r.finished_at ? `, finished ${dateTime(r.finished_at)}` : ""}`}>
+                    <td className="nowrap" title={t("requests.timesTitle", {
+                        created: dateTime(r.created_at),
+                        running: r.running_at ? dateTime(r.running_at) : "none",
+                        finished: r.finished_at ? dateTime(r.finished_at) : "none",
+                      })}>
                       {ago(r.created_at, now)}
-                      {r.running_at && <div className="muted">running {ago(r.running_at, now)}</div>}
+                      {r.running_at && <div className="muted">{t("requests.runningSince", { ago: ago(r.running_at, now) })}</div>}
                     </td>
                     <td>
                       {canCancel(me.role, me.username, r) && (
                         <button className="btn small" disabled={busy === r.id} onClick={() => void cancel(r)} data-testid={`cancel-${r.id}`}>
-                          Cancel
+                          {t("requests.cancel")}
                         </button>
                       )}
                     </td>

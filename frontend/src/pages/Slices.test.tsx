@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { Page, Slice } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { ClusterContext } from "../state/cluster";
 import { SlicesPage } from "./Slices";
 import { testCluster } from "./testing";
@@ -42,19 +45,21 @@ const lastQuery = (fetch: ReturnType<typeof serve>) => {
   return new URL(calls[calls.length - 1][0], "http://x").searchParams;
 };
 
-function renderPage() {
+function renderPage(locale?: "en" | "zh-CN") {
   const value = { clusters: [cluster], cluster, select: () => {}, live: null, reloadClusters: () => {}, retry: () => {} };
-  return render(
+  const page = (
     <ClusterContext.Provider value={value}>
       <SlicesPage />
-    </ClusterContext.Provider>,
+    </ClusterContext.Provider>
   );
+  return render(locale ? <I18nProvider locale={locale}>{page}</I18nProvider> : page);
 }
 
 beforeEach(() => window.history.replaceState(null, "", "/slices?page=3"));
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("slices page: sorting on the server", () => {
@@ -111,5 +116,24 @@ describe("slices page: a vNPU on an unhealthy chip", () => {
     const flagged = await screen.findAllByTestId("slice-unhealthy-chip");
     expect(flagged).toHaveLength(1);
     expect(flagged[0].closest("tr")?.textContent).toContain("b");
+  });
+});
+
+describe("slices page in Chinese", () => {
+  it("shows its head, columns, filters, phases and flags in Chinese", async () => {
+    serve();
+    renderPage("zh-CN");
+    const table = await screen.findByTestId("slices-table");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("切片");
+    expect(screen.getByText("2 个切片")).toBeTruthy();
+    expect(screen.getByTestId("sort-memory").textContent).toBe("显存");
+    expect(screen.getByTestId("sort-started_at").textContent).toBe("运行时长");
+    expect(screen.getByTestId("slice-unhealthy-chip").textContent).toBe("芯片不健康");
+    expect(table.querySelector("tbody")!.textContent).toContain("运行中");
+    expect(table.textContent).not.toContain("Running");
+    expect((screen.getByTestId("slice-search") as HTMLInputElement).placeholder).toBe("搜索 Pod、命名空间、节点或模板");
+    const phase = screen.getByRole("combobox", { name: "阶段" });
+    expect(phase.textContent).toContain("全部阶段");
+    expect(phase.textContent).toContain("等待中");
   });
 });

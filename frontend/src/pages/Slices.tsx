@@ -7,6 +7,7 @@ import { api, qs } from "../api/client";
 import type { Page, Slice } from "../api/types";
 import { backToPageOne, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { ageSeconds, dateTime, duration, mb } from "../lib/format";
 import { orderingParam, orderingText, parseOrdering, toggleOrdering, type Ordering } from "../lib/ordering";
 import { Link, useQueryParam } from "../lib/router";
@@ -56,6 +57,7 @@ function SortHeader({
   );
 }
 export function SlicesPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   useLiveVersion(live);
   const now = useNow(10_000);
@@ -98,43 +100,49 @@ export function SlicesPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Slices</h1>
-        <span className="sub">{slices.data ? `${slices.data.count.toLocaleString()} slices` : ""}</span>
+        <h1>{t("slices.title")}</h1>
+        <span className="sub">{slices.data ? t("slices.count", { count: slices.data.count }) : ""}</span>
       </div>
       <div className="panel">
         <FilterBar busy={slices.loading}>
           <TextFilter
-            label="search slices"
-            placeholder="Search pod, namespace, node or template"
+            label={t("slices.search")}
+            placeholder={t("slices.searchPlaceholder")}
             search
             value={q}
             onChange={refilter(setQ)}
             width={320}
             testId="slice-search"
           />
-          <SelectFilter label="chip type" value={type} onChange={refilter(setType)} options={types} all="All chip types" />
-          <SelectFilter label="phase" value={phase} onChange={refilter(setPhase)} options={PHASES} all="All phases" />
+          <SelectFilter label={t("slices.col.chipType")} value={type} onChange={refilter(setType)} options={types} all={t("slices.allChipTypes")} />
+          <SelectFilter
+            label={t("slices.col.phase")}
+            value={phase}
+            onChange={refilter(setPhase)}
+            options={PHASES.map((p) => ({ value: p, label: t(`slices.phase.${p}`) }))}
+            all={t("slices.allPhases")}
+          />
         </FilterBar>
         <ErrorNote error={slices.error} onRetry={slices.reload} />
         {!slices.data && slices.loading ? (
           <Loading />
         ) : slices.data && slices.data.results.length === 0 ? (
-          <div className="empty">{q || type || phase ? "No slice matches." : "No slice in this cluster."}</div>
+          <div className="empty">{q || type || phase ? t("slices.noneMatch") : t("slices.none")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="slices-table">
               <thead>
                 <tr>
-                  <SortHeader field="pod_name" label="Pod" ordering={ordering} onSort={sortBy} />
-                  <SortHeader field="namespace" label="Namespace" ordering={ordering} onSort={sortBy} />
-                  <SortHeader field="node_name" label="Node · chip" ordering={ordering} onSort={sortBy} />
-                  <th>Chip type</th>
-                  <SortHeader field="template" label="Template" ordering={ordering} onSort={sortBy} />
-                  <SortHeader field="memory" label="Memory" ordering={ordering} onSort={sortBy} firstDir={-1} className="num" />
+                  <SortHeader field="pod_name" label={t("slices.col.pod")} ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="namespace" label={t("slices.col.namespace")} ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="node_name" label={t("slices.col.nodeChip")} ordering={ordering} onSort={sortBy} />
+                  <th>{t("slices.col.chipType")}</th>
+                  <SortHeader field="template" label={t("slices.col.template")} ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="memory" label={t("slices.col.memory")} ordering={ordering} onSort={sortBy} firstDir={-1} className="num" />
                   <th className="num">AICore</th>
-                  <SortHeader field="priority" label="Priority" ordering={ordering} onSort={sortBy} firstDir={-1} />
-                  <SortHeader field="phase" label="Phase" ordering={ordering} onSort={sortBy} />
-                  <SortHeader field="started_at" label="Age" ordering={ordering} onSort={sortBy} firstDir={-1} invert />
+                  <SortHeader field="priority" label={t("slices.col.priority")} ordering={ordering} onSort={sortBy} firstDir={-1} />
+                  <SortHeader field="phase" label={t("slices.col.phase")} ordering={ordering} onSort={sortBy} />
+                  <SortHeader field="started_at" label={t("slices.col.age")} ordering={ordering} onSort={sortBy} firstDir={-1} invert />
                 </tr>
               </thead>
               <tbody>
@@ -158,21 +166,21 @@ export function SlicesPage() {
                           <>
                             {" "}
                             <Badge kind="error">
-                              <span data-testid="slice-unhealthy-chip" title="its chip is reported unhealthy: move it">
-                                unhealthy chip
+                              <span data-testid="slice-unhealthy-chip" title={t("slices.unhealthyChipTitle")}>
+                                {t("slices.unhealthyChip")}
                               </span>
                             </Badge>
                           </>
                         )}
                       </td>
                       <td>{s.common_word}</td>
-                      <td>{s.template || <span className="muted">whole card</span>}</td>
+                      <td>{s.template || <span className="muted">{t("slices.wholeCard")}</span>}</td>
                       <td className="num">{mb(s.memory)}</td>
                       <td className="num">{s.aicore}</td>
                       <td>
                         {s.priority_class || "–"} <span className="muted">({s.priority})</span>
                       </td>
-                      <td>{s.phase}</td>
+                      <td>{PHASES.includes(s.phase) ? t(`slices.phase.${s.phase}`) : s.phase}</td>
                       <td className="nowrap" title={dateTime(s.started_at)}>
                         {s.started_at ? duration(ageSeconds(s.started_at, now)) : "–"}
                       </td>

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { ChipType } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { SubmitRequestPage } from "./SubmitRequest";
 import { page, renderAs, stubFetch } from "./testing";
 
@@ -38,6 +41,7 @@ afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
   window.history.replaceState(null, "", "/");
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("SubmitRequestPage", () => {
@@ -86,5 +90,34 @@ describe("SubmitRequestPage", () => {
     await waitFor(() => expect(screen.getByText('namespace "nope" does not exist in the cluster')).toBeTruthy(), { timeout: 5000 });
     expect(screen.getByText("This field may not be blank.")).toBeTruthy();
     expect(window.location.pathname).toBe("/");
+  });
+
+  it("speaks Chinese: the labels, the size choices and their hints", async () => {
+    routes({ status: 201, body: {} });
+    renderAs(
+      "operator",
+      <I18nProvider locale="zh-CN">
+        <SubmitRequestPage />
+      </I18nProvider>,
+    );
+    await formReady();
+    const form = screen.getByTestId("submit-form");
+    for (const word of ["提交申请", "命名空间", "队列", "芯片类型", "优先级", "显存", "整卡", "镜像", "命令", "HAMi 的模板规则会选择能容纳的最小模板。"])
+      expect(form.parentElement!.textContent).toContain(word);
+    expect(screen.getByTestId("submit-request").textContent).toBe("提交");
+    expect(form.textContent).not.toContain("Chip type");
+    fireEvent.click(screen.getByText("整卡"));
+    expect(form.textContent).toContain("整个芯片，不切分。");
+  });
+
+  it("tells ci and viewers in Chinese to use the API", () => {
+    routes({ status: 201, body: {} });
+    renderAs(
+      "ci",
+      <I18nProvider locale="zh-CN">
+        <SubmitRequestPage />
+      </I18nProvider>,
+    );
+    return waitFor(() => expect(screen.getByTestId("operators-only").textContent).toContain("API 令牌"));
   });
 });

@@ -7,6 +7,7 @@ import { useEffect, useState } from "react";
 import { api } from "../api/client";
 import type { ChipType, CiRequest, Page, PriorityClass, Queue } from "../api/types";
 import { Banner, ErrorNote, Field, Segmented } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { submitFailure } from "../lib/errors";
 import { mb } from "../lib/format";
 import { submitBody, type SizeKind, type SubmitForm } from "../lib/requestDetail";
@@ -18,12 +19,13 @@ import { useSession } from "../state/session";
 const FIELDS = ["cluster", "namespace", "queue", "chip_type", "memory", "template", "whole_card", "priority", "image", "command", "args", "env", "time_limit_seconds"] as const;
 
 export function SubmitRequestPage() {
+  const t = useT();
   const { can } = useSession();
   if (!can("operator")) {
     return (
       <div className="panel">
         <div className="empty" data-testid="operators-only">
-          Submitting from the browser is for operators and admins; pipelines submit with an API token (POST /api/requests/).
+          {t("requests.submit.operatorsOnly")}
         </div>
       </div>
     );
@@ -32,6 +34,7 @@ export function SubmitRequestPage() {
 }
 
 function SubmitForm_() {
+  const t = useT();
   const { clusters, cluster } = useClusters();
   const [form, setForm] = useState<SubmitForm>({
     cluster: cluster!.id,
@@ -89,9 +92,9 @@ function SubmitForm_() {
   return (
     <>
       <div className="page-head">
-        <h1>Submit a request</h1>
+        <h1>{t("requests.submitTitle")}</h1>
         <span className="sub">
-          <Link to="/requests">back to the requests</Link>
+          <Link to="/requests">{t("requests.submit.back")}</Link>
         </span>
       </div>
       <form
@@ -110,8 +113,8 @@ function SubmitForm_() {
           )}
           <ErrorNote error={chipTypes.error} onRetry={chipTypes.reload} />
           <div className="form-grid">
-            <Field label="Cluster" errors={errors.cluster}>
-              <select className="select" value={form.cluster} onChange={(e) => set("cluster", Number(e.target.value))} aria-label="cluster" data-testid="submit-cluster">
+            <Field label={t("requests.submit.cluster")} errors={errors.cluster}>
+              <select className="select" value={form.cluster} onChange={(e) => set("cluster", Number(e.target.value))} aria-label={t("requests.submit.cluster")} data-testid="submit-cluster">
                 {clusters.map((c) => (
                   <option key={c.id} value={c.id}>
                     {c.name}
@@ -119,19 +122,19 @@ function SubmitForm_() {
                 ))}
               </select>
             </Field>
-            <Field label="Namespace" errors={errors.namespace} hint="where its pod runs; the queue must allow it">
-              <input className="input" value={form.namespace} onChange={(e) => set("namespace", e.target.value)} aria-label="namespace" data-testid="submit-namespace" />
+            <Field label={t("requests.submit.namespace")} errors={errors.namespace} hint={t("requests.submit.namespaceHint")}>
+              <input className="input" value={form.namespace} onChange={(e) => set("namespace", e.target.value)} aria-label={t("requests.submit.namespace")} data-testid="submit-namespace" />
             </Field>
-            <Field label="Queue" errors={errors.queue}>
-              <input className="input" list="submit-queues" value={form.queue} onChange={(e) => set("queue", e.target.value)} aria-label="queue" data-testid="submit-queue" />
+            <Field label={t("requests.col.queue")} errors={errors.queue}>
+              <input className="input" list="submit-queues" value={form.queue} onChange={(e) => set("queue", e.target.value)} aria-label={t("requests.col.queue")} data-testid="submit-queue" />
               <datalist id="submit-queues">
                 {queues.data?.results.map((q) => (
                   <option key={q.id} value={q.name} />
                 ))}
               </datalist>
             </Field>
-            <Field label="Chip type" errors={errors.chip_type}>
-              <select className="select" value={form.chip_type} onChange={(e) => set("chip_type", e.target.value)} aria-label="chip type" data-testid="submit-chip-type">
+            <Field label={t("requests.submit.chipType")} errors={errors.chip_type}>
+              <select className="select" value={form.chip_type} onChange={(e) => set("chip_type", e.target.value)} aria-label={t("requests.submit.chipType")} data-testid="submit-chip-type">
                 {types.map((t) => (
                   <option key={t.id} value={t.common_word}>
                     {t.common_word}
@@ -139,10 +142,10 @@ function SubmitForm_() {
                 ))}
               </select>
             </Field>
-            <Field label="Priority" errors={errors.priority}>
-              <select className="select" value={form.priority} onChange={(e) => set("priority", e.target.value)} aria-label="priority" data-testid="submit-priority">
+            <Field label={t("requests.col.priority")} errors={errors.priority}>
+              <select className="select" value={form.priority} onChange={(e) => set("priority", e.target.value)} aria-label={t("requests.col.priority")} data-testid="submit-priority">
                 <option value="">
-                  {priorities.data && !priorities.data.results.some((p) => p.global_default) ? "choose one (the cluster has no default)" : "cluster default"}
+                  {priorities.data && !priorities.data.results.some((p) => p.global_default) ? t("requests.submit.priorityChoose") : t("requests.submit.priorityDefault")}
                 </option>
                 {priorities.data?.results.map((p) => (
                   <option key={p.id} value={p.name}>
@@ -151,28 +154,28 @@ function SubmitForm_() {
                 ))}
               </select>
             </Field>
-            <Field label="Time limit (s)" errors={errors.time_limit_seconds} hint="empty: none">
-              <input className="input" inputMode="numeric" value={form.time_limit} onChange={(e) => set("time_limit", e.target.value)} aria-label="time limit" data-testid="submit-time-limit" />
+            <Field label={t("requests.submit.timeLimit")} errors={errors.time_limit_seconds} hint={t("requests.submit.timeLimitHint")}>
+              <input className="input" inputMode="numeric" value={form.time_limit} onChange={(e) => set("time_limit", e.target.value)} aria-label={t("requests.submit.timeLimit")} data-testid="submit-time-limit" />
             </Field>
           </div>
           <div className="field mt-12">
-            <label>Size</label>
+            <label>{t("requests.submit.size")}</label>
             <div className="hstack gap-10 flex-wrap">
               <Segmented<SizeKind>
                 value={form.size}
                 onChange={(v) => set("size", v)}
-                label="size"
+                label={t("requests.submit.size")}
                 options={[
-                  { key: "memory", label: "Memory" },
-                  { key: "template", label: "Template" },
-                  { key: "whole_card", label: "Whole card" },
+                  { key: "memory", label: t("requests.submit.memory") },
+                  { key: "template", label: t("requests.submit.template") },
+                  { key: "whole_card", label: t("requests.submit.wholeCard") },
                 ]}
               />
               {form.size === "memory" && (
-                <input className="input" inputMode="numeric" placeholder="MB" value={form.memory} onChange={(e) => set("memory", e.target.value)} aria-label="memory" data-testid="submit-memory" />
+                <input className="input" inputMode="numeric" placeholder="MB" value={form.memory} onChange={(e) => set("memory", e.target.value)} aria-label={t("requests.submit.memory")} data-testid="submit-memory" />
               )}
               {form.size === "template" && (
-                <select className="select" value={form.template} onChange={(e) => set("template", e.target.value)} aria-label="template" data-testid="submit-template">
+                <select className="select" value={form.template} onChange={(e) => set("template", e.target.value)} aria-label={t("requests.submit.template")} data-testid="submit-template">
                   {chipType?.templates.map((t) => (
                     <option key={t.name} value={t.name}>
                       {t.name} · {mb(t.memory)}
@@ -181,7 +184,7 @@ function SubmitForm_() {
                 </select>
               )}
               <span className="muted">
-                {form.size === "memory" ? "HAMi's template rule picks the smallest template that fits." : form.size === "whole_card" ? "A whole chip, no slicing." : ""}
+                {form.size === "memory" ? t("requests.submit.memoryHint") : form.size === "whole_card" ? t("requests.submit.wholeCardHint") : ""}
               </span>
             </div>
             {sizeErrors.map((e, i) => (
@@ -191,20 +194,20 @@ function SubmitForm_() {
             ))}
           </div>
           <div className="form-grid mt-12">
-            <Field label="Image" errors={errors.image}>
-              <input className="input" value={form.image} onChange={(e) => set("image", e.target.value)} aria-label="image" data-testid="submit-image" />
+            <Field label={t("requests.detail.image")} errors={errors.image}>
+              <input className="input" value={form.image} onChange={(e) => set("image", e.target.value)} aria-label={t("requests.detail.image")} data-testid="submit-image" />
             </Field>
-            <Field label="Command" errors={[...(errors.command ?? []), ...(errors.args ?? [])]} hint={`words split on spaces; "quotes" keep them together`}>
-              <input className="input mono" value={form.command} onChange={(e) => set("command", e.target.value)} aria-label="command" data-testid="submit-command" />
+            <Field label={t("requests.submit.command")} errors={[...(errors.command ?? []), ...(errors.args ?? [])]} hint={t("requests.submit.commandHint")}>
+              <input className="input mono" value={form.command} onChange={(e) => set("command", e.target.value)} aria-label={t("requests.submit.command")} data-testid="submit-command" />
             </Field>
           </div>
         </div>
         <div className="panel-body panel-foot">
           <Link to="/requests" className="btn">
-            Cancel
+            {t("requests.cancel")}
           </Link>
           <button type="submit" className="btn primary" disabled={busy || !form.chip_type} data-testid="submit-request">
-            Submit
+            {t("requests.submit.submit")}
           </button>
         </div>
       </form>

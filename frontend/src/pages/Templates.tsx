@@ -6,6 +6,7 @@ import { useMemo, useState } from "react";
 import { api } from "../api/client";
 import type { ChipType, DeviceConfigState, Drift, Page, Template, ValidationIssue, WhatIf } from "../api/types";
 import { Badge, ErrorNote, Loading } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { useQueryParam } from "../lib/router";
 import { useApi, useThrottledEffect } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
@@ -17,6 +18,7 @@ import { PublishTab } from "./templates/Publish";
 type Tab = "edit" | "publish" | "history";
 
 export function TemplatesPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   useLiveVersion(live);
   const { can } = useSession();
@@ -38,9 +40,9 @@ export function TemplatesPage() {
   useThrottledEffect(() => setNonce((n) => n + 1), live?.ticks.object ?? 0, 3000);
 
   const types = useMemo(() => [...(chipTypes.data?.results ?? [])].sort((a, b) => a.common_word.localeCompare(b.common_word)), [chipTypes.data]);
-  const selected = types.find((t) => t.common_word === typeParam) ?? types[0];
+  const selected = types.find((c) => c.common_word === typeParam) ?? types[0];
   const selectedTemplates = useMemo(
-    () => (templates.data?.results ?? []).filter((t) => selected && t.chip_type === selected.id).sort((a, b) => a.memory - b.memory || a.name.localeCompare(b.name)),
+    () => (templates.data?.results ?? []).filter((tpl) => selected && tpl.chip_type === selected.id).sort((a, b) => a.memory - b.memory || a.name.localeCompare(b.name)),
     [templates.data, selected],
   );
   const pending = !!config.data?.diff_from_base.trim();
@@ -49,17 +51,17 @@ export function TemplatesPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Templates</h1>
+        <h1>{t("templates.title")}</h1>
         <span className="sub">
-          device config {config.data?.base_version ? `v${config.data.base_version}` : ""} · {cluster!.name}
+          {t("templates.sub", { version: config.data?.base_version ? `v${config.data.base_version}` : "", cluster: cluster!.name })}
         </span>
         <span className="actions">
-          {drift.data && !drift.data.in_sync && <Badge kind="fail">drift: ConfigMap edited by hand</Badge>}
-          {(config.data?.errors.length ?? 0) > 0 && <Badge kind="fail">{config.data!.errors.length} errors</Badge>}
+          {drift.data && !drift.data.in_sync && <Badge kind="fail">{t("templates.driftBadge")}</Badge>}
+          {(config.data?.errors.length ?? 0) > 0 && <Badge kind="fail">{t("templates.errors", { count: config.data!.errors.length })}</Badge>}
           {pending ? (
-            <Badge kind="warn">unpublished changes</Badge>
+            <Badge kind="warn">{t("templates.unpublished")}</Badge>
           ) : (
-            config.data && <Badge kind="ok">published</Badge>
+            config.data && <Badge kind="ok">{t("templates.published")}</Badge>
           )}
         </span>
       </div>
@@ -67,9 +69,9 @@ export function TemplatesPage() {
         <div className="tabs" role="tablist">
           {(
             [
-              ["edit", "Edit"],
-              ["publish", pending ? "Publish •" : "Publish"],
-              ["history", "History & rollback"],
+              ["edit", t("templates.tab.edit")],
+              ["publish", pending ? t("templates.tab.publishPending") : t("templates.tab.publish")],
+              ["history", t("templates.tab.history")],
             ] as [Tab, string][]
           ).map(([key, label]) => (
             <button key={key} role="tab" className={tab === key ? "on" : ""} aria-selected={tab === key} onClick={() => setTab(key)} data-testid={`tab-${key}`}>
@@ -84,22 +86,22 @@ export function TemplatesPage() {
           <Loading />
         ) : types.length === 0 ? (
           <div className="panel">
-            <div className="empty">This cluster has no device config yet: import one (manage.py deviceconfig import) or let sync adopt it.</div>
+            <div className="empty">{t("templates.noConfig")}</div>
           </div>
         ) : (
           <div className="grid side">
             <div className="panel">
               <div className="panel-head">
-                <h2>Chip types</h2>
+                <h2>{t("templates.chipTypes")}</h2>
               </div>
               <ul className="list-nav">
-                {types.map((t) => (
-                  <li key={t.id}>
-                    <button className={t.id === selected?.id ? "on" : ""} onClick={() => setTypeParam(t.common_word)} data-testid={`chip-type-${t.common_word}`}>
+                {types.map((c) => (
+                  <li key={c.id}>
+                    <button className={c.id === selected?.id ? "on" : ""} onClick={() => setTypeParam(c.common_word)} data-testid={`chip-type-${c.common_word}`}>
                       <span className="flex-1">
-                        {t.common_word}
+                        {c.common_word}
                         <div className="muted tiny-text fw-400">
-                          {t.chip_name} · {t.templates.length} templates · {t.slots_per_chip} slots
+                          {t("templates.chipTypeLine", { chipName: c.chip_name, templates: c.templates.length, slots: c.slots_per_chip })}
                         </div>
                       </span>
                     </button>

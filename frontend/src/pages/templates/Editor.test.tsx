@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import type { ChipType, Template } from "../../api/types";
+import { ENGLISH } from "../../i18n/catalog";
+import { I18nProvider } from "../../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../../i18n/intl";
 import { Editor } from "./Editor";
 
 const chipType: ChipType = {
@@ -40,6 +43,7 @@ function respond(status: number, body: unknown) {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("templates editor", () => {
@@ -141,5 +145,32 @@ describe("templates editor", () => {
     expect(screen.queryByText("Delete")).toBeNull();
     const memory = screen.getByTestId("template-row-vir01").querySelector("input[name=memory]") as HTMLInputElement;
     expect(memory.readOnly).toBe(true);
+  });
+
+  it("speaks Chinese: headings, columns, actions, hints and the saved note", async () => {
+    const warnings = [{ field: "x", message: "Ascend310P: 10 slices per chip", chip_type: "Ascend310P", template: "vir01", severity: "warning" }];
+    vi.stubGlobal("fetch", respond(200, { ...tpl(3, "vir01", 2048), warnings: [] }));
+    render(
+      <I18nProvider locale="zh-CN">
+        <Editor chipType={chipType} templates={templates} whatIf={undefined} canEdit onSaved={() => {}} warnings={warnings} />
+      </I18nProvider>,
+    );
+    const table = await screen.findByTestId("templates-table");
+    const head = table.querySelector("thead")!.textContent!;
+    for (const word of ["名称", "显存（MB）", "每芯片可容纳"]) expect(head).toContain(word);
+    expect(head).not.toContain("Name");
+    expect(screen.getByTestId("add-template").textContent).toBe("+ 添加模板");
+    expect(screen.getByTestId("warnings").textContent).toBe("警告 Ascend310P: 10 slices per chip");
+    expect(screen.getByText("模板在单个芯片上的容纳情况")).toBeTruthy();
+    expect(within(screen.getByTestId("template-row-vir02")).getByText("删除")).toBeTruthy();
+    const name = screen.getByTestId("template-row-vir01").querySelector("input[name=name]") as HTMLInputElement;
+    expect(name.placeholder).toBe("例如 vir01");
+    fireEvent.change(name, { target: { value: "vir03" } });
+    expect(screen.getByTestId("name-hint").textContent).toBe("不是 Ascend310P 接受的模板名称（vir01, vir02, vir02_1c, vir04, vir04_3c, vir04_3c_ndvpp, vir04_4c_dvpp）");
+    fireEvent.change(name, { target: { value: "vir01" } });
+    const memory = screen.getByTestId("template-row-vir01").querySelector("input[name=memory]") as HTMLInputElement;
+    fireEvent.change(memory, { target: { value: "2048" } });
+    fireEvent.click(screen.getByTestId("save-template"));
+    await waitFor(() => expect(screen.getByTestId("saved").textContent).toBe("已保存模板 vir01。 尚未生效：发布后才会写入 ConfigMap。"));
   });
 });

@@ -20,6 +20,7 @@ import {
   type Draft,
   type Values,
 } from "../../lib/drafts";
+import { useT } from "../../i18n/I18nProvider";
 import { errorText, mapErrors, type FieldErrors } from "../../lib/errors";
 import { mb } from "../../lib/format";
 
@@ -28,6 +29,14 @@ const TYPE_ERROR_FIELDS = [...TYPE_FIELDS, "common_word", "resource_name", "reso
 const TEMPLATE_FIELDS = ["name", "memory", "ai_core", "ai_cpu"] as const;
 const NULLABLE = new Set(["ai_core", "ai_cpu"]);
 const EMPTY_ERRORS: FieldErrors = { fields: {}, form: [] };
+/** The chip type's fields as the device config (HAMi's ConfigMap) names them: identifiers, not translated. */
+const CONFIG_NAMES = {
+  chip_name: "chipName",
+  memory_allocatable: "memoryAllocatable (MB)",
+  memory_capacity: "memoryCapacity (MB)",
+  ai_core: "aiCore",
+  ai_cpu: "aiCPU",
+};
 
 interface Props {
   chipType: ChipType;
@@ -53,6 +62,7 @@ function errorsOf(e: unknown, fields: readonly string[]): FieldErrors {
 }
 
 export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings }: Props) {
+  const t = useT();
   const [typeDraft, setTypeDraft] = useState<Draft>(() => rebase(undefined, toValues(chipType, TYPE_FIELDS)));
   const [rows, setRows] = useState<Record<number, Draft>>({});
   const [newRow, setNewRow] = useState<Values | null>(null);
@@ -69,7 +79,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
   useEffect(() => {
     setRows((old) => {
       const next: Record<number, Draft> = {};
-      for (const t of templates) next[t.id] = rebase(old[t.id], toValues(t, TEMPLATE_FIELDS));
+      for (const tpl of templates) next[tpl.id] = rebase(old[tpl.id], toValues(tpl, TEMPLATE_FIELDS));
       return next;
     });
   }, [templates]);
@@ -89,15 +99,15 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
     ai_cpu: draftNullable(typeDraft.value.ai_cpu),
   };
   const fitTemplates = useMemo(() => {
-    const list = templates.map((t) => {
-      const v = rows[t.id]?.value ?? toValues(t, TEMPLATE_FIELDS);
+    const list = templates.map((tpl) => {
+      const v = rows[tpl.id]?.value ?? toValues(tpl, TEMPLATE_FIELDS);
       return { name: v.name, memory: draftNumber(v.memory), ai_core: draftNullable(v.ai_core), ai_cpu: draftNullable(v.ai_cpu) };
     });
     if (newRow && newRow.memory.trim()) {
-      list.push({ name: newRow.name || "(new)", memory: draftNumber(newRow.memory), ai_core: draftNullable(newRow.ai_core), ai_cpu: draftNullable(newRow.ai_cpu) });
+      list.push({ name: newRow.name || t("templates.editor.newName"), memory: draftNumber(newRow.memory), ai_core: draftNullable(newRow.ai_core), ai_cpu: draftNullable(newRow.ai_cpu) });
     }
     return list; // server order (by saved memory): colours stay put while typing
-  }, [templates, rows, newRow]);
+  }, [templates, rows, newRow, t]);
 
   const done = (message: string, response: WithWarnings<unknown>) => {
     setSaved(message);
@@ -112,7 +122,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
       const answer = await api.patch<WithWarnings<ChipType>>(`/api/chip-types/${chipType.id}/`, body);
       setTypeErrors(EMPTY_ERRORS);
       setTypeDraft(rebase(undefined, toValues(answer, TYPE_FIELDS)));
-      done(`Saved ${chipType.common_word}.`, answer);
+      done(t("templates.editor.savedType", { name: chipType.common_word }), answer);
     } catch (e) {
       setTypeErrors(errorsOf(e, TYPE_ERROR_FIELDS));
     } finally {
@@ -120,32 +130,32 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
     }
   };
 
-  const saveRow = async (t: Template) => {
-    const d = rows[t.id];
+  const saveRow = async (tpl: Template) => {
+    const d = rows[tpl.id];
     if (!d) return;
-    setBusy(`row-${t.id}`);
+    setBusy(`row-${tpl.id}`);
     setSaved(null);
     try {
-      const answer = await api.patch<WithWarnings<Template>>(`/api/templates/${t.id}/`, payload(d, changedFields(d)));
-      setRowErrors((e) => ({ ...e, [t.id]: EMPTY_ERRORS }));
-      setRows((r) => ({ ...r, [t.id]: rebase(undefined, toValues(answer, TEMPLATE_FIELDS)) }));
-      done(`Saved template ${answer.name}.`, answer);
+      const answer = await api.patch<WithWarnings<Template>>(`/api/templates/${tpl.id}/`, payload(d, changedFields(d)));
+      setRowErrors((e) => ({ ...e, [tpl.id]: EMPTY_ERRORS }));
+      setRows((r) => ({ ...r, [tpl.id]: rebase(undefined, toValues(answer, TEMPLATE_FIELDS)) }));
+      done(t("templates.editor.savedTemplate", { name: answer.name }), answer);
     } catch (e) {
-      setRowErrors((errs) => ({ ...errs, [t.id]: errorsOf(e, TEMPLATE_FIELDS) }));
+      setRowErrors((errs) => ({ ...errs, [tpl.id]: errorsOf(e, TEMPLATE_FIELDS) }));
     } finally {
       setBusy(null);
     }
   };
 
-  const deleteRow = async (t: Template) => {
-    setBusy(`row-${t.id}`);
+  const deleteRow = async (tpl: Template) => {
+    setBusy(`row-${tpl.id}`);
     setSaved(null);
     try {
-      await api.del(`/api/templates/${t.id}/`);
+      await api.del(`/api/templates/${tpl.id}/`);
       setConfirmDelete(null);
-      done(`Deleted template ${t.name}.`, {});
+      done(t("templates.editor.deletedTemplate", { name: tpl.name }), {});
     } catch (e) {
-      setRowErrors((errs) => ({ ...errs, [t.id]: errorsOf(e, TEMPLATE_FIELDS) }));
+      setRowErrors((errs) => ({ ...errs, [tpl.id]: errorsOf(e, TEMPLATE_FIELDS) }));
     } finally {
       setBusy(null);
     }
@@ -160,7 +170,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
       const answer = await api.post<WithWarnings<Template>>("/api/templates/", body);
       setRowErrors((e) => ({ ...e, new: EMPTY_ERRORS }));
       setNewRow(null);
-      done(`Added template ${answer.name}.`, answer);
+      done(t("templates.editor.addedTemplate", { name: answer.name }), answer);
     } catch (e) {
       setRowErrors((errs) => ({ ...errs, new: errorsOf(e, TEMPLATE_FIELDS) }));
     } finally {
@@ -172,7 +182,7 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
   const setRowField = (id: number, f: string, v: string) => setRows((r) => ({ ...r, [id]: { ...r[id], value: { ...r[id].value, [f]: v } } }));
   // Names ascend-docker-runtime and this chip family accept (from the API), for the name fields.
   const allowed = chipType.allowed_template_names ?? [];
-  const draftNames = templates.map((t) => rows[t.id]?.value.name ?? t.name);
+  const draftNames = templates.map((tpl) => rows[tpl.id]?.value.name ?? tpl.name);
   if (newRow) draftNames.push(newRow.name);
   const nameOptions = (own: string) => templateNameOptions(allowed, draftNames, own);
   const typeWarnings = warnings.filter((w) => !w.chip_type || w.chip_type === chipType.common_word);
@@ -184,15 +194,15 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
         <div className="panel-head">
           <h2>{chipType.common_word}</h2>
           <span className="muted mono">{chipType.resource_name}</span>
-          {whatIf && whatIf.chip_type_change !== "unchanged" && <Badge kind="info">{whatIf.chip_type_change} since the last publish</Badge>}
+          {whatIf && whatIf.chip_type_change !== "unchanged" && <Badge kind="info">{t("templates.editor.sinceLastPublish", { change: t(`templates.change.${whatIf.chip_type_change}`) })}</Badge>}
           <span className="right">
             {canEdit && isDirty(typeDraft) && (
               <>
                 <button className="btn small" onClick={() => setTypeDraft(rebase(undefined, typeDraft.base))}>
-                  Revert
+                  {t("templates.editor.revert")}
                 </button>
                 <button className="btn small primary" disabled={busy === "type"} onClick={() => void saveType()} data-testid="save-chip-type">
-                  Save chip type
+                  {t("templates.editor.saveType")}
                 </button>
               </>
             )}
@@ -201,19 +211,19 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
         <div className="panel-body">
           {typeErrors.form.length > 0 && <Banner kind="error">{typeErrors.form.join(" ")}</Banner>}
           <div className="form-grid">
-            <Field label="chipName" errors={te.chip_name} hint="must match the chips' registered name">
+            <Field label={CONFIG_NAMES.chip_name} errors={te.chip_name} hint={t("templates.editor.chipNameHint")}>
               <input className={`input${te.chip_name ? " invalid" : ""}`} value={typeDraft.value.chip_name} readOnly={!canEdit} onChange={(e) => setTypeField("chip_name", e.target.value)} name="chip_name" />
             </Field>
-            <Field label="memoryAllocatable (MB)" errors={te.memory_allocatable} hint={mb(draftNumber(typeDraft.value.memory_allocatable))}>
+            <Field label={CONFIG_NAMES.memory_allocatable} errors={te.memory_allocatable} hint={mb(draftNumber(typeDraft.value.memory_allocatable))}>
               <input className={`input${te.memory_allocatable ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.memory_allocatable} readOnly={!canEdit} onChange={(e) => setTypeField("memory_allocatable", e.target.value)} name="memory_allocatable" />
             </Field>
-            <Field label="memoryCapacity (MB)" errors={te.memory_capacity} hint={mb(draftNumber(typeDraft.value.memory_capacity))}>
+            <Field label={CONFIG_NAMES.memory_capacity} errors={te.memory_capacity} hint={mb(draftNumber(typeDraft.value.memory_capacity))}>
               <input className={`input${te.memory_capacity ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.memory_capacity} readOnly={!canEdit} onChange={(e) => setTypeField("memory_capacity", e.target.value)} name="memory_capacity" />
             </Field>
-            <Field label="aiCore" errors={te.ai_core}>
+            <Field label={CONFIG_NAMES.ai_core} errors={te.ai_core}>
               <input className={`input${te.ai_core ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.ai_core} readOnly={!canEdit} onChange={(e) => setTypeField("ai_core", e.target.value)} name="ai_core" />
             </Field>
-            <Field label="aiCPU" errors={te.ai_cpu}>
+            <Field label={CONFIG_NAMES.ai_cpu} errors={te.ai_cpu}>
               <input className={`input${te.ai_cpu ? " invalid" : ""}`} inputMode="numeric" value={typeDraft.value.ai_cpu} readOnly={!canEdit} onChange={(e) => setTypeField("ai_cpu", e.target.value)} name="ai_cpu" />
             </Field>
           </div>
@@ -222,11 +232,11 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
 
       <div className="panel">
         <div className="panel-head">
-          <h2>Templates</h2>
+          <h2>{t("templates.title")}</h2>
           <span className="right">
             {canEdit && !newRow && (
               <button className="btn small" onClick={() => setNewRow({ name: "", memory: "", ai_core: "", ai_cpu: "" })} data-testid="add-template">
-                + Add template
+                {t("templates.editor.add")}
               </button>
             )}
           </span>
@@ -234,66 +244,66 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
         {saved && (
           <div className="panel-body pb-0">
             <Banner kind="ok" testId="saved">
-              {saved} Not live yet: publish to write it to the ConfigMap.
+              {saved} {t("templates.editor.notLive")}
             </Banner>
           </div>
         )}
         <table className="data" data-testid="templates-table">
           <thead>
             <tr>
-              <th className="w-30pct">Name</th>
-              <th>Memory (MB)</th>
+              <th className="w-30pct">{t("templates.editor.name")}</th>
+              <th>{t("templates.editor.memory")}</th>
               <th>AICore</th>
               <th>AICPU</th>
-              <th className="num">Fits per chip</th>
+              <th className="num">{t("templates.editor.fitsPerChip")}</th>
               <th />
             </tr>
           </thead>
           <tbody>
-            {templates.map((t) => {
-              const d = rows[t.id] ?? rebase(undefined, toValues(t, TEMPLATE_FIELDS));
-              const errs = rowErrors[t.id] ?? EMPTY_ERRORS;
-              const wt = whatIf?.templates.find((w) => w.name === t.name);
+            {templates.map((tpl) => {
+              const d = rows[tpl.id] ?? rebase(undefined, toValues(tpl, TEMPLATE_FIELDS));
+              const errs = rowErrors[tpl.id] ?? EMPTY_ERRORS;
+              const wt = whatIf?.templates.find((w) => w.name === tpl.name);
               const dirty = isDirty(d);
               return (
                 <TemplateRow
-                  key={t.id}
-                  testId={`template-row-${t.name}`}
+                  key={tpl.id}
+                  testId={`template-row-${tpl.name}`}
                   values={d.value}
                   errors={errs}
                   canEdit={canEdit}
                   nameOptions={nameOptions(d.value.name ?? "")}
                   allowedNames={allowed}
                   commonWord={chipType.common_word}
-                  onChange={(f, v) => setRowField(t.id, f, v)}
-                  badge={wt && wt.template_change !== "unchanged" ? wt.template_change : undefined}
+                  onChange={(f, v) => setRowField(tpl.id, f, v)}
+                  badge={wt && wt.template_change !== "unchanged" ? t(`templates.change.${wt.template_change}`) : undefined}
                   fitAlone={wt?.fit_alone}
                   actions={
                     canEdit && (
                       <>
                         {dirty && (
                           <>
-                            <button className="btn small" onClick={() => setRows((r) => ({ ...r, [t.id]: rebase(undefined, d.base) }))}>
-                              Revert
+                            <button className="btn small" onClick={() => setRows((r) => ({ ...r, [tpl.id]: rebase(undefined, d.base) }))}>
+                              {t("templates.editor.revert")}
                             </button>
-                            <button className="btn small primary" disabled={busy === `row-${t.id}`} onClick={() => void saveRow(t)} data-testid="save-template">
-                              Save
+                            <button className="btn small primary" disabled={busy === `row-${tpl.id}`} onClick={() => void saveRow(tpl)} data-testid="save-template">
+                              {t("templates.editor.save")}
                             </button>
                           </>
                         )}
                         {!dirty &&
-                          (confirmDelete === t.id ? (
+                          (confirmDelete === tpl.id ? (
                             <>
-                              <button className="btn small danger solid" disabled={busy === `row-${t.id}`} onClick={() => void deleteRow(t)}>
-                                Delete {t.name}
+                              <button className="btn small danger solid" disabled={busy === `row-${tpl.id}`} onClick={() => void deleteRow(tpl)}>
+                                {t("templates.editor.deleteNamed", { name: tpl.name })}
                               </button>
                               <button className="btn small" onClick={() => setConfirmDelete(null)}>
-                                Keep
+                                {t("templates.editor.keep")}
                               </button>
                             </>
                           ) : (
-                            <button className="btn small subtle-danger" onClick={() => setConfirmDelete(t.id)} aria-label={`delete ${t.name}`}>
-                              Delete
+                            <button className="btn small subtle-danger" onClick={() => setConfirmDelete(tpl.id)} aria-label={t("templates.editor.deleteLabel", { name: tpl.name })}>
+                              {t("templates.editor.delete")}
                             </button>
                           ))}
                       </>
@@ -312,14 +322,14 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
                 allowedNames={allowed}
                 commonWord={chipType.common_word}
                 onChange={(f, v) => setNewRow((r) => (r ? { ...r, [f]: v } : r))}
-                badge="new"
+                badge={t("templates.change.new")}
                 actions={
                   <>
                     <button className="btn small" onClick={() => setNewRow(null)}>
-                      Cancel
+                      {t("templates.cancel")}
                     </button>
                     <button className="btn small primary" disabled={busy === "new"} onClick={() => void addRow()} data-testid="create-template">
-                      Add
+                      {t("templates.editor.addButton")}
                     </button>
                   </>
                 }
@@ -328,32 +338,32 @@ export function Editor({ chipType, templates, whatIf, canEdit, onSaved, warnings
             {templates.length === 0 && !newRow && (
               <tr>
                 <td colSpan={6} className="empty">
-                  No template: pods can only ask for whole cards of this chip type.
+                  {t("templates.editor.noTemplate")}
                 </td>
               </tr>
             )}
           </tbody>
         </table>
-        {!canEdit && <div className="panel-body muted">Your role can read templates; operators edit and publish them.</div>}
+        {!canEdit && <div className="panel-body muted">{t("templates.editor.readOnly")}</div>}
       </div>
 
       <div className="panel">
         <div className="panel-head">
-          <h2>How the templates fit one chip</h2>
-          <span className="right">live as you type; HAMi counts memory and slots, not cores</span>
+          <h2>{t("templates.editor.fitTitle")}</h2>
+          <span className="right">{t("templates.editor.fitHint")}</span>
         </div>
         <div className="panel-body">
           <FitPicture chip={fitChip} templates={fitTemplates} />
           {whatIf && whatIf.slots_per_chip_before !== null && whatIf.slots_per_chip_before !== whatIf.slots_per_chip && (
             <Banner kind="warn">
-              Saved templates change the slots per chip from {whatIf.slots_per_chip_before} to {whatIf.slots_per_chip} once published.
+              {t("templates.editor.slotsChange", { before: whatIf.slots_per_chip_before, after: whatIf.slots_per_chip })}
             </Banner>
           )}
           {typeWarnings.length > 0 && (
             <ul className="warnings-list" data-testid="warnings">
               {typeWarnings.map((w, i) => (
                 <li key={i}>
-                  <Badge kind="warn">{w.severity}</Badge> {w.message}
+                  <Badge kind="warn">{w.severity === "error" || w.severity === "warning" ? t(`templates.severity.${w.severity}`) : w.severity}</Badge> {w.message}
                 </li>
               ))}
             </ul>
@@ -390,6 +400,7 @@ function TemplateRow({
   fitAlone?: number;
   testId: string;
 }) {
+  const t = useT();
   const f = errors.fields;
   const suggestions = canEdit ? nameOptions : [];
   const listId = `${testId}-names`;
@@ -413,7 +424,7 @@ function TemplateRow({
           <div className="hstack gap-6">
             {input("name", {
               list: suggestions.length ? listId : undefined,
-              placeholder: suggestions.length ? `e.g. ${suggestions[0]}` : undefined,
+              placeholder: suggestions.length ? t("templates.editor.namePlaceholder", { name: suggestions[0] }) : undefined,
               autoComplete: "off",
             })}
             {badge && <Badge kind="info">{badge}</Badge>}
@@ -428,7 +439,7 @@ function TemplateRow({
           <FieldErrorsView messages={f.name} />
           {nameHint && (
             <div className="muted tiny-text" data-testid="name-hint">
-              not a template name {commonWord} accepts ({allowedNames.join(", ")})
+              {t("templates.editor.nameHint", { chipType: commonWord, names: allowedNames.join(", ") })}
             </div>
           )}
         </td>

@@ -7,6 +7,7 @@ import type { DeviceConfigVersion, Diff, Page, PublishResult } from "../../api/t
 import { EventTable } from "../../components/EventTable";
 import { versionColumns } from "../../components/VersionColumns";
 import { Banner, DiffView, ErrorNote, Field, Loading, Modal } from "../../components/ui";
+import { useT } from "../../i18n/I18nProvider";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { dateTime } from "../../lib/format";
 import { useApi } from "../../lib/useApi";
@@ -14,6 +15,7 @@ import { useSession } from "../../state/session";
 
 
 export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId: number; refreshTick: number; onRolledBack: () => void }) {
+  const t = useT();
   const { can } = useSession();
   const versions = useApi(
     (signal) => api.get<Page<DeviceConfigVersion>>(`/api/device-config-versions/?cluster=${clusterId}&page_size=200`, signal),
@@ -54,14 +56,14 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
     <>
       {done && (
         <Banner kind="ok">
-          Rolled back: v{done.number} now holds the text of v{done.rollback_of ?? "?"} (resourceVersion {done.resource_version}).
+          {t("templates.history.rolledBack", { number: done.number, of: done.rollback_of ?? "?", resourceVersion: done.resource_version })}
         </Banner>
       )}
       <div className="grid versions-grid">
         <div className="panel">
           <div className="panel-head">
-            <h2>Versions</h2>
-            <span className="right">choose A and B to compare</span>
+            <h2>{t("templates.history.versions")}</h2>
+            <span className="right">{t("templates.history.chooseAB")}</span>
           </div>
           <ErrorNote error={versions.error} onRetry={versions.reload} />
           {!versions.data ? (
@@ -78,12 +80,18 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
                   v{byId(a)!.number} → v{byId(b)!.number}
                 </>
               ) : (
-                "Diff"
+                t("templates.history.diff")
               )}
             </h2>
           </div>
           <ErrorNote error={diff.error} />
-          {a === b ? <div className="empty">Choose two different versions.</div> : diff.data ? <DiffView diff={diff.data.diff} empty="The two versions are identical." /> : <Loading />}
+          {a === b ? (
+            <div className="empty">{t("templates.history.chooseTwo")}</div>
+          ) : diff.data ? (
+            <DiffView diff={diff.data.diff} empty={t("templates.history.identical")} />
+          ) : (
+            <Loading />
+          )}
         </div>
       </div>
       {viewing && <VersionText version={viewing} onClose={() => setViewing(null)} />}
@@ -105,9 +113,10 @@ export function HistoryTab({ clusterId, refreshTick, onRolledBack }: { clusterId
 }
 
 function VersionText({ version, onClose }: { version: DeviceConfigVersion; onClose: () => void }) {
+  const t = useT();
   const full = useApi((signal) => api.get<DeviceConfigVersion>(`/api/device-config-versions/${version.id}/`, signal), [version.id]);
   return (
-    <Modal title={`v${version.number} (${version.source})`} onClose={onClose}>
+    <Modal title={t("templates.history.versionTitle", { number: version.number, source: t(`templates.source.${version.source}`) })} onClose={onClose}>
       <ErrorNote error={full.error} />
       {full.data ? <pre className="code">{full.data.text}</pre> : <Loading />}
     </Modal>
@@ -125,8 +134,9 @@ function RollbackDialog({
   onClose: () => void;
   onDone: (r: PublishResult) => void;
 }) {
+  const t = useT();
   const { can } = useSession();
-  const [reason, setReason] = useState(`roll back to v${version.number}`);
+  const [reason, setReason] = useState(() => t("templates.history.rollbackReason", { number: version.number }));
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<FieldErrors>({ fields: {}, form: [] });
   const [conflict, setConflict] = useState<string | null>(null);
@@ -145,29 +155,28 @@ function RollbackDialog({
   };
   return (
     <Modal
-      title={`Roll back to v${version.number}?`}
+      title={t("templates.history.rollbackTitle", { number: version.number })}
       onClose={onClose}
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Cancel
+            {t("templates.cancel")}
           </button>
           {conflict && can("admin") && (
             <button className="btn danger solid" disabled={busy} onClick={() => void submit(true)}>
-              Force over the hand edit
+              {t("templates.history.force")}
             </button>
           )}
           <button className="btn primary" disabled={busy || !reason.trim()} onClick={() => void submit(false)}>
-            {busy ? "Publishing…" : `Publish v${version.number}'s text`}
+            {busy ? t("templates.publishing") : t("templates.history.publishText", { number: version.number })}
           </button>
         </>
       }
     >
       <p>
-        The text of v{version.number} ({version.source}, {dateTime(version.created_at)}) is published again as a new version, and the portal's chip types
-        and templates become its own.
+        {t("templates.history.rollbackText", { number: version.number, source: t(`templates.source.${version.source}`), date: dateTime(version.created_at) })}
       </p>
-      <Field label="Reason" errors={errors.fields.reason}>
+      <Field label={t("templates.reason")} errors={errors.fields.reason}>
         <input className="input" value={reason} onChange={(e) => setReason(e.target.value)} />
       </Field>
       {errors.fields.version?.map((m) => (

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { DeviceConfigState, WhatIf, WhatIfSlice } from "../../api/types";
+import { ENGLISH } from "../../i18n/catalog";
+import { I18nProvider } from "../../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../../i18n/intl";
 import { renderAs } from "../testing";
 import { PublishTab } from "./Publish";
 
@@ -73,6 +76,7 @@ function renderTab(onPublished = () => {}) {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("publishing an edit that breaks running slices", () => {
@@ -159,5 +163,38 @@ describe("publishing over a hand edit", () => {
     expect(posts.map((p) => p.force)).toEqual([false, true]);
     // the drift answer still on screen is about v2, older than v4: not shown beside the success
     expect(screen.queryByTestId("drift-banner")).toBeNull();
+  });
+});
+
+describe("publishing in Chinese", () => {
+  it("says what breaks, what to confirm and what was published in Chinese", async () => {
+    stubApi(() => json(201, { number: 3, previous_resource_version: "1", resource_version: "2", forced: true, diff: "", warnings: [], shape_warnings: [] }));
+    renderAs(
+      "operator",
+      <I18nProvider locale="zh-CN">
+        <PublishTab clusterId={1} config={config} configError={null} whatIf={whatIf} drift={undefined} driftError={null} onPublished={() => {}} />
+      </I18nProvider>,
+      "op",
+    );
+    const breaks = await screen.findByTestId("impact-breaks");
+    expect(breaks.textContent).toContain("本次发布将破坏 2 个运行中的切片");
+    expect(screen.getByTestId("impact-already-broken").textContent).toContain("1 个运行中的切片已被已发布的配置破坏（并非本次发布所致）");
+    const impact = screen.getByTestId("impact");
+    expect(impact.textContent).toContain("影响");
+    expect(impact.textContent).toContain("有效");
+    expect(impact.textContent).not.toContain("running slice");
+    const box = screen.getByTestId("confirm-breaking");
+    expect(box.closest("label")!.textContent).toBe(
+      "仍然发布：Ascend310P/vir01 的运行中切片将失去其模板，无论发布生效时由哪些 Pod 运行（当前 2 个 Pod：default/npu-pod-310p, default/train-7）",
+    );
+    expect(screen.getByTestId("publish").textContent).toBe("发布到 ConfigMap");
+    fireEvent.change(screen.getByTestId("publish-reason"), { target: { value: "调大 vir01" } });
+    fireEvent.click(box);
+    fireEvent.click(screen.getByTestId("publish"));
+    await waitFor(() =>
+      expect(screen.getByTestId("publish-result").textContent).toBe(
+        "已发布 v3 到 ConfigMap（resourceVersion 1 → 2），覆盖了手动修改。HAMi 调度器、设备插件和 Volcano 在启动时读取它：请在下方重启它们。",
+      ),
+    );
   });
 });

@@ -1,18 +1,22 @@
 // Publishing: what would change (diff and impact), why (a reason), and the
 // write itself, guarded against hand edits of the ConfigMap (409 drift).
 
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { api, ApiError } from "../../api/client";
 import { ErrorCode } from "../../api/errorCodes";
 import type { DeviceConfigState, DeviceConfigVersion, Drift, DriftConflictDetail, PublishResult, WhatIf, WhatIfSlice } from "../../api/types";
 import { Badge, Banner, DiffView, ErrorNote, Field, Modal } from "../../components/ui";
+import { useI18n, useT } from "../../i18n/I18nProvider";
 import { mapErrors, type FieldErrors } from "../../lib/errors";
 import { mb } from "../../lib/format";
 import { useSession } from "../../state/session";
 import { RestartsPanel } from "../Restarts";
 
-/** What an admin types to publish over a hand edit. */
+/** What an admin types to publish over a hand edit (the same word in every language). */
 const FORCE_WORD = "force";
+
+const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+const mono = (chunks: ReactNode[]) => <span className="mono">{chunks}</span>;
 
 interface Props {
   clusterId: number;
@@ -26,6 +30,7 @@ interface Props {
 }
 
 export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoading, drift, driftError, onPublished }: Props) {
+  const { t, intl } = useI18n();
   const { can } = useSession();
   const [reason, setReason] = useState("");
   const [busy, setBusy] = useState(false);
@@ -101,7 +106,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
     setBusy(true);
     setFailure(null);
     try {
-      const answer = await api.post<DeviceConfigVersion>(`/api/clusters/${clusterId}/adopt/`, { reason: reason || "adopted the live ConfigMap" });
+      const answer = await api.post<DeviceConfigVersion>(`/api/clusters/${clusterId}/adopt/`, { reason: reason || t("templates.publish.adoptReason") });
       setAdopted(answer);
       setConflict(null);
       onPublished();
@@ -121,12 +126,12 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
     <>
       {askForce && conflict && (
         <Modal
-          title="Publish over the hand edit?"
+          title={t("templates.publish.forceTitle")}
           onClose={() => setAskForce(false)}
           footer={
             <>
               <button className="btn" onClick={() => setAskForce(false)}>
-                Cancel
+                {t("templates.cancel")}
               </button>
               <button
                 className="btn danger solid"
@@ -138,64 +143,63 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                 }}
                 data-testid="force-confirm"
               >
-                Publish and drop the hand edit
+                {t("templates.publish.forceConfirm")}
               </button>
             </>
           }
         >
           <p>
-            The ConfigMap was edited outside the portal. Publishing over it writes the portal's templates and <b>drops this hand edit</b> (last seen → live):
+            {intl.formatMessage({ id: "templates.publish.forceText" }, { b: bold })}
           </p>
-          <DiffView diff={conflict.detail?.diff_live ?? ""} empty="The hand edit could not be shown." />
-          <Field label={`Type ${FORCE_WORD} to confirm`}>
+          <DiffView diff={conflict.detail?.diff_live ?? ""} empty={t("templates.publish.forceDiffEmpty")} />
+          <Field label={t("templates.publish.forceType", { word: FORCE_WORD })}>
             <input value={forceTyped} onChange={(e) => setForceTyped(e.target.value)} name="force_confirmation" autoComplete="off" data-testid="force-typed" />
           </Field>
         </Modal>
       )}
       {askAdopt && (
         <Modal
-          title="Adopt the live ConfigMap?"
+          title={t("templates.publish.adoptTitle")}
           onClose={() => setAskAdopt(false)}
           footer={
             <>
               <button className="btn" onClick={() => setAskAdopt(false)}>
-                Cancel
+                {t("templates.cancel")}
               </button>
               <button className={`btn${unpublished ? " danger solid" : " primary"}`} disabled={busy} onClick={() => void adopt()} data-testid="adopt-confirm">
-                {unpublished ? "Adopt and discard my unpublished edits" : "Adopt the live config"}
+                {unpublished ? t("templates.publish.adoptDiscard") : t("templates.publish.adoptLive")}
               </button>
             </>
           }
         >
           <p>
-            The portal's chip types and templates become what the ConfigMap holds now, including the hand edit. Nothing is written to the cluster.
+            {t("templates.publish.adoptText")}
           </p>
           {unpublished ? (
             <div data-testid="adopt-discards">
               <p>
-                <b>These unpublished edits will be discarded</b> (the portal's templates against its v{drift?.baseline_version ?? "–"}):
+                {intl.formatMessage({ id: "templates.publish.adoptDiscards" }, { b: bold, version: drift?.baseline_version ?? "–" })}
               </p>
               <DiffView diff={unpublished} />
             </div>
           ) : (
-            <p className="muted">The portal has no unpublished edits: nothing is discarded.</p>
+            <p className="muted">{t("templates.publish.adoptNothing")}</p>
           )}
         </Modal>
       )}
       <ErrorNote error={configError} />
       {showDrift && drift && (
         <Banner kind="error" testId="drift-banner">
-          <b>Drift:</b> the ConfigMap differs from the portal's v{drift.baseline_version} (someone edited it by hand). Publishing will be refused until
-          an admin adopts the live config or publishes over it.
+          {intl.formatMessage({ id: "templates.publish.driftBanner" }, { b: bold, version: drift.baseline_version ?? "–" })}
           {can("admin") && (
             <div className="mt-6">
               <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
-                Adopt the live config
+                {t("templates.publish.adoptLive")}
               </button>
             </div>
           )}
           <details className="mt-6">
-            <summary>What changed by hand</summary>
+            <summary>{t("templates.publish.whatChanged")}</summary>
             <DiffView diff={drift.diff} />
           </details>
         </Banner>
@@ -203,7 +207,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       <ErrorNote error={driftError} />
       {invalid && (
         <Banner kind="error">
-          <b>The portal's config is invalid; it cannot be published:</b>
+          <b>{t("templates.publish.invalid")}</b>
           <ul className="bullets">
             {config!.errors.map((e, i) => (
               <li key={i}>{e.message}</li>
@@ -213,12 +217,12 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       )}
       {shapeWarnings.length > 0 && (
         <Banner kind={crashes ? "error" : "warn"} testId="shape-warnings">
-          <b>Not every running component can read this config's {shapeWarnings[0].shape} shape of vnpus:</b>
+          <b>{t("templates.publish.shapeWarnings", { shape: shapeWarnings[0].shape })}</b>
           <ul className="bullets">
             {shapeWarnings.map((w) => (
               <li key={w.workload}>
                 {w.message}
-                {w.fix && <span className="muted"> (fix: {w.fix})</span>}
+                {w.fix && <span className="muted">{t("templates.publish.fix", { fix: w.fix })}</span>}
               </li>
             ))}
           </ul>
@@ -226,24 +230,32 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       )}
       {result && (
         <Banner kind="ok" testId="publish-result">
-          <b>Published v{result.number}</b> to the ConfigMap (resourceVersion {result.previous_resource_version} → {result.resource_version})
-          {result.forced ? ", over a hand edit" : ""}. The HAMi scheduler, the device plugin and Volcano read it at start: restart them below.
+          {intl.formatMessage(
+            { id: "templates.publish.result" },
+            {
+              b: bold,
+              number: result.number,
+              from: result.previous_resource_version,
+              to: result.resource_version,
+              forced: result.forced ? "yes" : "no",
+            },
+          )}
         </Banner>
       )}
       {adopted && (
         <Banner kind="ok">
-          Adopted the live ConfigMap as v{adopted.number}. The portal's chip types and templates now equal it.
+          {t("templates.publish.adopted", { number: adopted.number })}
         </Banner>
       )}
 
       <div className="grid cols-2">
         <div className="panel">
           <div className="panel-head">
-            <h2>Changes to publish</h2>
-            <span className="right">{config && (config.base_version ? `from v${config.base_version}` : "no stored version")}</span>
+            <h2>{t("templates.publish.changes")}</h2>
+            <span className="right">{config && (config.base_version ? t("templates.publish.fromVersion", { version: config.base_version }) : t("templates.publish.noVersion"))}</span>
           </div>
           <div className="panel-body flush">
-            {config && <DiffView diff={config.diff_from_base} empty={`Nothing to publish: the templates equal v${config.base_version ?? "–"}.`} />}
+            {config && <DiffView diff={config.diff_from_base} empty={t("templates.publish.nothingToPublish", { version: config.base_version ?? "–" })} />}
           </div>
         </div>
         <ImpactPanel whatIf={whatIf} loading={!!whatIfLoading} />
@@ -251,12 +263,14 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
 
       <div className="panel">
         <div className="panel-head">
-          <h2>Publish</h2>
-          <span className="right">{drift && (drift.in_sync ? <Badge kind="ok">ConfigMap in sync</Badge> : <Badge kind="fail">drift</Badge>)}</span>
+          <h2>{t("templates.tab.publish")}</h2>
+          <span className="right">
+            {drift && (drift.in_sync ? <Badge kind="ok">{t("templates.publish.inSync")}</Badge> : <Badge kind="fail">{t("templates.publish.drift")}</Badge>)}
+          </span>
         </div>
         <div className="panel-body">
           {!can("operator") ? (
-            <div className="muted">Your role can read the config; operators publish it.</div>
+            <div className="muted">{t("templates.publish.readOnly")}</div>
           ) : (
             <form
               onSubmit={(e) => {
@@ -265,13 +279,13 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
               }}
               className="publish-form"
             >
-              <Field label="Reason (kept with the version and in the audit log)" errors={errors.fields.reason}>
+              <Field label={t("templates.publish.reasonLabel")} errors={errors.fields.reason}>
                 <textarea
                   className={`input${errors.fields.reason ? " invalid" : ""}`}
                   rows={2}
                   value={reason}
                   onChange={(e) => setReason(e.target.value)}
-                  placeholder="e.g. smaller vir01 so that 8 inference pods fit a 310P3"
+                  placeholder={t("templates.publish.reasonPlaceholder")}
                   name="reason"
                   data-testid="publish-reason"
                 />
@@ -280,7 +294,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                 <Field label="" errors={errors.fields.confirm_shape}>
                   <label className="hstack gap-6">
                     <input type="checkbox" checked={confirmShape} onChange={(e) => setConfirmShape(e.target.checked)} name="confirm_shape" data-testid="confirm-shape" />
-                    Write it anyway: a component above exits at its next start until its version or the shape changes
+                    {t("templates.publish.confirmShape")}
                   </label>
                 </Field>
               )}
@@ -297,8 +311,10 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                       data-testid="confirm-breaking"
                     />
                     <span>
-                      Publish anyway: the running slices of <span className="mono">{breakingTemplates.join(", ")}</span> lose their template, whichever pods
-                      run them when it lands ({plural(breaking.length, "pod")} now: <span className="mono">{breaking.join(", ")}</span>)
+                      {intl.formatMessage(
+                        { id: "templates.publish.confirmBreaking" },
+                        { mono, templates: breakingTemplates.join(", "), count: breaking.length, pods: breaking.join(", ") },
+                      )}
                     </span>
                   </label>
                 </Field>
@@ -312,9 +328,9 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
                 <button className="btn primary" type="submit" disabled={busy || invalid || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
                   data-testid="publish"
                 >
-                  {busy ? "Publishing…" : "Publish to the ConfigMap"}
+                  {busy ? t("templates.publishing") : t("templates.publish.button")}
                 </button>
-                {nothing && <span className="muted">The portal's templates equal the stored version; publishing would change nothing.</span>}
+                {nothing && <span className="muted">{t("templates.publish.nothing")}</span>}
               </div>
             </form>
           )}
@@ -322,36 +338,36 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
           {conflict && (
             <div className="mt-12" data-testid="publish-conflict">
               <Banner kind="error">
-                <b>{conflict.code === ErrorCode.DRIFT ? "Refused: the ConfigMap changed outside the portal." : "Refused."}</b> {conflict.message}
+                <b>{conflict.code === ErrorCode.DRIFT ? t("templates.publish.refusedDrift") : t("templates.publish.refused")}</b> {conflict.message}
                 {can("admin") ? (
                   <div className="flex gap-8 mt-8">
                     <button className="btn small" disabled={busy} onClick={() => setAskAdopt(true)} data-testid="adopt">
-                      Adopt the live config
+                      {t("templates.publish.adoptLive")}
                     </button>
                     {conflict.code === ErrorCode.DRIFT && (
                       <button className="btn small danger solid" disabled={busy || !reason.trim() || (needsConfirm && !confirmShape) || needsBreaking}
                         onClick={() => setAskForce(true)}
                         data-testid="force"
                       >
-                        Publish over it (force)
+                        {t("templates.publish.forceButton")}
                       </button>
                     )}
                   </div>
                 ) : (
-                  <div className="mt-6">Ask an admin to adopt the live config or to publish over it.</div>
+                  <div className="mt-6">{t("templates.publish.askAdmin")}</div>
                 )}
               </Banner>
               {conflict.detail && (
                 <div className="grid cols-2">
                   <div className="panel">
                     <div className="panel-head">
-                      <h2>Edited by hand (last seen → live)</h2>
+                      <h2>{t("templates.publish.editedByHand")}</h2>
                     </div>
                     <DiffView diff={conflict.detail.diff_live} />
                   </div>
                   <div className="panel">
                     <div className="panel-head">
-                      <h2>Yours (last seen → proposed)</h2>
+                      <h2>{t("templates.publish.yours")}</h2>
                     </div>
                     <DiffView diff={conflict.detail.diff_proposed} />
                   </div>
@@ -364,7 +380,7 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
       {result && (
         <div className="panel">
           <div className="panel-head">
-            <h2>Written (live → v{result.number})</h2>
+            <h2>{t("templates.publish.written", { number: result.number })}</h2>
           </div>
           <DiffView diff={result.diff} />
         </div>
@@ -375,15 +391,21 @@ export function PublishTab({ clusterId, config, configError, whatIf, whatIfLoadi
 }
 
 function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading: boolean }) {
-  if (!whatIf) return <div className="panel"><div className="empty">Computing the impact…</div></div>;
+  const { t, intl } = useI18n();
+  if (!whatIf)
+    return (
+      <div className="panel">
+        <div className="empty">{t("templates.impact.computing")}</div>
+      </div>
+    );
   const changed = whatIf.chip_types.filter(
-    (c) => c.chip_type_change !== "unchanged" || c.slots_per_chip !== c.slots_per_chip_before || c.removed_templates.length || c.templates.some((t) => t.template_change !== "unchanged"),
+    (c) => c.chip_type_change !== "unchanged" || c.slots_per_chip !== c.slots_per_chip_before || c.removed_templates.length || c.templates.some((tpl) => tpl.template_change !== "unchanged"),
   );
   return (
     <div className="panel" data-testid="impact">
       <div className="panel-head">
-        <h2>Impact</h2>
-        <span className="right">{loading && <span className="spinner" />}{whatIf.valid ? <Badge kind="ok">valid</Badge> : <Badge kind="fail">invalid</Badge>}</span>
+        <h2>{t("templates.impact.title")}</h2>
+        <span className="right">{loading && <span className="spinner" />}{whatIf.valid ? <Badge kind="ok">{t("templates.impact.valid")}</Badge> : <Badge kind="fail">{t("templates.impact.invalid")}</Badge>}</span>
       </div>
       <div className="panel-body">
         {whatIf.errors.map((e, i) => (
@@ -391,28 +413,30 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
             {e}
           </div>
         ))}
-        {changed.length === 0 && whatIf.invalid_slices.length === 0 && whatIf.already_invalid_slices.length === 0 && <div className="muted">No change to slots or templates since the last publish.</div>}
+        {changed.length === 0 && whatIf.invalid_slices.length === 0 && whatIf.already_invalid_slices.length === 0 && <div className="muted">{t("templates.impact.noChange")}</div>}
         {changed.map((c) => (
           <div key={c.common_word} className="mb-10">
-            <b>{c.common_word}</b> <Badge kind="info">{c.chip_type_change}</Badge>{" "}
+            <b>{c.common_word}</b> <Badge kind="info">{t(`templates.change.${c.chip_type_change}`)}</Badge>{" "}
             {c.slots_per_chip_before !== null && c.slots_per_chip_before !== c.slots_per_chip ? (
               <span className="warn-text">
-                slots per chip {c.slots_per_chip_before} → <b>{c.slots_per_chip}</b>
+                {intl.formatMessage({ id: "templates.impact.slotsChange" }, { b: bold, before: c.slots_per_chip_before, after: c.slots_per_chip })}
               </span>
             ) : (
-              <span className="muted">{c.slots_per_chip} slots per chip</span>
+              <span className="muted">{t("templates.impact.slotsPerChip", { count: c.slots_per_chip })}</span>
             )}
             <ul className="bullets mb-4">
               {c.templates
-                .filter((t) => t.template_change !== "unchanged")
-                .map((t) => (
-                  <li key={t.name}>
-                    {t.name}: {t.template_change === "added" ? `added, ${mb(t.memory)}` : `${mb(t.memory_before)} → ${mb(t.memory)}`}, fits × {t.fit_alone}
+                .filter((tpl) => tpl.template_change !== "unchanged")
+                .map((tpl) => (
+                  <li key={tpl.name}>
+                    {tpl.template_change === "added"
+                      ? t("templates.impact.templateAdded", { name: tpl.name, memory: mb(tpl.memory), fit: tpl.fit_alone })
+                      : t("templates.impact.templateResized", { name: tpl.name, before: mb(tpl.memory_before), after: mb(tpl.memory), fit: tpl.fit_alone })}
                   </li>
                 ))}
               {c.removed_templates.map((n) => (
                 <li key={n} className="hot-text">
-                  {n}: removed
+                  {t("templates.impact.templateRemoved", { name: n })}
                 </li>
               ))}
               {c.overcommit.map((o, i) => (
@@ -425,7 +449,9 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
         ))}
         {whatIf.removed_chip_types.map((r) => (
           <div key={r.common_word} className="hot-text">
-            Chip type {r.common_word} removed{r.renamed_to ? ` (renamed to ${r.renamed_to})` : ""}.
+            {r.renamed_to
+              ? t("templates.impact.chipTypeRenamed", { name: r.common_word, to: r.renamed_to })
+              : t("templates.impact.chipTypeRemoved", { name: r.common_word })}
           </div>
         ))}
         {whatIf.invalid_slices.length > 0 && (
@@ -433,7 +459,7 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
             slices={whatIf.invalid_slices}
             testId="impact-breaks"
             tone="hot"
-            title={`${plural(whatIf.invalid_slices.length, "running slice")} this publish would break`}
+            title={t("templates.impact.breaks", { count: whatIf.invalid_slices.length })}
           />
         )}
         {whatIf.already_invalid_slices.length > 0 && (
@@ -441,23 +467,23 @@ function ImpactPanel({ whatIf, loading }: { whatIf: WhatIf | undefined; loading:
             slices={whatIf.already_invalid_slices}
             testId="impact-already-broken"
             tone="warn"
-            title={`${plural(whatIf.already_invalid_slices.length, "running slice")} already broken by the published config (not this publish)`}
+            title={t("templates.impact.alreadyBroken", { count: whatIf.already_invalid_slices.length })}
           />
         )}
         {whatIf.overbooked_chips.length > 0 && (
           <div className="mt-8 warn-text">
-            {whatIf.overbooked_chips.length} chip{whatIf.overbooked_chips.length > 1 ? "s" : ""} would hold more slices than their new slot count (e.g.{" "}
-            {whatIf.overbooked_chips[0].node_name} #{whatIf.overbooked_chips[0].chip_index}: {whatIf.overbooked_chips[0].slots_used} used of{" "}
-            {whatIf.overbooked_chips[0].slots_per_chip}).
+            {t("templates.impact.overbooked", {
+              count: whatIf.overbooked_chips.length,
+              node: whatIf.overbooked_chips[0].node_name,
+              index: whatIf.overbooked_chips[0].chip_index,
+              used: whatIf.overbooked_chips[0].slots_used,
+              slots: whatIf.overbooked_chips[0].slots_per_chip,
+            })}
           </div>
         )}
       </div>
     </div>
   );
-}
-
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** Each pod once, as the API names it in confirm_breaking: namespace/pod. */
@@ -471,16 +497,17 @@ function sliceTemplates(slices: WhatIfSlice[]): string[] {
 }
 
 function SliceTable({ slices, title, tone, testId }: { slices: WhatIfSlice[]; title: string; tone: "hot" | "warn"; testId: string }) {
+  const t = useT();
   return (
     <div data-testid={testId}>
       <div className={`slice-table-title ${tone}-text`}>{title}</div>
       <table className="data">
         <thead>
           <tr>
-            <th>Pod</th>
-            <th>Chip</th>
-            <th>Template</th>
-            <th>Why</th>
+            <th>{t("templates.impact.pod")}</th>
+            <th>{t("templates.impact.chip")}</th>
+            <th>{t("templates.impact.template")}</th>
+            <th>{t("templates.impact.why")}</th>
           </tr>
         </thead>
         <tbody>
