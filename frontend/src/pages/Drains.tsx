@@ -6,7 +6,7 @@
 import { useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Drain, DrainState, Page } from "../api/types";
-import { backToPageOne, FilterBar, ScopeChip, StateFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, ScopeChip, SelectFilter } from "../components/FilterBar";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
 import { useT } from "../i18n/I18nProvider";
 import { ago, dateTime, shortUuid } from "../lib/format";
@@ -64,7 +64,14 @@ export function DrainsPage() {
       </div>
       <div className="panel">
         <FilterBar busy={drains.loading}>
-          <StateFilter value={state} states={DRAIN_STATES} onChange={backToPageOne(setPage)(setState)} testId="drain-state" />
+          <SelectFilter
+            label={t("drains.stateFilter")}
+            value={state}
+            onChange={backToPageOne(setPage)(setState)}
+            options={DRAIN_STATES.map((s) => ({ value: s, label: t(`drains.state.${s}`) }))}
+            all={t("drains.allStates")}
+            testId="drain-state"
+          />
           {only && <ScopeChip label={t("drains.scope", { id: only })} onClear={() => setOnly("")} />}
         </FilterBar>
         <ErrorNote error={drains.error} onRetry={reload} />

@@ -5,7 +5,7 @@
 import { useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { backToPageOne, FilterBar, ScopeChip, StateFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, ScopeChip, SelectFilter } from "../components/FilterBar";
 import { ReasonModal } from "../components/ReasonModal";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
 import { useT } from "../i18n/I18nProvider";
@@ -104,10 +104,12 @@ export function PreemptionsPage() {
       </div>
       <div className="panel">
         <FilterBar busy={proposals.loading}>
-          <StateFilter
+          <SelectFilter
+            label={t("preemptions.stateFilter")}
             value={state}
-            states={PROPOSAL_STATES}
             onChange={backToPageOne(setPage)(setState)}
+            options={PROPOSAL_STATES.map((s) => ({ value: s, label: t(`preemptions.state.${s}`) }))}
+            all={t("preemptions.allStates")}
             testId="proposal-state"
           />
           {request && <ScopeChip label={t("preemptions.requestScope", { id: request })} onClear={() => setRequest("")} testId="proposal-request-filter" />}

@@ -92,7 +92,12 @@ function SuggestionLine({
         <div className="small-text muted">
           {t("chips.suggest.holds", { count: s.slices.length })}{" "}
           <span className="mono">
-            {s.slices.map((x) => `${x.namespace}/${x.pod_name}${x.request ? ` (${t("chips.requestNumber", { id: x.request })})` : ""}`).join(", ")}
+            {s.slices
+              .map((x) => {
+                const pod = `${x.namespace}/${x.pod_name}`;
+                return x.request ? t("chips.suggest.sliceOfRequest", { pod, id: x.request }) : pod;
+              })
+              .join(", ")}
           </span>
         </div>
       )}
