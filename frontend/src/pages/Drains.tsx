@@ -111,8 +111,7 @@ export function DrainsPage() {
                       {awaitsDecision(d) && <div className="muted">{t("drains.awaits")}</div>}
                       {d.decided_by && (
                         <div className="muted">
-                          {t("drains.by", { who: d.decided_by })}
-                          {d.decision_reason ? `: ${d.decision_reason}` : ""}
+                          {d.decision_reason ? t("drains.byReason", { who: d.decided_by, reason: d.decision_reason }) : t("drains.by", { who: d.decided_by })}
                         </div>
                       )}
                       {d.progress && (
@@ -155,7 +154,7 @@ export function DrainsPage() {
                     <td className="nowrap" title={dateTime(d.created_at)}>
                       {ago(d.created_at, now)}
                       <div className="muted">
-                        {d.requested_by ?? "–"}: {d.reason}
+                        {t("drains.asked", { who: d.requested_by ?? "–", reason: d.reason })}
                       </div>
                     </td>
                     <td className="nowrap">

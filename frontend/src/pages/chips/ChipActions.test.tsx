@@ -174,7 +174,7 @@ describe("ChipActions", () => {
     );
     const standing = await screen.findByTestId("chip-isolation");
     expect(standing.querySelector("b")!.textContent).toBe("隔离中…");
-    expect(standing.textContent).toContain("操作人 alice");
+    expect(standing.textContent).toMatch(/自 .+前起 由 alice 发起：ECC/);
     expect(screen.getByTestId("chip-isolation-overdue").textContent).toContain("已超时：");
     await waitFor(() => expect(screen.getByTestId("chip-drain").textContent).toContain("排空 #9：已排空"));
     expect(screen.getByTestId("chip-drain").textContent).toContain("在排空页面打开");

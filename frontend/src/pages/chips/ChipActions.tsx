@@ -146,7 +146,7 @@ function ChipStanding({ chip, now }: { chip: ChipDetail; now: number }) {
           <b>{waiting ? `${word}…` : word}</b>{" "}
           <span title={dateTime(chip.isolation_since)}>{t("chips.standing.since", { ago: ago(chip.isolation_since, now) })}</span>
           {chip.isolation_by && <> {t("chips.standing.by", { who: chip.isolation_by })}</>}
-          {chip.isolation_reason && <>: {chip.isolation_reason}</>}
+          {chip.isolation_reason && t("chips.standing.reason", { reason: chip.isolation_reason })}
           {chip.isolation_seen && (
             <div className="small-text" data-testid="chip-isolation-seen">
               {t("chips.standing.seen", { seen: chip.isolation_seen })}
