@@ -1,10 +1,12 @@
 // How the templates fit one chip: the slots HAMi gives a chip, and per
 // template how many slices fit alone, drawn to scale on the chip's memory.
 
+import { useT } from "../i18n/I18nProvider";
 import { chipFit, type FitChip, type FitTemplate } from "../lib/fit";
 import { mb } from "../lib/format";
 
 export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitTemplate[] }) {
+  const t = useT();
   const fit = chipFit(chip, templates);
   const alloc = chip.memory_allocatable > 0 ? chip.memory_allocatable : 0;
   const capacity = Math.max(alloc, chip.memory_capacity ?? 0);
@@ -13,11 +15,9 @@ export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitT
     <div data-testid="fit-picture">
       <div className="hstack gap-12 mb-12 flex-wrap">
         <span>
-          <b data-testid="fit-slots">{fit.slots}</b> slots per chip
+          <b data-testid="fit-slots">{fit.slots}</b> {t("fit.slotsPerChip", { count: fit.slots })}
         </span>
-        <span className="muted">
-          = memoryAllocatable {mb(alloc)} // smallest template {mb(fit.smallestMemory)}
-        </span>
+        <span className="muted">{t("fit.slotsRule", { alloc: mb(alloc), smallest: mb(fit.smallestMemory) })}</span>
         <div className="slots" aria-hidden>
           {Array.from({ length: Math.min(fit.slots, 64) }, (_, i) => (
             <span key={i} />
@@ -25,13 +25,13 @@ export function FitPicture({ chip, templates }: { chip: FitChip; templates: FitT
         </div>
       </div>
       <div className="fit">
-        {fit.templates.map((t, i) => (
-          <FitRow key={`${t.name}-${i}`} i={i} t={t} scale={scale} reserved={fit.reserved} chipCore={chip.ai_core ?? null} chipCpu={chip.ai_cpu ?? null} />
+        {fit.templates.map((f, i) => (
+          <FitRow key={`${f.name}-${i}`} i={i} t={f} scale={scale} reserved={fit.reserved} chipCore={chip.ai_core ?? null} chipCpu={chip.ai_cpu ?? null} />
         ))}
       </div>
       {fit.reserved > 0 && (
         <div className="muted mt-8 small-text">
-          Grey: {mb(fit.reserved)} reserved (memoryCapacity {mb(capacity)} − memoryAllocatable), never given to slices. Hatched: memory left over.
+          {t("fit.reserved", { reserved: mb(fit.reserved), capacity: mb(capacity) })}
         </div>
       )}
     </div>
@@ -53,18 +53,19 @@ function FitRow({
   chipCore: number | null;
   chipCpu: number | null;
 }) {
+  const tr = useT();
   const segments = Math.min(t.fit, 64);
   return (
     <>
       <div className="ellipsis">
-        <b>{t.name || "(unnamed)"}</b> <span className="muted">{mb(t.memory)}</span>
+        <b>{t.name || tr("fit.unnamed")}</b> <span className="muted">{mb(t.memory)}</span>
         {t.smallest && (
-          <span className="badge info ml-6" title="the smallest template sets the slot count">
-            slots
+          <span className="badge info ml-6" title={tr("fit.smallestTitle")}>
+            {tr("fit.smallest")}
           </span>
         )}
       </div>
-      <div className="track" title={t.invalid ?? `${t.fit} × ${mb(t.memory)}, ${mb(t.leftover)} left`}>
+      <div className="track" title={t.invalid ?? tr("fit.trackTitle", { fit: t.fit, memory: mb(t.memory), left: mb(t.leftover) })}>
         {t.invalid ? (
           <div className="rest invalid">
             {t.invalid}
@@ -83,14 +84,20 @@ function FitRow({
           </>
         )}
       </div>
-      <div className="count" title={t.byMemory > t.fit ? `${t.byMemory} by memory, capped by the slots` : undefined}>
+      <div className="count" title={t.byMemory > t.fit ? tr("fit.capped", { byMemory: t.byMemory }) : undefined}>
         {t.invalid ? "–" : `× ${t.fit}`}
         {(t.overcommitCore || t.overcommitCpu) && (
           <div
             className="badge warn"
-            title={`${t.fit} slices need ${t.coresUsed ?? "?"} AICore of ${chipCore ?? "?"} and ${t.cpusUsed ?? "?"} AICPU of ${chipCpu ?? "?"}: HAMi does not count cores`}
+            title={tr("fit.overcommitTitle", {
+              count: t.fit,
+              cores: t.coresUsed ?? "?",
+              chipCores: chipCore ?? "?",
+              cpus: t.cpusUsed ?? "?",
+              chipCpus: chipCpu ?? "?",
+            })}
           >
-            over-commit
+            {tr("fit.overcommit")}
           </div>
         )}
       </div>

@@ -1,6 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { CHIP_COLUMNS } from "../live/contract";
-import { chipActs, STATE_LOOK, STATE_ORDER } from "./chipState";
+import { chipActs, STATE_LOOK, STATE_ORDER, stateLabel, stateTitle } from "./chipState";
 import { ChipTable, filterChips, rowDecoder, slicesThatFit, sortChips, totalsByType } from "./chips";
 
 const at = (column: string) => CHIP_COLUMNS.indexOf(column as (typeof CHIP_COLUMNS)[number]);
@@ -79,4 +81,22 @@ describe("chip state", () => {
   it("has a look for every state", () => {
     expect(Object.keys(STATE_LOOK).sort()).toEqual([...STATE_ORDER].sort());
   });
+
+  it("words every state in English and in Chinese, following the current language", async () => {
+    const zh = makeI18n("zh-CN", await loadMessages("zh-CN"));
+    for (const state of STATE_ORDER) {
+      expect(stateLabel(state)).toBe(state);
+      expect(stateTitle(state)).not.toBe(`chipState.title.${state}`);
+      expect(stateLabel(state, zh.t)).toMatch(/^[\u4e00-\u9fff]+$/);
+      expect(stateTitle(state, zh.t)).not.toMatch(/[a-z]{4,}/);
+    }
+    expect(STATE_LOOK.isolated.label).toBe("isolated");
+    setCurrentI18n(zh);
+    // the heat map reads STATE_LOOK: it follows the language the provider set
+    expect(STATE_LOOK.isolated.label).toBe("已隔离");
+    expect(STATE_LOOK.cordoned.title).toContain("恢复调度");
+    expect(STATE_LOOK.cordoned.badge).toBe("warn");
+  });
 });
+
+afterEach(() => setCurrentI18n(makeI18n("en", ENGLISH)));

@@ -1,31 +1,68 @@
 // A chip's state (the server's one word: apps/inventory/chipstate.py, carried
 // by the live chip rows and GET /api/chips/) and what the UI does with it: its
 // label and badge, its order, whether the allocator may place on it, and which
-// acts the chip drawer offers. Pure; unit-tested.
+// acts the chip drawer offers. Pure (its words come from the chipState
+// catalog, in the current language); unit-tested.
 
 import type { components } from "../api/schema";
 import type { Role } from "../api/types";
+import { t as currentT, type Translate } from "../i18n/intl";
 import { allows } from "../state/session";
 
 export type ChipStateName = components["schemas"]["ChipStateEnum"];
 
 export interface StateLook {
-  label: string;
+  /** the state's word (catalog chipState.label.<state>, in the current language) */
+  readonly label: string;
   /** the badge's kind (styles.css .badge.<kind>) */
   badge: string;
-  /** what it means, for titles and the legend */
-  title: string;
+  /** what it means, for titles and the legend (catalog chipState.title.<state>) */
+  readonly title: string;
 }
 
+const BADGE: Record<ChipStateName, string> = {
+  healthy: "ok",
+  unhealthy: "hot",
+  cordoned: "warn",
+  draining: "warn",
+  drained: "info",
+  isolating: "pending",
+  isolated: "isolated",
+  restoring: "pending",
+};
+
+/** The state's word in the UI's language (a component passes its `useT()`). */
+export function stateLabel(state: ChipStateName, t: Translate = currentT): string {
+  return t(`chipState.label.${state}`);
+}
+
+/** What the state means, for titles and the legend. */
+export function stateTitle(state: ChipStateName, t: Translate = currentT): string {
+  return t(`chipState.title.${state}`);
+}
+
+function look(state: ChipStateName): StateLook {
+  return {
+    badge: BADGE[state],
+    get label() {
+      return stateLabel(state);
+    },
+    get title() {
+      return stateTitle(state);
+    },
+  };
+}
+
+/** Each state's badge, label and title (label and title follow the current language when read). */
 export const STATE_LOOK: Record<ChipStateName, StateLook> = {
-  healthy: { label: "healthy", badge: "ok", title: "in service: the allocator may place here" },
-  unhealthy: { label: "unhealthy", badge: "hot", title: "the device plugin reports this chip unhealthy" },
-  cordoned: { label: "cordoned", badge: "warn", title: "cordoned with no open drain: the portal places nothing here until an uncordon" },
-  draining: { label: "draining", badge: "warn", title: "a drain is evicting the slices still on this chip" },
-  drained: { label: "drained", badge: "info", title: "no slice left; still cordoned until an uncordon" },
-  isolating: { label: "isolating", badge: "pending", title: "filtered in the node config; waiting for the device plugin to stop registering it" },
-  isolated: { label: "isolated", badge: "isolated", title: "the device plugin no longer registers this chip: no scheduler can place here" },
-  restoring: { label: "restoring", badge: "pending", title: "filter lifted; waiting for the device plugin to register it again" },
+  healthy: look("healthy"),
+  unhealthy: look("unhealthy"),
+  cordoned: look("cordoned"),
+  draining: look("draining"),
+  drained: look("drained"),
+  isolating: look("isolating"),
+  isolated: look("isolated"),
+  restoring: look("restoring"),
 };
 
 /** The states in the order of the server's rules, most specific first (also the sort order). */

@@ -331,12 +331,8 @@ export function filterChips(chips: readonly Chip[], filter: ChipFilter): Chip[] 
 
 export type Metric = "memory" | "slots" | "aicore" | "aicpu";
 
-export const METRICS: { key: Metric; label: string }[] = [
-  { key: "memory", label: "Memory" },
-  { key: "slots", label: "Slots" },
-  { key: "aicore", label: "AICore" },
-  { key: "aicpu", label: "AICPU" },
-];
+/** The metrics a heat map colours by (their words: the chips catalog's metric.<key>). */
+export const METRICS: Metric[] = ["memory", "slots", "aicore", "aicpu"];
 
 export function usedTotal(chip: Chip, metric: Metric): [number, number] {
   switch (metric) {

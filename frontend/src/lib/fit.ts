@@ -5,6 +5,9 @@
 // and a template fits `memoryAllocatable // memory` times by memory, never more
 // than the slots. AICore and AICPU are not counted by HAMi: when the slices
 // that fit need more cores than the chip has, that is an over-commit (a warning).
+// A template's problem is worded in the current language (catalog "fit").
+
+import { t as translate } from "../i18n/intl";
 
 export interface FitTemplate {
   name: string;
@@ -37,6 +40,7 @@ export interface TemplateFit {
   overcommitCpu: boolean;
   /** the template that sets the slot count */
   smallest: boolean;
+  /** why the template cannot be placed at all (in the UI's language), or null */
   invalid: string | null;
 }
 
@@ -68,9 +72,9 @@ export function chipFit(chip: FitChip, templates: readonly FitTemplate[]): ChipF
     positive(chip.memory_capacity) && positive(alloc) ? Math.max(0, chip.memory_capacity - alloc) : 0;
   const fits = templates.map((t): TemplateFit => {
     let invalid: string | null = null;
-    if (!positive(t.memory)) invalid = "memory must be greater than 0";
-    else if (!positive(alloc)) invalid = "memoryAllocatable must be greater than 0";
-    else if (t.memory > alloc) invalid = `more than memoryAllocatable (${alloc} MB)`;
+    if (!positive(t.memory)) invalid = translate("fit.invalid.memory");
+    else if (!positive(alloc)) invalid = translate("fit.invalid.allocatable");
+    else if (t.memory > alloc) invalid = translate("fit.invalid.tooBig", { alloc });
     const byMemory = invalid ? 0 : Math.floor(alloc / t.memory);
     const fit = Math.min(byMemory, slots);
     const coresUsed = typeof t.ai_core === "number" ? t.ai_core * fit : null;

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { ChipEvent, Page } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { dateTime } from "../lib/format";
 import { ChipHistory, chipHistoryUrl } from "./ChipHistory";
 
@@ -33,6 +36,7 @@ const urls = (fetch: ReturnType<typeof serve>) => fetch.mock.calls.map((c) => (c
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("chip history", () => {
@@ -56,6 +60,36 @@ describe("chip history", () => {
     ]);
     // the exact time is in the tooltip
     expect(rows[0].querySelector("td")!.getAttribute("title")).toBe(dateTime("2026-12-02T11:55:00.000Z"));
+  });
+
+  it("speaks Chinese", async () => {
+    serve(pageOf([event(2, "released", "job-1", 5), { ...event(0, "placed", "whole", 90, "", 21527), priority: 100 }]));
+    render(
+      <I18nProvider locale="zh-CN">
+        <ChipHistory chipId={7} now={NOW} />
+      </I18nProvider>,
+    );
+    const rows = await screen.findAllByTestId("chip-history-row");
+    const cells = rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent));
+    expect(cells).toEqual([
+      ["5分钟前", "已释放", "job-1ci", "vir01", "3 GiB"],
+      ["1小时30分钟前", "已放置", "wholeci · 优先级 100", "整卡", "21.0 GiB"],
+    ]);
+    const head = screen.getByTestId("chip-history").querySelector("thead")!.textContent!;
+    expect(head).toContain("事件");
+    expect(head).toContain("模板");
+    expect(head).toContain("显存");
+    expect(head).not.toMatch(/Event|Template|Memory/);
+  });
+
+  it("says so in Chinese when the chip has no history", async () => {
+    serve(pageOf([]));
+    render(
+      <I18nProvider locale="zh-CN">
+        <ChipHistory chipId={7} now={NOW} />
+      </I18nProvider>,
+    );
+    expect((await screen.findByTestId("chip-history-empty")).textContent).toBe("自门户开始监视集群以来，此芯片上没有放置或释放任何切片。");
   });
 
   it("says so when the chip has no history", async () => {

@@ -8,6 +8,8 @@ import { api, qs } from "../api/client";
 import type { ChipEvent, Page } from "../api/types";
 import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, ErrorNote, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
+import type { Translate } from "../i18n/intl";
 import { mb } from "../lib/format";
 import { useApi } from "../lib/useApi";
 
@@ -17,10 +19,13 @@ export function chipHistoryUrl(chipId: number, page: number, pageSize: number = 
   return `/api/chips/${chipId}/history/${qs({ page: page > 1 ? page : undefined, page_size: pageSize })}`;
 }
 
-function chipEventColumns(now: number): EventColumn<ChipEvent>[] {
+function chipEventColumns(now: number, t: Translate): EventColumn<ChipEvent>[] {
   return [
     whenColumn((e) => e.at, { now }),
-    { header: "Event", cell: (e) => (e.kind === "placed" ? <Badge kind="ok">placed</Badge> : <Badge>released</Badge>) },
+    {
+      header: t("chips.history.event"),
+      cell: (e) => (e.kind === "placed" ? <Badge kind="ok">{t("chips.history.placed")}</Badge> : <Badge>{t("chips.history.released")}</Badge>),
+    },
     {
       header: "Pod",
       cell: (e) => (
@@ -28,13 +33,13 @@ function chipEventColumns(now: number): EventColumn<ChipEvent>[] {
           <div className="mono">{e.pod_name}</div>
           <div className="muted tiny-text">
             {e.namespace}
-            {e.priority ? ` · priority ${e.priority}` : ""}
+            {e.priority ? ` · ${t("chips.history.priority", { priority: e.priority })}` : ""}
           </div>
         </>
       ),
     },
-    { header: "Template", cell: (e) => e.template || <span className="muted">whole card</span> },
-    { header: "Memory", num: true, cell: (e) => mb(e.memory) },
+    { header: t("chips.col.template"), cell: (e) => e.template || <span className="muted">{t("chips.wholeCard")}</span> },
+    { header: t("chips.metric.memory"), num: true, cell: (e) => mb(e.memory) },
   ];
 }
 
@@ -43,6 +48,7 @@ function chipEventColumns(now: number): EventColumn<ChipEvent>[] {
  * so that a slice placed or released while the drawer is open shows up.
  */
 export function ChipHistory({ chipId, refresh, now }: { chipId: number; refresh?: unknown; now: number }) {
+  const t = useT();
   // The drawer keys this by chip, so another chip starts again on page 1.
   const [page, setPage] = useState(1);
   const history = useApi(
@@ -55,14 +61,14 @@ export function ChipHistory({ chipId, refresh, now }: { chipId: number; refresh?
     <>
       <ErrorNote error={history.error} onRetry={history.reload} />
       {!data ? (
-        history.loading && <div className="muted">Loading the history…</div>
+        history.loading && <div className="muted">{t("chips.history.loading")}</div>
       ) : data.results.length === 0 && page === 1 ? (
         <div className="empty" data-testid="chip-history-empty">
-          Nothing placed on or released from this chip since the portal started watching the cluster.
+          {t("chips.history.empty")}
         </div>
       ) : (
         <>
-          <EventTable rows={data.results} rowKey={(e) => e.id} columns={chipEventColumns(now)} testId="chip-history" rowTestId={() => "chip-history-row"} />
+          <EventTable rows={data.results} rowKey={(e) => e.id} columns={chipEventColumns(now, t)} testId="chip-history" rowTestId={() => "chip-history-row"} />
           {data.count > HISTORY_PAGE_SIZE && (
             <Pager page={page} count={data.count} pageSize={HISTORY_PAGE_SIZE} onPage={setPage} />
           )}

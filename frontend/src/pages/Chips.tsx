@@ -14,6 +14,7 @@ import { ChipActions } from "./chips/ChipActions";
 import { SuggestionsPanel } from "./chips/Suggestions";
 import { NodePanel } from "./chips/NodePanel";
 import { ChipHistory } from "./ChipHistory";
+import { useT } from "../i18n/I18nProvider";
 import {
   filterChips,
   fittingTemplates,
@@ -29,33 +30,35 @@ import {
   type Metric,
   type SortKey,
 } from "../lib/chips";
-import { STATE_LOOK } from "../lib/chipState";
-import { ago, dateTime, duration, ageSeconds, int, mb, pctText } from "../lib/format";
+import { STATE_LOOK, stateLabel, stateTitle, type ChipStateName } from "../lib/chipState";
+import { ago, dateTime, duration, ageSeconds, mb, pctText } from "../lib/format";
 import type { HeatMode } from "../lib/heatmap";
 import { useQueryParam } from "../lib/router";
 import { useApi, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 
-const STATE_OPTIONS: { value: ChipState; label: string }[] = [
-  { value: "all", label: "All states" },
-  { value: "healthy", label: "Healthy" },
-  { value: "unhealthy", label: "Unhealthy" },
-  { value: "cordoned", label: "Cordoned" },
-  { value: "draining", label: "Draining" },
-  { value: "drained", label: "Drained" },
-  { value: "isolating", label: "Isolating" },
-  { value: "isolated", label: "Isolated" },
-  { value: "restoring", label: "Restoring" },
-  { value: "free", label: "Has room (smallest template)" },
-  { value: "full", label: "Full" },
-  { value: "busy", label: "In use" },
-  { value: "idle", label: "Idle" },
+/** The state filter's options (their words: chips.stateOption.<value>). */
+const STATE_OPTIONS: ChipState[] = [
+  "all",
+  "healthy",
+  "unhealthy",
+  "cordoned",
+  "draining",
+  "drained",
+  "isolating",
+  "isolated",
+  "restoring",
+  "free",
+  "full",
+  "busy",
+  "idle",
 ];
 
 /** Row height: .chip-row's height in styles.css, where its columns are too (a class, not a style per row). */
 const ROW = 30;
 
 export function ChipsPage() {
+  const t = useT();
   const { live, cluster } = useClusters();
   useLiveVersion(live);
   const templates = useClusterTemplates(cluster?.id ?? null);
@@ -100,7 +103,7 @@ export function ChipsPage() {
   const arrow = (key: SortKey) => (key === sortKey ? (sortDir === 1 ? " ▲" : " ▼") : "");
 
   if (!live || (live.connection !== "live" && live.chips.size === 0)) {
-    return <Loading label="Waiting for the live snapshot of the chips" />;
+    return <Loading label={t("chips.waiting")} />;
   }
 
   const now = Date.now();
@@ -109,10 +112,9 @@ export function ChipsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Nodes & chips</h1>
+        <h1>{t("chips.title")}</h1>
         <span className="sub" data-testid="chip-count">
-          {int(filtered.length)} of {int(all.length)} chips · {int(groups.length)} nodes
-          {unhealthy ? ` · ${unhealthy} unhealthy` : ""}
+          {t("chips.count", { shown: filtered.length, total: all.length, nodes: groups.length, unhealthy })}
         </span>
       </div>
 
@@ -131,73 +133,84 @@ export function ChipsPage() {
         <FilterBar
           actions={
             <>
-              <span className="muted">Colour by</span>
-              <Segmented value={m} onChange={(v) => setMetric(v)} options={METRICS} label="metric" />
+              <span className="muted">{t("chips.colourBy")}</span>
+              <Segmented
+                value={m}
+                onChange={(v) => setMetric(v)}
+                options={METRICS.map((key) => ({ key, label: t(`chips.metric.${key}`) }))}
+                label={t("chips.metricLabel")}
+              />
               <Segmented
                 value={mode}
                 onChange={(v) => setView(v)}
-                label="granularity"
+                label={t("chips.granularity")}
                 options={[
-                  { key: "chip", label: "Per chip" },
-                  { key: "node", label: "Per node" },
+                  { key: "chip", label: t("chips.perChip") },
+                  { key: "node", label: t("chips.perNode") },
                 ]}
               />
             </>
           }
         >
           <TextFilter
-            label="node filter"
-            placeholder="Filter nodes (e.g. 910b-01, 310p)"
+            label={t("chips.nodeFilter")}
+            placeholder={t("chips.nodeFilterPlaceholder")}
             value={nodeParam}
             onChange={setNodeParam}
             width={240}
             debounceMs={150}
             testId="node-filter"
           />
-          <SelectFilter label="chip type" value={type} onChange={setType} options={types} all="All chip types" testId="type-filter" />
-          <SelectFilter label="state" value={state} onChange={setState} options={STATE_OPTIONS} testId="state-filter" />
+          <SelectFilter label={t("chips.typeFilter")} value={type} onChange={setType} options={types} all={t("chips.allTypes")} testId="type-filter" />
           <SelectFilter
-            label="room for template"
+            label={t("chips.stateFilter")}
+            value={state}
+            onChange={setState}
+            options={STATE_OPTIONS.map((value) => ({ value, label: t(`chips.stateOption.${value}`) }))}
+            testId="state-filter"
+          />
+          <SelectFilter
+            label={t("chips.roomFilter")}
             value={roomFor}
             onChange={setRoomFor}
-            all="Room for any template"
+            all={t("chips.roomForAny")}
             groups={[...templates].map(([cw, list]) => ({
               group: cw,
-              options: list.map((t) => ({ value: t.name, label: `Room for ${t.name} (${mb(t.memory)})` })),
+              options: list.map((tpl) => ({ value: tpl.name, label: t("chips.roomForOne", { name: tpl.name, memory: mb(tpl.memory) }) })),
             }))}
             testId="room-filter"
           />
         </FilterBar>
         <div className="toolbar type-totals">
-          {[...typeTotals.entries()].map(([t, v]) => (
-            <span key={t} className="type-total">
-              <b>{t}</b>
-              <span className="muted">{v.chips} chips</span>
+          {[...typeTotals.entries()].map(([chipType, v]) => (
+            <span key={chipType} className="type-total">
+              <b>{chipType}</b>
+              <span className="muted">{t("chips.typeChips", { count: v.chips })}</span>
               <span className="w-140">
-                <UsageBar used={v.memUsed} total={v.mem} text={`mem ${pctText(v.memUsed, v.mem)}`} />
+                <UsageBar used={v.memUsed} total={v.mem} text={t("chips.typeMem", { pct: pctText(v.memUsed, v.mem) })} />
               </span>
               <span className="w-110">
-                <UsageBar used={v.slotsUsed} total={v.slots} text={`slots ${v.slotsUsed}/${v.slots}`} />
+                <UsageBar used={v.slotsUsed} total={v.slots} text={t("chips.typeSlots", { used: v.slotsUsed, total: v.slots })} />
               </span>
             </span>
           ))}
           <span className="grow" />
           <span className="legend">
             <span>
-              idle <span className="ramp" /> full
+              {t("chips.legend.idle")} <span className="ramp" /> {t("chips.legend.full")}
             </span>
             {mode === "chip" ? (
               <span>
                 <span className="swatch unhealthy-chip" />
-                unhealthy
+                {t("chips.legend.unhealthy")}
               </span>
             ) : (
               <span>
                 <span className="swatch unhealthy-node" />
-                node with unhealthy chips
+                {t("chips.legend.unhealthyNode")}
               </span>
             )}
-            <span>{mode === "node" ? "1 cell = 1 node (click to zoom in)" : "1 cell = 1 chip"}</span>
+            <span>{mode === "node" ? t("chips.legend.cellNode") : t("chips.legend.cellChip")}</span>
             {mode === "chip" && <StateLegend />}
           </span>
         </div>
@@ -216,6 +229,7 @@ export function ChipsPage() {
         />
       </div>
 
+      {/* i18n-ignore: a CSS length */}
       <div className="panel vpanel" style={{ height: `min(${sorted.length * ROW + 34}px, calc(100vh - 160px))` }}>
         <VirtualRows
           count={sorted.length}
@@ -225,14 +239,35 @@ export function ChipsPage() {
           testId="chips-table"
           header={
             <div className="vrow vhead chip-row" role="row" aria-rowindex={1}>
-              <button onClick={() => sortBy("node")}>Node{arrow("node")}</button>
-              <button onClick={() => sortBy("type")}>Type{arrow("type")}</button>
+              <button onClick={() => sortBy("node")}>
+                {t("chips.col.node")}
+                {arrow("node")}
+              </button>
+              <button onClick={() => sortBy("type")}>
+                {t("chips.col.type")}
+                {arrow("type")}
+              </button>
               <span>#</span>
-              <button onClick={() => sortBy("health")}>State{arrow("health")}</button>
-              <button onClick={() => sortBy("memory")}>Memory{arrow("memory")}</button>
-              <button onClick={() => sortBy("slots")}>Slots{arrow("slots")}</button>
-              <button onClick={() => sortBy("aicore")}>AICore{arrow("aicore")}</button>
-              <button onClick={() => sortBy("aicpu")}>AICPU{arrow("aicpu")}</button>
+              <button onClick={() => sortBy("health")}>
+                {t("chips.col.state")}
+                {arrow("health")}
+              </button>
+              <button onClick={() => sortBy("memory")}>
+                {t("chips.metric.memory")}
+                {arrow("memory")}
+              </button>
+              <button onClick={() => sortBy("slots")}>
+                {t("chips.metric.slots")}
+                {arrow("slots")}
+              </button>
+              <button onClick={() => sortBy("aicore")}>
+                {t("chips.metric.aicore")}
+                {arrow("aicore")}
+              </button>
+              <button onClick={() => sortBy("aicpu")}>
+                {t("chips.metric.aicpu")}
+                {arrow("aicpu")}
+              </button>
               <span>UUID</span>
             </div>
           }
@@ -251,7 +286,7 @@ export function ChipsPage() {
             );
           }}
         />
-        {sorted.length === 0 && <div className="empty">No chips match the filters.</div>}
+        {sorted.length === 0 && <div className="empty">{t("chips.noMatch")}</div>}
       </div>
 
       {selectedId !== null && (
@@ -316,38 +351,48 @@ const ChipRowView = memo(function ChipRowView({
 });
 
 function ChipStateBadge({ chip, templates }: { chip: Chip; templates: TemplatesByType }) {
+  const t = useT();
   const look = STATE_LOOK[chip.state];
+  const title = stateTitle(chip.state, t);
+  const label = stateLabel(chip.state, t);
   // one box per cell (see ChipRowView): a sick chip that is also drained or isolated says both in its text
-  const sick = !chip.healthy && chip.state !== "unhealthy" ? " ✕" : "";
+  const sick = !chip.healthy && chip.state !== "unhealthy";
   if (chip.state === "healthy" && isFull(chip, templates))
     return (
-      <Badge kind="info" title="no template fits: slot, memory, AICore or AICPU used up">
-        full
+      <Badge kind="info" title={t("chips.badge.fullTitle")}>
+        {t("chips.badge.full")}
       </Badge>
     );
   return (
-    <Badge kind={look.badge} title={sick ? `${look.title}; the device plugin reports it unhealthy` : look.title}>
-      {chip.state === "unhealthy" ? "✕ unhealthy" : chip.state === "healthy" ? "ok" : `${look.label}${sick}`}
+    <Badge kind={look.badge} title={sick ? t("chips.badge.sickTitle", { title }) : title}>
+      {chip.state === "unhealthy"
+        ? t("chips.badge.unhealthy")
+        : chip.state === "healthy"
+          ? t("chips.badge.ok")
+          : sick
+            ? t("chips.badge.sick", { label })
+            : label}
     </Badge>
   );
 }
 
-/** The heat map's look per chip state (components/Heatmap.tsx draws the same): swatch class, label. */
-const STATE_SWATCHES: [string, string][] = [
-  ["cordoned", "cordoned"],
-  ["draining", "draining"],
-  ["drained", "drained"],
-  ["pending", "isolating / restoring"],
-  ["isolated", "isolated"],
+/** The heat map's look per chip state (components/Heatmap.tsx draws the same): swatch class, the states it stands for. */
+const STATE_SWATCHES: [string, ChipStateName[]][] = [
+  ["cordoned", ["cordoned"]],
+  ["draining", ["draining"]],
+  ["drained", ["drained"]],
+  ["pending", ["isolating", "restoring"]],
+  ["isolated", ["isolated"]],
 ];
 
 function StateLegend() {
+  const t = useT();
   return (
     <>
-      {STATE_SWATCHES.map(([swatch, label]) => (
+      {STATE_SWATCHES.map(([swatch, states]) => (
         <span key={swatch}>
           <span className={`swatch ${swatch}`} />
-          {label}
+          {states.map((s) => stateLabel(s, t)).join(" / ")}
         </span>
       ))}
     </>
@@ -378,6 +423,7 @@ function ChipDrawer({
   onRequestTaken: () => void;
   onClose: () => void;
 }) {
+  const t = useT();
   const { live, cluster } = useClusters();
   const now = useNow(5000);
   const slices = useApi(
@@ -390,12 +436,12 @@ function ChipDrawer({
 
   return (
     <Drawer
-      title={chip ? `${chip.node} · ${chip.type} #${chip.index}` : `Chip ${chipId}`}
+      title={chip ? `${chip.node} · ${chip.type} #${chip.index}` : t("chips.drawer.gone", { id: chipId })}
       onClose={onClose}
       actions={chip && <ChipStateBadge chip={chip} templates={templates} />}
     >
       {!chip ? (
-        <div className="empty">This chip is not in the cluster any more.</div>
+        <div className="empty">{t("chips.drawer.notInCluster")}</div>
       ) : (
         <>
           <div className="muted mb-12">
@@ -406,31 +452,39 @@ function ChipDrawer({
           )}
           <div className="type-card">
             <div className="metrics" data-testid="chip-metrics">
-              <span className="k">Memory</span>
-              <UsageBar used={chip.memUsed} total={chip.mem} text={`${mb(chip.memUsed)} / ${mb(chip.mem)} · ${mb(chip.mem - chip.memUsed)} free`} />
-              <span className="k">Slots</span>
-              <UsageBar used={chip.slotsUsed} total={chip.slots} text={`${chip.slotsUsed} / ${chip.slots} · ${chip.slots - chip.slotsUsed} free`} />
-              <span className="k">AICore</span>
+              <span className="k">{t("chips.metric.memory")}</span>
+              <UsageBar
+                used={chip.memUsed}
+                total={chip.mem}
+                text={t("chips.drawer.usedFree", { used: mb(chip.memUsed), total: mb(chip.mem), free: mb(chip.mem - chip.memUsed) })}
+              />
+              <span className="k">{t("chips.metric.slots")}</span>
+              <UsageBar
+                used={chip.slotsUsed}
+                total={chip.slots}
+                text={t("chips.drawer.usedFree", { used: chip.slotsUsed, total: chip.slots, free: chip.slots - chip.slotsUsed })}
+              />
+              <span className="k">{t("chips.metric.aicore")}</span>
               <UsageBar used={chip.coreUsed} total={chip.core} text={`${chip.coreUsed} / ${chip.core}`} />
-              <span className="k">AICPU</span>
-              <UsageBar used={chip.cpuUsed} total={chip.cpu} text={chip.cpu ? `${chip.cpuUsed} / ${chip.cpu}` : "not reported"} />
+              <span className="k">{t("chips.metric.aicpu")}</span>
+              <UsageBar used={chip.cpuUsed} total={chip.cpu} text={chip.cpu ? `${chip.cpuUsed} / ${chip.cpu}` : t("chips.drawer.notReported")} />
             </div>
             <RoomLine chip={chip} templates={templates} />
           </div>
-          <h3 className="section-title">Slices on this chip</h3>
+          <h3 className="section-title">{t("chips.drawer.slices")}</h3>
           <ErrorNote error={slices.error} onRetry={slices.reload} />
           {slices.data && slices.data.results.length === 0 ? (
-            <div className="empty">No slice on this chip.</div>
+            <div className="empty">{t("chips.drawer.noSlice")}</div>
           ) : (
             <table className="data" data-testid="chip-slices">
               <thead>
                 <tr>
                   <th>Pod</th>
-                  <th>Template</th>
-                  <th className="num">Memory</th>
-                  <th>Priority</th>
-                  <th>Phase</th>
-                  <th>Age</th>
+                  <th>{t("chips.col.template")}</th>
+                  <th className="num">{t("chips.metric.memory")}</th>
+                  <th>{t("chips.col.priority")}</th>
+                  <th>{t("chips.col.phase")}</th>
+                  <th>{t("chips.col.age")}</th>
                 </tr>
               </thead>
               <tbody>
@@ -442,7 +496,7 @@ function ChipDrawer({
                         {s.namespace}
                       </div>
                     </td>
-                    <td>{s.template || <span className="muted">whole card</span>}</td>
+                    <td>{s.template || <span className="muted">{t("chips.wholeCard")}</span>}</td>
                     <td className="num">{mb(s.memory)}</td>
                     <td>
                       {s.priority_class || "–"} <span className="muted">({s.priority})</span>
@@ -456,27 +510,27 @@ function ChipDrawer({
               </tbody>
             </table>
           )}
-          <h3 className="section-title">History</h3>
+          <h3 className="section-title">{t("chips.drawer.history")}</h3>
           <ChipHistory key={chipId} chipId={chipId} refresh={chip} now={now} />
           {changes.length > 0 && (
             <>
-              <h3 className="section-title">Usage and health since this page opened</h3>
+              <h3 className="section-title">{t("chips.drawer.changes")}</h3>
               <table className="data" data-testid="chip-changes">
                 <thead>
                   <tr>
-                    <th>When</th>
-                    <th className="num">Slots used</th>
-                    <th className="num">Memory used</th>
-                    <th>Health</th>
+                    <th>{t("chips.col.when")}</th>
+                    <th className="num">{t("chips.col.slotsUsed")}</th>
+                    <th className="num">{t("chips.col.memoryUsed")}</th>
+                    <th>{t("chips.col.health")}</th>
                   </tr>
                 </thead>
                 <tbody>
                   {[...changes].reverse().map((p, i) => (
                     <tr key={i}>
-                      <td>{p.t ? ago(new Date(p.t).toISOString(), now) : "at page load"}</td>
+                      <td>{p.t ? ago(new Date(p.t).toISOString(), now) : t("chips.drawer.atPageLoad")}</td>
                       <td className="num">{p.slotsUsed}</td>
                       <td className="num">{mb(p.memUsed)}</td>
-                      <td>{p.healthy ? "healthy" : <span className="health-x">unhealthy</span>}</td>
+                      <td>{p.healthy ? stateLabel("healthy", t) : <span className="health-x">{stateLabel("unhealthy", t)}</span>}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -491,13 +545,14 @@ function ChipDrawer({
 
 /** Which templates still fit on the chip, and the largest of them. */
 function RoomLine({ chip, templates }: { chip: Chip; templates: TemplatesByType }) {
+  const t = useT();
   if (!templates.get(chip.type)?.length) return null;
   const fits = fittingTemplates(chip, templates);
   return (
     <div className="muted mt-10 small-text" data-testid="chip-room">
       {fits.length
-        ? `Room for ${fits.map((t) => t.name).join(", ")} · largest: ${fits[fits.length - 1].name}`
-        : "No room for any template (slot, memory, AICore or AICPU used up)"}
+        ? t("chips.room", { names: fits.map((f) => f.name).join(", "), largest: fits[fits.length - 1].name })
+        : t("chips.noRoom")}
     </div>
   );
 }

@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { Drain } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { DrainsPage } from "./Drains";
 import { page, renderAs, stubFetch } from "./testing";
 
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 const drain = {
@@ -44,5 +48,35 @@ describe("DrainsPage", () => {
     renderAs("admin", <DrainsPage />);
     await waitFor(() => expect(screen.getByTestId("approve-drain-4")).toBeTruthy());
     expect(screen.queryByTestId("approve-drain-5")).toBeNull();
+  });
+
+  it("speaks Chinese: states, victims and the decision, the API's progress as it comes", async () => {
+    stubFetch((url) => (url.startsWith("/api/drains/") ? { body: page([drain, { ...drain, id: 5, state: "drained", scope: "node", victims: [] }]) } : undefined));
+    renderAs(
+      "admin",
+      <I18nProvider locale="zh-CN">
+        <DrainsPage />
+      </I18nProvider>,
+    );
+    const row = await screen.findByTestId("drain-4");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("排空");
+    expect(document.body.textContent).toContain("2 个排空");
+    expect(row.textContent).toContain("npu-node-910b-01 上的芯片");
+    expect(row.textContent).toContain("等待中");
+    expect(row.textContent).toContain("等待管理员批准");
+    expect(row.textContent).toContain("外部");
+    expect(row.textContent).toContain("1 foreign pod waits for approval");
+    expect(screen.getByTestId("drain-5").textContent).toContain("已排空");
+    expect(screen.getByTestId("drain-5").textContent).toContain("npu-node-910b-01 上的节点");
+    expect(screen.getByTestId("approve-drain-4").textContent).toBe("批准");
+    fireEvent.click(screen.getByTestId("reject-drain-4"));
+    expect(document.body.textContent).toContain("拒绝排空 #4");
+    expect(document.body.textContent).toContain("芯片保持禁止调度");
+    const states = screen.getByTestId("drain-state") as HTMLSelectElement;
+    expect([...states.options].map((o) => o.textContent)).toEqual(["全部状态", "等待中", "驱逐中", "已排空", "已拒绝", "失败", "已恢复调度"]);
+    // the API's words (progress) aside, nothing of the table is left in English
+    const table = screen.getByTestId("drains-table").textContent!.replaceAll("1 foreign pod waits for approval", "");
+    expect(table).not.toMatch(/awaits|pending|drained| foreign |waiting|chip on|node on|none/);
+    expect(screen.getByRole("dialog").textContent).not.toMatch(/Reject drain|evicted/);
   });
 });

@@ -3,17 +3,19 @@
 // make (approve: they are evicted too; reject: they keep running and the chips
 // stay cordoned), with a reason. Beside Preemptions, which decides the same way.
 
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Drain, DrainState, Page } from "../api/types";
-import { backToPageOne, FilterBar, ScopeChip, StateFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, ScopeChip, SelectFilter } from "../components/FilterBar";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { requestBadge } from "../lib/queue";
 import { Link, useQueryParam } from "../lib/router";
 import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
+import { useRich } from "./chips/rich";
 import { DecisionButtons, DecisionForm, type Decision } from "./Preemptions";
 
 const PAGE_SIZE = 50;
@@ -29,6 +31,8 @@ function drainBadge(state: DrainState): string {
 }
 
 export function DrainsPage() {
+  const t = useT();
+  const rich = useRich();
   const { cluster, live } = useClusters();
   const { can } = useSession();
   useLiveVersion(live);
@@ -55,29 +59,36 @@ export function DrainsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Drains</h1>
-        <span className="sub">{drains.data ? `${drains.data.count.toLocaleString()} drains` : ""}</span>
+        <h1>{t("drains.title")}</h1>
+        <span className="sub">{drains.data ? t("drains.count", { count: drains.data.count }) : ""}</span>
       </div>
       <div className="panel">
         <FilterBar busy={drains.loading}>
-          <StateFilter value={state} states={DRAIN_STATES} onChange={backToPageOne(setPage)(setState)} testId="drain-state" />
-          {only && <ScopeChip label={`drain #${only}`} onClear={() => setOnly("")} />}
+          <SelectFilter
+            label={t("drains.stateFilter")}
+            value={state}
+            onChange={backToPageOne(setPage)(setState)}
+            options={DRAIN_STATES.map((s) => ({ value: s, label: t(`drains.state.${s}`) }))}
+            all={t("drains.allStates")}
+            testId="drain-state"
+          />
+          {only && <ScopeChip label={t("drains.scope", { id: only })} onClear={() => setOnly("")} />}
         </FilterBar>
         <ErrorNote error={drains.error} onRetry={reload} />
         {!drains.data && drains.loading ? (
           <Loading />
         ) : drains.data && drains.data.results.length === 0 ? (
-          <div className="empty">{state ? "No drain matches." : "No drain in this cluster."}</div>
+          <div className="empty">{state ? t("drains.noMatch") : t("drains.none")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="drains-table">
               <thead>
                 <tr>
                   <th className="num">#</th>
-                  <th>What</th>
-                  <th>State</th>
-                  <th>Pods</th>
-                  <th>Asked</th>
+                  <th>{t("drains.col.what")}</th>
+                  <th>{t("drains.col.state")}</th>
+                  <th>{t("drains.col.pods")}</th>
+                  <th>{t("drains.col.asked")}</th>
                   <th />
                 </tr>
               </thead>
@@ -87,17 +98,20 @@ export function DrainsPage() {
                     <td className="num mono">{d.id}</td>
                     <td>
                       <div>
-                        {d.scope === "node" ? "node" : "chip"} on <Link to={`/chips?node=${encodeURIComponent(d.node)}`}>{d.node}</Link>
+                        {rich("drains.what", {
+                          scope: d.scope === "node" ? "node" : "chip",
+                          node: d.node,
+                          link: (chunks: ReactNode[]) => <Link to={`/chips?node=${encodeURIComponent(d.node)}`}>{chunks}</Link>,
+                        })}
                       </div>
                       <div className="muted tiny-text mono">{d.chip_uuids.map(shortUuid).join(", ")}</div>
                     </td>
                     <td>
-                      <Badge kind={drainBadge(d.state)}>{d.state}</Badge>
-                      {awaitsDecision(d) && <div className="muted">awaits an admin&apos;s approval</div>}
+                      <Badge kind={drainBadge(d.state)}>{t(`drains.state.${d.state}`)}</Badge>
+                      {awaitsDecision(d) && <div className="muted">{t("drains.awaits")}</div>}
                       {d.decided_by && (
                         <div className="muted">
-                          by {d.decided_by}
-                          {d.decision_reason ? `: ${d.decision_reason}` : ""}
+                          {d.decision_reason ? t("drains.byReason", { who: d.decided_by, reason: d.decision_reason }) : t("drains.by", { who: d.decided_by })}
                         </div>
                       )}
                       {d.progress && (
@@ -108,7 +122,7 @@ export function DrainsPage() {
                     </td>
                     <td>
                       {d.victims.length === 0 ? (
-                        <span className="muted">none</span>
+                        <span className="muted">{t("drains.noPod")}</span>
                       ) : (
                         <ul className="plain-list">
                           {d.victims.map((v) => (
@@ -116,10 +130,20 @@ export function DrainsPage() {
                               <span className="mono">
                                 {v.namespace}/{v.pod}
                               </span>{" "}
-                              {v.foreign ? <Badge kind="warn">foreign</Badge> : v.request && <Link to={`/requests/${v.request}`}>#{v.request}</Link>}{" "}
+                              {v.foreign ? (
+                                <Badge kind="warn">{t("drains.foreign")}</Badge>
+                              ) : (
+                                v.request && <Link to={`/requests/${v.request}`}>#{v.request}</Link>
+                              )}{" "}
                               <span className="muted">
-                                {v.evicted ? "evicted" : v.blocked ? `blocked: ${v.blocked}` : v.approved ? "approved" : "waiting"}
-                                {v.requeued ? " · re-queued" : ""}
+                                {v.evicted
+                                  ? t("drains.victim.evicted")
+                                  : v.blocked
+                                    ? t("drains.victim.blocked", { why: v.blocked })
+                                    : v.approved
+                                      ? t("drains.victim.approved")
+                                      : t("drains.victim.waiting")}
+                                {v.requeued ? ` · ${t("drains.victim.requeued")}` : ""}
                                 {v.last_error ? ` · ${v.last_error}` : ""}
                               </span>
                             </li>
@@ -130,7 +154,7 @@ export function DrainsPage() {
                     <td className="nowrap" title={dateTime(d.created_at)}>
                       {ago(d.created_at, now)}
                       <div className="muted">
-                        {d.requested_by ?? "–"}: {d.reason}
+                        {t("drains.asked", { who: d.requested_by ?? "–", reason: d.reason })}
                       </div>
                     </td>
                     <td className="nowrap">
@@ -151,7 +175,7 @@ export function DrainsPage() {
           proposal={deciding.drain}
           decision={deciding.decision}
           path="/api/drains/"
-          noun="drain"
+          title={t(`drains.decisionTitle.${deciding.decision}`, { id: deciding.drain.id })}
           onClose={() => setDeciding(null)}
           onDone={() => {
             setDeciding(null);
@@ -159,9 +183,7 @@ export function DrainsPage() {
           }}
         >
           <p className="small-text">
-            {deciding.decision === "approve"
-              ? "The pods the portal did not make are evicted too (Eviction API, PodDisruptionBudgets respected)."
-              : "The pods the portal did not make keep running; nothing more is evicted and the chips stay cordoned until an uncordon."}
+            {t(`drains.decisionExplain.${deciding.decision}`)}
           </p>
         </DecisionForm>
       )}

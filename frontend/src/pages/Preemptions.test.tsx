@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { Me, Page, PreemptionProposal, Role } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { ClusterContext } from "../state/cluster";
 import { allows, SessionContext } from "../state/session";
 import { DecisionForm, PreemptionsPage } from "./Preemptions";
@@ -43,9 +46,10 @@ const proposal: PreemptionProposal = {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
-function renderPage(role: Role, shown: PreemptionProposal = proposal) {
+function renderPage(role: Role, shown: PreemptionProposal = proposal, locale?: "zh-CN") {
   const body: Page<PreemptionProposal> = { count: 1, next: null, previous: null, results: [shown] };
   vi.stubGlobal("fetch", vi.fn(async () => new Response(JSON.stringify(body), { status: 200 })));
   const me: Me = { username: "u", role } as Me;
@@ -54,7 +58,13 @@ function renderPage(role: Role, shown: PreemptionProposal = proposal) {
   return render(
     <SessionContext.Provider value={session}>
       <ClusterContext.Provider value={value}>
-        <PreemptionsPage />
+        {locale ? (
+          <I18nProvider locale={locale}>
+            <PreemptionsPage />
+          </I18nProvider>
+        ) : (
+          <PreemptionsPage />
+        )}
       </ClusterContext.Provider>
     </SessionContext.Provider>,
   );
@@ -83,6 +93,26 @@ describe("PreemptionsPage", () => {
     renderPage("admin");
     await screen.findByTestId("proposal-7");
     expect(screen.queryByTestId("caveat-7")).toBeNull();
+  });
+  it("speaks Chinese: the table, the state, what the victims lose, the decision", async () => {
+    renderPage("admin", { ...proposal, auto_approved: true, decided_by: "alice" }, "zh-CN");
+    const row = await screen.findByTestId("proposal-7");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("抢占");
+    expect(document.body.textContent).toContain("1 个提议");
+    expect(screen.getByRole("columnheader", { name: "被抢占者" })).toBeTruthy();
+    expect(row.textContent).toContain("ci · default · 优先级 1000");
+    expect(row.textContent).toContain("等待中");
+    expect(row.textContent).toContain("自动");
+    expect(row.textContent).toContain("由 alice");
+    expect(row.textContent).toContain("优先级 0 · 损失 1小时2分钟");
+    expect(screen.getByTestId("crosses-7").textContent).toContain("跨队列");
+    expect(screen.getByTestId("crosses-7").textContent).toContain("被抢占者位于 batch");
+    fireEvent.click(screen.getByTestId("approve-7"));
+    expect(document.body.textContent).toContain("批准提议 #7");
+    expect(screen.getByTestId("decision-submit").textContent).toBe("批准");
+    const states = screen.getByTestId("proposal-state") as HTMLSelectElement;
+    expect([...states.options].map((o) => o.textContent)).toContain("已被取代");
+    expect(screen.getByTestId("preemptions-table").textContent).not.toMatch(/Approve|Reject|pending|loses|prio|crosses queues|victims in|auto|by alice/);
   });
   it("shows no buttons to operators", async () => {
     renderPage("operator");

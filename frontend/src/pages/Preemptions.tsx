@@ -5,9 +5,10 @@
 import { useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Page, PreemptionProposal } from "../api/types";
-import { backToPageOne, FilterBar, ScopeChip, StateFilter } from "../components/FilterBar";
+import { backToPageOne, FilterBar, ScopeChip, SelectFilter } from "../components/FilterBar";
 import { ReasonModal } from "../components/ReasonModal";
 import { Badge, ErrorNote, Loading, Pager } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { ago, dateTime, shortUuid } from "../lib/format";
 import { canDecide, lostTime, PROPOSAL_STATES, requestBadge } from "../lib/queue";
 import { Link, useQueryParam } from "../lib/router";
@@ -30,7 +31,7 @@ export function DecisionForm({
   onClose,
   onDone,
   path = "/api/preemptions/",
-  noun = "proposal",
+  title,
   children,
 }: {
   proposal: Pick<PreemptionProposal, "id">;
@@ -38,14 +39,15 @@ export function DecisionForm({
   onClose: () => void;
   onDone: () => void;
   path?: string;
-  noun?: string;
+  /** the dialog's title (default: "Approve proposal #7" / "Reject proposal #7") */
+  title?: string;
   children?: ReactNode;
 }) {
-  const verb = decision === "approve" ? "Approve" : "Reject";
+  const t = useT();
   return (
     <ReasonModal
-      title={`${verb} ${noun} #${proposal.id}`}
-      verb={verb}
+      title={title ?? t(`preemptions.decisionTitle.${decision}`, { id: proposal.id })}
+      verb={t(`preemptions.decide.${decision}`)}
       tone={decision === "approve" ? "primary" : "danger"}
       onClose={onClose}
       submit={async (reason) => {
@@ -60,19 +62,21 @@ export function DecisionForm({
 
 /** Approve and Reject, side by side (test ids `approve-<testId>`, `reject-<testId>`). */
 export function DecisionButtons({ testId, onDecide }: { testId: string; onDecide: (decision: Decision) => void }) {
+  const t = useT();
   return (
     <>
       <button className="btn small primary" onClick={() => onDecide("approve")} data-testid={`approve-${testId}`}>
-        Approve
+        {t("preemptions.decide.approve")}
       </button>{" "}
       <button className="btn small danger" onClick={() => onDecide("reject")} data-testid={`reject-${testId}`}>
-        Reject
+        {t("preemptions.decide.reject")}
       </button>
     </>
   );
 }
 
 export function PreemptionsPage() {
+  const t = useT();
   const { cluster, live } = useClusters();
   const { me } = useSession();
   useLiveVersion(live);
@@ -95,36 +99,38 @@ export function PreemptionsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Preemptions</h1>
-        <span className="sub">{proposals.data ? `${proposals.data.count.toLocaleString()} proposals` : ""}</span>
+        <h1>{t("preemptions.title")}</h1>
+        <span className="sub">{proposals.data ? t("preemptions.count", { count: proposals.data.count }) : ""}</span>
       </div>
       <div className="panel">
         <FilterBar busy={proposals.loading}>
-          <StateFilter
+          <SelectFilter
+            label={t("preemptions.stateFilter")}
             value={state}
-            states={PROPOSAL_STATES}
             onChange={backToPageOne(setPage)(setState)}
+            options={PROPOSAL_STATES.map((s) => ({ value: s, label: t(`preemptions.state.${s}`) }))}
+            all={t("preemptions.allStates")}
             testId="proposal-state"
           />
-          {request && <ScopeChip label={`request #${request}`} onClear={() => setRequest("")} testId="proposal-request-filter" />}
+          {request && <ScopeChip label={t("preemptions.requestScope", { id: request })} onClear={() => setRequest("")} testId="proposal-request-filter" />}
         </FilterBar>
         <ErrorNote error={proposals.error} onRetry={reload} />
         {!proposals.data && proposals.loading ? (
           <Loading />
         ) : proposals.data && proposals.data.results.length === 0 ? (
-          <div className="empty">{state ? "No proposal matches." : "No preemption proposal in this cluster."}</div>
+          <div className="empty">{state ? t("preemptions.noMatch") : t("preemptions.none")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="preemptions-table">
               <thead>
                 <tr>
                   <th className="num">#</th>
-                  <th>Request</th>
-                  <th>Node · chip</th>
-                  <th>State</th>
-                  <th>Victims</th>
-                  <th className="num">Time lost</th>
-                  <th>Created</th>
+                  <th>{t("preemptions.col.request")}</th>
+                  <th>{t("preemptions.col.where")}</th>
+                  <th>{t("preemptions.col.state")}</th>
+                  <th>{t("preemptions.col.victims")}</th>
+                  <th className="num">{t("preemptions.col.lost")}</th>
+                  <th>{t("preemptions.col.created")}</th>
                   <th />
                 </tr>
               </thead>
@@ -133,7 +139,10 @@ export function PreemptionsPage() {
                   <tr key={p.id} data-testid={`proposal-${p.id}`}>
                     <td className="num mono">{p.id}</td>
                     <td>
-                      <Link to={`/requests/${p.request}`}>#{p.request}</Link> <span className="muted">{p.request_namespace} · {p.request_queue} · prio {p.request_priority}</span>
+                      <Link to={`/requests/${p.request}`}>#{p.request}</Link>{" "}
+                      <span className="muted">
+                        {p.request_namespace} · {p.request_queue} · {t("preemptions.prio", { priority: p.request_priority })}
+                      </span>
                     </td>
                     <td className="nowrap" title={p.chip_uuid || undefined}>
                       {p.node || "–"}
@@ -141,10 +150,10 @@ export function PreemptionsPage() {
                     </td>
                     <td>
                       <Badge kind={requestBadge(p.state)} title={p.reason || undefined}>
-                        {p.state}
+                        {t(`preemptions.state.${p.state}`)}
                       </Badge>
-                      {p.auto_approved && <span className="muted"> auto</span>}
-                      {p.decided_by && <div className="muted">by {p.decided_by}</div>}
+                      {p.auto_approved && <span className="muted"> {t("preemptions.auto")}</span>}
+                      {p.decided_by && <div className="muted">{t("preemptions.by", { who: p.decided_by })}</div>}
                       {p.progress && (
                         <div className="muted" data-testid={`progress-${p.id}`}>
                           {p.progress}
@@ -153,7 +162,7 @@ export function PreemptionsPage() {
                     </td>
                     <td>
                       {p.victims.length === 0 ? (
-                        <span className="muted">none</span>
+                        <span className="muted">{t("preemptions.noVictim")}</span>
                       ) : (
                         <ul className="plain-list">
                           {p.victims.map((v) => (
@@ -162,7 +171,7 @@ export function PreemptionsPage() {
                                 {v.namespace}/{v.pod}
                               </span>{" "}
                               <span className="muted">
-                                prio {v.priority} · loses {lostTime(v.lost_seconds)}
+                                {t("preemptions.victim", { priority: v.priority, lost: lostTime(v.lost_seconds) })}
                               </span>
                             </li>
                           ))}
@@ -170,16 +179,16 @@ export function PreemptionsPage() {
                       )}
                       {p.crosses_queues.length > 0 && (
                         <div data-testid={`crosses-${p.id}`}>
-                          <Badge kind="warn" title="Volcano's own preemption stays inside a queue">
-                            crosses queues
+                          <Badge kind="warn" title={t("preemptions.crossesTitle")}>
+                            {t("preemptions.crosses")}
                           </Badge>{" "}
-                          <span className="muted">victims in {p.crosses_queues.join(", ")}</span>
+                          <span className="muted">{t("preemptions.victimsIn", { queues: p.crosses_queues.join(", ") })}</span>
                         </div>
                       )}
                       {p.caveat && (
                         <div data-testid={`caveat-${p.id}`}>
-                          <Badge kind="warn" title="the scheduler picks the chip within the node itself">
-                            not guaranteed
+                          <Badge kind="warn" title={t("preemptions.caveatTitle")}>
+                            {t("preemptions.caveat")}
                           </Badge>{" "}
                           <span className="muted">{p.caveat.replace(/^not guaranteed: /, "")}</span>
                         </div>

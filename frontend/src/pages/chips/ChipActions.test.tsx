@@ -1,13 +1,18 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { ChipDetail, DrainPlan, NodeConfigHealth, Slice } from "../../api/types";
+import { ENGLISH } from "../../i18n/catalog";
+import { I18nProvider } from "../../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../../i18n/intl";
 import type { Chip } from "../../lib/chips";
 import { page, renderAs, stubFetch } from "../testing";
 import { ChipActions } from "./ChipActions";
+import { DrainPlanView, drainSummary } from "./DrainPlan";
 
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 const chip: Chip = {
@@ -147,5 +152,83 @@ describe("ChipActions", () => {
     fireEvent.click(screen.getByTestId("uncordon-submit"));
     await waitFor(() => expect(screen.getByTestId("chip-act-result").textContent).toContain("back in service"));
     expect(fetch.mock.calls.some(([url]) => url === "/api/chips/5/uncordon/")).toBe(true);
+  });
+
+  it("speaks Chinese: where the chip stands, its acts, the restore dialog with its marked words, the drain it is in", async () => {
+    stubFetch((url) => {
+      if (url === "/api/drains/9/") return { body: { id: 9, state: "drained", progress: "", victims: [] } };
+      if (url.startsWith("/api/chips/5/"))
+        return {
+          body: detail({
+            state: "isolating", isolation: "isolating", isolation_by: "alice", isolation_reason: "ECC", isolation_since: "2026-12-01T00:00:00Z",
+            isolation_overdue: true, drain: 9,
+          }),
+        };
+      return undefined;
+    });
+    renderAs(
+      "operator",
+      <I18nProvider locale="zh-CN">
+        <ChipActions chip={{ ...chip, state: "isolating" }} slices={[]} clusterId={1} />
+      </I18nProvider>,
+    );
+    const standing = await screen.findByTestId("chip-isolation");
+    expect(standing.querySelector("b")!.textContent).toBe("隔离中…");
+    expect(standing.textContent).toMatch(/自 .+前起 由 alice 发起：ECC/);
+    expect(screen.getByTestId("chip-isolation-overdue").textContent).toContain("已超时：");
+    await waitFor(() => expect(screen.getByTestId("chip-drain").textContent).toContain("排空 #9：已排空"));
+    expect(screen.getByTestId("chip-drain").textContent).toContain("在排空页面打开");
+    expect(screen.getByTestId("chip-act-restore").textContent).toBe("恢复");
+    expect(screen.getByTestId("chip-act-drain").textContent).toBe("排空");
+    fireEvent.click(screen.getByTestId("chip-act-restore"));
+    const dialog = screen.getByTestId("restore-submit").closest("[role=dialog]") ?? document.body;
+    expect(dialog.textContent).toContain("恢复 npu-node-910b-01 · Ascend910B4 #2");
+    expect(dialog.querySelector(".mono")!.textContent).toBe("filterDevices");
+    expect([...dialog.querySelectorAll("p b")].map((b) => b.textContent)).toEqual(["恢复中"]);
+    expect(document.body.textContent).not.toMatch(/isolating|Restore|since|Overdue/);
+  });
+});
+
+describe("DrainPlanView", () => {
+  const plan: DrainPlan = {
+    cluster: 1, scope: "node", node: chip.node, chips: [1, 2].map((id) => ({ id, uuid: `U-${id}`, index: id, common_word: chip.type, state: "healthy" })),
+    drain: 3, needs_approval: true,
+    pods: [{
+      namespace: "team", pod: "train-1", node: chip.node, chips: ["U-1"], templates: [], memory: 21527, priority: 5,
+      priority_class: "", foreign: true, request: null, request_queue: null, pdbs: [{ name: "train-pdb", disruptions_allowed: 2 }],
+      outcome: "evicted once an admin approves",
+    }],
+  };
+
+  it("words the plan in English with the chips counted", () => {
+    render(<DrainPlanView plan={plan} />);
+    expect(screen.getByTestId("drain-plan").textContent).toContain(`Cordons 2 chips of ${chip.node} at once`);
+    expect(screen.getByTestId("drain-plan").textContent).toContain("drain #3");
+    expect(screen.getByTestId("drain-plan-pods").textContent).toContain("2 allowed");
+    expect(drainSummary({ id: 3, state: "pending", progress: "", victims: [{ foreign: true, approved: false }] } as never)).toBe(
+      "Drain #3: pending (foreign pods wait for an admin's approval)",
+    );
+  });
+
+  it("speaks Chinese, with the pods' outcome as the API words it", async () => {
+    render(
+      <I18nProvider locale="zh-CN">
+        <DrainPlanView plan={{ ...plan, chips: plan.chips.slice(0, 1) }} />
+      </I18nProvider>,
+    );
+    const text = (await screen.findByTestId("drain-plan")).textContent ?? "";
+    expect(text).toContain("立即禁止调度此芯片");
+    expect(text).toContain("已有进行中的排空占用这些芯片：排空 #3。");
+    expect(screen.getByRole("link", { name: "排空 #3" }).getAttribute("href")).toBe("/drains?drain=3");
+    const pods = screen.getByTestId("drain-plan-pods").textContent ?? "";
+    expect(pods).toContain("优先级 5");
+    expect(pods).toContain("整卡");
+    expect(pods).toContain("外部");
+    expect(pods).toContain("允许 2 个");
+    expect(pods).toContain("evicted once an admin approves");
+    expect(text).not.toMatch(/Cordons|whole card|allowed|foreign/);
+    expect(drainSummary({ id: 3, state: "pending", progress: "", victims: [{ foreign: true, approved: false }] } as never)).toBe(
+      "排空 #3：等待中（外部 Pod 等待管理员批准）",
+    );
   });
 });

@@ -9,15 +9,15 @@ import { api, ApiError } from "../../api/client";
 import type { ChipDetail, Drain, NodeConfigHealth, Slice } from "../../api/types";
 import { ReasonModal } from "../../components/ReasonModal";
 import { Banner, CopyText } from "../../components/ui";
-import { chipActs, inIsolation, isPending, type ChipAct } from "../../lib/chipState";
+import { useT } from "../../i18n/I18nProvider";
+import { chipActs, inIsolation, isPending, stateLabel, type ChipAct, type ChipStateName } from "../../lib/chipState";
 import type { Chip } from "../../lib/chips";
 import { ago, dateTime, mb } from "../../lib/format";
 import { Link } from "../../lib/router";
 import { useApi, useNow } from "../../lib/useApi";
 import { useSession } from "../../state/session";
 import { DrainDialog, drainSummary } from "./DrainPlan";
-
-const LABEL: Record<ChipAct, string> = { isolate: "Isolate", restore: "Restore", drain: "Drain", uncordon: "Uncordon" };
+import { useRich } from "./rich";
 
 export function ChipActions({
   chip,
@@ -33,9 +33,12 @@ export function ChipActions({
   request?: ChipAct | null;
   onRequestTaken?: () => void;
 }) {
+  const t = useT();
+  const rich = useRich();
   const { me } = useSession();
   const now = useNow(5000);
   const pending = isPending(chip.state);
+  const name = `${chip.node} · ${chip.type} #${chip.index}`;
   // The chip's REST row: isolation and drain fields the live row does not carry.
   // Refetched when the live row changes, and every 5 s while a proof is awaited
   // (what the portal saw changes without the state changing).
@@ -55,13 +58,7 @@ export function ChipActions({
   };
   const post = (act: "isolate" | "restore" | "uncordon") => async (reason: string) => {
     await api.post(`/api/chips/${chip.id}/${act}/`, { reason });
-    done(
-      act === "isolate"
-        ? "Isolating: the chip is filtered in its node's config and the device plugin pod restarts; it shows isolated once the plugin stops registering it."
-        : act === "restore"
-          ? "Restoring: the filter is lifted and the device plugin pod restarts; the chip is back in service once the plugin registers it again."
-          : "Uncordoned: the chip is back in service.",
-    );
+    done(t(`chips.result.${act}`));
   };
   return (
     <div data-testid="chip-actions">
@@ -83,7 +80,7 @@ export function ChipActions({
               }}
               data-testid={`chip-act-${act}`}
             >
-              {LABEL[act]}
+              {t(`chips.act.${act}`)}
             </button>
           ))}
         </div>
@@ -91,15 +88,15 @@ export function ChipActions({
       {open === "drain" && (
         <DrainDialog
           target={{ kind: "chips", id: chip.id }}
-          title={`Drain ${chip.node} · ${chip.type} #${chip.index}`}
+          title={t("chips.drainTitle", { name })}
           onClose={() => setOpen(null)}
-          onDone={(d: Drain) => done(drainSummary(d))}
+          onDone={(d: Drain) => done(drainSummary(d, t))}
         />
       )}
       {open === "isolate" && (
         <ReasonModal
-          title={`Isolate ${chip.node} · ${chip.type} #${chip.index}`}
-          verb="Isolate"
+          title={t("chips.isolateTitle", { name })}
+          verb={t("chips.act.isolate")}
           tone="danger"
           testId="isolate"
           onClose={() => setOpen(null)}
@@ -111,25 +108,25 @@ export function ChipActions({
       )}
       {open === "restore" && (
         <ReasonModal
-          title={`Restore ${chip.node} · ${chip.type} #${chip.index}`}
-          verb="Restore"
+          title={t("chips.restoreTitle", { name })}
+          verb={t("chips.act.restore")}
           testId="restore"
           onClose={() => setOpen(null)}
           submit={post("restore")}
           explain={(e) => <NodeConfigFix error={e} clusterId={clusterId} />}
         >
-          <p className="small-text">
-            Takes the chip&apos;s UUID out of <span className="mono">filterDevices</span> in {chip.node}&apos;s node config and restarts the device plugin pod
-            on {chip.node} (its DaemonSet recreates it). The chip shows <b>restoring</b> until the plugin registers it again and the node&apos;s allocatable
-            grows back; then every scheduler may place on it.
-          </p>
+          <p className="small-text">{rich("chips.restoreExplain", { node: chip.node })}</p>
         </ReasonModal>
       )}
       {open === "uncordon" && (
-        <ReasonModal title={`Uncordon ${chip.node} · ${chip.type} #${chip.index}`} verb="Uncordon" testId="uncordon" onClose={() => setOpen(null)} submit={post("uncordon")}>
-          <p className="small-text">
-            Puts the chip back in service: the portal places on it again. An open drain on it ends (the evictions it has not made yet are not made).
-          </p>
+        <ReasonModal
+          title={t("chips.uncordonTitle", { name })}
+          verb={t("chips.act.uncordon")}
+          testId="uncordon"
+          onClose={() => setOpen(null)}
+          submit={post("uncordon")}
+        >
+          <p className="small-text">{t("chips.uncordonExplain")}</p>
         </ReasonModal>
       )}
     </div>
@@ -138,26 +135,24 @@ export function ChipActions({
 
 /** Where the chip stands: an isolation (pending, overdue or done) and the drain that holds it. */
 function ChipStanding({ chip, now }: { chip: ChipDetail; now: number }) {
+  const t = useT();
+  const rich = useRich();
   const waiting = chip.isolation === "isolating" || chip.isolation === "restoring";
+  const word = chip.isolation ? stateLabel(chip.isolation as ChipStateName, t) : "";
   return (
     <>
       {chip.isolation && (
         <Banner kind={chip.isolation_overdue ? "warn" : "info"} testId="chip-isolation">
-          <b>{waiting ? `${chip.isolation}…` : chip.isolation}</b>{" "}
-          <span title={dateTime(chip.isolation_since)}>since {ago(chip.isolation_since, now)}</span>
-          {chip.isolation_by && ` by ${chip.isolation_by}`}
-          {chip.isolation_reason && <>: {chip.isolation_reason}</>}
+          <b>{waiting ? `${word}…` : word}</b>{" "}
+          <span title={dateTime(chip.isolation_since)}>{t("chips.standing.since", { ago: ago(chip.isolation_since, now) })}</span>
+          {chip.isolation_by && <> {t("chips.standing.by", { who: chip.isolation_by })}</>}
+          {chip.isolation_reason && t("chips.standing.reason", { reason: chip.isolation_reason })}
           {chip.isolation_seen && (
             <div className="small-text" data-testid="chip-isolation-seen">
-              Seen: {chip.isolation_seen}
+              {t("chips.standing.seen", { seen: chip.isolation_seen })}
             </div>
           )}
-          {chip.isolation_overdue && (
-            <div data-testid="chip-isolation-overdue">
-              <b>Overdue:</b> the proof has not come within the timeout. The portal still keeps its own work off the chip; check the device plugin pod
-              on {chip.node} and its node config entry.
-            </div>
-          )}
+          {chip.isolation_overdue && <div data-testid="chip-isolation-overdue">{rich("chips.standing.overdue", { node: chip.node })}</div>}
         </Banner>
       )}
       {chip.drain !== null && <DrainLine id={chip.drain} />}
@@ -166,33 +161,31 @@ function ChipStanding({ chip, now }: { chip: ChipDetail; now: number }) {
 }
 
 function DrainLine({ id }: { id: number }) {
+  const t = useT();
   const drain = useApi((signal) => api.get<Drain>(`/api/drains/${id}/`, signal), [id]);
   return (
     <Banner kind="info" testId="chip-drain">
-      {drain.data ? drainSummary(drain.data) : `Drain #${id}`} · <Link to={`/drains?drain=${id}`}>open on the Drains page</Link>
+      {drain.data ? drainSummary(drain.data, t) : t("chips.drainNumber", { id })} · <Link to={`/drains?drain=${id}`}>{t("chips.openOnDrains")}</Link>
     </Banner>
   );
 }
 
 /** Isolate: what it does, the slices that keep running until drained (with Drain first), and the node config's health on that node. */
 function IsolatePreview({ chip, slices, clusterId, onDrainFirst }: { chip: Chip; slices: readonly Slice[] | undefined; clusterId: number; onDrainFirst: () => void }) {
+  const t = useT();
+  const rich = useRich();
   const health = useApi((signal) => api.get<NodeConfigHealth>(`/api/clusters/${clusterId}/node-config/health/`, signal), [clusterId]);
   const node = health.data?.nodes.find((n) => n.name === chip.node);
   const running = slices ?? [];
+  const nodeConfigLink = (chunks: ReactNode[]) => <Link to="/node-config">{chunks}</Link>;
   return (
     <div data-testid="isolate-preview">
-      <p className="small-text">
-        Publishes the chip&apos;s UUID into <span className="mono">filterDevices</span> of {chip.node}&apos;s entry in the node config and restarts only the
-        device plugin pod on {chip.node}. The portal stops booking the chip at once; the chip shows <b>isolating</b> until the plugin stops registering it
-        and the node&apos;s allocatable shrinks, then <b>isolated</b>: no scheduler places there.
-      </p>
+      <p className="small-text">{rich("chips.isolateExplain", { node: chip.node })}</p>
       {node && node.check_status !== "ok" && (
         <Banner kind={node.check_status === "fail" ? "error" : "warn"} testId="isolate-node-health">
           {node.message}
-          {node.fix && <div className="small-text">Fix: {node.fix}</div>}
-          <div className="small-text">
-            <Link to="/node-config">The Node config page</Link> has the DaemonSet patch.
-          </div>
+          {node.fix && <div className="small-text">{t("chips.fix", { fix: node.fix })}</div>}
+          <div className="small-text">{rich("chips.nodeConfigPatch", { link: nodeConfigLink })}</div>
         </Banner>
       )}
       {running.length > 0 ? (
@@ -202,23 +195,24 @@ function IsolatePreview({ chip, slices, clusterId, onDrainFirst }: { chip: Chip;
           action={
             inIsolation(chip.state) || chip.state === "draining" || chip.state === "drained" ? undefined : (
               <button className="btn small" onClick={onDrainFirst} data-testid="isolate-drain-first">
-                Drain first
+                {t("chips.drainFirst")}
               </button>
             )
           }
         >
-          {running.length === 1 ? "1 slice runs" : `${running.length} slices run`} on this chip and keep running until drained (isolation does not touch running
-          containers):
+          {t("chips.slicesRun", { count: running.length })}
           <ul className="plain-list">
             {running.map((s) => (
               <li key={s.id} className="mono small-text">
-                {s.namespace}/{s.pod_name} <span className="muted">{s.template || "whole card"} · {mb(s.memory)}</span>
+                {s.namespace}/{s.pod_name} <span className="muted">
+                  {s.template || t("chips.wholeCard")} · {mb(s.memory)}
+                </span>
               </li>
             ))}
           </ul>
         </Banner>
       ) : (
-        slices && <div className="muted small-text mb-12">No slice runs on this chip.</div>
+        slices && <div className="muted small-text mb-12">{t("chips.noSliceRuns")}</div>
       )}
     </div>
   );
@@ -226,6 +220,8 @@ function IsolatePreview({ chip, slices, clusterId, onDrainFirst }: { chip: Chip;
 
 /** Under an isolate/restore error about the node's plugin (400 naming `node`): the DaemonSet patch to copy. */
 function NodeConfigFix({ error, clusterId }: { error: ApiError; clusterId: number }): ReactNode {
+  const t = useT();
+  const rich = useRich();
   const aboutNode = error.status === 400 && !!error.body.errors && "node" in error.body.errors;
   const health = useApi(
     aboutNode ? (signal) => api.get<NodeConfigHealth>(`/api/clusters/${clusterId}/node-config/health/`, signal) : null,
@@ -236,13 +232,11 @@ function NodeConfigFix({ error, clusterId }: { error: ApiError; clusterId: numbe
     <div className="mb-12" data-testid="node-config-fix">
       {health.data?.kubectl ? (
         <>
-          <div className="small-text">Wire the node config into the device plugin&apos;s DaemonSet:</div>
+          <div className="small-text">{t("chips.wireNodeConfig")}</div>
           <CopyText value={health.data.kubectl} testId="node-config-kubectl" />
         </>
       ) : null}
-      <div className="small-text">
-        <Link to="/node-config">The Node config page</Link> says, per node, what the plugin reads.
-      </div>
+      <div className="small-text">{rich("chips.nodeConfigReads", { link: (chunks: ReactNode[]) => <Link to="/node-config">{chunks}</Link> })}</div>
     </div>
   );
 }

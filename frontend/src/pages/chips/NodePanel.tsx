@@ -8,7 +8,8 @@ import { api, qs } from "../../api/client";
 import type { Drain, Node, Page } from "../../api/types";
 import { ReasonModal } from "../../components/ReasonModal";
 import { Badge, Banner } from "../../components/ui";
-import { STATE_LOOK, STATE_ORDER } from "../../lib/chipState";
+import { useT } from "../../i18n/I18nProvider";
+import { STATE_LOOK, STATE_ORDER, stateLabel, stateTitle } from "../../lib/chipState";
 import type { NodeGroup } from "../../lib/chips";
 import { Link } from "../../lib/router";
 import { useApi } from "../../lib/useApi";
@@ -16,6 +17,7 @@ import { useSession } from "../../state/session";
 import { DrainDialog, drainSummary } from "./DrainPlan";
 
 export function NodePanel({ group, clusterId }: { group: NodeGroup; clusterId: number }) {
+  const t = useT();
   const { can } = useSession();
   const nodes = useApi(
     (signal) => api.get<Page<Node>>(`/api/nodes/${qs({ cluster: clusterId, name: group.node, page_size: 50 })}`, signal),
@@ -37,21 +39,21 @@ export function NodePanel({ group, clusterId }: { group: NodeGroup; clusterId: n
   return (
     <div className="toolbar" data-testid="node-panel">
       <b>{group.node}</b>
-      {node && !node.ready && <Badge kind="hot">not Ready</Badge>}
+      {node && !node.ready && <Badge kind="hot">{t("chips.node.notReady")}</Badge>}
       {counts.map(([state, n]) => (
-        <Badge key={state} kind={STATE_LOOK[state].badge} title={STATE_LOOK[state].title}>
-          {n} {STATE_LOOK[state].label}
+        <Badge key={state} kind={STATE_LOOK[state].badge} title={stateTitle(state, t)}>
+          {n} {stateLabel(state, t)}
         </Badge>
       ))}
       <span className="grow" />
       {node && can("operator") && (
         <>
           <button className="btn small danger" onClick={() => setOpen("drain")} data-testid="node-drain">
-            Cordon and drain
+            {t("chips.node.drain")}
           </button>
           {cordoned && (
             <button className="btn small" onClick={() => setOpen("uncordon")} data-testid="node-uncordon">
-              Uncordon node
+              {t("chips.node.uncordon")}
             </button>
           )}
         </>
@@ -59,30 +61,30 @@ export function NodePanel({ group, clusterId }: { group: NodeGroup; clusterId: n
       {result && (
         <div className="full-width">
           <Banner kind="ok" testId="node-act-result">
-            {result} · <Link to="/drains">Drains</Link>
+            {result} · <Link to="/drains">{t("chips.node.drainsLink")}</Link>
           </Banner>
         </div>
       )}
       {open === "drain" && node && (
         <DrainDialog
           target={{ kind: "nodes", id: node.id }}
-          title={`Cordon and drain ${node.name}`}
+          title={t("chips.node.drainTitle", { node: node.name })}
           onClose={() => setOpen(null)}
-          onDone={(d: Drain) => done(drainSummary(d))}
+          onDone={(d: Drain) => done(drainSummary(d, t))}
         />
       )}
       {open === "uncordon" && node && (
         <ReasonModal
-          title={`Uncordon ${node.name}`}
-          verb="Uncordon"
+          title={t("chips.node.uncordonTitle", { node: node.name })}
+          verb={t("chips.act.uncordon")}
           testId="uncordon"
           onClose={() => setOpen(null)}
           submit={async (reason) => {
             const back = await api.post<unknown[]>(`/api/nodes/${node.id}/uncordon/`, { reason });
-            done(`Uncordoned ${back.length} chip${back.length === 1 ? "" : "s"} of ${node.name}.`);
+            done(t("chips.node.uncordoned", { count: back.length, node: node.name }));
           }}
         >
-          <p className="small-text">Puts every cordoned chip of {node.name} back in service; an open drain on them ends.</p>
+          <p className="small-text">{t("chips.node.uncordonExplain", { node: node.name })}</p>
         </ReasonModal>
       )}
     </div>

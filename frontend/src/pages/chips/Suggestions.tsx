@@ -8,6 +8,7 @@
 import { api } from "../../api/client";
 import type { ChipSuggestion, ChipSuggestions } from "../../api/types";
 import { Badge } from "../../components/ui";
+import { useT } from "../../i18n/I18nProvider";
 import { ago, dateTime, duration } from "../../lib/format";
 import { useApi, useLiveReload } from "../../lib/useApi";
 import { useSession } from "../../state/session";
@@ -22,6 +23,7 @@ export function SuggestionsPanel({
   tick: number;
   onAct: (chipId: number, act: "isolate" | "restore") => void;
 }) {
+  const t = useT();
   const { can } = useSession();
   const answer = useApi((signal) => api.get<ChipSuggestions>(`/api/clusters/${clusterId}/chip-suggestions/`, signal), [clusterId]);
   // A chip becomes due by time alone (sick past the setting): poll as well.
@@ -29,19 +31,18 @@ export function SuggestionsPanel({
   const data = answer.data;
   if (!data) return null;
   const now = Date.now();
+  const auto = [data.rules.auto_isolate && "isolate", data.rules.auto_restore && "restore"].filter((a): a is string => !!a);
   return (
     <div className="panel" data-testid="chip-suggestions">
       <div className="panel-head">
-        <h2>Suggestions</h2>
+        <h2>{t("chips.suggest.title")}</h2>
         <span className="right">
-          isolate a chip sick for over {duration(data.rules.suggest_after_seconds)}; restore one healthy for {duration(data.rules.restore_after_seconds)}
-          {data.rules.auto_isolate || data.rules.auto_restore
-            ? ` · the policy acts on its own (${[data.rules.auto_isolate && "isolate", data.rules.auto_restore && "restore"].filter(Boolean).join(", ")})`
-            : ""}
+          {t("chips.suggest.rules", { after: duration(data.rules.suggest_after_seconds), restore: duration(data.rules.restore_after_seconds) })}
+          {auto.length > 0 && ` · ${t("chips.suggest.auto", { acts: auto.map((a) => t(`chips.suggest.action.${a}`)).join(", ") })}`}
         </span>
       </div>
       <div className="panel-body">
-        {data.suggestions.length === 0 && <div className="muted">No chip to isolate or restore.</div>}
+        {data.suggestions.length === 0 && <div className="muted">{t("chips.suggest.none")}</div>}
         {data.suggestions.length > 0 && (
           <ul className="plain-list">
             {data.suggestions.map((s) => (
@@ -51,7 +52,7 @@ export function SuggestionsPanel({
         )}
         {!data.restore_available && (
           <div className="muted small-text mt-6" data-testid="restore-unavailable">
-            No restore can be offered: {data.restore_reason}
+            {t("chips.suggest.noRestore", { reason: data.restore_reason })}
           </div>
         )}
       </div>
@@ -70,26 +71,34 @@ function SuggestionLine({
   canAct: boolean;
   onAct: (chipId: number, act: "isolate" | "restore") => void;
 }) {
+  const t = useT();
   return (
     <li className="mb-10" data-testid={`suggestion-${s.chip.id}`}>
-      <Badge kind={s.action === "isolate" ? "hot" : "ok"}>{s.action}</Badge>{" "}
+      <Badge kind={s.action === "isolate" ? "hot" : "ok"}>{t(`chips.suggest.action.${s.action}`)}</Badge>{" "}
       <b>
         {s.chip.node} · {s.chip.common_word} #{s.chip.index}
       </b>{" "}
       <span className="mono muted tiny-text">{s.chip.uuid}</span>{" "}
       <span className="muted" title={dateTime(s.since)}>
-        since {ago(s.since, now)}
+        {t("chips.standing.since", { ago: ago(s.since, now) })}
       </span>
       {canAct && (
         <button className={`btn small${s.action === "isolate" ? " danger" : ""} ml-8`} onClick={() => onAct(s.chip.id, s.action)} data-testid={`suggestion-act-${s.chip.id}`}>
-          {s.action === "isolate" ? "Isolate…" : "Restore…"}
+          {t(`chips.suggest.button.${s.action}`)}
         </button>
       )}
       <div className="small-text">{s.why}</div>
       {s.slices.length > 0 && (
         <div className="small-text muted">
-          Holds {s.slices.length === 1 ? "1 slice" : `${s.slices.length} slices`} (they keep running until drained):{" "}
-          <span className="mono">{s.slices.map((x) => `${x.namespace}/${x.pod_name}${x.request ? ` (request #${x.request})` : ""}`).join(", ")}</span>
+          {t("chips.suggest.holds", { count: s.slices.length })}{" "}
+          <span className="mono">
+            {s.slices
+              .map((x) => {
+                const pod = `${x.namespace}/${x.pod_name}`;
+                return x.request ? t("chips.suggest.sliceOfRequest", { pod, id: x.request }) : pod;
+              })
+              .join(", ")}
+          </span>
         </div>
       )}
     </li>
