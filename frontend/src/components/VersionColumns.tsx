@@ -17,6 +17,11 @@ const SOURCE_LABEL: Record<string, string> = {
   observed: "versions.source.observed",
 };
 
+/** A version's source in the UI's language ("published", "adopted"...; another as the API names it). */
+export function versionSource(source: string): string {
+  return SOURCE_LABEL[source] ? t(SOURCE_LABEL[source]) : source;
+}
+
 export interface VersionRow {
   number: number;
   source: string;
@@ -62,7 +67,7 @@ export function versionColumns<V extends VersionRow>({
         </>
       ),
     },
-    { header: t("versions.source"), cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{SOURCE_LABEL[v.source] ? t(SOURCE_LABEL[v.source]) : v.source}</Badge> },
+    { header: t("versions.source"), cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{versionSource(v.source)}</Badge> },
     {
       header: t("versions.whoWhen"),
       className: "nowrap",
