@@ -131,6 +131,8 @@ describe("Alerts in Chinese", () => {
     expect(note.textContent).toContain("未配置通知（未设置 ALERTMANAGER_URL）");
     expect(note.textContent).toContain("VnpuBindTimeouts 需要 Prometheus，因此未显示。");
     expect(screen.getByTestId("silenced-by").textContent).toMatch(/^由 ada 静默至 .+：upgrading$/);
+    const states = [...(screen.getByTestId("alert-state") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(states).toEqual(["全部状态", "触发中", "已静默", "已抑制"]);
   });
 
   it("offers the silence durations in Chinese", async () => {

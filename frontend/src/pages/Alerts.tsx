@@ -6,7 +6,7 @@
 import { useState } from "react";
 import { api, ApiError } from "../api/client";
 import type { AlertList, PortalAlert } from "../api/types";
-import { FilterBar, StateFilter } from "../components/FilterBar";
+import { FilterBar, SelectFilter } from "../components/FilterBar";
 import { Badge, Banner, ErrorNote, Field, Loading, Modal } from "../components/ui";
 import { useT } from "../i18n/I18nProvider";
 import { firingBySeverity, labelOf, objectLabels, SEVERITIES, SEVERITY_LABEL, severityBadge, SILENCE_DURATIONS, sourceNote, STATE_LABEL } from "../lib/alerts";
@@ -103,7 +103,14 @@ export function AlertsPage() {
       </div>
       <div className="panel">
         <FilterBar busy={alerts.loading}>
-          <StateFilter value={state} states={STATES} onChange={setState} testId="alert-state" />
+          <SelectFilter
+            label={t("alerts.stateFilter")}
+            value={state}
+            onChange={setState}
+            options={STATES.map((s) => ({ value: s, label: labelOf(STATE_LABEL, s) }))}
+            all={t("alerts.allStates")}
+            testId="alert-state"
+          />
           <button className="btn small" onClick={alerts.reload}>
             {t("alerts.refresh")}
           </button>
