@@ -6,8 +6,21 @@ import type { EventColumn } from "./EventTable";
 import { textOrDash } from "./EventTable";
 import { Badge } from "./ui";
 import { dateTime } from "../lib/format";
+import { t } from "../i18n/intl";
 
 const SOURCE_KIND: Record<string, string> = { published: "ok", adopted: "info", imported: "", observed: "warn" };
+// The sources a version may have, by message id (another shows as the API names it).
+const SOURCE_LABEL: Record<string, string> = {
+  published: "versions.source.published",
+  adopted: "versions.source.adopted",
+  imported: "versions.source.imported",
+  observed: "versions.source.observed",
+};
+
+/** A version's source in the UI's language ("published", "adopted"...; another as the API names it). */
+export function versionSource(source: string): string {
+  return SOURCE_LABEL[source] ? t(SOURCE_LABEL[source]) : source;
+}
 
 export interface VersionRow {
   number: number;
@@ -42,40 +55,41 @@ export function versionColumns<V extends VersionRow>({
   onRollback: ((v: V) => void) | null;
   rollbackTestId: (v: V) => string;
 }): EventColumn<V>[] {
+  // Called while its page renders: `t` is the page's current language.
   return [
-    { header: "A", cell: (v) => <input type="radio" name={`${radioName}a`} checked={a === keyOf(v)} onChange={() => setA(keyOf(v))} aria-label={`compare from v${v.number}`} /> },
-    { header: "B", cell: (v) => <input type="radio" name={`${radioName}b`} checked={b === keyOf(v)} onChange={() => setB(keyOf(v))} aria-label={`compare to v${v.number}`} /> },
+    { header: "A", cell: (v) => <input type="radio" name={`${radioName}a`} checked={a === keyOf(v)} onChange={() => setA(keyOf(v))} aria-label={t("versions.compareFrom", { number: v.number })} /> },
+    { header: "B", cell: (v) => <input type="radio" name={`${radioName}b`} checked={b === keyOf(v)} onChange={() => setB(keyOf(v))} aria-label={t("versions.compareTo", { number: v.number })} /> },
     {
-      header: "Version",
+      header: t("versions.version"),
       cell: (v) => (
         <>
-          <b>v{v.number}</b> {keyOf(v) === newest && <Badge kind="info">newest</Badge>}
+          <b>v{v.number}</b> {keyOf(v) === newest && <Badge kind="info">{t("versions.newest")}</Badge>}
         </>
       ),
     },
-    { header: "Source", cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{v.source}</Badge> },
+    { header: t("versions.source"), cell: (v) => <Badge kind={SOURCE_KIND[v.source]}>{versionSource(v.source)}</Badge> },
     {
-      header: "Who · when",
+      header: t("versions.whoWhen"),
       className: "nowrap",
       cell: (v) => (
         <>
-          {v.author ?? <span className="muted">{v.source === "observed" ? "by hand" : "system"}</span>}
+          {v.author ?? <span className="muted">{v.source === "observed" ? t("versions.byHand") : t("versions.system")}</span>}
           <div className="muted tiny-text">{dateTime(v.created_at)}</div>
         </>
       ),
     },
-    { header: "Reason", maxWidth: 260, cell: (v) => textOrDash(v.reason) },
+    { header: t("versions.reason"), maxWidth: 260, cell: (v) => textOrDash(v.reason) },
     {
       header: "",
       className: "nowrap",
       cell: (v) => (
         <>
           <button className="btn small" onClick={() => onView(v)}>
-            View
+            {t("versions.view")}
           </button>{" "}
           {onRollback && keyOf(v) !== newest && (
             <button className="btn small" onClick={() => onRollback(v)} data-testid={rollbackTestId(v)}>
-              Roll back
+              {t("versions.rollBack")}
             </button>
           )}
         </>

@@ -2,6 +2,7 @@
 // and the line that says why a list is empty or partial.
 
 import type { AlertList, PortalAlert } from "../api/types";
+import { t } from "../i18n/intl";
 
 export const SEVERITIES = ["critical", "warning", "info"] as const;
 
@@ -18,28 +19,44 @@ export function severityBadge(severity: string): string {
   return severity === "critical" ? "error" : severity === "warning" ? "warn" : "info";
 }
 
-/** What the answer's source means for what is shown; null when nothing needs saying. */
+/** The message ids of the severities and states the API sends (another is shown as it comes). */
+export const SEVERITY_LABEL: Record<string, string> = {
+  critical: "alerts.severity.critical",
+  warning: "alerts.severity.warning",
+  info: "alerts.severity.info",
+};
+export const STATE_LABEL: Record<string, string> = {
+  firing: "alerts.state.firing",
+  silenced: "alerts.state.silenced",
+  suppressed: "alerts.state.suppressed",
+};
+
+/** A severity or a state in the UI's language (`labels`: SEVERITY_LABEL or STATE_LABEL). */
+export function labelOf(labels: Record<string, string>, value: string): string {
+  return labels[value] ? t(labels[value]) : value;
+}
+
+/** What the answer's source means for what is shown, in the UI's language; null when nothing needs saying. */
 export function sourceNote(list: AlertList): { kind: "error" | "info"; text: string } | null {
-  if (list.error) return { kind: "error", text: `No alerts shown: ${list.error.message}` };
+  // the API's message is in the UI's language already (Accept-Language)
+  if (list.error) return { kind: "error", text: t("alerts.noneShown", { error: list.error.message }) };
   if (!list.notifications_configured) {
-    const missing = list.not_evaluated.length ? ` ${list.not_evaluated.join(", ")} need Prometheus and are not shown.` : "";
-    return {
-      kind: "info",
-      text: `Notifications are not configured (no ALERTMANAGER_URL): the portal evaluates these conditions itself, for display only, as true now.${missing}`,
-    };
+    const text = t("alerts.notConfigured");
+    if (!list.not_evaluated.length) return { kind: "info", text };
+    return { kind: "info", text: `${text} ${t("alerts.notEvaluated", { names: list.not_evaluated.join(", "), count: list.not_evaluated.length })}` };
   }
   return null;
 }
 
-/** The durations offered by "Silence for…", as the API writes them. */
-export const SILENCE_DURATIONS: { value: string; label: string }[] = [
-  { value: "30m", label: "30 minutes" },
-  { value: "2h", label: "2 hours" },
-  { value: "8h", label: "8 hours" },
-  { value: "1d", label: "1 day" },
-  { value: "3d", label: "3 days" },
-  { value: "7d", label: "7 days" },
-  { value: "30d", label: "30 days" },
+/** The durations offered by "Silence for…", as the API writes them; `label` is the message id of the unit, of `count`. */
+export const SILENCE_DURATIONS: { value: string; label: string; count: number }[] = [
+  { value: "30m", label: "alerts.minutes", count: 30 },
+  { value: "2h", label: "alerts.hours", count: 2 },
+  { value: "8h", label: "alerts.hours", count: 8 },
+  { value: "1d", label: "alerts.days", count: 1 },
+  { value: "3d", label: "alerts.days", count: 3 },
+  { value: "7d", label: "alerts.days", count: 7 },
+  { value: "30d", label: "alerts.days", count: 30 },
 ];
 
 /** The labels that name an alert's object, for a line under its summary. */

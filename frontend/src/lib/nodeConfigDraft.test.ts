@@ -1,9 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { draftOf, emptyDraft, entryNames, errorsByNode, issueRecord, liveDrafts, slotsError, toEdits, type LiveEntry } from "./nodeConfigDraft";
 
 const live = (over: Partial<LiveEntry> & { name: string }): LiveEntry => ({
   has_entry: true, hami_vnpu_core: false, v_device_count: null, filter_uuids: [], ...over,
 });
+
+afterEach(() => setCurrentI18n(makeI18n("en", ENGLISH)));
 
 describe("node config draft", () => {
   it("starts from the live entries, in node order, leaving out nodes without one", () => {
@@ -46,6 +50,12 @@ describe("node config draft", () => {
     expect(slotsError("7")).toBeNull();
     expect(slotsError("0")).not.toBeNull();
     expect(slotsError("two")).not.toBeNull();
+  });
+
+  it("says what is wrong with a slot count in the UI's language", async () => {
+    expect(slotsError("0")).toBe("A whole number above 0, or empty for the default.");
+    setCurrentI18n(makeI18n("zh-CN", await loadMessages("zh-CN")));
+    expect(slotsError("two")).toBe("请输入大于 0 的整数，或留空使用默认值。");
   });
 
   it("puts the API's errors on the node and field they name, by the text's entries or by the edits", () => {

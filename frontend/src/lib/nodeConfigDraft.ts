@@ -6,6 +6,7 @@
 // edits make, or `nodes[0].v_device_count` of the edits) back onto the node
 // and field they name. Pure; unit-tested.
 
+import { t } from "../i18n/intl";
 import { parsePath } from "./errors";
 
 export type DraftMode = "keep" | "template" | "hami-core";
@@ -63,10 +64,10 @@ export function liveDrafts(entries: readonly LiveEntry[]): NodeDraft[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The slot count's own check before anything is sent (the API checks the rest). */
+/** The slot count's own check before anything is sent (the API checks the rest), in the UI's language. */
 export function slotsError(slots: string): string | null {
   if (slots.trim() === "") return null;
-  return /^\d+$/.test(slots.trim()) && Number(slots) > 0 ? null : "A whole number above 0, or empty for the default.";
+  return /^\d+$/.test(slots.trim()) && Number(slots) > 0 ? null : t("nodeConfig.draft.slotsError");
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { AlertList, PortalAlert } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { AlertsPage, AlertsPanel } from "./Alerts";
 import { chipFromParam } from "./Chips";
 import { renderAs, stubFetch } from "./testing";
@@ -35,6 +38,7 @@ function list(over: Partial<AlertList> = {}): AlertList {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("AlertsPanel", () => {
@@ -103,6 +107,57 @@ describe("AlertsPage", () => {
     renderAs("admin", <AlertsPage />);
     await screen.findByTestId("alert-VnpuChipUnhealthy");
     expect(screen.queryByTestId("silence-VnpuChipUnhealthy")).toBeNull();
+  });
+});
+
+describe("Alerts in Chinese", () => {
+  it("shows severities, states, columns, the source note and the silence form in Chinese", async () => {
+    stubFetch(() => ({ body: list({ source: "portal", notifications_configured: false, not_evaluated: ["VnpuBindTimeouts"] }) }));
+    renderAs(
+      "admin",
+      <I18nProvider locale="zh-CN">
+        <AlertsPage />
+      </I18nProvider>,
+    );
+    const row = await screen.findByTestId("alert-VnpuChipUnhealthy");
+    expect(row.textContent).toContain("严重");
+    expect(row.textContent).toContain("触发中");
+    expect(row.textContent).not.toContain("firing");
+    // the alert's summary is the API's, shown as it comes
+    expect(row.textContent).toContain("Chip U-1 on node n1");
+    expect(screen.getByText("2 条告警 · 来自门户")).toBeTruthy();
+    expect(screen.getByText("级别")).toBeTruthy();
+    const note = screen.getByTestId("alerts-source");
+    expect(note.textContent).toContain("未配置通知（未设置 ALERTMANAGER_URL）");
+    expect(note.textContent).toContain("VnpuBindTimeouts 需要 Prometheus，因此未显示。");
+    expect(screen.getByTestId("silenced-by").textContent).toMatch(/^由 ada 静默至 .+：upgrading$/);
+    const states = [...(screen.getByTestId("alert-state") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(states).toEqual(["全部状态", "触发中", "已静默", "已抑制"]);
+  });
+
+  it("offers the silence durations in Chinese", async () => {
+    stubFetch(() => ({ body: list() }));
+    renderAs(
+      "admin",
+      <I18nProvider locale="zh-CN">
+        <AlertsPage />
+      </I18nProvider>,
+    );
+    fireEvent.click(await screen.findByTestId("silence-VnpuChipUnhealthy"));
+    const options = [...(screen.getByTestId("silence-duration") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(options).toEqual(["30 分钟", "2 小时", "8 小时", "1 天", "3 天", "7 天", "30 天"]);
+    fireEvent.click(screen.getByTestId("silence-submit"));
+    expect(await screen.findByText("请说明原因：备注会与静默一起保存，并记入审计日志。")).toBeTruthy();
+  });
+
+  it("counts in English with plurals", async () => {
+    stubFetch(() => ({ body: list({ alerts: [chipAlert] }) }));
+    renderAs("admin", <AlertsPage />);
+    await screen.findByTestId("alert-VnpuChipUnhealthy");
+    expect(screen.getByText("1 alert · from Alertmanager")).toBeTruthy();
+    fireEvent.click(screen.getByTestId("silence-VnpuChipUnhealthy"));
+    const options = [...(screen.getByTestId("silence-duration") as HTMLSelectElement).options].map((o) => o.textContent);
+    expect(options).toEqual(["30 minutes", "2 hours", "8 hours", "1 day", "3 days", "7 days", "30 days"]);
   });
 });
 

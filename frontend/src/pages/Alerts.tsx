@@ -6,9 +6,10 @@
 import { useState } from "react";
 import { api, ApiError } from "../api/client";
 import type { AlertList, PortalAlert } from "../api/types";
-import { FilterBar, StateFilter } from "../components/FilterBar";
+import { FilterBar, SelectFilter } from "../components/FilterBar";
 import { Badge, Banner, ErrorNote, Field, Loading, Modal } from "../components/ui";
-import { firingBySeverity, objectLabels, SEVERITIES, severityBadge, SILENCE_DURATIONS, sourceNote } from "../lib/alerts";
+import { useT } from "../i18n/I18nProvider";
+import { firingBySeverity, labelOf, objectLabels, SEVERITIES, SEVERITY_LABEL, severityBadge, SILENCE_DURATIONS, sourceNote, STATE_LABEL } from "../lib/alerts";
 import { errorText, mapErrors } from "../lib/errors";
 import { ago, dateTime } from "../lib/format";
 import { Link, useQueryParam } from "../lib/router";
@@ -32,6 +33,7 @@ function SourceLine({ list }: { list: AlertList }) {
 
 /** The Overview's panel: firing counts by severity, the first few, a link to the page. */
 export function AlertsPanel() {
+  const t = useT();
   const alerts = useAlerts();
   const list = alerts.data;
   const firing = list?.alerts.filter((a) => a.state === "firing") ?? [];
@@ -39,8 +41,8 @@ export function AlertsPanel() {
   return (
     <div className="panel" data-testid="alerts-panel">
       <div className="panel-head">
-        <h2>Alerts</h2>
-        <Link to="/alerts">All alerts</Link>
+        <h2>{t("alerts.title")}</h2>
+        <Link to="/alerts">{t("alerts.all")}</Link>
       </div>
       <div className="panel-body">
         <ErrorNote error={alerts.error} onRetry={alerts.reload} />
@@ -52,20 +54,20 @@ export function AlertsPanel() {
             <div className="alert-counts">
               {SEVERITIES.map((s) => (
                 <Badge key={s} kind={counts[s] ? severityBadge(s) : ""}>
-                  <span data-testid={`alerts-count-${s}`}>{counts[s]}</span> {s}
+                  <span data-testid={`alerts-count-${s}`}>{counts[s]}</span> {labelOf(SEVERITY_LABEL, s)}
                 </Badge>
               ))}
             </div>
             {firing.length === 0 ? (
-              !list.error && <div className="muted mt-8">No alert is firing.</div>
+              !list.error && <div className="muted mt-8">{t("alerts.noneFiring")}</div>
             ) : (
               <ul className="plain-list mt-8">
                 {firing.slice(0, PANEL_TOP).map((a) => (
                   <li key={alertKey(a)} data-testid="alerts-panel-item">
-                    <Badge kind={severityBadge(a.severity)}>{a.severity}</Badge> <Link to={a.portal_path}>{a.summary}</Link>
+                    <Badge kind={severityBadge(a.severity)}>{labelOf(SEVERITY_LABEL, a.severity)}</Badge> <Link to={a.portal_path}>{a.summary}</Link>
                   </li>
                 ))}
-                {firing.length > PANEL_TOP && <li className="muted">and {firing.length - PANEL_TOP} more</li>}
+                {firing.length > PANEL_TOP && <li className="muted">{t("alerts.more", { count: firing.length - PANEL_TOP })}</li>}
               </ul>
             )}
           </>
@@ -82,6 +84,7 @@ function alertKey(alert: PortalAlert): string {
 const STATES = ["firing", "silenced", "suppressed"];
 
 export function AlertsPage() {
+  const t = useT();
   const { can } = useSession();
   const now = useNow(10_000);
   const alerts = useAlerts();
@@ -93,14 +96,23 @@ export function AlertsPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Alerts</h1>
-        <span className="sub">{list ? `${list.alerts.length} alerts · from ${list.source === "portal" ? "the portal" : "Alertmanager"}` : ""}</span>
+        <h1>{t("alerts.title")}</h1>
+        <span className="sub">
+          {list ? t(list.source === "portal" ? "alerts.countFromPortal" : "alerts.countFromAlertmanager", { count: list.alerts.length }) : ""}
+        </span>
       </div>
       <div className="panel">
         <FilterBar busy={alerts.loading}>
-          <StateFilter value={state} states={STATES} onChange={setState} testId="alert-state" />
+          <SelectFilter
+            label={t("alerts.stateFilter")}
+            value={state}
+            onChange={setState}
+            options={STATES.map((s) => ({ value: s, label: labelOf(STATE_LABEL, s) }))}
+            all={t("alerts.allStates")}
+            testId="alert-state"
+          />
           <button className="btn small" onClick={alerts.reload}>
-            Refresh
+            {t("alerts.refresh")}
           </button>
         </FilterBar>
         <ErrorNote error={alerts.error} onRetry={alerts.reload} />
@@ -108,17 +120,17 @@ export function AlertsPage() {
         {!list ? (
           alerts.loading && <Loading />
         ) : shown.length === 0 ? (
-          !list.error && <div className="empty">{state ? "No alert in that state." : "No alert is firing."}</div>
+          !list.error && <div className="empty">{state ? t("alerts.noneInState") : t("alerts.noneFiring")}</div>
         ) : (
           <div className="table-wrap">
             <table className="data" data-testid="alerts-table">
               <thead>
                 <tr>
-                  <th>Severity</th>
-                  <th>Alert</th>
-                  <th>State</th>
-                  <th>Since</th>
-                  <th>Links</th>
+                  <th>{t("alerts.col.severity")}</th>
+                  <th>{t("alerts.col.alert")}</th>
+                  <th>{t("alerts.col.state")}</th>
+                  <th>{t("alerts.col.since")}</th>
+                  <th>{t("alerts.col.links")}</th>
                   <th />
                 </tr>
               </thead>
@@ -126,7 +138,7 @@ export function AlertsPage() {
                 {shown.map((a) => (
                   <tr key={alertKey(a)} data-testid={`alert-${a.name}`}>
                     <td>
-                      <Badge kind={severityBadge(a.severity)}>{a.severity}</Badge>
+                      <Badge kind={severityBadge(a.severity)}>{labelOf(SEVERITY_LABEL, a.severity)}</Badge>
                     </td>
                     <td>
                       <div className="alert-name">{a.name}</div>
@@ -134,25 +146,25 @@ export function AlertsPage() {
                       <div className="muted tiny-text mono">{objectLabels(a)}</div>
                     </td>
                     <td>
-                      <Badge kind={a.state === "firing" ? severityBadge(a.severity) : ""}>{a.state}</Badge>
+                      <Badge kind={a.state === "firing" ? severityBadge(a.severity) : ""}>{labelOf(STATE_LABEL, a.state)}</Badge>
                       {a.silenced_by.map((s) => (
                         <div key={s.id} className="muted" data-testid="silenced-by">
-                          by {s.created_by || "?"} until {dateTime(s.ends_at)}: {s.comment}
+                          {t("alerts.silencedBy", { who: s.created_by || "?", until: dateTime(s.ends_at), comment: s.comment })}
                         </div>
                       ))}
                     </td>
-                    <td className="nowrap" title={a.starts_at ? dateTime(a.starts_at) : "evaluated by the portal: true now"}>
-                      {a.starts_at ? ago(a.starts_at, now) : "now"}
+                    <td className="nowrap" title={a.starts_at ? dateTime(a.starts_at) : t("alerts.evaluatedNow")}>
+                      {a.starts_at ? ago(a.starts_at, now) : t("alerts.now")}
                     </td>
                     <td className="nowrap">
-                      <Link to={a.portal_path}>Open</Link>
+                      <Link to={a.portal_path}>{t("alerts.open")}</Link>
                       {" · "}
                       {a.runbook_url ? (
                         <a href={a.runbook_url} target="_blank" rel="noreferrer">
-                          Runbook
+                          {t("alerts.runbook")}
                         </a>
                       ) : (
-                        <span className="mono tiny-text" title="the runbook section in the portal's documentation">
+                        <span className="mono tiny-text" title={t("alerts.runbookTitle")}>
                           {a.runbook}
                         </span>
                       )}
@@ -160,7 +172,7 @@ export function AlertsPage() {
                     <td className="nowrap">
                       {canSilence && a.state !== "silenced" && (
                         <button className="btn small" onClick={() => setSilencing(a)} data-testid={`silence-${a.name}`}>
-                          Silence for…
+                          {t("alerts.silenceFor")}
                         </button>
                       )}
                     </td>
@@ -187,6 +199,7 @@ export function AlertsPage() {
 
 /** "Silence for…": a duration and a required comment; the API's errors land on their fields. */
 export function SilenceForm({ alert, onClose, onDone }: { alert: PortalAlert; onClose: () => void; onDone: () => void }) {
+  const t = useT();
   const [duration, setDuration] = useState("2h");
   const [comment, setComment] = useState("");
   const [errors, setErrors] = useState<Record<string, string[]>>({});
@@ -194,7 +207,7 @@ export function SilenceForm({ alert, onClose, onDone }: { alert: PortalAlert; on
   const [busy, setBusy] = useState(false);
   const submit = async () => {
     if (!comment.trim()) {
-      setErrors({ comment: ["Say why: the comment is kept with the silence and in the audit log."] });
+      setErrors({ comment: [t("alerts.sayWhy")] });
       return;
     }
     setBusy(true);
@@ -217,15 +230,15 @@ export function SilenceForm({ alert, onClose, onDone }: { alert: PortalAlert; on
   };
   return (
     <Modal
-      title={`Silence ${alert.name}`}
+      title={t("alerts.silenceTitle", { name: alert.name })}
       onClose={onClose}
       footer={
         <>
           <button className="btn" onClick={onClose}>
-            Close
+            {t("alerts.close")}
           </button>
           <button className="btn primary" disabled={busy} onClick={() => void submit()} data-testid="silence-submit">
-            Silence
+            {t("alerts.silence")}
           </button>
         </>
       }
@@ -236,17 +249,17 @@ export function SilenceForm({ alert, onClose, onDone }: { alert: PortalAlert; on
         </div>
       )}
       <p className="muted">{objectLabels(alert)}</p>
-      <Field label="For" errors={errors.duration ?? []}>
-        <select className="input" value={duration} onChange={(e) => setDuration(e.target.value)} aria-label="duration" data-testid="silence-duration">
+      <Field label={t("alerts.for")} errors={errors.duration ?? []}>
+        <select className="input" value={duration} onChange={(e) => setDuration(e.target.value)} aria-label={t("alerts.duration")} data-testid="silence-duration">
           {SILENCE_DURATIONS.map((d) => (
             <option key={d.value} value={d.value}>
-              {d.label}
+              {t(d.label, { count: d.count })}
             </option>
           ))}
         </select>
       </Field>
-      <Field label="Comment" errors={errors.comment ?? []} hint="Kept with the silence in Alertmanager and in the audit log.">
-        <textarea rows={3} value={comment} onChange={(e) => setComment(e.target.value)} aria-label="comment" data-testid="silence-comment" className="input full-width" />
+      <Field label={t("alerts.comment")} errors={errors.comment ?? []} hint={t("alerts.commentHint")}>
+        <textarea rows={3} value={comment} onChange={(e) => setComment(e.target.value)} aria-label={t("alerts.commentLabel")} data-testid="silence-comment" className="input full-width" />
       </Field>
     </Modal>
   );

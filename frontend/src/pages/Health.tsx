@@ -1,10 +1,13 @@
 // Configuration health: the portal's checks of Volcano, the device plugin and
 // the device config; the state of every sync watch; restarts pending.
 
+import type { ReactNode } from "react";
 import { api } from "../api/client";
 import type { CheckStatus, ClusterHealth, Drift, SyncCursor } from "../api/types";
 import { EventTable, whenColumn, type EventColumn } from "../components/EventTable";
 import { Badge, DiffView, ErrorNote, Loading, SyncBadge } from "../components/ui";
+import { useI18n } from "../i18n/I18nProvider";
+import type { Translate } from "../i18n/intl";
 import { ago, dateTime, int } from "../lib/format";
 import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
@@ -12,20 +15,23 @@ import { useClusters, useLiveVersion } from "../state/cluster";
 import { RestartsPanel } from "./Restarts";
 
 const KIND: Record<CheckStatus, string> = { ok: "ok", warn: "warn", fail: "fail" };
+// A check's status in words, by message id.
+const STATUS: Record<CheckStatus, string> = { ok: "health.status.ok", warn: "health.status.warn", fail: "health.status.fail" };
+// The checks' names by message id (a check the UI does not know shows its id).
 const LABEL: Record<string, string> = {
-  volcano_config: "Volcano scheduler config",
-  component_versions: "Component versions",
-  deviceshare_enabled: "deviceshare plugin",
-  known_geometries: "Device config reference",
-  chip_policy: "Chip choice (SchedulePolicy)",
-  node_lock: "Node lock",
-  predicates_plugin: "predicates plugin",
-  device_config_shape: "Device config shape",
-  preempt_action: "Volcano's own preemption",
-  device_plugin: "HAMi device plugin",
-  registrations: "Node registrations",
-  device_config_drift: "Device config drift",
-  volcano_queues: "Volcano queues",
+  volcano_config: "health.check.volcanoConfig",
+  component_versions: "health.check.componentVersions",
+  deviceshare_enabled: "health.check.deviceshareEnabled",
+  known_geometries: "health.check.knownGeometries",
+  chip_policy: "health.check.chipPolicy",
+  node_lock: "health.check.nodeLock",
+  predicates_plugin: "health.check.predicatesPlugin",
+  device_config_shape: "health.check.deviceConfigShape",
+  preempt_action: "health.check.preemptAction",
+  device_plugin: "health.check.devicePlugin",
+  registrations: "health.check.registrations",
+  device_config_drift: "health.check.deviceConfigDrift",
+  volcano_queues: "health.check.volcanoQueues",
 };
 
 /** Inline `code` in the fixes the API suggests. */
@@ -35,26 +41,29 @@ function withCode(text: string) {
   );
 }
 
+const adoptLink = (chunks: ReactNode[]) => <Link to="/templates?tab=publish">{chunks}</Link>;
+
 /** A watch has failed since it last succeeded. */
 function failing(c: SyncCursor): boolean {
   return !!c.last_error && (!c.last_success_at || (c.last_error_at ?? "") > c.last_success_at);
 }
 
-function syncColumns(now: number): EventColumn<SyncCursor>[] {
+function syncColumns(now: number, t: Translate): EventColumn<SyncCursor>[] {
   return [
-    { header: "Watch", className: "mono", cell: (c) => c.resource },
+    { header: t("health.col.watch"), className: "mono", cell: (c) => c.resource },
+    // i18n-ignore: the Kubernetes field's name and CSS classes
     { header: "resourceVersion", className: "mono muted", cell: (c) => c.resource_version || "–" },
-    whenColumn((c) => c.last_success_at, { header: "Last success", now, nowrap: false }),
-    whenColumn((c) => c.last_event_at, { header: "Last event", now, nowrap: false }),
-    { header: "Events", num: true, cell: (c) => int(c.events) },
-    { header: "Relists", num: true, cell: (c) => int(c.relists) },
-    { header: "Restarts", num: true, cell: (c) => int(c.restarts) },
+    whenColumn((c) => c.last_success_at, { header: t("health.col.lastSuccess"), now, nowrap: false }),
+    whenColumn((c) => c.last_event_at, { header: t("health.col.lastEvent"), now, nowrap: false }),
+    { header: t("health.col.events"), num: true, cell: (c) => int(c.events) },
+    { header: t("health.col.relists"), num: true, cell: (c) => int(c.relists) },
+    { header: t("health.col.restarts"), num: true, cell: (c) => int(c.restarts) },
     {
-      header: "Last error",
+      header: t("health.col.lastError"),
       maxWidth: 380,
       cell: (c) =>
         !c.served ? (
-          <span className="muted">not served by this cluster (skipped)</span>
+          <span className="muted">{t("health.notServed")}</span>
         ) : c.last_error ? (
           <span className={failing(c) ? "field-error" : "muted"} title={dateTime(c.last_error_at)}>
             {c.last_error}
@@ -67,6 +76,7 @@ function syncColumns(now: number): EventColumn<SyncCursor>[] {
 }
 
 export function HealthPage() {
+  const { t, intl } = useI18n();
   const { cluster, live } = useClusters();
   useLiveVersion(live);
   const now = useNow(5000);
@@ -87,9 +97,11 @@ export function HealthPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Configuration health</h1>
+        <h1>{t("health.title")}</h1>
         {health.data && (
-          <Badge kind={KIND[health.data.check_status]}>{health.data.check_status === "ok" ? "all checks pass" : health.data.check_status}</Badge>
+          <Badge kind={KIND[health.data.check_status]}>
+            {health.data.check_status === "ok" ? t("health.allPass") : t(STATUS[health.data.check_status])}
+          </Badge>
         )}
         <span className="actions">
           <button
@@ -100,15 +112,15 @@ export function HealthPage() {
               cursors.reload();
             }}
           >
-            Re-check
+            {t("health.recheck")}
           </button>
         </span>
       </div>
 
       <div className="panel">
         <div className="panel-head">
-          <h2>Checks</h2>
-          <span className="right">Volcano scheduler (read as its version reads it), HAMi device plugin, device config</span>
+          <h2>{t("health.checks")}</h2>
+          <span className="right">{t("health.checksSubtitle")}</span>
         </div>
         <ErrorNote error={health.error} onRetry={health.reload} />
         {!health.data ? (
@@ -117,11 +129,15 @@ export function HealthPage() {
           <div data-testid="health-checks">
             {health.data.checks.map((c) => (
               <div className="chk-row" key={c.id}>
-                <Badge kind={KIND[c.check_status]}>{c.check_status}</Badge>
-                <b>{LABEL[c.id] ?? c.id}</b>
+                <Badge kind={KIND[c.check_status]}>{STATUS[c.check_status] ? t(STATUS[c.check_status]) : c.check_status}</Badge>
+                <b>{LABEL[c.id] ? t(LABEL[c.id]) : c.id}</b>
                 <div>
                   <div>{c.message}</div>
-                  {c.fix && <div className="chk-fix">Fix: {withCode(c.fix)}</div>}
+                  {c.fix && (
+                    <div className="chk-fix">
+                      {intl.formatMessage({ id: "health.fix" }, { fix: withCode(c.fix) })}
+                    </div>
+                  )}
                 </div>
               </div>
             ))}
@@ -132,10 +148,10 @@ export function HealthPage() {
       <div className="grid cols-2 mt-14">
         <div className="panel">
           <div className="panel-head">
-            <h2>Device config drift</h2>
+            <h2>{t("health.drift")}</h2>
             <span className="right">
-              {drift.data && (drift.data.in_sync ? <Badge kind="ok">in sync</Badge> : <Badge kind="fail">drift</Badge>)}
-              {drift.data && <span className="muted">checked {drift.data.checked === "live" ? "live" : "from sync"}</span>}
+              {drift.data && (drift.data.in_sync ? <Badge kind="ok">{t("health.inSync")}</Badge> : <Badge kind="fail">{t("health.driftBadge")}</Badge>)}
+              {drift.data && <span className="muted">{drift.data.checked === "live" ? t("health.checkedLive") : t("health.checkedFromSync")}</span>}
             </span>
           </div>
           <div className="panel-body">
@@ -143,13 +159,11 @@ export function HealthPage() {
             {drift.data &&
               (drift.data.in_sync ? (
                 <div>
-                  The ConfigMap holds the portal's v{drift.data.baseline_version ?? "–"} (resourceVersion {drift.data.live_resource_version || "–"}).
+                  {t("health.holds", { version: drift.data.baseline_version ?? "–", resourceVersion: drift.data.live_resource_version || "–" })}
                 </div>
               ) : (
                 <>
-                  <div className="mb-8">
-                    Someone edited the ConfigMap outside the portal. <Link to="/templates?tab=publish">Adopt or publish over it</Link>.
-                  </div>
+                  <div className="mb-8">{intl.formatMessage({ id: "health.editedOutside" }, { link: adoptLink })}</div>
                   <DiffView diff={drift.data.diff} />
                 </>
               ))}
@@ -160,9 +174,9 @@ export function HealthPage() {
 
       <div className="panel">
         <div className="panel-head">
-          <h2>Sync watches</h2>
+          <h2>{t("health.syncWatches")}</h2>
           <span className="right">
-            {live && <SyncBadge state={live.sync.state} />} last success {ago(live?.sync.lastSyncAt, now)}
+            {live && <SyncBadge state={live.sync.state} />} {t("health.lastSuccess", { ago: ago(live?.sync.lastSyncAt, now) })}
           </span>
         </div>
         {live?.sync.lastSyncError && (
@@ -171,7 +185,7 @@ export function HealthPage() {
           </div>
         )}
         <ErrorNote error={cursors.error} onRetry={cursors.reload} />
-        <EventTable rows={cursors.data ?? []} rowKey={(c) => c.resource} columns={syncColumns(now)} testId="sync-table" scroll />
+        <EventTable rows={cursors.data ?? []} rowKey={(c) => c.resource} columns={syncColumns(now, t)} testId="sync-table" scroll />
       </div>
     </>
   );

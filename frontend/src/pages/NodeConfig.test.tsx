@@ -1,12 +1,16 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { NodeConfigHealth, NodeConfigNode, NodeConfigState, NodeConfigWhatIf } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { NodeConfigPage } from "./NodeConfig";
 import { page, renderAs, stubFetch } from "./testing";
 
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 const KUBECTL = "kubectl -n kube-system patch daemonset hami-ascend-device-plugin --type strategic -p '{...}'";
@@ -165,5 +169,58 @@ describe("NodeConfigPage", () => {
     fireEvent.change(screen.getByTestId("plugin-restart-reason"), { target: { value: "apply v4" } });
     fireEvent.click(screen.getByTestId("plugin-restart-submit"));
     await waitFor(() => expect(screen.getByTestId("plugin-restart-error").textContent).toContain("a device-config restart awaits confirmation"));
+  });
+
+  it("speaks Chinese: the banner, the nodes, the editor, the what-if, the history and the restart dialog", async () => {
+    const answer: NodeConfigWhatIf = {
+      cluster: "demo", errors: [], warnings: [], readable: true, not_read_because: [],
+      nodes: [{ name: "npu-node-910b-01", changed: true, changes: ["slots per chip 4 → 8"], ignored: [], mode_before: "template", mode_after: "hami-core",
+        drain_first: true, stranded_slices: [], room: [] }],
+      unblocked: [], blocked: [], drain_first: ["npu-node-910b-01"], unknown_nodes: [],
+    };
+    const pending = entry({ name: "npu-node-910b-01", in_effect: { version: 3, published_version: 4, plugin_pod: "plugin-abc", started_at: null, restart_pending: true, why: "" } });
+    const text = JSON.stringify({ nodes: [{ name: "npu-node-910b-01", "hami-vnpu-core": true, vDeviceCount: 4 }] });
+    stubFetch((url) => {
+      if (url.includes("node-config/health")) return { body: unread };
+      if (url.includes("node-config/what-if")) return { body: answer };
+      if (url.includes("node-config/validate")) return { body: { valid: true, text, errors: [], warnings: [{ field: "", message: "w" }] } };
+      if (url.includes("node-config/versions"))
+        return { body: page([4, 3].map((n) => ({ id: n, number: n, source: "published", author: "u", reason: `reason ${n}`, sha256: "", resource_version: "", created_at: "2026-01-01T00:00:00Z", text: "{}" }))) };
+      if (url.includes("node-config/diff")) return { body: { from: "v3", to: "v4", diff: "" } };
+      if (url.endsWith("/node-config/")) return { body: liveState([pending]) };
+      return { body: page([]) };
+    });
+    renderAs(
+      "operator",
+      <I18nProvider locale="zh-CN">
+        <NodeConfigPage />
+      </I18nProvider>,
+    );
+    const banner = await screen.findByTestId("node-config-not-read");
+    expect(banner.querySelector("b")?.textContent).toBe("设备插件未读取节点配置");
+    expect(banner.textContent).toContain("修复：upgrade the plugin to v1.4.0");
+    expect(screen.getByText("节点配置")).toBeTruthy();
+    expect(screen.getByTestId("node-config-nodes").textContent).toContain("每芯片槽位数");
+    expect(screen.getByTestId("node-config-nodes").textContent).toContain("未同步");
+    await waitFor(() => expect(screen.getByTestId("in-effect-npu-node-910b-01").textContent).toContain("待重启"));
+    // the editor, a draft and what it would do
+    fireEvent.change(screen.getByTestId("whatif-mode"), { target: { value: "hami-core" } });
+    expect(screen.getByTestId("whatif-draft-npu-node-910b-01").textContent).toContain("删除条目");
+    fireEvent.click(screen.getByTestId("draft-validate"));
+    await waitFor(() => expect(screen.getByTestId("draft-validation").textContent).toContain("校验通过，有 1 条警告。"));
+    fireEvent.click(screen.getByTestId("whatif-run"));
+    const drain = await screen.findByTestId("whatif-drain-first");
+    expect(drain.textContent).toBe("运行中的切片阻止了 npu-node-910b-01 的模式切换：请先排空（禁止调度并排空 npu-node-910b-01）。");
+    expect(drain.querySelector("a")?.getAttribute("href")).toBe("/chips?node=npu-node-910b-01");
+    expect(screen.getByTestId("whatif-effect-npu-node-910b-01").textContent).toContain("模式 template → hami-core");
+    // the history's columns and the identical diff
+    await waitFor(() => expect(screen.getByTestId("nc-versions").textContent).toContain("已发布"));
+    expect(screen.getByTestId("nc-versions").textContent).toContain("最新");
+    expect(screen.getByTestId("nc-versions").textContent).toContain("回滚");
+    await waitFor(() => expect(screen.getByTestId("nc-version-diff").textContent).toContain("两个版本完全相同。"));
+    fireEvent.click(screen.getByTestId("restart-plugin-npu-node-910b-01"));
+    expect(screen.getByText("重启 npu-node-910b-01 上的设备插件？")).toBeTruthy();
+    expect(screen.getByRole("dialog").querySelector("a")?.textContent).toBe("禁止调度并排空 npu-node-910b-01");
+    for (const english of ["Node config", "restart pending", "Slots per chip", "Roll back", "newest"]) expect(document.body.textContent).not.toContain(english);
   });
 });

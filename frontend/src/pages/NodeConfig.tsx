@@ -11,6 +11,7 @@ import { useMemo, useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Node, NodeConfigHealth, NodeConfigNode, NodeConfigNodeHealth, NodeConfigPublishResult, NodeConfigState, Page } from "../api/types";
 import { Badge, Banner, CopyText, DiffView, ErrorNote, Loading } from "../components/ui";
+import { useI18n, useT } from "../i18n/I18nProvider";
 import { groupByNode, type NodeGroup } from "../lib/chips";
 import { Link } from "../lib/router";
 import { useApi, useLiveReload } from "../lib/useApi";
@@ -22,8 +23,18 @@ import { InEffectCell } from "./nodeconfig/InEffect";
 import { AdoptDialog } from "./nodeconfig/Publish";
 
 const STATUS_BADGE: Record<string, string> = { ok: "ok", warn: "warn", fail: "hot" };
+// A check's status in words, by message id.
+const STATUS_LABEL: Record<string, string> = { ok: "nodeConfig.status.ok", warn: "nodeConfig.status.warn", fail: "nodeConfig.status.fail" };
+
+const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+
+function StatusBadge({ status }: { status: string }) {
+  const t = useT();
+  return <Badge kind={STATUS_BADGE[status]}>{STATUS_LABEL[status] ? t(STATUS_LABEL[status]) : status}</Badge>;
+}
 
 export function NodeConfigPage() {
+  const { t, intl } = useI18n();
   const { cluster, live } = useClusters();
   useLiveVersion(live);
   const id = cluster!.id;
@@ -52,12 +63,12 @@ export function NodeConfigPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Node config</h1>
-        <span className="sub">the device plugin&apos;s per-node config: slicing mode, slot count, chips to ignore</span>
+        <h1>{t("nodeConfig.title")}</h1>
+        <span className="sub">{t("nodeConfig.subtitle")}</span>
       </div>
       <ErrorNote error={health.error} onRetry={health.reload} />
       {!health.data ? (
-        !health.error && <Loading label="Checking whether the device plugin reads the node config" />
+        !health.error && <Loading label={t("nodeConfig.checkingRead")} />
       ) : (
         <>
           <ReadBanner health={health.data} />
@@ -65,14 +76,25 @@ export function NodeConfigPage() {
           {state.data && <DriftBanner clusterId={id} state={state.data} onAdopted={reloadAll} />}
           {published && (
             <Banner kind="ok" testId="node-config-published">
-              <b>Published v{published.number}</b> (resourceVersion {published.previous_resource_version || "none"} → {published.resource_version}). Each
-              node whose entry changed shows <b>restart pending</b> below until its plugin pod restarts: restart it there.
+              {intl.formatMessage(
+                { id: "nodeConfig.published" },
+                {
+                  number: published.number,
+                  previous: published.previous_resource_version || t("nodeConfig.published.none"),
+                  resourceVersion: published.resource_version,
+                  b: bold,
+                },
+              )}
             </Banner>
           )}
           <div className="panel">
             <div className="panel-head">
-              <h2>Nodes</h2>
-              <span className="right">plugin version from the DaemonSet&apos;s image{state.data && state.data.plugin_pods !== "live" ? `; plugin pods: ${state.data.plugin_pods}` : ""}</span>
+              <h2>{t("nodeConfig.nodes")}</h2>
+              <span className="right">
+                {state.data && state.data.plugin_pods !== "live"
+                  ? t("nodeConfig.pluginVersionFromPods", { pods: state.data.plugin_pods })
+                  : t("nodeConfig.pluginVersionFrom")}
+              </span>
             </div>
             <NodeTable
               health={health.data}
@@ -85,7 +107,7 @@ export function NodeConfigPage() {
           </div>
           <div className="panel">
             <div className="panel-head">
-              <h2>Checks</h2>
+              <h2>{t("nodeConfig.checks")}</h2>
             </div>
             <table className="data" data-testid="node-config-checks">
               <tbody>
@@ -93,11 +115,11 @@ export function NodeConfigPage() {
                   <tr key={c.id}>
                     <td className="mono nowrap">{c.id}</td>
                     <td>
-                      <Badge kind={STATUS_BADGE[c.check_status]}>{c.check_status}</Badge>
+                      <StatusBadge status={c.check_status} />
                     </td>
                     <td>
                       {c.message}
-                      {c.fix && <div className="muted small-text">Fix: {c.fix}</div>}
+                      {c.fix && <div className="muted small-text">{t("nodeConfig.fix", { fix: c.fix })}</div>}
                     </td>
                   </tr>
                 ))}
@@ -118,7 +140,7 @@ export function NodeConfigPage() {
               }}
             />
           ) : (
-            !state.error && <Loading label="Reading the live node config" />
+            !state.error && <Loading label={t("nodeConfig.readingLive")} />
           )}
           <NodeConfigHistory clusterId={id} refreshTick={historyTick} onRolledBack={reloadAll} />
         </>
@@ -129,34 +151,34 @@ export function NodeConfigPage() {
 
 /** Whether the plugin reads the file; when not, why, and the patch and command that wire it. */
 function ReadBanner({ health }: { health: NodeConfigHealth }) {
+  const { t, intl } = useI18n();
   if (health.readable)
     return (
       <Banner kind={health.check_status === "warn" ? "warn" : "ok"} testId="node-config-read">
-        The device plugin reads the node config{health.check_status === "warn" ? " (with warnings below)" : ""}. A change reaches a node when its plugin
-        pod restarts.
+        {health.check_status === "warn" ? t("nodeConfig.readWithWarnings") : t("nodeConfig.read")}
       </Banner>
     );
   const failing = health.checks.filter((c) => c.check_status === "fail");
   return (
     <Banner kind="error" testId="node-config-not-read">
-      <b>The device plugin does not read the node config</b>: nothing set here takes effect on any node until the DaemonSet is fixed.
+      {intl.formatMessage({ id: "nodeConfig.notRead" }, { b: bold })}
       <ul className="plain-list">
         {failing.map((c) => (
           <li key={c.id}>
             {c.message}
-            {c.fix && <span className="muted"> Fix: {c.fix}</span>}
+            {c.fix && <span className="muted"> {t("nodeConfig.fix", { fix: c.fix })}</span>}
           </li>
         ))}
       </ul>
       {health.kubectl && (
         <div className="mt-10">
-          <div className="small-text">Apply this patch to the device plugin&apos;s DaemonSet:</div>
+          <div className="small-text">{t("nodeConfig.applyPatch")}</div>
           <CopyText value={health.kubectl} testId="node-config-kubectl" />
         </div>
       )}
       {health.patch != null && (
         <details className="mt-10">
-          <summary>The strategic-merge patch</summary>
+          <summary>{t("nodeConfig.strategicPatch")}</summary>
           <pre className="code" data-testid="node-config-patch">
             {JSON.stringify(health.patch, null, 2)}
           </pre>
@@ -168,23 +190,26 @@ function ReadBanner({ health }: { health: NodeConfigHealth }) {
 
 /** A hand edit of the ConfigMap since the portal's last version: what changed, and adopting it (admin). */
 function DriftBanner({ clusterId, state, onAdopted }: { clusterId: number; state: NodeConfigState; onAdopted: () => void }) {
+  const { t, intl } = useI18n();
   const { can } = useSession();
   const [adopting, setAdopting] = useState(false);
   if (state.drift.in_sync) return null;
   return (
     <Banner kind="error" testId="node-config-drift">
-      <b>Drift:</b> {state.drift.why || `the ConfigMap differs from the portal's v${state.drift.baseline_version ?? "–"}`}. A publish is refused until an admin
-      adopts the live node config.
+      {intl.formatMessage(
+        { id: "nodeConfig.drift" },
+        { why: state.drift.why || t("nodeConfig.drift.differs", { version: state.drift.baseline_version ?? "–" }), b: bold },
+      )}
       {can("admin") && (
         <div className="mt-6">
           <button className="btn small" onClick={() => setAdopting(true)} data-testid="node-config-adopt">
-            Adopt the live node config…
+            {t("nodeConfig.adopt")}
           </button>
         </div>
       )}
       {state.drift.diff && (
         <details className="mt-6">
-          <summary>What changed by hand</summary>
+          <summary>{t("nodeConfig.changedByHand")}</summary>
           <DiffView diff={state.drift.diff} />
         </details>
       )}
@@ -208,19 +233,20 @@ function NodeTable({
   clusterId: number;
   onRestarted: () => void;
 }) {
-  if (health.nodes.length === 0) return <div className="empty">No node runs the device plugin.</div>;
+  const t = useT();
+  if (health.nodes.length === 0) return <div className="empty">{t("nodeConfig.noPluginNode")}</div>;
   return (
     <table className="data" data-testid="node-config-nodes">
       <thead>
         <tr>
-          <th>Node</th>
-          <th>Plugin</th>
-          <th>Applies</th>
-          <th>Mode</th>
-          <th>Slots per chip</th>
-          <th>Entry</th>
-          <th>In effect</th>
-          <th>Verdict</th>
+          <th>{t("nodeConfig.col.node")}</th>
+          <th>{t("nodeConfig.col.plugin")}</th>
+          <th>{t("nodeConfig.col.applies")}</th>
+          <th>{t("nodeConfig.col.mode")}</th>
+          <th>{t("nodeConfig.col.slots")}</th>
+          <th>{t("nodeConfig.col.entry")}</th>
+          <th>{t("nodeConfig.col.inEffect")}</th>
+          <th>{t("nodeConfig.col.verdict")}</th>
         </tr>
       </thead>
       <tbody>
@@ -235,6 +261,7 @@ function NodeTable({
 }
 
 function NodeRow({ row, group, node, children }: { row: NodeConfigNodeHealth; group: NodeGroup | undefined; node: Node | undefined; children: ReactNode }) {
+  const t = useT();
   // Slots per chip as the chips registered them, by chip type ("7" or "4 (Ascend910B4), 7 (Ascend310P)").
   const slots = useMemo(() => {
     const by = new Map<string, Set<number>>();
@@ -246,20 +273,28 @@ function NodeRow({ row, group, node, children }: { row: NodeConfigNodeHealth; gr
     <tr data-testid={`node-config-node-${row.name}`}>
       <td>
         <Link to={`/chips?node=${encodeURIComponent(row.name)}`}>{row.name}</Link>
-        {isolated > 0 && <div className="muted small-text">{isolated} chip{isolated === 1 ? "" : "s"} isolated or isolating</div>}
+        {isolated > 0 && <div className="muted small-text">{t("nodeConfig.isolated", { count: isolated })}</div>}
       </td>
       <td>
-        <div>{row.plugin_version ?? "unknown"}</div>
+        <div>{row.plugin_version ?? t("nodeConfig.unknown")}</div>
         <div className="muted tiny-text mono">{row.plugin_image}</div>
       </td>
-      <td>{row.applies.length ? row.applies.join(", ") : <span className="muted">nothing</span>}</td>
+      <td>{row.applies.length ? row.applies.join(", ") : <span className="muted">{t("nodeConfig.nothing")}</span>}</td>
       <td>{node ? (node.hami_vnpu_core ? "hami-core" : "template") : "–"}</td>
       <td>{slots || "–"}</td>
-      <td>{row.has_entry === null ? <span className="muted">not mirrored</span> : row.has_entry ? row.entry : <span className="muted">none (defaults)</span>}</td>
+      <td>
+        {row.has_entry === null ? (
+          <span className="muted">{t("nodeConfig.notMirrored")}</span>
+        ) : row.has_entry ? (
+          row.entry
+        ) : (
+          <span className="muted">{t("nodeConfig.noEntry")}</span>
+        )}
+      </td>
       <td>{children}</td>
       <td>
-        <Badge kind={STATUS_BADGE[row.check_status]}>{row.check_status}</Badge> <span className="small-text">{row.message}</span>
-        {row.fix && <div className="muted small-text">Fix: {row.fix}</div>}
+        <StatusBadge status={row.check_status} /> <span className="small-text">{row.message}</span>
+        {row.fix && <div className="muted small-text">{t("nodeConfig.fix", { fix: row.fix })}</div>}
       </td>
     </tr>
   );

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor } from "@testing-library/react";
 import type { RestartStates } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { RestartsPanel } from "./Restarts";
 import { renderAs, stubFetch } from "./testing";
 
@@ -36,6 +39,7 @@ function states(pending: boolean): RestartStates {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("RestartsPanel", () => {
@@ -75,5 +79,26 @@ describe("RestartsPanel", () => {
     await waitFor(() => expect(screen.queryByTestId("restart-all-list")).toBeNull());
     const posted = fetch.mock.calls.filter(([, init]) => init?.method === "POST").map(([url]) => String(url));
     expect(posted).toEqual(["/api/clusters/1/restarts/volcano-scheduler/", "/api/clusters/1/restarts/hami-scheduler/"]);
+  });
+
+  it("speaks Chinese: the states, the columns and the version in effect, with its bold versions", async () => {
+    stubFetch(() => ({ body: states(true) }));
+    renderAs(
+      "operator",
+      <I18nProvider locale="zh-CN">
+        <RestartsPanel clusterId={1} />
+      </I18nProvider>,
+    );
+    const banner = await screen.findByTestId("config-in-effect-pending");
+    expect(banner.textContent).toContain("申请目前按 v3 放置，即 volcano-scheduler 启动时加载的版本；已发布的 v4 将在其重启后生效。");
+    expect([...banner.querySelectorAll("b")].map((b) => b.textContent)).toEqual(["v3", "v4"]);
+    const panel = screen.getByTestId("restarts");
+    expect(panel.textContent).toContain("待重启");
+    expect(panel.textContent).toContain("组件");
+    expect(panel.textContent).toContain("0/0 就绪");
+    expect(panel.textContent).not.toContain("restart pending");
+    fireEvent.click(screen.getByRole("button", { name: "重启" }));
+    expect(screen.getByText("重启 volcano-scheduler？")).toBeTruthy();
+    expect(screen.getByTestId("restart-confirm").textContent).toBe("重启所有 Pod");
   });
 });

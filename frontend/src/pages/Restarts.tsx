@@ -1,24 +1,29 @@
 // Restart state of the components that read the device config only at start:
 // after a publish they run the old config until their pods are replaced.
 
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { api } from "../api/client";
 import type { ComponentRestart, ConfigInEffect, RestartStates } from "../api/types";
 import { Badge, Banner, ErrorNote, Modal } from "../components/ui";
+import { useI18n } from "../i18n/I18nProvider";
 import { ago } from "../lib/format";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { useClusters } from "../state/cluster";
 import { useSession } from "../state/session";
 
+// label: the message id of the state's name.
 const STATE: Record<string, { kind: string; label: string }> = {
-  restart_pending: { kind: "warn", label: "restart pending" },
-  rolling: { kind: "info", label: "rolling" },
-  in_effect: { kind: "ok", label: "in effect" },
-  missing: { kind: "fail", label: "missing" },
-  unknown: { kind: "", label: "unknown" },
+  restart_pending: { kind: "warn", label: "restarts.state.restartPending" },
+  rolling: { kind: "info", label: "restarts.state.rolling" },
+  in_effect: { kind: "ok", label: "restarts.state.inEffect" },
+  missing: { kind: "fail", label: "restarts.state.missing" },
+  unknown: { kind: "", label: "restarts.state.unknown" },
 };
 
+const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+
 export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: number; refreshTick?: number }) {
+  const { t, intl } = useI18n();
   const { live } = useClusters();
   const { can } = useSession();
   const now = useNow(5000);
@@ -53,14 +58,14 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
   return (
     <div className="panel" data-testid="restarts">
       <div className="panel-head">
-        <h2>Restarts</h2>
+        <h2>{t("restarts.title")}</h2>
         <span className="right hstack gap-8">
           {restarts.data?.config_version != null
-            ? `config v${restarts.data.config_version} changed ${ago(restarts.data.config_changed_at, now)}`
-            : "components that read the device config at start"}
+            ? t("restarts.configChanged", { version: restarts.data.config_version, ago: ago(restarts.data.config_changed_at, now) })
+            : t("restarts.subtitle")}
           {can("operator") && pending.length > 1 && (
             <button className="btn small primary" onClick={() => setConfirm(pending)} data-testid="restart-all">
-              Restart all {pending.length} pending
+              {t("restarts.restartAll", { count: pending.length })}
             </button>
           )}
         </span>
@@ -70,10 +75,10 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
       <table className="data">
         <thead>
           <tr>
-            <th>Component</th>
-            <th>State</th>
-            <th title="the device-config version its oldest pod read when it started">Loaded</th>
-            <th>Pods</th>
+            <th>{t("restarts.col.component")}</th>
+            <th>{t("restarts.col.state")}</th>
+            <th title={t("restarts.col.loadedTitle")}>{t("restarts.col.loaded")}</th>
+            <th>{t("restarts.col.pods")}</th>
             <th />
           </tr>
         </thead>
@@ -91,7 +96,7 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                 </td>
                 <td>
                   <Badge kind={s.kind} title={c.message}>
-                    {s.label}
+                    {t(s.label)}
                   </Badge>
                   <div className="muted tiny-text maxw-260">
                     {c.message}
@@ -101,13 +106,13 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
                   {c.loaded_version != null ? `v${c.loaded_version}` : "–"}
                 </td>
                 <td className="nowrap">
-                  {c.pods.filter((p) => p.ready).length}/{c.pods.length} ready
-                  {stale ? <span className="warn-text"> · {stale} on old config</span> : null}
+                  {t("restarts.ready", { ready: c.pods.filter((p) => p.ready).length, count: c.pods.length })}
+                  {stale ? <span className="warn-text"> · {t("restarts.onOldConfig", { count: stale })}</span> : null}
                 </td>
                 <td>
                   {can("operator") && c.restart_state !== "missing" && (
                     <button className={`btn small${c.restart_state === "restart_pending" ? " primary" : ""}`} onClick={() => setConfirm([c])}>
-                      Restart
+                      {t("restarts.restart")}
                     </button>
                   )}
                 </td>
@@ -118,27 +123,30 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
       </table>
       {confirm && confirm.length > 0 && (
         <Modal
-          title={confirm.length === 1 ? `Restart ${confirm[0].component}?` : `Restart ${confirm.length} components?`}
+          title={confirm.length === 1 ? t("restarts.confirmOne", { name: confirm[0].component }) : t("restarts.confirmMany", { count: confirm.length })}
           onClose={() => setConfirm(null)}
           footer={
             <>
               <button className="btn" onClick={() => setConfirm(null)}>
-                Cancel
+                {t("restarts.cancel")}
               </button>
               <button className="btn danger solid" disabled={busy} onClick={() => void restart(confirm)} data-testid="restart-confirm">
-                {busy ? "Restarting…" : confirm.length === 1 ? "Restart every pod" : `Restart every pod of all ${confirm.length}`}
+                {busy ? t("restarts.restarting") : confirm.length === 1 ? t("restarts.everyPod") : t("restarts.everyPodOfAll", { count: confirm.length })}
               </button>
             </>
           }
         >
           {confirm.length === 1 ? (
             <p>
-              Every pod of the {confirm[0].kind} <b>{confirm[0].namespace}/{confirm[0].component}</b> is replaced (a rolling restart), so that it reads
-              the device config again. {confirm[0].message}
+              {intl.formatMessage(
+                { id: "restarts.explainOne" },
+                { kind: confirm[0].kind, name: `${confirm[0].namespace}/${confirm[0].component}`, b: bold },
+              )}{" "}
+              {confirm[0].message}
             </p>
           ) : (
             <>
-              <p>Every pod of each is replaced (a rolling restart, one component after the other), so that they read the device config again:</p>
+              <p>{t("restarts.explainMany")}</p>
               <ul className="bullets" data-testid="restart-all-list">
                 {confirm.map((c) => (
                   <li key={c.component}>
@@ -161,18 +169,19 @@ export function RestartsPanel({ clusterId, refreshTick = 0 }: { clusterId: numbe
  * by it, and says so here.
  */
 export function InEffectNote({ effect }: { effect: ConfigInEffect }) {
+  const { t, intl } = useI18n();
   if (effect.version == null) return null;
   return (
     <div className="panel-body pb-0" data-testid="config-in-effect">
       {effect.pending_restart ? (
         <Banner kind="warn" testId="config-in-effect-pending">
-          Requests are placed by <b>v{effect.version}</b>, which {effect.loaded_by} loaded when it started; the published <b>v{effect.published}</b>{" "}
-          takes effect when it restarts. Fit answers and room follow v{effect.version} until then.
+          {intl.formatMessage(
+            { id: "restarts.inEffectPending" },
+            { version: effect.version, loadedBy: effect.loaded_by, published: effect.published, b: bold },
+          )}
         </Banner>
       ) : (
-        <span className="muted">
-          Requests are placed by v{effect.version} ({effect.why}).
-        </span>
+        <span className="muted">{t("restarts.inEffect", { version: effect.version, why: effect.why })}</span>
       )}
     </div>
   );

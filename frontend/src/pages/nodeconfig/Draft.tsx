@@ -9,6 +9,7 @@ import { useEffect, useMemo, useState } from "react";
 import { api, ApiError } from "../../api/client";
 import type { Node, NodeConfigPublishResult, NodeConfigState, NodeConfigValidation, NodeConfigWhatIf } from "../../api/types";
 import { Banner } from "../../components/ui";
+import { useT } from "../../i18n/I18nProvider";
 import type { NodeGroup } from "../../lib/chips";
 import { errorText } from "../../lib/errors";
 import {
@@ -58,6 +59,7 @@ export function DraftPanel({
   /** read the live node config again */
   onReload: () => void;
 }) {
+  const t = useT();
   const { can } = useSession();
   const [seed, setSeed] = useState<Seed>(() => seedOf(state));
   const [drafts, setDrafts] = useState<NodeDraft[]>(() => [...seed.bases.values()]);
@@ -112,7 +114,7 @@ export function DraftPanel({
     setErrors(local);
     setFormError(null);
     setAnswer(null);
-    if (!local.size && !edits.length) setFormError("Nothing to check: the draft equals the live node config.");
+    if (!local.size && !edits.length) setFormError(t("nodeConfig.draft.nothingToCheck"));
     return !local.size && edits.length > 0;
   };
 
@@ -152,16 +154,15 @@ export function DraftPanel({
   return (
     <div className="panel" data-testid="node-config-editor">
       <div className="panel-head">
-        <h2>Edit</h2>
+        <h2>{t("nodeConfig.draft.title")}</h2>
         <span className="right">
-          starts from the live node config{seed.version ? ` (v${seed.version})` : ""}; to switch a node&apos;s mode or slot count: what if (drain first if
-          it says so), publish, then restart the node&apos;s plugin
+          {seed.version ? t("nodeConfig.draft.howToVersion", { version: seed.version }) : t("nodeConfig.draft.howTo")}
         </span>
       </div>
       <div className="panel-body">
         <div className="toolbar flat">
-          <select value={adding} onChange={(e) => setAdding(e.target.value)} aria-label="node to edit" data-testid="whatif-node">
-            <option value="">Add a node to the draft…</option>
+          <select value={adding} onChange={(e) => setAdding(e.target.value)} aria-label={t("nodeConfig.draft.nodeToEdit")} data-testid="whatif-node">
+            <option value="">{t("nodeConfig.draft.addNode")}</option>
             {free.map((n) => (
               <option key={n} value={n}>
                 {n}
@@ -177,16 +178,16 @@ export function DraftPanel({
             }}
             data-testid="whatif-add"
           >
-            Add
+            {t("nodeConfig.draft.add")}
           </button>
           <span className="grow" />
           {dirty && (
             <button className="btn small" onClick={restart} data-testid="draft-discard">
-              Discard my edits
+              {t("nodeConfig.draft.discard")}
             </button>
           )}
         </div>
-        {drafts.length === 0 && <div className="muted mb-12">No node has an entry: every node runs on the plugin&apos;s defaults. Add a node to give it one.</div>}
+        {drafts.length === 0 && <div className="muted mb-12">{t("nodeConfig.draft.noEntries")}</div>}
         {drafts.map((d) => (
           <DraftEditor
             key={d.name}
@@ -212,17 +213,17 @@ export function DraftPanel({
         {checked && <Checked result={checked} />}
         <div className="hstack gap-8 mt-10">
           <button className="btn" disabled={busy || !dirty} onClick={() => void run("validate")()} data-testid="draft-validate">
-            Validate
+            {t("nodeConfig.draft.validate")}
           </button>
           <button className="btn" disabled={busy || !dirty} onClick={() => void run("what-if")()} data-testid="whatif-run">
-            Show what it would do
+            {t("nodeConfig.draft.whatIf")}
           </button>
           {can("operator") && (
             <button className="btn primary" disabled={busy || !dirty} onClick={() => void run("publish")()} data-testid="draft-publish">
-              Publish…
+              {t("nodeConfig.draft.publish")}
             </button>
           )}
-          {!dirty && <span className="muted small-text">The draft equals the live node config.</span>}
+          {!dirty && <span className="muted small-text">{t("nodeConfig.draft.equalsLive")}</span>}
         </div>
         {answer && <WhatIfAnswer answer={answer} />}
       </div>
@@ -263,14 +264,13 @@ function modeValue(d: NodeDraft): boolean | null {
 
 /** The validation's verdict: valid or not, and its warnings (its errors are on their fields). */
 function Checked({ result }: { result: NodeConfigValidation }) {
+  const t = useT();
   return (
     <div className="mt-10" data-testid="draft-validation">
       {result.valid ? (
-        <Banner kind="ok">Valid{result.warnings.length ? `, with ${result.warnings.length} warning${result.warnings.length === 1 ? "" : "s"}` : ""}.</Banner>
+        <Banner kind="ok">{t("nodeConfig.draft.valid", { count: result.warnings.length })}</Banner>
       ) : (
-        <Banner kind="error">
-          {result.errors.length} error{result.errors.length === 1 ? "" : "s"}: see the nodes above.
-        </Banner>
+        <Banner kind="error">{t("nodeConfig.draft.invalid", { count: result.errors.length })}</Banner>
       )}
       <WarningBanners warnings={result.warnings} />
     </div>

@@ -7,9 +7,10 @@ import { useEffect, useState } from "react";
 import { api } from "../../api/client";
 import type { NodeConfigDiff, NodeConfigPublishResult, NodeConfigVersion, Page } from "../../api/types";
 import { EventTable } from "../../components/EventTable";
-import { versionColumns } from "../../components/VersionColumns";
+import { versionColumns, versionSource } from "../../components/VersionColumns";
 import { ReasonModal } from "../../components/ReasonModal";
 import { Banner, DiffView, ErrorNote, Loading, Modal } from "../../components/ui";
+import { useT } from "../../i18n/I18nProvider";
 import { dateTime } from "../../lib/format";
 import { useApi } from "../../lib/useApi";
 import { useSession } from "../../state/session";
@@ -17,6 +18,7 @@ import { useGuards } from "./Publish";
 
 
 export function NodeConfigHistory({ clusterId, refreshTick, onRolledBack }: { clusterId: number; refreshTick: number; onRolledBack: () => void }) {
+  const t = useT();
   const { can } = useSession();
   const versions = useApi(
     (signal) => api.get<Page<NodeConfigVersion>>(`/api/clusters/${clusterId}/node-config/versions/?page_size=200`, signal),
@@ -56,31 +58,37 @@ export function NodeConfigHistory({ clusterId, refreshTick, onRolledBack }: { cl
   return (
     <div className="panel" data-testid="node-config-history">
       <div className="panel-head">
-        <h2>History</h2>
-        <span className="right">choose A and B to compare</span>
+        <h2>{t("nodeConfig.history.title")}</h2>
+        <span className="right">{t("nodeConfig.history.chooseAB")}</span>
       </div>
       {done && (
         <Banner kind="ok" testId="nc-rollback-result">
-          Rolled back: v{done.number} holds the text of v{done.rollback_of ?? "?"}. Restart the plugin on the nodes marked restart pending.
+          {t("nodeConfig.history.rolledBack", { number: done.number, of: done.rollback_of ?? "?" })}
         </Banner>
       )}
       <ErrorNote error={versions.error} onRetry={versions.reload} />
       <div className="grid versions-grid">
         {!versions.data ? (
-          <Loading />
+          <Loading label={t("nodeConfig.history.loading")} />
         ) : list.length === 0 ? (
-          <div className="empty">No version yet: sync adopts the ConfigMap when it first sees it, and the first publish creates one.</div>
+          <div className="empty">{t("nodeConfig.history.noVersion")}</div>
         ) : (
           <EventTable rows={list} rowKey={(v) => v.id} columns={columns} testId="nc-versions" rowClass={(v) => (v.number === b ? "selected" : "")} scroll />
         )}
         <div data-testid="nc-version-diff">
-          <h3 className="section-title">{a !== null && b !== null ? `v${a} → v${b}` : "Diff"}</h3>
+          <h3 className="section-title">{a !== null && b !== null ? `v${a} → v${b}` : t("nodeConfig.history.diff")}</h3>
           <ErrorNote error={diff.error} />
-          {a === b ? <div className="empty">Choose two different versions.</div> : diff.data ? <DiffView diff={diff.data.diff} empty="The two versions are identical." /> : <Loading />}
+          {a === b ? (
+            <div className="empty">{t("nodeConfig.history.chooseTwo")}</div>
+          ) : diff.data ? (
+            <DiffView diff={diff.data.diff} empty={t("nodeConfig.history.identical")} />
+          ) : (
+            <Loading label={t("nodeConfig.history.loading")} />
+          )}
         </div>
       </div>
       {viewing && (
-        <Modal title={`v${viewing.number} (${viewing.source})`} onClose={() => setViewing(null)}>
+        <Modal title={`v${viewing.number} (${versionSource(viewing.source)})`} onClose={() => setViewing(null)}>
           <pre className="code">{viewing.text}</pre>
         </Modal>
       )}
@@ -120,11 +128,12 @@ function RollbackDialog({
   /** after a conflict: read everything again */
   onReload: () => void;
 }) {
+  const t = useT();
   const guards = useGuards(clusterId, onReload);
   return (
     <ReasonModal
-      title={`Roll back to v${version.number}?`}
-      verb={`Publish v${version.number}'s text`}
+      title={t("nodeConfig.rollback.title", { number: version.number })}
+      verb={t("nodeConfig.rollback.verb", { number: version.number })}
       testId="nc-rollback"
       onClose={onClose}
       explain={guards.explain}
@@ -135,8 +144,7 @@ function RollbackDialog({
       }
     >
       <p className="small-text">
-        The text of v{version.number} ({version.source}, {dateTime(version.created_at)}) is published again as a new version. The nodes whose entry it
-        changes need their plugin restarted.
+        {t("nodeConfig.rollback.explain", { number: version.number, source: versionSource(version.source), when: dateTime(version.created_at) })}
       </p>
       {guards.boxes}
     </ReasonModal>

@@ -5,15 +5,17 @@
 // new entry). A 409 plugin_restart_blocked (a device-config restart awaits
 // confirmation) is shown with the API's message.
 
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { api } from "../../api/client";
 import type { NodeConfigNode, NodePluginRestartResult } from "../../api/types";
 import { ReasonModal } from "../../components/ReasonModal";
 import { Badge } from "../../components/ui";
+import { useI18n } from "../../i18n/I18nProvider";
 import { Link } from "../../lib/router";
 import { useSession } from "../../state/session";
 
 export function InEffectCell({ clusterId, entry, onRestarted }: { clusterId: number; entry: NodeConfigNode | undefined; onRestarted: () => void }) {
+  const { t, intl } = useI18n();
   const { can } = useSession();
   const [asking, setAsking] = useState(false);
   const [restarted, setRestarted] = useState<string | null>(null);
@@ -21,25 +23,25 @@ export function InEffectCell({ clusterId, entry, onRestarted }: { clusterId: num
   const e = entry.in_effect;
   return (
     <div data-testid={`in-effect-${entry.name}`}>
-      {e.version !== null ? <span>v{e.version}</span> : <span className="muted">unknown</span>}
+      {e.version !== null ? <span>v{e.version}</span> : <span className="muted">{t("nodeConfig.unknown")}</span>}
       {e.restart_pending && (
         <>
           {" "}
-          <Badge kind="warn">restart pending</Badge>
+          <Badge kind="warn">{t("nodeConfig.inEffect.restartPending")}</Badge>
         </>
       )}
       {e.why && <div className="muted small-text">{e.why}</div>}
-      {restarted && !e.restart_pending && <div className="muted small-text">plugin pod {restarted} replaced</div>}
-      {restarted && e.restart_pending && <div className="small-text">Restarting: {restarted} deleted, waiting for its successor…</div>}
+      {restarted && !e.restart_pending && <div className="muted small-text">{t("nodeConfig.inEffect.replaced", { pod: restarted })}</div>}
+      {restarted && e.restart_pending && <div className="small-text">{t("nodeConfig.inEffect.restarting", { pod: restarted })}</div>}
       {can("operator") && e.restart_pending && (
         <button className="btn small mt-6" onClick={() => setAsking(true)} data-testid={`restart-plugin-${entry.name}`}>
-          Restart plugin on this node
+          {t("nodeConfig.inEffect.restartButton")}
         </button>
       )}
       {asking && (
         <ReasonModal
-          title={`Restart the device plugin on ${entry.name}?`}
-          verb="Restart"
+          title={t("nodeConfig.inEffect.title", { node: entry.name })}
+          verb={t("nodeConfig.inEffect.verb")}
           testId="plugin-restart"
           onClose={() => setAsking(false)}
           submit={async (reason) => {
@@ -50,10 +52,14 @@ export function InEffectCell({ clusterId, entry, onRestarted }: { clusterId: num
           }}
         >
           <p className="small-text">
-            Deletes the device plugin pod on {entry.name}
-            {e.plugin_pod ? ` (${e.plugin_pod})` : ""}; its DaemonSet makes a new one, which reads the node config&apos;s newest entry for this node. While it
-            restarts the node registers no chips for a moment; running containers are not touched. A mode switch under running slices breaks them:{" "}
-            <Link to={`/chips?node=${encodeURIComponent(entry.name)}`}>cordon and drain {entry.name}</Link> first.
+            {intl.formatMessage(
+              { id: e.plugin_pod ? "nodeConfig.inEffect.explainPod" : "nodeConfig.inEffect.explain" },
+              {
+                node: entry.name,
+                pod: e.plugin_pod,
+                link: (chunks: ReactNode[]) => <Link to={`/chips?node=${encodeURIComponent(entry.name)}`}>{chunks}</Link>,
+              },
+            )}
           </p>
         </ReasonModal>
       )}

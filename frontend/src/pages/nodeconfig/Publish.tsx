@@ -13,6 +13,7 @@ import { ErrorCode } from "../../api/errorCodes";
 import type { NodeConfigDiff, NodeConfigPublishResult, NodeConfigVersion } from "../../api/types";
 import { ReasonModal } from "../../components/ReasonModal";
 import { Banner, DiffView, ErrorNote, Loading } from "../../components/ui";
+import { useI18n, useT } from "../../i18n/I18nProvider";
 import type { NodeEdit } from "../../lib/nodeConfigDraft";
 import { useApi } from "../../lib/useApi";
 import { useSession } from "../../state/session";
@@ -23,10 +24,13 @@ export interface Confirms {
   confirm_unread: boolean;
 }
 
+// label: the message id of the checkbox's text.
 const GUARDS: { field: keyof Confirms; code: string; label: string }[] = [
-  { field: "confirm_warnings", code: ErrorCode.UNCONFIRMED_WARNINGS, label: "Publish with these warnings:" },
-  { field: "confirm_unread", code: ErrorCode.NODE_CONFIG_NOT_READ, label: "Write it although the device plugin does not read it:" },
+  { field: "confirm_warnings", code: ErrorCode.UNCONFIRMED_WARNINGS, label: "nodeConfig.publish.confirmWarnings" },
+  { field: "confirm_unread", code: ErrorCode.NODE_CONFIG_NOT_READ, label: "nodeConfig.publish.confirmUnread" },
 ];
+
+const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
 
 /**
  * The confirmations and conflicts of a refused publish: per guard the API
@@ -34,6 +38,7 @@ const GUARDS: { field: keyof Confirms; code: string; label: string }[] = [
  * for admins on drift, adopting the live text.
  */
 export function useGuards(clusterId: number, onReload: () => void) {
+  const t = useT();
   const [confirms, setConfirms] = useState<Confirms>({ confirm_warnings: false, confirm_unread: false });
   // the API's words per guard, kept once asked (a later refusal for the other guard keeps the first box)
   const [asked, setAsked] = useState<Partial<Record<keyof Confirms, string[]>>>({});
@@ -59,7 +64,7 @@ export function useGuards(clusterId: number, onReload: () => void) {
         data-testid={g.field.replace("_", "-")}
       />
       <span className="small-text">
-        {g.label}
+        {t(g.label)}
         <ul className="plain-list">
           {asked[g.field]!.map((w, i) => (
             <li key={i}>{w}</li>
@@ -73,6 +78,7 @@ export function useGuards(clusterId: number, onReload: () => void) {
 
 /** A 409: a publish since the draft was read (stale_version) or a hand edit (drift). */
 function Conflict({ clusterId, error, onReload }: { clusterId: number; error: ApiError; onReload: () => void }) {
+  const t = useT();
   const { can } = useSession();
   const [adopting, setAdopting] = useState(false);
   const drift = error.code === ErrorCode.DRIFT;
@@ -80,23 +86,23 @@ function Conflict({ clusterId, error, onReload }: { clusterId: number; error: Ap
     <Banner kind="error" testId="publish-conflict">
       <b>
         {drift
-          ? "The ConfigMap was edited outside the portal since its last version."
+          ? t("nodeConfig.publish.conflictDrift")
           : error.code === ErrorCode.STALE_VERSION
-            ? "The node config changed since this draft was read (someone published)."
-            : "Refused."}
+            ? t("nodeConfig.publish.conflictStale")
+            : t("nodeConfig.publish.refused")}
       </b>{" "}
-      Nothing was written.
+      {t("nodeConfig.publish.nothingWritten")}
       <div className="hstack gap-8 mt-6">
         <button className="btn small" onClick={onReload} data-testid="publish-reload">
-          Reload the live node config (drops this draft)
+          {t("nodeConfig.publish.reload")}
         </button>
         {drift &&
           (can("admin") ? (
             <button className="btn small" onClick={() => setAdopting(true)} data-testid="publish-adopt">
-              Adopt the live node config…
+              {t("nodeConfig.adopt")}
             </button>
           ) : (
-            <span className="muted small-text">An admin can adopt the hand edit.</span>
+            <span className="muted small-text">{t("nodeConfig.publish.adminCanAdopt")}</span>
           ))}
       </div>
       {adopting && <AdoptDialog clusterId={clusterId} onClose={() => setAdopting(false)} onDone={onReload} />}
@@ -106,10 +112,11 @@ function Conflict({ clusterId, error, onReload }: { clusterId: number; error: Ap
 
 /** Take the live text (a hand edit) as the portal's own version (admin). */
 export function AdoptDialog({ clusterId, onClose, onDone }: { clusterId: number; onClose: () => void; onDone: () => void }) {
+  const t = useT();
   return (
     <ReasonModal
-      title="Adopt the live node config?"
-      verb="Adopt"
+      title={t("nodeConfig.adopt.title")}
+      verb={t("nodeConfig.adopt.verb")}
       testId="adopt"
       onClose={onClose}
       submit={async (reason) => {
@@ -118,10 +125,7 @@ export function AdoptDialog({ clusterId, onClose, onDone }: { clusterId: number;
         onDone();
       }}
     >
-      <p className="small-text">
-        The text the ConfigMap holds now, hand edit included, becomes the portal&apos;s newest version. Nothing is written to the cluster; edits are then
-        based on it.
-      </p>
+      <p className="small-text">{t("nodeConfig.adopt.explain")}</p>
     </ReasonModal>
   );
 }
@@ -146,10 +150,11 @@ export function PublishDialog({
 }) {
   const diff = useApi(() => api.post<NodeConfigDiff>(`/api/clusters/${clusterId}/node-config/diff/`, { from_version: null, text }), [clusterId, text]);
   const guards = useGuards(clusterId, onReload);
+  const { t, intl } = useI18n();
   return (
     <ReasonModal
-      title="Publish the node config"
-      verb="Publish"
+      title={t("nodeConfig.publish.title")}
+      verb={t("nodeConfig.publish.verb")}
       testId="publish"
       onClose={onClose}
       disabled={!diff.data}
@@ -167,16 +172,17 @@ export function PublishDialog({
       }
     >
       <p className="small-text">
-        Writes these changes to the ConfigMap as a new version{expectedVersion ? ` after v${expectedVersion}` : ""}. A node&apos;s device plugin reads them
-        when its pod restarts: the nodes whose entry changes show <b>restart pending</b> until then.
+        {expectedVersion
+          ? intl.formatMessage({ id: "nodeConfig.publish.explainAfter" }, { version: expectedVersion, b: bold })
+          : intl.formatMessage({ id: "nodeConfig.publish.explain" }, { b: bold })}
       </p>
       <ErrorNote error={diff.error} />
       {diff.data ? (
         <div data-testid="publish-diff">
-          <DiffView diff={diff.data.diff} empty="The text would not change." />
+          <DiffView diff={diff.data.diff} empty={t("nodeConfig.publish.noChange")} />
         </div>
       ) : (
-        !diff.error && <Loading label="The diff" />
+        !diff.error && <Loading label={t("nodeConfig.publish.loadingDiff")} />
       )}
       {guards.boxes}
     </ReasonModal>
