@@ -18,6 +18,7 @@ export const ClusterContext = createContext<ClusterContextValue | null>(null);
 
 export function useClusters(): ClusterContextValue {
   const value = useContext(ClusterContext);
+  // i18n-ignore: a programming error for developers, never shown in the UI
   if (!value) throw new Error("useClusters outside ClusterContext");
   return value;
 }

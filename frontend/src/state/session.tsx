@@ -20,6 +20,7 @@ export const SessionContext = createContext<Session | null>(null);
 
 export function useSession(): Session {
   const session = useContext(SessionContext);
+  // i18n-ignore: a programming error for developers, never shown in the UI
   if (!session) throw new Error("useSession outside SessionContext");
   return session;
 }

@@ -1,0 +1,208 @@
+"""The portal in Chinese, in a real browser (issue 34).
+
+A browser whose language is Chinese gets the whole UI in Chinese: the login
+page, then every main page, with no English left in what a person reads
+other than names (of clusters, nodes, queues, templates, users...), units and
+identifiers. The language menu switches back to English and the choice
+outlives a reload.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from harness.stack import Stack
+from tests.e2e.conftest import ADMIN
+
+pytestmark = pytest.mark.browser
+
+PAGES = [
+    "/",
+    "/chips",
+    "/slices",
+    "/templates",
+    "/node-config",
+    "/requests",
+    "/requests/new",
+    "/preemptions",
+    "/drains",
+    "/queues",
+    "/priority-classes",
+    "/usage",
+    "/cost",
+    "/cost/monthly",
+    "/health",
+    "/alerts",
+    "/audit",
+    "/tokens",
+]
+
+# Kept in every language (docs/glossary.md): products, kinds, units, acronyms.
+KEPT = set(
+    """vNPU vNPUs NPU NPUs HAMi Volcano Ascend Kubernetes AI Core CPU AICore AICPU
+    GiB MiB MB TiB KiB GB UUID API REST URL YAML JSON CSV PromQL ConfigMap
+    DaemonSet PriorityClass PriorityClasses Pod Pods kubectl helm ID CI vdie HBM
+    ms min Prometheus Alertmanager OpenID OIDC WebSocket Portal Grafana
+    manage py""".split()
+)
+# Fields of the API whose values are names or identifiers, shown as they are.
+NAME_FIELDS = re.compile(
+    r"(^|_)(name|names|username|namespace|node|cluster|queue|template|uuid|pod|"
+    r"image|common_word|chip_type|priority_class|priority|role|kind|state|phase|"
+    r"scheduler|vendor|model|mode|owner|code|key|label|labels)$"
+)
+WORD = re.compile(r"[A-Za-z][A-Za-z'’]+")
+
+
+def _words(values: Iterable[str]) -> set[str]:
+    found: set[str] = set()
+    for value in values:
+        found.update(WORD.findall(value))
+    return found
+
+
+def _name_values(body: Any, key: str = "") -> Iterable[str]:
+    if isinstance(body, dict):
+        for k, v in body.items():
+            yield from _name_values(v, k)
+    elif isinstance(body, list):
+        for item in body:
+            yield from _name_values(item, key)
+    elif isinstance(body, str) and NAME_FIELDS.search(key):
+        yield body
+
+
+def _names_in_the_cluster(portal: Stack) -> set[str]:
+    """Every word of a name the API gives: these stay as they are on every page."""
+    api = portal.api()
+    api.login(ADMIN)
+    names: set[str] = set()
+    for path in (
+        "/api/clusters/",
+        "/api/nodes/?page_size=1000",
+        "/api/chips/?page_size=1000",
+        "/api/queues/?page_size=1000",
+        "/api/templates/?page_size=1000",
+        "/api/requests/?page_size=1000",
+        "/api/priority-classes/?page_size=1000",
+        "/api/me/",
+    ):
+        status, body = api.call("GET", path)
+        assert status == 200, (path, status, body)
+        names |= _words(_name_values(body))
+    return names
+
+
+# The text a person reads: text nodes outside code, identifiers marked raw,
+# scripts and styles, plus the titles and placeholders the pointer reveals.
+READ_TEXT = """() => {
+  const out = [];
+  const skip = (el) => el.closest('code, pre, kbd, samp, script, style, option, [data-i18n-raw]');
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement && !skip(node.parentElement) && node.textContent.trim()) out.push(node.textContent.trim());
+  }
+  for (const el of document.querySelectorAll('[title], [placeholder], [aria-label]')) {
+    if (skip(el)) continue;
+    for (const a of ['title', 'placeholder', 'aria-label']) if (el.getAttribute(a)) out.push(el.getAttribute(a));
+  }
+  return out;
+}"""
+
+
+def _english_left(page: Any, allowed: set[str]) -> list[str]:
+    texts: list[str] = page.evaluate(READ_TEXT)
+    left = []
+    for text in texts:
+        strays = [w for w in WORD.findall(text) if w not in allowed and w not in KEPT]
+        if strays:
+            left.append(f"{text!r} ({', '.join(strays)})")
+    return left
+
+
+@pytest.fixture
+def chinese_page(browser: Any, portal: Stack) -> Any:
+    context = browser.new_context(
+        viewport={"width": 1440, "height": 900}, locale="zh-CN"
+    )
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+def test_a_chinese_browser_gets_every_main_page_in_chinese(
+    chinese_page: Any, portal: Stack, shot: Any
+) -> None:
+    page = chinese_page
+    allowed = _names_in_the_cluster(portal)
+    page.goto(portal.url + "/")
+    page.wait_for_selector("input[name=username]")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert not _english_left(page, allowed), _english_left(page, allowed)
+    page.fill("input[name=username]", ADMIN[0])
+    page.fill("input[name=password]", ADMIN[1])
+    page.click("button[type=submit]")
+    page.wait_for_selector("[data-testid=connection][data-state=live]")
+
+    leftovers: dict[str, list[str]] = {}
+    for path in PAGES:
+        page.evaluate(
+            "path => { history.pushState({}, '', path); dispatchEvent(new PopStateEvent('popstate')); }",
+            path,
+        )
+        # The page is in when its loading placeholder has gone and it shows Chinese.
+        page.wait_for_function(
+            "() => !document.querySelector('main .spinner') && /[\\u4e00-\\u9fff]/.test(document.querySelector('main').innerText)"
+        )
+        page.wait_for_timeout(300)  # a late panel (a second fetch) has drawn
+        left = _english_left(page, allowed)
+        if left:
+            leftovers[path] = left
+    shot(page, "chinese-tokens")
+    assert not leftovers, "English left on pages:\n" + "\n".join(
+        f"{path}: {left}" for path, left in leftovers.items()
+    )
+
+
+def test_the_language_menu_switches_and_is_remembered(
+    page: Any, portal: Stack
+) -> None:
+    page.goto(portal.url + "/")
+    page.fill("input[name=username]", ADMIN[0])
+    page.fill("input[name=password]", ADMIN[1])
+    page.click("button[type=submit]")
+    page.wait_for_selector("[data-testid=connection][data-state=live]")
+    sign_out = page.locator("header.topbar button", has_text="Sign out")
+    expect(sign_out).to_be_visible()
+
+    page.select_option("select.language-menu", "zh-CN")
+    expect(page.locator("header.topbar button", has_text="退出登录")).to_be_visible()
+    expect(page.locator("nav.nav")).to_contain_text("节点与芯片")
+    page.reload()
+    page.wait_for_selector("[data-testid=connection][data-state=live]")
+    expect(page.locator("header.topbar button", has_text="退出登录")).to_be_visible()
+
+    # The API answers in the UI's language; its codes stay the same.
+    answer = page.evaluate(
+        """async () => {
+      const r = await fetch('/api/requests/', {method: 'POST', headers: {
+        'Content-Type': 'application/json', 'Accept-Language': document.documentElement.lang,
+        'X-CSRFToken': (document.cookie.match(/csrftoken=([^;]+)/) || [])[1] || ''}, body: '{}'});
+      return {status: r.status, body: await r.json()};
+    }"""
+    )
+    assert answer["status"] == 400, answer
+    assert answer["body"]["code"] == "invalid", answer
+    assert re.search("[\u4e00-\u9fff]", answer["body"]["message"]), answer
+    page.select_option("select.language-menu", "en")
+    expect(sign_out).to_be_visible()
