@@ -14,7 +14,8 @@ import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { AlertsPanel } from "./Alerts";
 import { useClusters, useLiveVersion } from "../state/cluster";
-import type { ClusterLive } from "../live/store";
+import { describeActivity, type Activity, type ClusterLive } from "../live/store";
+import { useT } from "../i18n/I18nProvider";
 
 export function OverviewPage() {
   const { cluster, clusters, live } = useClusters();
@@ -262,16 +263,23 @@ function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number })
           {items.slice(0, 12).map((a, i) => (
             <li key={`${a.t}-${i}`}>
               <span className={`dot ${a.kind === "released" || a.kind === "node_removed" ? "" : a.kind === "sync" || a.kind === "node_not_ready" ? "warn" : "ok"}`} />
-              <span className="ellipsis">
-                <span className="mono">{a.text}</span>
-                {a.detail && <span className="muted"> {a.detail}</span>}
-              </span>
+              <ActivityLine a={a} />
               <span className="muted nowrap">{ago(new Date(a.t).toISOString(), now)}</span>
             </li>
           ))}
         </ul>
       )}
     </div>
+  );
+}
+
+function ActivityLine({ a }: { a: Activity }) {
+  const { text, detail } = describeActivity(a, useT());
+  return (
+    <span className="ellipsis">
+      <span className="mono">{text}</span>
+      {detail && <span className="muted"> {detail}</span>}
+    </span>
   );
 }
 
