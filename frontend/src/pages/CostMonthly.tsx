@@ -67,7 +67,7 @@ export function CostMonthlyPage() {
         );
       })}
       <div className="muted mt-12 tiny-text">
-        {any ? t("cost.monthly.printedAsOf", { when: dateTime(any.metrics.queried_at) }) : t("cost.monthly.printed")} {t("cost.monthly.explain")}
+        {t("cost.monthly.footer", { asOf: any ? "yes" : "no", when: any ? dateTime(any.metrics.queried_at) : "" })}
       </div>
     </div>
   );

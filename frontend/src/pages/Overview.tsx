@@ -2,7 +2,7 @@
 // type (live from the chips store), sync and connection state, health and
 // drift banners, pending pods, usage over time and fragmentation.
 
-import { useMemo, useState } from "react";
+import { useMemo, useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Cluster, ClusterHealth, Drift, Fragmentation, Page, PendingPod, RestartStates, SyncCursor, UsageSample } from "../api/types";
 import { LineChart, seriesColor, StackBars, type Series } from "../components/Charts";
@@ -15,11 +15,12 @@ import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { AlertsPanel } from "./Alerts";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { describeActivity, type Activity, type ClusterLive } from "../live/store";
-import { useT } from "../i18n/I18nProvider";
+import { useI18n, useT } from "../i18n/I18nProvider";
 import type { Translate } from "../i18n/intl";
 
 export function OverviewPage() {
   const t = useT();
+  const rich = useRich();
   const { cluster, clusters, live } = useClusters();
   const version = useLiveVersion(live);
   const now = useNow(5000);
@@ -90,15 +91,14 @@ export function OverviewPage() {
 
       {(sync.state === "stale" || sync.state === "error") && (
         <Banner kind={sync.state === "error" ? "error" : "warn"} testId="sync-banner">
-          <b>{t("overview.sync.state", { state: sync.state })}</b>{" "}
-          {t(syncError ? "overview.sync.lastHeardError" : "overview.sync.lastHeard", { ago: ago(sync.lastSyncAt, now) })}
-          {syncError && (
-            <>
-              {" "}
-              <span className="mono">{syncError}</span>
-            </>
-          )}{" "}
-          {t("overview.sync.mayBeStale")} <Link to="/health">{t("overview.sync.details")}</Link>
+          {rich("overview.sync.banner", {
+            state: sync.state,
+            ago: ago(sync.lastSyncAt, now),
+            hasError: syncError ? "yes" : "no",
+            error: syncError,
+            mono: (chunks) => <span className="mono">{chunks}</span>,
+            link: (chunks) => <Link to="/health">{chunks}</Link>,
+          })}
         </Banner>
       )}
       {sync.state === "never" && <Banner kind="info">{t("overview.sync.never")}</Banner>}
@@ -112,8 +112,7 @@ export function OverviewPage() {
             </Link>
           }
         >
-          <b>{t("overview.drift.title")}</b>{" "}
-          {t("overview.drift.text", { live: drift.data.live_version, baseline: drift.data.baseline_version })}
+          {rich("overview.drift", { live: drift.data.live_version, baseline: drift.data.baseline_version })}
         </Banner>
       )}
       {pendingRestarts.length > 0 && (
@@ -126,24 +125,24 @@ export function OverviewPage() {
             </Link>
           }
         >
-          <b>{t("overview.restart.title", { version: restarts.data?.config_version })}</b>{" "}
-          {t("overview.restart.text", { components: pendingRestarts.map((c) => c.component).join(", "), count: pendingRestarts.length })}
-          {restarts.data?.in_effect.pending_restart && (
-            <>
-              {" "}
-              {t("overview.restart.placedBy", { version: restarts.data.in_effect.version, loader: restarts.data.in_effect.loaded_by })}
-            </>
-          )}
+          {rich("overview.restart", {
+            version: restarts.data?.config_version,
+            components: pendingRestarts.map((c) => c.component).join(", "),
+            count: pendingRestarts.length,
+            placed: restarts.data?.in_effect.pending_restart ? "yes" : "no",
+            inEffect: restarts.data?.in_effect.version,
+            loader: restarts.data?.in_effect.loaded_by,
+          })}
         </Banner>
       )}
       {failing.length > 0 && (
         <Banner kind="error" testId="health-banner" action={<Link className="btn small" to="/health">{t("overview.details")}</Link>}>
-          <b>{t("overview.health.failing", { count: failing.length })}</b> {failing.map((c) => c.message).join(" · ")}
+          {rich("overview.health.failing", { count: failing.length, messages: failing.map((c) => c.message).join(" · ") })}
         </Banner>
       )}
       {failing.length === 0 && warning.length > 0 && (
         <Banner kind="warn" testId="health-banner" action={<Link className="btn small" to="/health">{t("overview.details")}</Link>}>
-          <b>{t("overview.health.warning", { count: warning.length })}</b> {warning[0].message}
+          {rich("overview.health.warning", { count: warning.length, messages: warning[0].message })}
         </Banner>
       )}
 
@@ -252,6 +251,20 @@ export function OverviewPage() {
       )}
     </>
   );
+}
+
+type RichValues = Record<string, ReactNode | ((chunks: ReactNode[]) => ReactNode)>;
+
+/**
+ * Messages with tags: `<b>…</b>` (and what `values` names, e.g. `<link>…</link>`)
+ * become elements, so a banner is one sentence per language, bold where its words fall.
+ */
+function useRich(): (id: string, values?: RichValues) => ReactNode {
+  const { intl } = useI18n();
+  const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+  // react-intl types tag functions per call site; these values are its rich-text values.
+  const format = intl.formatMessage as (descriptor: { id: string }, values: RichValues) => ReactNode;
+  return (id, values = {}) => format({ id }, { b: bold, ...values });
 }
 
 function pendingColumns(now: number, t: Translate): EventColumn<PendingPod>[] {
@@ -482,10 +495,14 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
         {(frag.data ?? []).map((f) => (
           <div key={f.common_word} className="mt-12" data-testid={`room-${f.common_word}`}>
             <div className="muted small-text mb-4">
-              {t("overview.frag.room", { type: f.common_word, free: mb(f.free_memory), count: f.eligible_chips })}{" "}
-              {f.largest_template
-                ? t("overview.frag.largest", { name: f.largest_template, memory: mb(f.largest_template_memory) })
-                : t("overview.frag.noneFits")}
+              {t("overview.frag.room", {
+                type: f.common_word,
+                free: mb(f.free_memory),
+                count: f.eligible_chips,
+                fits: f.largest_template ? "yes" : "no",
+                largest: f.largest_template,
+                memory: mb(f.largest_template_memory),
+              })}
             </div>
             {f.templates.length > 0 && (
               <table className="data compact">
