@@ -257,7 +257,7 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
         <div className="t-row"><span>{tr("charts.chips")}</span><span>{tr("charts.nodeChips", { chips: t.chips, unhealthy: t.unhealthy })}</span></div>
         <div className="t-row"><span>{tr("charts.memory")}</span><span>{mb(t.memUsed)} / {mb(t.mem)}</span></div>
         <div className="t-row"><span>{tr("charts.slots")}</span><span>{t.slotsUsed} / {t.slots}</span></div>
-        <div className="t-row"><span>AICore</span><span>{t.coreUsed} / {t.core}</span></div>
+        <div className="t-row"><span>{tr("charts.metric", { metric: "aicore" })}</span><span>{t.coreUsed} / {t.core}</span></div>
         <div className="t-row"><span>{tr("charts.metric", { metric })}</span><span>{pctText(...totalsUsedTotal(t, metric))}</span></div>
       </div>
     );
@@ -273,8 +273,8 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
       </div>
       <div className="t-row"><span>{tr("charts.memory")}</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
       <div className="t-row"><span>{tr("charts.slots")}</span><span>{c.slotsUsed} / {c.slots}</span></div>
-      <div className="t-row"><span>AICore</span><span>{c.coreUsed} / {c.core}</span></div>
-      <div className="t-row"><span>AICPU</span><span>{c.cpuUsed} / {c.cpu}</span></div>
+      <div className="t-row"><span>{tr("charts.metric", { metric: "aicore" })}</span><span>{c.coreUsed} / {c.core}</span></div>
+      <div className="t-row"><span>{tr("charts.metric", { metric: "aicpu" })}</span><span>{c.cpuUsed} / {c.cpu}</span></div>
     </div>
   );
 }
