@@ -4,6 +4,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { useT } from "../i18n/I18nProvider";
 import { alignSeries } from "../lib/series";
 
 export interface Series {
@@ -55,7 +56,7 @@ export function LineChart({
   height = 180,
   yMax,
   yFormat = (v) => String(Math.round(v)),
-  empty = "No samples yet.",
+  empty,
   minSpan = 10 * 60_000,
   until,
   gapMs = Infinity,
@@ -81,6 +82,7 @@ export function LineChart({
   /** width of the y axis, px (wider for labels like "21.0 GiB") */
   ySize?: number;
 }) {
+  const t = useT();
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const zoomed = useRef(false);
@@ -192,16 +194,16 @@ export function LineChart({
     onResetZoom?.();
   };
 
-  if (!has) return <div className="empty">{empty}</div>;
+  if (!has) return <div className="empty">{empty ?? t("charts.noSamples")}</div>;
   return (
     <div className="line-chart" data-testid="line-chart">
       <div className="chart-hint muted">
         {isZoomed ? (
           <button className="btn small" onClick={reset} data-testid="chart-reset-zoom">
-            Reset zoom
+            {t("charts.resetZoom")}
           </button>
         ) : (
-          "drag across the chart to zoom"
+          t("charts.dragToZoom")
         )}
       </div>
       <div ref={box} data-testid="line-chart-plot" />
@@ -217,7 +219,8 @@ export interface StackRow {
 }
 
 export function StackBars({ rows, format }: { rows: StackRow[]; format: (v: number) => string }) {
-  if (!rows.length) return <div className="empty">Nothing to show.</div>;
+  const t = useT();
+  if (!rows.length) return <div className="empty">{t("charts.nothingToShow")}</div>;
   return (
     <div className="stack-bars">
       {rows.map((r) => (

@@ -15,6 +15,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { fraction, totalsUsedTotal, type Chip, type Metric, type NodeGroup } from "../lib/chips";
 import { STATE_LOOK } from "../lib/chipState";
 import { blockOrigin, cellOrigin, heatFill, hitTest, IDLE_FILL, layoutHeatmap, type HeatMode } from "../lib/heatmap";
+import { useT } from "../i18n/I18nProvider";
 import { mb, pctText } from "../lib/format";
 
 interface Props {
@@ -40,6 +41,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const [width, setWidth] = useState(0);
   const [hover, setHover] = useState<Hover | null>(null);
+  const t = useT();
 
   useLayoutEffect(() => {
     const el = wrapRef.current;
@@ -69,7 +71,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, layout.width, layout.height);
     const { cell } = layout;
-    ctx.font = "11px system-ui, sans-serif";
+    ctx.font = "11px system-ui, sans-serif"; // i18n-ignore: a CSS font
     ctx.textBaseline = "bottom";
     groups.forEach((g, i) => {
       if (layout.label) {
@@ -126,7 +128,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
   return (
     <div ref={wrapRef} className="heat-wrap" style={{ maxHeight }} data-testid="heatmap">
       {groups.length === 0 ? (
-        <div className="empty">No chips match the filters.</div>
+        <div className="empty">{t("charts.heatEmpty")}</div>
       ) : (
         <canvas
           ref={canvasRef}
@@ -135,7 +137,7 @@ export function Heatmap({ groups, metric, mode, selectedId, version, onSelectChi
           onMouseLeave={() => setHover(null)}
           onClick={onClick}
           role="img"
-          aria-label={`heat map of ${metric} usage`}
+          aria-label={t("charts.heatAria", { metric })}
         />
       )}
       {hover && <HeatTooltip hover={hover} metric={metric} />}
@@ -228,13 +230,13 @@ function drawChip(ctx: CanvasRenderingContext2D, c: Chip, x: number, y: number, 
   }
   if (label && cell >= 22) {
     ctx.fillStyle = c.state !== "drained" && f > 0.55 ? "#fff" : "#2b3440";
-    ctx.font = "10px system-ui, sans-serif";
+    ctx.font = "10px system-ui, sans-serif"; // i18n-ignore: a CSS font
     ctx.textBaseline = "middle";
     ctx.textAlign = "center";
     ctx.fillText(String(c.index), x + cell / 2, y + cell / 2 + 0.5);
     ctx.textAlign = "start";
     ctx.textBaseline = "bottom";
-    ctx.font = "11px system-ui, sans-serif";
+    ctx.font = "11px system-ui, sans-serif"; // i18n-ignore: a CSS font
   }
   if (selected) {
     ctx.strokeStyle = "#2f6fde";
@@ -244,6 +246,7 @@ function drawChip(ctx: CanvasRenderingContext2D, c: Chip, x: number, y: number, 
 }
 
 function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
+  const tr = useT();
   const style = { left: Math.min(hover.x + 14, window.innerWidth - 300), top: hover.y + 14 };
   const c = hover.chip;
   if (!c) {
@@ -251,11 +254,11 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
     return (
       <div className="tooltip" style={style}>
         <div className="t-title">{hover.group.node}</div>
-        <div className="t-row"><span>chips</span><span>{t.chips}{t.unhealthy ? ` (${t.unhealthy} unhealthy)` : ""}</span></div>
-        <div className="t-row"><span>memory</span><span>{mb(t.memUsed)} / {mb(t.mem)}</span></div>
-        <div className="t-row"><span>slots</span><span>{t.slotsUsed} / {t.slots}</span></div>
-        <div className="t-row"><span>AICore</span><span>{t.coreUsed} / {t.core}</span></div>
-        <div className="t-row"><span>{metric}</span><span>{pctText(...totalsUsedTotal(t, metric))}</span></div>
+        <div className="t-row"><span>{tr("charts.chips")}</span><span>{tr("charts.nodeChips", { chips: t.chips, unhealthy: t.unhealthy })}</span></div>
+        <div className="t-row"><span>{tr("charts.memory")}</span><span>{mb(t.memUsed)} / {mb(t.mem)}</span></div>
+        <div className="t-row"><span>{tr("charts.slots")}</span><span>{t.slotsUsed} / {t.slots}</span></div>
+        <div className="t-row"><span>{tr("charts.metric", { metric: "aicore" })}</span><span>{t.coreUsed} / {t.core}</span></div>
+        <div className="t-row"><span>{tr("charts.metric", { metric })}</span><span>{pctText(...totalsUsedTotal(t, metric))}</span></div>
       </div>
     );
   }
@@ -266,12 +269,12 @@ function HeatTooltip({ hover, metric }: { hover: Hover; metric: Metric }) {
       </div>
       <div className={c.state === "unhealthy" ? "t-bad" : c.state === "healthy" ? "t-ok" : "t-warn"} data-testid="tooltip-state">
         {STATE_LOOK[c.state].label}
-        {!c.healthy && c.state !== "unhealthy" ? " · unhealthy" : ""}
+        {!c.healthy && c.state !== "unhealthy" ? tr("charts.alsoUnhealthy") : ""}
       </div>
-      <div className="t-row"><span>memory</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
-      <div className="t-row"><span>slots</span><span>{c.slotsUsed} / {c.slots}</span></div>
-      <div className="t-row"><span>AICore</span><span>{c.coreUsed} / {c.core}</span></div>
-      <div className="t-row"><span>AICPU</span><span>{c.cpuUsed} / {c.cpu}</span></div>
+      <div className="t-row"><span>{tr("charts.memory")}</span><span>{mb(c.memUsed)} / {mb(c.mem)}</span></div>
+      <div className="t-row"><span>{tr("charts.slots")}</span><span>{c.slotsUsed} / {c.slots}</span></div>
+      <div className="t-row"><span>{tr("charts.metric", { metric: "aicore" })}</span><span>{c.coreUsed} / {c.core}</span></div>
+      <div className="t-row"><span>{tr("charts.metric", { metric: "aicpu" })}</span><span>{c.cpuUsed} / {c.cpu}</span></div>
     </div>
   );
 }

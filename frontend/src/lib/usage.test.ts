@@ -1,11 +1,14 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import type { MetricsStatus, UsageHistory } from "../api/types";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { chipUsage, slice } from "./usageSamples";
 import {
   aicoreGap,
   bookedUsed,
   bookedUsedText,
   chipAicore,
+  chipSortOptions,
   chipMemory,
   filterUsageChips,
   filterUsageSlices,
@@ -237,5 +240,25 @@ describe("periods and the report", () => {
     expect(priceInput("1.23456")).toBeNull();
     expect(priceInput("abc")).toBeNull();
     expect(priceInput("")).toBeNull();
+  });
+});
+
+describe("in Chinese", () => {
+  afterEach(() => setCurrentI18n(makeI18n("en", ENGLISH)));
+
+  it("says flags, health, banners, sorts, periods and months in the UI's language", async () => {
+    setCurrentI18n(makeI18n("zh-CN", await loadMessages("zh-CN")));
+    expect(bookedUsedText(bookedUsed(4, 2, 8))).toBe("已分配 50% · 已用 25%");
+    expect(flagView("over_memory")).toMatchObject({ label: "显存超用", kind: "hot", title: "实际使用的显存超过了分配量" });
+    expect(flagView("new_flag")).toMatchObject({ label: "new flag", kind: "info" });
+    expect(healthView({ healthy: true, hardware_healthy: false })).toMatchObject({ label: "硬件不健康 · 注册健康", title: "硬件显示不健康，而 HAMi 注册为健康" });
+    expect(healthView({ healthy: false, hardware_healthy: null }).label).toBe("不健康 · 硬件 —");
+    expect(metricsBanner(metrics({ configured: false, available: false }))).toBe("设置 PROMETHEUS_URL 后可查看切片的实际用量；当前显示分配数据。");
+    expect(metricsBanner(metrics({ available: false, reason: "Prometheus 超时。" }))).toBe("用量指标不可用：Prometheus 超时。当前显示分配数据，实际用量显示为 —。");
+    expect(chipSortOptions().map((o) => o.label)).toEqual(["节点", "AI Core 已用", "AI Core 已分配 − 已用", "显存已用", "显存已分配 − 已用"]);
+    expect(periodError({ kind: "range", start: "2026-05-08", end: "2026-05-01" })).toBe("结束日期早于开始日期。");
+    expect(monthLabel("2026-05")).toBe("2026年5月");
+    expect(hours(1234.56)).toBe("1,234.6");
+    expect(money("1234.5", "CNY")).toBe("1,234.50 CNY");
   });
 });

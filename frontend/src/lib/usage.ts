@@ -1,10 +1,12 @@
 // Usage and cost (issue 18): what slices booked next to what they use (from
 // Prometheus through /api/usage/), and what they cost (/api/usage/report/).
 // Pure helpers of the Usage and Cost pages: bars, gaps, flags, sorting,
-// periods as query strings, the step of a zoomed history window.
+// periods as query strings, the step of a zoomed history window. Texts are
+// the `usage` catalog's, in the UI's current language (i18n/intl).
 
 import { qs } from "../api/client";
 import type { ChipUsage, HistorySeries, MetricsStatus, ReportGroupBy, SliceUsage, UsageHistory } from "../api/types";
+import { currentI18n, t } from "../i18n/intl";
 
 // --- bars ------------------------------------------------------------------------------
 
@@ -54,7 +56,7 @@ export function percent(value: number | null | undefined): string {
 
 /** The text on a two-layer bar: "booked 50% · used 12%". */
 export function bookedUsedText(bar: BookedUsed): string {
-  return `${percent(bar.booked)} booked · ${bar.usedRaw === null ? "—" : percent(bar.usedRaw)} used`;
+  return t("usage.bookedUsed", { booked: percent(bar.booked), used: bar.usedRaw === null ? "—" : percent(bar.usedRaw) });
 }
 
 /** Booked minus used, in points of the chip's AICores (null when use is not known). */
@@ -77,45 +79,45 @@ export interface FlagView {
   title: string;
 }
 
-const FLAGS: Record<string, FlagView> = {
-  health_mismatch: {
-    label: "health mismatch",
-    kind: "hot",
-    title: "the hardware (npu-exporter) and HAMi's registration disagree on this chip's health",
-  },
-  idle_slices: { label: "idle slices", kind: "warn", title: "slices on this chip have used no AICore for a while" },
-  over_memory: { label: "over memory", kind: "hot", title: "HBM in use is above what was booked" },
-  idle: { label: "idle", kind: "warn", title: "this slice has used no AICore for a while" },
+/** The flags this build knows (their words: usage.flag.<flag>, usage.flagTitle.<flag>). */
+const FLAGS: Record<string, FlagView["kind"]> = {
+  health_mismatch: "hot",
+  idle_slices: "warn",
+  over_memory: "hot",
+  idle: "warn",
 };
 
 export function flagView(flag: string): FlagView {
-  return FLAGS[flag] ?? { label: flag.replace(/_/g, " "), kind: "info", title: flag };
+  const kind = FLAGS[flag];
+  // A flag of a newer server: its code, readable.
+  if (!kind) return { label: flag.replace(/_/g, " "), kind: "info", title: flag };
+  return { label: t(`usage.flag.${flag}`), kind, title: t(`usage.flagTitle.${flag}`) };
 }
 
 /** Registration (HAMi) against the hardware (the exporter). */
 export function healthView(c: Pick<ChipUsage, "healthy" | "hardware_healthy">): FlagView {
-  const reg = c.healthy ? "healthy" : "unhealthy";
+  const reg = t(c.healthy ? "usage.healthy" : "usage.unhealthy");
   if (c.hardware_healthy === null) {
-    return { label: `${reg} · hw —`, kind: c.healthy ? "" : "hot", title: `registered ${reg}; the hardware's health is not known` };
+    return { label: t("usage.health.hwUnknown", { reg }), kind: c.healthy ? "" : "hot", title: t("usage.health.hwUnknownTitle", { reg }) };
   }
-  const hw = c.hardware_healthy ? "healthy" : "unhealthy";
+  const hw = t(c.hardware_healthy ? "usage.healthy" : "usage.unhealthy");
   if (c.hardware_healthy === c.healthy) {
-    return { label: reg, kind: c.healthy ? "" : "hot", title: `registered ${reg}, hardware ${hw}` };
+    return { label: reg, kind: c.healthy ? "" : "hot", title: t("usage.health.agreeTitle", { reg, hw }) };
   }
-  return { label: `hw ${hw} · reg ${reg}`, kind: "hot", title: `the hardware says ${hw} while HAMi registers it ${reg}` };
+  return { label: t("usage.health.mismatch", { reg, hw }), kind: "hot", title: t("usage.health.mismatchTitle", { reg, hw }) };
 }
 
 // --- the chips tab ----------------------------------------------------------------------
 
 export type ChipSort = "node" | "aicore_used" | "aicore_gap" | "memory_used" | "memory_gap";
 
-export const CHIP_SORTS: { key: ChipSort; label: string }[] = [
-  { key: "node", label: "Node" },
-  { key: "aicore_used", label: "AICore used" },
-  { key: "aicore_gap", label: "AICore booked − used" },
-  { key: "memory_used", label: "HBM used" },
-  { key: "memory_gap", label: "HBM booked − used" },
-];
+/** The chips tab's sorts; each one's words are usage.sort.<key>. */
+export const CHIP_SORTS: ChipSort[] = ["node", "aicore_used", "aicore_gap", "memory_used", "memory_gap"];
+
+/** The sorts as a select's options, in the UI's language. */
+export function chipSortOptions(): { value: ChipSort; label: string }[] {
+  return CHIP_SORTS.map((key) => ({ value: key, label: t(`usage.sort.${key}`) }));
+}
 
 export function filterUsageChips(chips: ChipUsage[], { node = "", flaggedOnly = false }: { node?: string; flaggedOnly?: boolean }): ChipUsage[] {
   const needle = node.trim().toLowerCase();
@@ -161,9 +163,10 @@ export function filterUsageSlices(slices: SliceUsage[], text: string): SliceUsag
 /** What the banner says when the portal cannot see what slices use (null: it can). */
 export function metricsBanner(metrics: MetricsStatus | undefined): string | null {
   if (!metrics || metrics.available) return null;
-  if (!metrics.configured) return "Set PROMETHEUS_URL to see what slices use; booked figures are shown.";
-  const why = metrics.reason.trim().replace(/\.$/, "");
-  return `Usage metrics are unavailable${why ? `: ${why}` : ""}. Booked figures are shown; used figures show —.`;
+  if (!metrics.configured) return t("usage.metrics.notConfigured");
+  // The reason comes from the server, in the UI's language already.
+  const why = metrics.reason.trim().replace(/[.。]$/, "");
+  return why ? t("usage.metrics.unavailableWhy", { why }) : t("usage.metrics.unavailable");
 }
 
 // --- history ----------------------------------------------------------------------------
@@ -228,18 +231,21 @@ export interface HistoryLine {
   points: ChartPoint[];
 }
 
-const LABELS: Record<string, [string, string, boolean]> = {
-  aicore_used_percent: ["AICore used", "#2f6fde", false],
-  aicore_booked_percent: ["AICore booked", "#8a97a8", true],
-  memory_used_mb: ["HBM used", "#2aa198", false],
-  memory_booked_mb: ["HBM booked", "#8a97a8", true],
+/** The series this build draws: colour, dashed (their names: usage.line.<series>). */
+const LINES: Record<string, [string, boolean]> = {
+  aicore_used_percent: ["#2f6fde", false],
+  aicore_booked_percent: ["#8a97a8", true],
+  memory_used_mb: ["#2aa198", false],
+  memory_booked_mb: ["#8a97a8", true],
 };
 
 function line(series: HistorySeries[], name: string): HistoryLine | null {
   const s = series.find((x) => x.name === name);
   if (!s) return null;
-  const [label, color, dashed] = LABELS[name] ?? [name, "#8a63d2", false];
-  return { name: label, color, dashed, points: s.points.map(([t, v]) => ({ t: t * 1000, v })) };
+  const known = LINES[name];
+  const [color, dashed] = known ?? ["#8a63d2", false];
+  const label = known ? t(`usage.line.${name}`) : name;
+  return { name: label, color, dashed, points: s.points.map(([at, v]) => ({ t: at * 1000, v })) };
 }
 
 /** The history answer as two charts: AICore % (used vs booked) and HBM MB (used vs booked). */
@@ -272,11 +278,11 @@ export function isDay(value: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value));
 }
 
-/** "May 2026" */
+/** "May 2026" ("2026年5月" in Chinese) */
 export function monthLabel(month: string): string {
   if (!isMonth(month)) return month;
   const [y, m] = month.split("-").map(Number);
-  return new Date(Date.UTC(y, m - 1, 15)).toLocaleString("en-US", { month: "long", year: "numeric", timeZone: "UTC" });
+  return currentI18n().intl.formatDate(new Date(Date.UTC(y, m - 1, 15)), { month: "long", year: "numeric", timeZone: "UTC" });
 }
 
 /** Midnight UTC of a "YYYY-MM-DD", `days` later: "2026-05-08T00:00:00Z". */
@@ -303,9 +309,9 @@ export function utcText(iso: string): string {
 
 /** What is wrong with a period (null: nothing). */
 export function periodError(period: Period): string | null {
-  if (period.kind === "month") return isMonth(period.month) ? null : "Pick a month.";
-  if (!isDay(period.start) || !isDay(period.end)) return "Pick a start and an end day.";
-  if (period.end < period.start) return "The end is before the start.";
+  if (period.kind === "month") return isMonth(period.month) ? null : t("usage.period.pickMonth");
+  if (!isDay(period.start) || !isDay(period.end)) return t("usage.period.pickDays");
+  if (period.end < period.start) return t("usage.period.endBeforeStart");
   return null;
 }
 
@@ -318,14 +324,11 @@ export function parsePeriod(search: URLSearchParams, now: Date = new Date()): Pe
   return { kind: "month", month: isMonth(month) ? month : monthOf(now) };
 }
 
-export const GROUPS: { key: ReportGroupBy; label: string }[] = [
-  { key: "namespace", label: "Namespace" },
-  { key: "queue", label: "Queue" },
-  { key: "chip_type", label: "Chip type" },
-];
+/** The report's groupings (their words: the Cost page's cost.group.<key>). */
+export const GROUPS: ReportGroupBy[] = ["namespace", "queue", "chip_type"];
 
 export function isGroupBy(value: string): value is ReportGroupBy {
-  return GROUPS.some((g) => g.key === value);
+  return (GROUPS as string[]).includes(value);
 }
 
 export function reportUrl(clusterId: number, groupBy: ReportGroupBy, period: Period, format?: "csv"): string {
@@ -336,7 +339,7 @@ export function reportUrl(clusterId: number, groupBy: ReportGroupBy, period: Per
 export function hours(value: number | null | undefined): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return "—";
   const places = value !== 0 && Math.abs(value) < 1 ? 2 : 1;
-  return value.toLocaleString("en-US", { minimumFractionDigits: places, maximumFractionDigits: places });
+  return currentI18n().intl.formatNumber(value, { minimumFractionDigits: places, maximumFractionDigits: places });
 }
 
 /**
@@ -347,7 +350,8 @@ export function money(value: string | null | undefined, currency: string, places
   if (value === null || value === undefined || value === "") return "—";
   const n = Number(value);
   if (!Number.isFinite(n)) return `${value} ${currency}`.trim();
-  return `${n.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: Math.max(2, places) })} ${currency}`.trim();
+  const amount = currentI18n().intl.formatNumber(n, { minimumFractionDigits: 2, maximumFractionDigits: Math.max(2, places) });
+  return `${amount} ${currency}`.trim();
 }
 
 /**

@@ -1,6 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
+import { loadMessages } from "../i18n/catalog";
+import { makeI18n, t } from "../i18n/intl";
 import { CHIP_COLUMNS } from "./contract";
-import { ClusterLive } from "./store";
+import { ClusterLive, describeActivity, type Activity } from "./store";
+
+/** An activity line as the feed shows it (English unless told). */
+const words = (a: Activity, tr = t) => describeActivity(a, tr);
 
 const chipRow = (id: number, node: string, slotsUsed = 0, memUsed = 0) => [
   id, node, "Ascend310P", id - 1, `U${id}`, true, false, slotsUsed, 7, memUsed, 21527, 0, 8, 0, 7,
@@ -82,12 +87,28 @@ describe("ClusterLive: delta application", () => {
       ["released", "ci/job-0", 2000],
       ["slice", "ci/job-1", 1000],
     ]);
-    expect(live.activity[1].detail).toBe("vir01 · 3 GiB on a · Running");
+    expect(words(live.activity[1]).detail).toBe("vir01 · 3 GiB on a · Running");
     const many = Array.from({ length: 30 }, (_, i) => `ns/p${i}`);
     live.apply({ type: "delta", event: "slices_removed", payload: { pods: many } }, 3000);
-    expect(live.activity[20].text).toBe("… and 10 more");
+    expect(words(live.activity[20]).text).toBe("… and 10 more");
     for (let i = 0; i < 10; i++) live.apply({ type: "delta", event: "slices_removed", payload: { pods: many } }, 4000 + i);
     expect(live.activity).toHaveLength(100);
+  });
+
+  it("reads the activity feed in the language shown, names untranslated", async () => {
+    const { live } = store();
+    live.apply(snapshot());
+    const slice = { namespace: "ci", pod_name: "job-1", chip_uuid: "U1", template: "", memory: 3072, priority: 0, phase: "Running", node_name: "a", common_word: "Ascend310P" };
+    live.apply({ type: "delta", event: "slices", payload: { upserted: [slice] } }, 1000);
+    live.apply({ type: "delta", event: "node_removed", payload: { name: "b" } }, 2000);
+    live.apply({ type: "delta", event: "cluster", payload: { sync_state: "stale", last_sync_error: "pods: timeout" } }, 3000);
+    const zh = makeI18n("zh-CN", await loadMessages("zh-CN")).t;
+    const [sync, left, placed] = live.activity;
+    expect(words(placed, zh)).toEqual({ text: "ci/job-1", detail: "整卡 · 3 GiB，节点 a · Running" });
+    expect(words(left, zh)).toEqual({ text: "b", detail: "节点已离开集群" });
+    expect(words(sync, zh)).toEqual({ text: "同步滞后", detail: "pods: timeout" });
+    expect(words(sync)).toEqual({ text: "sync stale", detail: "pods: timeout" });
+    expect(words(placed).detail).toBe("whole card · 3 GiB on a · Running");
   });
 
   it("follows nodes joining and leaving", () => {
@@ -137,19 +158,21 @@ describe("ClusterLive: delta application", () => {
     expect(live.nodeCount).toBe(4);
     expect(live.nodeReady.get("d")).toBe(false);
     expect(live.ticks.node).toBe(t0 + 1);
-    expect(live.activity.map((a) => [a.kind, a.text, a.detail])).toEqual([
+    expect(live.activity.map((a) => [a.kind, a.text, words(a).detail])).toEqual([
       ["node", "c", "node joined the cluster"],
       ["node_not_ready", "d", "node joined the cluster (not ready)"],
     ]);
     // the same nodes again, one of them now ready: no new node, one readiness change
     live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "c", ready: true }, { name: "d", ready: true }] } }, 2000);
     expect(live.nodeCount).toBe(4);
-    expect(live.activity[0]).toMatchObject({ kind: "node", text: "d", detail: "node is ready", t: 2000 });
+    expect(live.activity[0]).toMatchObject({ kind: "node", text: "d", t: 2000 });
+    expect(words(live.activity[0]).detail).toBe("node is ready");
     expect(live.activity).toHaveLength(3);
     // a node of the snapshot going not ready
     live.apply({ type: "delta", event: "nodes", payload: { nodes: [{ name: "b", ready: false }] } }, 3000);
     expect(live.nodeCount).toBe(4);
-    expect(live.activity[0]).toMatchObject({ kind: "node_not_ready", text: "b", detail: "node is not ready" });
+    expect(live.activity[0]).toMatchObject({ kind: "node_not_ready", text: "b" });
+    expect(words(live.activity[0]).detail).toBe("node is not ready");
     live.apply({ type: "delta", event: "node_removed", payload: { name: "c" } });
     expect(live.nodeCount).toBe(3);
   });
@@ -161,7 +184,7 @@ describe("ClusterLive: delta application", () => {
     live.apply({ type: "delta", event: "nodes", payload: { nodes: [...nodes, { ready: true }, null] } }, 1000);
     expect(live.nodeCount).toBe(1002);
     expect(live.activity).toHaveLength(21);
-    expect(live.activity[20].text).toBe("… and 980 more");
+    expect(words(live.activity[20]).text).toBe("… and 980 more");
     live.apply({ type: "delta", event: "nodes", payload: {} });
     expect(live.nodeCount).toBe(1002);
   });

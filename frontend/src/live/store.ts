@@ -4,6 +4,7 @@
 // apps/live/events.py. Views subscribe and re-render at most once per
 // animation frame, however many deltas arrive (a snapshot: at once).
 
+import type { Translate } from "../i18n/intl";
 import { ChipTable } from "../lib/chips";
 import { pageLoadsStarted } from "../lib/pageLoads";
 import {
@@ -68,12 +69,38 @@ function isLiveEvent(event: string): event is LiveEvent {
 
 type Listener = () => void;
 
-/** One line of the live activity feed (newest first). */
+/** What happened, as a message of the `activity` catalog: read in the language shown (describeActivity). */
+export type ActivityDetail =
+  | { what: "placed"; template: string; gib: number; node: string; phase: string }
+  | { what: "released" | "node_left" | "node_joined" | "node_joined_not_ready" | "node_ready" | "node_not_ready" }
+  | { what: "sync_error"; error: string };
+
+/**
+ * One line of the live activity feed (newest first). Kept as names and
+ * facts, not as sentences: the feed reads in the language the UI shows now,
+ * also after a switch.
+ */
 export interface Activity {
   t: number;
   kind: "slice" | "released" | "node" | "node_not_ready" | "node_removed" | "sync";
+  /** a pod or node name; for `sync` the new sync state; "" on a `more` line */
   text: string;
-  detail?: string;
+  detail?: ActivityDetail;
+  /** a line standing for this many entries left out of a large batch */
+  more?: number;
+}
+
+/** An activity line as words: "ci/job-1", "vir01 · 3 GiB on a · Running". */
+export function describeActivity(a: Activity, t: Translate): { text: string; detail: string } {
+  const text = a.more !== undefined ? t("activity.more", { count: a.more }) : a.kind === "sync" ? t("activity.sync", { state: a.text }) : a.text;
+  const d = a.detail;
+  if (!d) return { text, detail: "" };
+  if (d.what === "placed") {
+    const template = d.template || t("activity.wholeCard");
+    return { text, detail: t("activity.placed", { template, gib: d.gib, node: d.node, phase: d.phase }) };
+  }
+  if (d.what === "sync_error") return { text, detail: d.error };
+  return { text, detail: t(`activity.${d.what}`) };
 }
 
 export interface LiveSample {
@@ -225,7 +252,7 @@ export class ClusterLive {
         upserted.slice(0, 20).map((s) => ({
           kind: "slice" as const,
           text: `${s.namespace}/${s.pod_name}`,
-          detail: `${s.template || "whole card"} · ${Math.round(s.memory / 102.4) / 10} GiB on ${s.node_name} · ${s.phase}`,
+          detail: { what: "placed", template: s.template || "", gib: Math.round(s.memory / 102.4) / 10, node: s.node_name, phase: s.phase },
         })),
         upserted.length,
       );
@@ -235,7 +262,7 @@ export class ClusterLive {
       const pods = p.pods ?? [];
       this.log(
         now,
-        pods.slice(0, 20).map((pod) => ({ kind: "released" as const, text: pod, detail: "slice released" })),
+        pods.slice(0, 20).map((pod) => ({ kind: "released" as const, text: pod, detail: { what: "released" } })),
         pods.length,
       );
       this.tick("slices");
@@ -250,7 +277,7 @@ export class ClusterLive {
     node_removed: (p, now) => {
       if (typeof p.name === "string") {
         const name = p.name;
-        this.log(now, [{ kind: "node_removed", text: name, detail: "node left the cluster" }], 1);
+        this.log(now, [{ kind: "node_removed", text: name, detail: { what: "node_left" } }], 1);
         const counted = this.nodeReady.delete(name) || this.snapshotNodes.delete(name);
         if (counted && this.nodeCount !== null) this.nodeCount--;
         else if (this.nodeCount !== null && this.chips.sorted().some((c) => c.node === name)) this.nodeCount--;
@@ -260,7 +287,8 @@ export class ClusterLive {
     },
     cluster: (p, now) => {
       if (typeof p.sync_state === "string" && p.sync_state !== this.sync.state) {
-        this.log(now, [{ kind: "sync", text: `sync ${p.sync_state}`, detail: String(p.last_sync_error || "") }], 1);
+        const error = String(p.last_sync_error || "");
+        this.log(now, [{ kind: "sync", text: p.sync_state, ...(error ? { detail: { what: "sync_error", error } } : {}) }], 1);
       }
       this.sync = {
         state: typeof p.sync_state === "string" ? p.sync_state : this.sync.state,
@@ -286,9 +314,9 @@ export class ClusterLive {
       const known = before !== undefined || this.snapshotNodes.has(n.name);
       this.nodeReady.set(n.name, ready);
       if (!known && this.nodeCount !== null) this.nodeCount++;
-      let detail: string | null = null;
-      if (!known) detail = ready ? "node joined the cluster" : "node joined the cluster (not ready)";
-      else if (before !== undefined ? before !== ready : !ready) detail = ready ? "node is ready" : "node is not ready";
+      let detail: ActivityDetail | null = null;
+      if (!known) detail = { what: ready ? "node_joined" : "node_joined_not_ready" };
+      else if (before !== undefined ? before !== ready : !ready) detail = { what: ready ? "node_ready" : "node_not_ready" };
       if (detail === null) continue;
       total++;
       if (items.length < 20) items.push({ kind: ready ? "node" : "node_not_ready", text: n.name, detail });
@@ -299,7 +327,7 @@ export class ClusterLive {
 
   private log(now: number, items: Omit<Activity, "t">[], total: number): void {
     const entries: Activity[] = items.map((i) => ({ ...i, t: now }));
-    if (total > items.length) entries.push({ t: now, kind: entries[0]?.kind ?? "slice", text: `… and ${total - items.length} more` });
+    if (total > items.length) entries.push({ t: now, kind: entries[0]?.kind ?? "slice", text: "", more: total - items.length });
     this.activity = [...entries, ...this.activity].slice(0, 100);
   }
 

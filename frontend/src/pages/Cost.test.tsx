@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import type { ChipPrice, MetricsStatus, ReportGroupBy, UsageReport } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { monthOf } from "../lib/usage";
 import { CostPage } from "./Cost";
 import { CostMonthlyPage } from "./CostMonthly";
@@ -54,6 +57,7 @@ beforeEach(() => window.history.replaceState(null, "", "/cost"));
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("CostPage", () => {
@@ -166,5 +170,51 @@ describe("CostMonthlyPage", () => {
       expect(urls(fetch)).toContain(`/api/usage/report/?cluster=1&group_by=${group}&month=2026-05`);
     }
     expect(screen.getByText("Print").closest(".no-print")).toBeTruthy();
+  });
+});
+
+describe("Cost in Chinese", () => {
+  it("reads the report and the prices in Chinese; groups, types and currencies as they are", async () => {
+    window.history.replaceState(null, "", "/cost?month=2026-05");
+    serve();
+    renderAs(
+      "admin",
+      <I18nProvider locale="zh-CN">
+        <CostPage />
+      </I18nProvider>,
+    );
+    const table = await screen.findByTestId("cost-table");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("成本");
+    expect(table.querySelector("thead")!.textContent).toContain("命名空间");
+    expect(table.querySelector("thead")!.textContent).toContain("成本（CNY）");
+    expect([...within(table).getByTestId("report-totals").querySelectorAll("td")].map((td) => td.textContent)).toEqual([
+      "合计", "4", "130.3", "40.3", "130.3", "90.0", "40.3", "1,375.00 CNY",
+    ]);
+    expect(screen.getByTestId("unpriced").textContent).toBe("910B 尚未定价：其整卡·小时未计入成本。请在“各芯片类型价格”中设置价格。");
+    expect(screen.getByTestId("report-period").textContent).toBe("2026-04-30 16:00 UTC – 2026-05-31 16:00 UTC · 截至目前 744.0 小时 · 价格币种 CNY");
+    expect((await screen.findByTestId("price-910B")).textContent).toContain("未设置");
+    fireEvent.click(screen.getByTestId("price-edit-910B"));
+    fireEvent.change(screen.getByTestId("price-input-910B"), { target: { value: "abc" } });
+    fireEvent.click(screen.getByTestId("price-save-910B"));
+    expect((await screen.findByRole("alert")).textContent).toBe("价格须为 ≥ 0 的数字，最多 4 位小数，例如 12.50。");
+    const text = document.body.textContent ?? "";
+    for (const english of ["Total", "Slice-hours", "Prices per chip type", "not set", "Download"]) expect(text).not.toContain(english);
+  });
+
+  it("prints the monthly report in Chinese", async () => {
+    window.history.replaceState(null, "", "/cost/monthly?month=2026-05");
+    serve();
+    renderAs(
+      "viewer",
+      <I18nProvider locale="zh-CN">
+        <CostMonthlyPage />
+      </I18nProvider>,
+    );
+    expect((await screen.findByRole("heading", { level: 1 })).textContent).toBe("用量与成本 · 2026年5月");
+    expect(within(screen.getByTestId("monthly-chip_type")).getByRole("heading", { level: 2 }).textContent).toBe("按芯片类型");
+    await within(screen.getByTestId("monthly-queue")).findByRole("table");
+    expect(screen.getByText("打印").closest(".no-print")).toBeTruthy();
+    expect(screen.getByTestId("monthly-report").textContent).toContain("价格由管理员在成本页面设置。");
+    expect(screen.getByTestId("monthly-report").textContent).toContain("打印自 vNPU Portal，数据截至 2026/05/10");
   });
 });

@@ -10,8 +10,10 @@ import type { ChipType, Page } from "../api/types";
 import type { ChipPrice, ReportGroupBy, ReportRow, UsageReport } from "../api/types";
 import { FilterBar } from "../components/FilterBar";
 import { Badge, Banner, ErrorNote, Loading, Segmented } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
+import { t as translate } from "../i18n/intl";
 import { errorText } from "../lib/errors";
-import { dateTime } from "../lib/format";
+import { dateTime, int } from "../lib/format";
 import { Link, navigate, useLocation, useQueryParam } from "../lib/router";
 import { useApi } from "../lib/useApi";
 import {
@@ -32,8 +34,9 @@ import {
 import { useClusters } from "../state/cluster";
 import { useSession } from "../state/session";
 
+/** A grouping's name ("Namespace"), in the UI's language; a grouping of a newer server: its code. */
 export function groupLabel(groupBy: ReportGroupBy): string {
-  return GROUPS.find((g) => g.key === groupBy)?.label ?? groupBy;
+  return GROUPS.includes(groupBy) ? translate(`cost.group.${groupBy}`) : groupBy;
 }
 
 /** Replace the period in the URL (the other parameters stay). */
@@ -57,6 +60,7 @@ function monthDays(month: string): { start: string; end: string } {
 }
 
 export function CostPage() {
+  const t = useT();
   const { cluster } = useClusters();
   const { can } = useSession();
   const id = cluster!.id;
@@ -76,11 +80,11 @@ export function CostPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Cost</h1>
-        <span className="sub">slice-hours booked and what they cost</span>
+        <h1>{t("cost.title")}</h1>
+        <span className="sub">{t("cost.sub")}</span>
         <div className="actions">
           <Link to={`/cost/monthly${qs({ month })}`} data-testid="monthly-link">
-            Printable monthly report
+            {t("cost.monthlyLink")}
           </Link>
         </div>
       </div>
@@ -90,17 +94,17 @@ export function CostPage() {
           actions={
             !problem && (
               <a className="btn small" href={reportUrl(id, group, period, "csv")} download data-testid="cost-csv">
-                Download CSV
+                {t("cost.csv")}
               </a>
             )
           }
         >
           <Segmented
             value={period.kind}
-            label="period"
+            label={t("cost.period")}
             options={[
-              { key: "month", label: "Month" },
-              { key: "range", label: "Custom" },
+              { key: "month", label: t("cost.month") },
+              { key: "range", label: t("cost.custom") },
             ]}
             onChange={(kind) => setPeriod(kind === "month" ? { kind: "month", month } : { kind: "range", ...monthDays(month) })}
           />
@@ -110,7 +114,7 @@ export function CostPage() {
               type="month"
               value={period.month}
               onChange={(e) => e.target.value && setPeriod({ kind: "month", month: e.target.value })}
-              aria-label="month"
+              aria-label={t("cost.monthAria")}
               data-testid="cost-month"
             />
           ) : (
@@ -120,25 +124,31 @@ export function CostPage() {
                 type="date"
                 value={period.start}
                 onChange={(e) => setPeriod({ ...period, start: e.target.value })}
-                aria-label="first day"
+                aria-label={t("cost.firstDay")}
                 data-testid="cost-start"
               />
-              <span className="muted">to</span>
+              <span className="muted">{t("cost.to")}</span>
               <input
                 className="input"
                 type="date"
                 value={period.end}
                 onChange={(e) => setPeriod({ ...period, end: e.target.value })}
-                aria-label="last day"
+                aria-label={t("cost.lastDay")}
                 data-testid="cost-end"
               />
             </>
           )}
-          <span className="muted" title="months and days are counted in UTC, as the API does">
+          <span className="muted" title={t("cost.utcTitle")}>
+            {/* i18n-ignore: a time zone's name */}
             UTC
           </span>
-          <span className="muted ml-8">Group by</span>
-          <Segmented value={group} label="group by" options={GROUPS} onChange={(g) => setGroup(g)} />
+          <span className="muted ml-8">{t("cost.groupBy")}</span>
+          <Segmented
+            value={group}
+            label={t("cost.groupByAria")}
+            options={GROUPS.map((g) => ({ key: g, label: groupLabel(g) }))}
+            onChange={(g) => setGroup(g)}
+          />
         </FilterBar>
         <div className="inset-top">
           {problem && (
@@ -148,11 +158,11 @@ export function CostPage() {
           )}
           <ErrorNote error={report.error} onRetry={report.reload} />
           {report.data && (
-            <ReportNotes report={report.data} fix={can("admin") ? "Set a price under Prices per chip type." : "Ask an admin to set one."} />
+            <ReportNotes report={report.data} fix={t(can("admin") ? "cost.fixAdmin" : "cost.fixAsk")} />
           )}
         </div>
         {problem ? null : !report.data ? (
-          report.loading && <Loading label="Loading the report" />
+          report.loading && <Loading label={t("cost.loading")} />
         ) : (
           <>
             <PeriodLine report={report.data} />
@@ -167,25 +177,27 @@ export function CostPage() {
 
 /** The period the report covers, as the API resolved it. */
 export function PeriodLine({ report }: { report: UsageReport }) {
+  const t = useT();
   return (
     <div className="muted small-text period-line" data-testid="report-period">
-      {utcText(report.start)} – {utcText(report.end)} · {hours(report.hours)} h so far · prices in {report.currency}
+      {t("cost.periodLine", { start: utcText(report.start), end: utcText(report.end), hours: hours(report.hours), currency: report.currency })}
     </div>
   );
 }
 
 /** Unpriced chip types, and used figures missing without Prometheus. */
 export function ReportNotes({ report, fix }: { report: UsageReport; fix: string }) {
+  const t = useT();
   const metrics = report.metrics.configured
     ? metricsBanner(report.metrics)
     : report.metrics.available
       ? null
-      : "Set PROMETHEUS_URL to see used and idle slice-hours; booked figures are shown.";
+      : t("cost.noMetrics");
   return (
     <>
       {report.unpriced.length > 0 && (
         <Banner kind="warn" testId="unpriced">
-          No price for {report.unpriced.join(", ")}: their card-hours are not in the cost. {fix}
+          {t("cost.unpriced", { types: report.unpriced.join(", "), fix })}
         </Banner>
       )}
       {metrics && (
@@ -200,7 +212,7 @@ export function ReportNotes({ report, fix }: { report: UsageReport; fix: string 
 function Cells({ row, currency }: { row: ReportRow; currency: string }) {
   return (
     <>
-      <td className="num">{row.slices.toLocaleString("en-US")}</td>
+      <td className="num">{int(row.slices)}</td>
       <td className="num">{hours(row.slice_hours)}</td>
       <td className="num">{hours(row.card_hours)}</td>
       <td className="num">{hours(row.measured_slice_hours)}</td>
@@ -213,6 +225,7 @@ function Cells({ row, currency }: { row: ReportRow; currency: string }) {
 
 /** One grouping: a row per group and the totals under them. */
 export function ReportTable({ report, testId }: { report: UsageReport; testId?: string }) {
+  const t = useT();
   const label = groupLabel(report.group_by);
   return (
     <div className="table-wrap report-table">
@@ -220,36 +233,36 @@ export function ReportTable({ report, testId }: { report: UsageReport; testId?: 
         <thead>
           <tr>
             <th>{label}</th>
-            <th className="num">Slices</th>
-            <th className="num" title="hours the slices were booked">
-              Slice-hours booked
+            <th className="num">{t("cost.col.slices")}</th>
+            <th className="num" title={t("cost.col.sliceHoursTitle")}>
+              {t("cost.col.sliceHours")}
             </th>
-            <th className="num" title="slice-hours × the slice's share of the chip's AICores">
-              Card-hours
+            <th className="num" title={t("cost.col.cardHoursTitle")}>
+              {t("cost.col.cardHours")}
             </th>
-            <th className="num" title="slice-hours Prometheus has samples for: used and idle are of these">
-              Measured slice-hours
+            <th className="num" title={t("cost.col.measuredTitle")}>
+              {t("cost.col.measured")}
             </th>
-            <th className="num" title="slice-hours with AICore in use (Prometheus)">
-              Used slice-hours
+            <th className="num" title={t("cost.col.usedTitle")}>
+              {t("cost.col.used")}
             </th>
-            <th className="num" title="slice-hours with no AICore in use (Prometheus)">
-              Idle slice-hours
+            <th className="num" title={t("cost.col.idleTitle")}>
+              {t("cost.col.idle")}
             </th>
-            <th className="num">Cost ({report.currency})</th>
+            <th className="num">{t("cost.col.cost", { currency: report.currency })}</th>
           </tr>
         </thead>
         <tbody>
           {report.rows.length === 0 ? (
             <tr>
               <td colSpan={8} className="muted">
-                Nothing was booked in this period.
+                {t("cost.nothingBooked")}
               </td>
             </tr>
           ) : (
             report.rows.map((r) => (
               <tr key={r.group} data-testid="report-row">
-                <td>{r.group || <span className="muted">(none)</span>}</td>
+                <td>{r.group || <span className="muted">{t("cost.none")}</span>}</td>
                 <Cells row={r} currency={report.currency} />
               </tr>
             ))
@@ -257,7 +270,7 @@ export function ReportTable({ report, testId }: { report: UsageReport; testId?: 
         </tbody>
         <tfoot>
           <tr className="totals" data-testid="report-totals">
-            <td>Total</td>
+            <td>{t("cost.total")}</td>
             <Cells row={report.totals} currency={report.currency} />
           </tr>
         </tfoot>
@@ -275,6 +288,7 @@ function priceList(answer: ChipPrice[] | Page<ChipPrice> | undefined): ChipPrice
 }
 
 function PricesPanel({ clusterId, onChanged }: { clusterId: number; onChanged: () => void }) {
+  const t = useT();
   const { can } = useSession();
   const admin = can("admin");
   const chipTypes = useApi(
@@ -297,21 +311,21 @@ function PricesPanel({ clusterId, onChanged }: { clusterId: number; onChanged: (
   return (
     <div className="panel prices-panel" data-testid="prices">
       <div className="panel-head">
-        <h2>Prices per chip type</h2>
-        <span className="muted">per card-hour (a whole chip for an hour)</span>
+        <h2>{t("cost.prices")}</h2>
+        <span className="muted">{t("cost.pricesSub")}</span>
       </div>
       <ErrorNote error={prices.error ?? chipTypes.error} onRetry={() => (prices.error ? prices.reload() : chipTypes.reload())} />
       {!prices.data && prices.loading ? (
         <Loading />
       ) : rows.length === 0 ? (
-        <div className="empty">No chip type in this cluster.</div>
+        <div className="empty">{t("cost.noChipType")}</div>
       ) : (
         <table className="data">
           <thead>
             <tr>
-              <th>Chip type</th>
-              <th className="num">Price per hour</th>
-              <th>Updated</th>
+              <th>{t("cost.col.chipType")}</th>
+              <th className="num">{t("cost.col.pricePerHour")}</th>
+              <th>{t("cost.col.updated")}</th>
               {admin && <th />}
             </tr>
           </thead>
@@ -339,6 +353,7 @@ function PriceRow({
   admin: boolean;
   onChanged: () => void;
 }) {
+  const t = useT();
   const [draft, setDraft] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -346,7 +361,7 @@ function PriceRow({
   const save = async () => {
     const value = priceInput(draft ?? "");
     if (value === null) {
-      setError("A price is a number ≥ 0 with at most 4 decimals, e.g. 12.50.");
+      setError(t("cost.priceInvalid"));
       return;
     }
     setBusy(true);
@@ -362,7 +377,7 @@ function PriceRow({
     }
   };
   const remove = async () => {
-    if (!window.confirm(`Remove the price of ${word}? Its card-hours will not be costed.`)) return;
+    if (!window.confirm(t("cost.removeConfirm", { type: word }))) return;
     setBusy(true);
     setError(null);
     try {
@@ -377,7 +392,7 @@ function PriceRow({
   return (
     <tr data-testid={`price-${word}`}>
       <td>
-        {word} {other && <Badge title="not a chip type of this cluster">other cluster</Badge>}
+        {word} {other && <Badge title={t("cost.otherClusterTitle")}>{t("cost.otherCluster")}</Badge>}
       </td>
       <td className="num">
         {draft !== null ? (
@@ -392,14 +407,14 @@ function PriceRow({
                 setError(null);
               }
             }}
-            aria-label={`price of ${word}`}
+            aria-label={t("cost.priceOf", { type: word })}
             autoFocus
             data-testid={`price-input-${word}`}
           />
         ) : price ? (
           money(price.price_per_hour, price.currency, 4)
         ) : (
-          <span className="muted">not set</span>
+          <span className="muted">{t("cost.notSet")}</span>
         )}
         {error && (
           <div className="field-error" role="alert">
@@ -413,7 +428,7 @@ function PriceRow({
           {draft !== null ? (
             <>
               <button className="btn small primary" disabled={busy} onClick={() => void save()} data-testid={`price-save-${word}`}>
-                Save
+                {t("cost.save")}
               </button>{" "}
               <button
                 className="btn small"
@@ -422,19 +437,19 @@ function PriceRow({
                   setError(null);
                 }}
               >
-                Cancel
+                {t("cost.cancel")}
               </button>
             </>
           ) : (
             <>
               <button className="btn small" onClick={() => setDraft(price?.price_per_hour ?? "")} data-testid={`price-edit-${word}`}>
-                {price ? "Edit" : "Set price"}
+                {t(price ? "cost.edit" : "cost.setPrice")}
               </button>
               {price && (
                 <>
                   {" "}
                   <button className="btn small danger" disabled={busy} onClick={() => void remove()} data-testid={`price-delete-${word}`}>
-                    Remove
+                    {t("cost.remove")}
                   </button>
                 </>
               )}

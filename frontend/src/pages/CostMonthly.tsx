@@ -5,6 +5,7 @@
 import { api, qs } from "../api/client";
 import type { ReportGroupBy, UsageReport } from "../api/types";
 import { ErrorNote, Loading } from "../components/ui";
+import { useT } from "../i18n/I18nProvider";
 import { dateTime } from "../lib/format";
 import { Link, useQueryParam } from "../lib/router";
 import { useApi } from "../lib/useApi";
@@ -14,6 +15,7 @@ import { useSession } from "../state/session";
 import { PeriodLine, ReportNotes, ReportTable } from "./Cost";
 
 export function CostMonthlyPage() {
+  const t = useT();
   const { cluster } = useClusters();
   const { can } = useSession();
   const [monthParam, setMonth] = useQueryParam("month", monthOf(new Date()));
@@ -27,9 +29,7 @@ export function CostMonthlyPage() {
   return (
     <div className="monthly-report" data-testid="monthly-report">
       <div className="page-head">
-        <h1>
-          Usage and cost · {monthLabel(month)}
-        </h1>
+        <h1>{t("cost.monthly.title", { month: monthLabel(month) })}</h1>
         <span className="sub">{cluster!.name}</span>
         <div className="actions no-print">
           <input
@@ -37,12 +37,12 @@ export function CostMonthlyPage() {
             type="month"
             value={month}
             onChange={(e) => e.target.value && setMonth(e.target.value)}
-            aria-label="month"
+            aria-label={t("cost.monthAria")}
             data-testid="monthly-month"
           />
-          <Link to={`/cost${qs({ month })}`}>Back to Cost</Link>
+          <Link to={`/cost${qs({ month })}`}>{t("cost.monthly.back")}</Link>
           <button className="btn small primary" onClick={() => window.print()}>
-            Print
+            {t("cost.monthly.print")}
           </button>
         </div>
       </div>
@@ -50,16 +50,16 @@ export function CostMonthlyPage() {
         <>
           <PeriodLine report={any} />
           <div className="report-notes">
-            <ReportNotes report={any} fix={can("admin") ? "Set prices on the Cost page." : "An admin sets prices on the Cost page."} />
+            <ReportNotes report={any} fix={t(can("admin") ? "cost.monthly.fixAdmin" : "cost.monthly.fixAsk")} />
           </div>
         </>
       )}
       {GROUPS.map((g, i) => {
         const answer = answers[i];
         return (
-          <section key={g.key} className="panel report-section" data-testid={`monthly-${g.key}`}>
+          <section key={g} className="panel report-section" data-testid={`monthly-${g}`}>
             <div className="panel-head">
-              <h2>By {g.label.toLowerCase()}</h2>
+              <h2>{t(`cost.by.${g}`)}</h2>
             </div>
             <ErrorNote error={answer.error} onRetry={answer.reload} />
             {answer.data ? <ReportTable report={answer.data} /> : answer.loading && <Loading />}
@@ -67,8 +67,7 @@ export function CostMonthlyPage() {
         );
       })}
       <div className="muted mt-12 tiny-text">
-        Printed from the vNPU Portal{any ? `, figures as of ${dateTime(any.metrics.queried_at)}` : ""}. Card-hours are slice-hours × the slice's
-        share of its chip's AICores; cost is card-hours × the price per hour of the chip type.
+        {t("cost.monthly.footer", { asOf: any ? "yes" : "no", when: any ? dateTime(any.metrics.queried_at) : "" })}
       </div>
     </div>
   );

@@ -2,7 +2,7 @@
 // type (live from the chips store), sync and connection state, health and
 // drift banners, pending pods, usage over time and fragmentation.
 
-import { useMemo, useState } from "react";
+import { useMemo, useState, type ReactNode } from "react";
 import { api, qs } from "../api/client";
 import type { Cluster, ClusterHealth, Drift, Fragmentation, Page, PendingPod, RestartStates, SyncCursor, UsageSample } from "../api/types";
 import { LineChart, seriesColor, StackBars, type Series } from "../components/Charts";
@@ -14,9 +14,13 @@ import { Link } from "../lib/router";
 import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { AlertsPanel } from "./Alerts";
 import { useClusters, useLiveVersion } from "../state/cluster";
-import type { ClusterLive } from "../live/store";
+import { describeActivity, type Activity, type ClusterLive } from "../live/store";
+import { useI18n, useT } from "../i18n/I18nProvider";
+import type { Translate } from "../i18n/intl";
 
 export function OverviewPage() {
+  const t = useT();
+  const rich = useRich();
   const { cluster, clusters, live } = useClusters();
   const version = useLiveVersion(live);
   const now = useNow(5000);
@@ -26,20 +30,20 @@ export function OverviewPage() {
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [live, live?.chips.version]);
   const all = useMemo(() => {
-    const t = { chips: 0, healthy: 0, unhealthy: 0, slices: 0, memUsed: 0, mem: 0, slotsUsed: 0, slots: 0, memFree: 0, slotsFree: 0 };
+    const sum = { chips: 0, healthy: 0, unhealthy: 0, slices: 0, memUsed: 0, mem: 0, slotsUsed: 0, slots: 0, memFree: 0, slotsFree: 0 };
     for (const v of byType.values()) {
-      t.memFree += v.memFree;
-      t.slotsFree += v.slotsFree;
-      t.chips += v.chips;
-      t.healthy += v.healthy;
-      t.unhealthy += v.unhealthy;
-      t.slices += v.slices;
-      t.memUsed += v.memUsed;
-      t.mem += v.mem;
-      t.slotsUsed += v.slotsUsed;
-      t.slots += v.slots;
+      sum.memFree += v.memFree;
+      sum.slotsFree += v.slotsFree;
+      sum.chips += v.chips;
+      sum.healthy += v.healthy;
+      sum.unhealthy += v.unhealthy;
+      sum.slices += v.slices;
+      sum.memUsed += v.memUsed;
+      sum.mem += v.mem;
+      sum.slotsUsed += v.slotsUsed;
+      sum.slots += v.slots;
     }
-    return t;
+    return sum;
   }, [byType]);
 
   const ticks = live?.ticks;
@@ -78,7 +82,7 @@ export function OverviewPage() {
   return (
     <>
       <div className="page-head">
-        <h1>Overview</h1>
+        <h1>{t("overview.title")}</h1>
         <span className="sub">
           {cluster!.name}
           {cluster!.description ? ` — ${cluster!.description}` : ""}
@@ -87,74 +91,111 @@ export function OverviewPage() {
 
       {(sync.state === "stale" || sync.state === "error") && (
         <Banner kind={sync.state === "error" ? "error" : "warn"} testId="sync-banner">
-          <b>Sync {sync.state}.</b> The portal last heard from the cluster {ago(sync.lastSyncAt, now)}
-          {syncError ? <>: <span className="mono">{syncError}</span></> : "."} What you see may not be the cluster's current state.{" "}
-          <Link to="/health">Sync details</Link>
+          {rich("overview.sync.banner", {
+            state: sync.state,
+            ago: ago(sync.lastSyncAt, now),
+            hasError: syncError ? "yes" : "no",
+            error: syncError,
+            mono: (chunks) => <span className="mono">{chunks}</span>,
+            link: (chunks) => <Link to="/health">{chunks}</Link>,
+          })}
         </Banner>
       )}
-      {sync.state === "never" && <Banner kind="info">This cluster has not been synced yet.</Banner>}
+      {sync.state === "never" && <Banner kind="info">{t("overview.sync.never")}</Banner>}
       {drift.data && !drift.data.in_sync && (
-        <Banner kind="error" testId="drift-banner" action={<Link className="btn small" to="/templates?tab=publish">Review</Link>}>
-          <b>Device config drift.</b> The ConfigMap was edited outside the portal (live v{drift.data.live_version}, portal baseline v
-          {drift.data.baseline_version}). Publishing is blocked until an admin adopts the live config or publishes over it.
+        <Banner
+          kind="error"
+          testId="drift-banner"
+          action={
+            <Link className="btn small" to="/templates?tab=publish">
+              {t("overview.review")}
+            </Link>
+          }
+        >
+          {rich("overview.drift", { live: drift.data.live_version, baseline: drift.data.baseline_version })}
         </Banner>
       )}
       {pendingRestarts.length > 0 && (
-        <Banner kind="warn" testId="restart-banner" action={<Link className="btn small" to="/templates?tab=publish">Restarts</Link>}>
-          <b>
-            Device config v{restarts.data?.config_version} is not in effect everywhere yet:
-          </b>{" "}
-          {pendingRestarts.map((c) => c.component).join(", ")} still run{pendingRestarts.length === 1 ? "s" : ""} the old config until restarted.
-          {restarts.data?.in_effect.pending_restart && ` Requests are placed by v${restarts.data.in_effect.version}, the version ${restarts.data.in_effect.loaded_by} loaded.`}
+        <Banner
+          kind="warn"
+          testId="restart-banner"
+          action={
+            <Link className="btn small" to="/templates?tab=publish">
+              {t("overview.restarts")}
+            </Link>
+          }
+        >
+          {rich("overview.restart", {
+            version: restarts.data?.config_version,
+            components: pendingRestarts.map((c) => c.component).join(", "),
+            count: pendingRestarts.length,
+            placed: restarts.data?.in_effect.pending_restart ? "yes" : "no",
+            inEffect: restarts.data?.in_effect.version,
+            loader: restarts.data?.in_effect.loaded_by,
+          })}
         </Banner>
       )}
       {failing.length > 0 && (
-        <Banner kind="error" testId="health-banner" action={<Link className="btn small" to="/health">Details</Link>}>
-          <b>{failing.length} configuration check{failing.length > 1 ? "s" : ""} failing:</b> {failing.map((c) => c.message).join(" · ")}
+        <Banner kind="error" testId="health-banner" action={<Link className="btn small" to="/health">{t("overview.details")}</Link>}>
+          {rich("overview.health.failing", { count: failing.length, messages: failing.map((c) => c.message).join(" · ") })}
         </Banner>
       )}
       {failing.length === 0 && warning.length > 0 && (
-        <Banner kind="warn" testId="health-banner" action={<Link className="btn small" to="/health">Details</Link>}>
-          <b>{warning.length} configuration warning{warning.length > 1 ? "s" : ""}:</b> {warning[0].message}
+        <Banner kind="warn" testId="health-banner" action={<Link className="btn small" to="/health">{t("overview.details")}</Link>}>
+          {rich("overview.health.warning", { count: warning.length, messages: warning[0].message })}
         </Banner>
       )}
 
       <div className="kpis">
-        <Kpi label="Nodes" value={int(live?.nodeCount ?? null)} hint={<Link to="/chips">nodes & chips</Link>} />
+        <Kpi label={t("overview.kpi.nodes")} value={int(live?.nodeCount ?? null)} hint={<Link to="/chips">{t("overview.kpi.nodesHint")}</Link>} />
         <Kpi
-          label="Chips"
+          label={t("overview.kpi.chips")}
           value={int(all.chips)}
           testId="kpi-chips"
           tone={all.unhealthy ? "warn" : undefined}
-          hint={all.unhealthy ? <span className="hot-text">{all.unhealthy} unhealthy</span> : "all healthy"}
+          hint={all.unhealthy ? <span className="hot-text">{t("overview.kpi.unhealthy", { count: all.unhealthy })}</span> : t("overview.kpi.allHealthy")}
         />
-        <Kpi label="Slices" value={int(all.slices)} hint={<Link to="/slices">browse slices</Link>} testId="kpi-slices" />
-        <Kpi label="Free memory" value={mb(all.memFree)} hint={`${pctText(all.memUsed, all.mem)} used of ${mb(all.mem)}${unusable(all.mem - all.memUsed - all.memFree, mb)}`} testId="kpi-memory" />
-        <Kpi label="Free slots" value={int(all.slotsFree)} hint={`${pctText(all.slotsUsed, all.slots)} used of ${int(all.slots)}${unusable(all.slots - all.slotsUsed - all.slotsFree, int)}`} />
         <Kpi
-          label="Pending pods"
+          label={t("overview.kpi.slices")}
+          value={int(all.slices)}
+          hint={<Link to="/slices">{t("overview.kpi.browseSlices")}</Link>}
+          testId="kpi-slices"
+        />
+        <Kpi
+          label={t("overview.kpi.freeMemory")}
+          value={mb(all.memFree)}
+          hint={usedOf(t, pctText(all.memUsed, all.mem), mb(all.mem), all.mem - all.memUsed - all.memFree, mb)}
+          testId="kpi-memory"
+        />
+        <Kpi
+          label={t("overview.kpi.freeSlots")}
+          value={int(all.slotsFree)}
+          hint={usedOf(t, pctText(all.slotsUsed, all.slots), int(all.slots), all.slots - all.slotsUsed - all.slotsFree, int)}
+        />
+        <Kpi
+          label={t("overview.kpi.pending")}
           value={pendingCount === null ? "–" : int(pendingCount)}
           tone={pendingCount ? "warn" : undefined}
-          hint={pendingCount ? "waiting for a vNPU" : "none waiting"}
+          hint={t(pendingCount ? "overview.kpi.waitingForVnpu" : "overview.kpi.noneWaiting")}
           testId="kpi-pending"
         />
         <Kpi
-          label="Sync"
+          label={t("overview.kpi.sync")}
           value={<SyncBadge state={sync.state} />}
           tone={failingWatches.length ? "warn" : undefined}
           testId="kpi-sync"
           hint={
             <>
-              last {ago(sync.lastSyncAt, now)}
-              {detail.data?.sync_lag_seconds != null ? ` · lag ${Math.round(detail.data.sync_lag_seconds)}s` : ""}
+              {t("overview.kpi.last", { ago: ago(sync.lastSyncAt, now) })}
+              {detail.data?.sync_lag_seconds != null ? ` · ${t("overview.kpi.lag", { seconds: Math.round(detail.data.sync_lag_seconds) })}` : ""}
               <br />
               {watches.data &&
                 (failingWatches.length ? (
                   <Link to="/health" className="hot-text">
-                    {failingWatches.length} of {watches.data.length} watches failing
+                    {t("overview.kpi.watchesFailing", { failing: failingWatches.length, total: watches.data.length })}
                   </Link>
                 ) : (
-                  <Link to="/health">{watches.data.length} watches ok</Link>
+                  <Link to="/health">{t("overview.kpi.watchesOk", { count: watches.data.length })}</Link>
                 ))}
             </>
           }
@@ -162,12 +203,12 @@ export function OverviewPage() {
       </div>
 
       <div className="grid cols-2 mt-14">
-        {[...byType.entries()].map(([type, t]) => (
-          <TypeCard key={type} type={type} t={t} />
+        {[...byType.entries()].map(([type, totals]) => (
+          <TypeCard key={type} type={type} t={totals} />
         ))}
         {byType.size === 0 && (
           <div className="panel">
-            <div className="empty">{live?.connection === "live" ? "No chips registered in this cluster." : "Waiting for the live snapshot…"}</div>
+            <div className="empty">{t(live?.connection === "live" ? "overview.noChips" : "overview.waitingSnapshot")}</div>
           </div>
         )}
       </div>
@@ -184,17 +225,17 @@ export function OverviewPage() {
       <div className="grid pending-grid mt-14">
       <div className="panel">
         <div className="panel-head">
-          <h2>Pending pods</h2>
-          <span className="right">{pendingCount ? `${int(pendingCount)} waiting` : ""}</span>
+          <h2>{t("overview.kpi.pending")}</h2>
+          <span className="right">{pendingCount ? t("overview.pending.waiting", { count: pendingCount }) : ""}</span>
         </div>
         <ErrorNote error={pending.error} onRetry={pending.reload} />
         <EventTable
           rows={pending.data?.results ?? []}
           rowKey={(p) => p.id}
-          columns={pendingColumns(now)}
+          columns={pendingColumns(now, t)}
           testId="pending-table"
           scroll
-          empty={pending.data ? "No pod is waiting for a vNPU." : undefined}
+          empty={pending.data ? t("overview.pending.empty") : undefined}
         />
       </div>
       <ActivityPanel live={live} now={now} />
@@ -203,16 +244,30 @@ export function OverviewPage() {
       {clusters.length > 1 && (
         <div className="panel">
           <div className="panel-head">
-            <h2>All clusters</h2>
+            <h2>{t("overview.allClusters")}</h2>
           </div>
-          <EventTable rows={clusters} rowKey={(c) => c.id} columns={clusterColumns(now)} rowClass={(c) => (c.id === id ? "selected" : "")} />
+          <EventTable rows={clusters} rowKey={(c) => c.id} columns={clusterColumns(now, t)} rowClass={(c) => (c.id === id ? "selected" : "")} />
         </div>
       )}
     </>
   );
 }
 
-function pendingColumns(now: number): EventColumn<PendingPod>[] {
+type RichValues = Record<string, ReactNode | ((chunks: ReactNode[]) => ReactNode)>;
+
+/**
+ * Messages with tags: `<b>…</b>` (and what `values` names, e.g. `<link>…</link>`)
+ * become elements, so a banner is one sentence per language, bold where its words fall.
+ */
+function useRich(): (id: string, values?: RichValues) => ReactNode {
+  const { intl } = useI18n();
+  const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
+  // react-intl types tag functions per call site; these values are its rich-text values.
+  const format = intl.formatMessage as (descriptor: { id: string }, values: RichValues) => ReactNode;
+  return (id, values = {}) => format({ id }, { b: bold, ...values });
+}
+
+function pendingColumns(now: number, t: Translate): EventColumn<PendingPod>[] {
   return [
     {
       header: "Pod",
@@ -223,49 +278,47 @@ function pendingColumns(now: number): EventColumn<PendingPod>[] {
         </>
       ),
     },
-    { header: "Chip type", cell: (p) => p.common_word || "–" },
-    { header: "Memory", num: true, cell: (p) => mb(p.memory) },
+    { header: t("overview.col.chipType"), cell: (p) => p.common_word || "–" },
+    { header: t("overview.col.memory"), num: true, cell: (p) => mb(p.memory) },
     {
-      header: "Priority",
+      header: t("overview.col.priority"),
       cell: (p) => (
         <>
           {p.priority_class || "–"} <span className="muted">({p.priority})</span>
         </>
       ),
     },
-    { header: "Why pending", maxWidth: 520, cell: (p) => p.reason || <span className="muted">no scheduler event yet</span> },
-    { header: "Waiting", className: "nowrap", cell: (p) => ago(p.created_at, now) },
+    { header: t("overview.col.whyPending"), maxWidth: 520, cell: (p) => p.reason || <span className="muted">{t("overview.col.noSchedulerEvent")}</span> },
+    { header: t("overview.col.waiting"), className: "nowrap", cell: (p) => ago(p.created_at, now) },
   ];
 }
 
-function clusterColumns(now: number): EventColumn<Cluster>[] {
+function clusterColumns(now: number, t: Translate): EventColumn<Cluster>[] {
   return [
-    { header: "Cluster", cell: (c) => c.name },
-    { header: "Sync", cell: (c) => <SyncBadge state={c.sync_state} /> },
-    whenColumn((c) => c.last_sync_at, { header: "Last sync", now, nowrap: false }),
-    { header: "Error", className: "muted", cell: (c) => c.last_sync_error || "–" },
+    { header: t("overview.col.cluster"), cell: (c) => c.name },
+    { header: t("overview.col.sync"), cell: (c) => <SyncBadge state={c.sync_state} /> },
+    whenColumn((c) => c.last_sync_at, { header: t("overview.col.lastSync"), now, nowrap: false }),
+    { header: t("overview.col.error"), className: "muted", cell: (c) => c.last_sync_error || "–" },
   ];
 }
 
 function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number }) {
+  const t = useT();
   const items = live?.activity ?? [];
   return (
     <div className="panel" data-testid="activity">
       <div className="panel-head">
-        <h2>Live activity</h2>
-        <span className="right">since this page opened</span>
+        <h2>{t("overview.activity.title")}</h2>
+        <span className="right">{t("overview.activity.since")}</span>
       </div>
       {items.length === 0 ? (
-        <div className="empty">Quiet so far: slices placed and released will show up here.</div>
+        <div className="empty">{t("overview.activity.quiet")}</div>
       ) : (
         <ul className="feed">
           {items.slice(0, 12).map((a, i) => (
             <li key={`${a.t}-${i}`}>
               <span className={`dot ${a.kind === "released" || a.kind === "node_removed" ? "" : a.kind === "sync" || a.kind === "node_not_ready" ? "warn" : "ok"}`} />
-              <span className="ellipsis">
-                <span className="mono">{a.text}</span>
-                {a.detail && <span className="muted"> {a.detail}</span>}
-              </span>
+              <ActivityLine a={a} />
               <span className="muted nowrap">{ago(new Date(a.t).toISOString(), now)}</span>
             </li>
           ))}
@@ -275,47 +328,62 @@ function ActivityPanel({ live, now }: { live: ClusterLive | null; now: number })
   );
 }
 
-/** " · 32 GiB unschedulable": free capacity on unhealthy or cordoned chips, where nothing can be placed. */
-function unusable(amount: number, format: (n: number) => string): string {
-  return amount > 0 ? ` · ${format(amount)} unschedulable` : "";
+function ActivityLine({ a }: { a: Activity }) {
+  const { text, detail } = describeActivity(a, useT());
+  return (
+    <span className="ellipsis">
+      <span className="mono">{text}</span>
+      {detail && <span className="muted"> {detail}</span>}
+    </span>
+  );
+}
+
+/**
+ * "60% used of 64 GiB · 32 GiB unschedulable": the part after the dot is free
+ * capacity on unhealthy or cordoned chips, where nothing can be placed.
+ */
+function usedOf(t: Translate, pct: string, total: string, unusable: number, format: (n: number) => string): string {
+  const used = t("overview.kpi.usedOf", { pct, total });
+  return unusable > 0 ? `${used} · ${t("overview.kpi.unschedulable", { amount: format(unusable) })}` : used;
 }
 
 function TypeCard({ type, t }: { type: string; t: Totals }) {
+  const tr = useT();
   return (
     <div className="panel type-card" data-testid={`type-card-${type}`}>
       <div className="panel-head">
         <h2>{type}</h2>
-        <Badge>{t.chips} chips</Badge>
-        {t.unhealthy > 0 && <Badge kind="hot">{t.unhealthy} unhealthy</Badge>}
-        {t.cordoned > 0 && <Badge kind="warn">{t.cordoned} cordoned</Badge>}
+        <Badge>{tr("overview.type.chips", { count: t.chips })}</Badge>
+        {t.unhealthy > 0 && <Badge kind="hot">{tr("overview.type.unhealthy", { count: t.unhealthy })}</Badge>}
+        {t.cordoned > 0 && <Badge kind="warn">{tr("overview.type.cordoned", { count: t.cordoned })}</Badge>}
         <span className="right">
-          <Link to={`/chips?type=${encodeURIComponent(type)}`}>chips →</Link>
+          <Link to={`/chips?type=${encodeURIComponent(type)}`}>{tr("overview.type.chipsLink")}</Link>
         </span>
       </div>
       <div className="panel-body">
         <div className="facts">
           <span>
-            <b>{int(t.slices)}</b> slices
+            <b>{int(t.slices)}</b> {tr("overview.type.slices")}
           </span>
-          <span title="on healthy, schedulable chips">
-            <b>{mb(t.memFree)}</b> memory free
+          <span title={tr("overview.type.schedulableTitle")}>
+            <b>{mb(t.memFree)}</b> {tr("overview.type.memoryFree")}
           </span>
-          <span title="on healthy, schedulable chips">
-            <b>{int(t.slotsFree)}</b> slots free
+          <span title={tr("overview.type.schedulableTitle")}>
+            <b>{int(t.slotsFree)}</b> {tr("overview.type.slotsFree")}
           </span>
           <span>
-            <b>{int(t.full)}</b> full chips
+            <b>{int(t.full)}</b> {tr("overview.type.fullChips")}
           </span>
         </div>
         <div className="metrics">
-          <span className="k">Memory</span>
+          <span className="k">{tr("overview.memory")}</span>
           <UsageBar used={t.memUsed} total={t.mem} text={`${mb(t.memUsed)} / ${mb(t.mem)} · ${pctText(t.memUsed, t.mem)}`} />
-          <span className="k">Slots</span>
+          <span className="k">{tr("overview.slots")}</span>
           <UsageBar used={t.slotsUsed} total={t.slots} text={`${int(t.slotsUsed)} / ${int(t.slots)} · ${pctText(t.slotsUsed, t.slots)}`} />
-          <span className="k">AICore</span>
+          <span className="k">{tr("overview.aicore")}</span>
           <UsageBar used={t.coreUsed} total={t.core} text={`${int(t.coreUsed)} / ${int(t.core)} · ${pctText(t.coreUsed, t.core)}`} />
-          <span className="k">AICPU</span>
-          <UsageBar used={t.cpuUsed} total={t.cpu} text={t.cpu ? `${int(t.cpuUsed)} / ${int(t.cpu)} · ${pctText(t.cpuUsed, t.cpu)}` : "not reported"} />
+          <span className="k">{tr("overview.aicpu")}</span>
+          <UsageBar used={t.cpuUsed} total={t.cpu} text={t.cpu ? `${int(t.cpuUsed)} / ${int(t.cpu)} · ${pctText(t.cpuUsed, t.cpu)}` : tr("overview.notReported")} />
         </div>
       </div>
     </div>
@@ -325,6 +393,7 @@ function TypeCard({ type, t }: { type: string; t: Totals }) {
 type ChartMetric = "memory" | "slots" | "aicore";
 
 function UsageChart({ clusterId, live, version }: { clusterId: number; live: ClusterLive | null; version: number }) {
+  const t = useT();
   const [hours, setHours] = useState("6");
   const [metric, setMetric] = useState<ChartMetric>("memory");
   const history = useApi(
@@ -333,9 +402,9 @@ function UsageChart({ clusterId, live, version }: { clusterId: number; live: Clu
   );
   const series = useMemo<Series[]>(() => {
     const by = new Map<string, { t: number; v: number }[]>();
-    const add = (type: string, t: number, used: number, total: number) => {
+    const add = (type: string, at: number, used: number, total: number) => {
       if (!by.has(type)) by.set(type, []);
-      by.get(type)!.push({ t, v: total > 0 ? (used / total) * 100 : 0 });
+      by.get(type)!.push({ t: at, v: total > 0 ? (used / total) * 100 : 0 });
     };
     for (const s of history.data ?? []) {
       const [used, total] =
@@ -359,19 +428,19 @@ function UsageChart({ clusterId, live, version }: { clusterId: number; live: Clu
   return (
     <div className="panel">
       <div className="panel-head">
-        <h2>Usage over time</h2>
+        <h2>{t("overview.chart.title")}</h2>
         <span className="right">
           <Segmented
             value={metric}
             onChange={setMetric}
-            label="metric"
+            label={t("overview.chart.metric")}
             options={[
-              { key: "memory", label: "Memory" },
-              { key: "slots", label: "Slots" },
-              { key: "aicore", label: "AICore" },
+              { key: "memory", label: t("overview.memory") },
+              { key: "slots", label: t("overview.slots") },
+              { key: "aicore", label: t("overview.aicore") },
             ]}
           />
-          <select className="select" value={hours} onChange={(e) => setHours(e.target.value)} aria-label="period">
+          <select className="select" value={hours} onChange={(e) => setHours(e.target.value)} aria-label={t("overview.chart.period")}>
             <option value="1">1 h</option>
             <option value="6">6 h</option>
             <option value="24">24 h</option>
@@ -382,13 +451,14 @@ function UsageChart({ clusterId, live, version }: { clusterId: number; live: Clu
       <div className="panel-body">
         <ErrorNote error={history.error} onRetry={history.reload} />
         {/* samples come once a minute: three missed ones mean the worker was down */}
-        <LineChart series={series} yMax={100} until={Date.now()} gapMs={3 * 60_000} yFormat={(v) => `${Math.round(v)}%`} empty="No usage samples yet (one a minute per chip type)." />
+        <LineChart series={series} yMax={100} until={Date.now()} gapMs={3 * 60_000} yFormat={(v) => `${Math.round(v)}%`} empty={t("overview.chart.empty")} />
       </div>
     </div>
   );
 }
 
 function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; chipsVersion: number }) {
+  const t = useT();
   const frag = useApi((signal) => api.get<Fragmentation[]>(`/api/clusters/${clusterId}/fragmentation/`, signal), [clusterId]);
   // At the live cards' pace (2 s): the figures are grouped in the database
   // (a few rows per chip type), and a panel that lagged the cards beside it
@@ -398,16 +468,16 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
     label: f.common_word,
     total: f.free_memory,
     parts: [
-      { name: "stranded", value: f.stranded_memory, color: "#e06c5f" },
-      { name: "usable", value: Math.max(0, f.free_memory - f.stranded_memory), color: "#7cc79a" },
+      { name: t("overview.frag.stranded"), value: f.stranded_memory, color: "#e06c5f" },
+      { name: t("overview.frag.usable"), value: Math.max(0, f.free_memory - f.stranded_memory), color: "#7cc79a" },
     ],
-    note: `${mb(f.stranded_memory)} stranded on ${f.stranded_chips} chip${f.stranded_chips === 1 ? "" : "s"}`,
+    note: t("overview.frag.note", { amount: mb(f.stranded_memory), count: f.stranded_chips }),
   }));
   return (
     <div className="panel">
       <div className="panel-head">
-        <h2>Fragmentation</h2>
-        <span className="right">free memory that no template can use</span>
+        <h2>{t("overview.frag.title")}</h2>
+        <span className="right">{t("overview.frag.sub")}</span>
       </div>
       <div className="panel-body">
         <ErrorNote error={frag.error} onRetry={frag.reload} />
@@ -415,38 +485,46 @@ function FragmentationPanel({ clusterId, chipsVersion }: { clusterId: number; ch
         <div className="legend mt-12">
           <span>
             <span className="swatch usable" />
-            usable free memory
+            {t("overview.frag.usableLegend")}
           </span>
           <span>
             <span className="swatch stranded" />
-            stranded: on chips where not even the smallest template fits (slot, memory, AICore or AICPU used up)
+            {t("overview.frag.strandedLegend")}
           </span>
         </div>
         {(frag.data ?? []).map((f) => (
           <div key={f.common_word} className="mt-12" data-testid={`room-${f.common_word}`}>
             <div className="muted small-text mb-4">
-              {f.common_word}: {mb(f.free_memory)} free on {f.eligible_chips} usable chip{f.eligible_chips === 1 ? "" : "s"};{" "}
-              {f.largest_template ? `largest slice that still fits: ${f.largest_template} (${mb(f.largest_template_memory)})` : "no template fits anywhere"}
+              {t("overview.frag.room", {
+                type: f.common_word,
+                free: mb(f.free_memory),
+                count: f.eligible_chips,
+                fits: f.largest_template ? "yes" : "no",
+                largest: f.largest_template,
+                memory: mb(f.largest_template_memory),
+              })}
             </div>
             {f.templates.length > 0 && (
               <table className="data compact">
                 <thead>
                   <tr>
-                    <th>Template</th>
-                    <th className="num">Slices that fit</th>
-                    <th className="num">Chips with room</th>
-                    <th className="num" title="free memory slices of this size cannot use">Stranded for it</th>
+                    <th>{t("overview.frag.template")}</th>
+                    <th className="num">{t("overview.frag.slicesThatFit")}</th>
+                    <th className="num">{t("overview.frag.chipsWithRoom")}</th>
+                    <th className="num" title={t("overview.frag.strandedForItTitle")}>
+                      {t("overview.frag.strandedForIt")}
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
-                  {f.templates.map((t) => (
-                    <tr key={t.name}>
+                  {f.templates.map((tpl) => (
+                    <tr key={tpl.name}>
                       <td className="mono">
-                        {t.name} <span className="muted">{mb(t.memory)}</span>
+                        {tpl.name} <span className="muted">{mb(tpl.memory)}</span>
                       </td>
-                      <td className="num">{t.slices_that_fit}</td>
-                      <td className="num">{t.chips_with_room}</td>
-                      <td className="num">{mb(t.stranded_memory)}</td>
+                      <td className="num">{tpl.slices_that_fit}</td>
+                      <td className="num">{tpl.chips_with_room}</td>
+                      <td className="num">{mb(tpl.stranded_memory)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,6 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/react";
 import type { ChipUsage, MetricsStatus, SliceUsage, UsageHistory, UsageList } from "../api/types";
+import { ENGLISH } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
+import { makeI18n, setCurrentI18n } from "../i18n/intl";
 import { chipUsage, slice as sampleSlice } from "../lib/usageSamples";
 import { renderAs, stubFetch } from "./testing";
 import { UsagePage } from "./Usage";
@@ -55,6 +58,7 @@ beforeEach(() => window.history.replaceState(null, "", "/usage"));
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  setCurrentI18n(makeI18n("en", ENGLISH));
 });
 
 describe("UsagePage, chips", () => {
@@ -164,5 +168,54 @@ describe("UsagePage, slices", () => {
     expect(screen.getByTestId("metrics-banner")).toBeTruthy();
     expect(row.textContent).toContain("— of 2 cores");
     expect(row.textContent).toContain("— / 6 GiB");
+  });
+});
+
+describe("UsagePage in Chinese", () => {
+  it("reads the chips tab in Chinese, names and units as they are", async () => {
+    serve(
+      list({ ...on, available: false, reason: "Prometheus 未在 5 秒内应答" }, [
+        chip({ chip: 1, node: "node-a" }),
+        chip({ chip: 2, node: "node-b", hardware_healthy: false, flags: ["health_mismatch", "idle_slices"], aicore_used_percent: 0 }),
+      ]),
+    );
+    renderAs(
+      "viewer",
+      <I18nProvider locale="zh-CN">
+        <UsagePage />
+      </I18nProvider>,
+    );
+    const rows = await screen.findAllByTestId("usage-chip-row");
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("用量");
+    expect(screen.getByTestId("metrics-banner").textContent).toBe("用量指标不可用：Prometheus 未在 5 秒内应答。当前显示分配数据，实际用量显示为 —。");
+    expect(within(rows[0]).getByTestId("aicore-bar").textContent).toBe("已分配 50% · 已用 —");
+    expect(within(rows[1]).getByText("健康状况不一致").className).toContain("hot");
+    expect(within(rows[1]).getByText("有空闲切片")).toBeTruthy();
+    expect(within(rows[1]).getByText("硬件不健康 · 注册健康")).toBeTruthy();
+    expect(screen.getByTestId("usage-chip-count").textContent).toBe("2 / 2 个芯片 · 1 个有标记");
+    expect((screen.getByTestId("usage-sort") as HTMLSelectElement).selectedOptions[0].textContent).toBe("节点");
+    const text = document.body.textContent ?? "";
+    for (const english of ["booked", "used", "Flags", "Refresh", "health mismatch", "Sort by"]) expect(text).not.toContain(english);
+  });
+
+  it("reads the slices tab and a slice's history in Chinese", async () => {
+    window.history.replaceState(null, "", "/usage?tab=slices");
+    serve(list(on, []), list(on, [slice({ template: "" })]));
+    renderAs(
+      "viewer",
+      <I18nProvider locale="zh-CN">
+        <UsagePage />
+      </I18nProvider>,
+    );
+    const row = await screen.findByTestId("usage-slice-row");
+    expect(row.textContent).toContain("1小时30分钟");
+    expect(row.textContent).toContain("整卡");
+    expect(within(row).getByText("空闲")).toBeTruthy();
+    expect(screen.getByTestId("usage-slice-count").textContent).toBe("1 / 1 个切片");
+    fireEvent.click(row);
+    const charts = await screen.findAllByTestId("line-chart");
+    expect(charts.map((c) => c.textContent)).toEqual(["AI Core 已用,AI Core 已分配zoom", "显存已用,显存已分配zoom"]);
+    expect(screen.getByText("AI Core，占切片的 %")).toBeTruthy();
+    expect(screen.getByTestId("history-window").textContent).toContain("每15秒一个点");
   });
 });

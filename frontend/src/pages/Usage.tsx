@@ -13,7 +13,8 @@ import { LineChart, type Series } from "../components/Charts";
 import { CheckFilter, FilterBar, SelectFilter, TextFilter } from "../components/FilterBar";
 import { VirtualRows } from "../components/VirtualRows";
 import { Badge, Banner, Drawer, ErrorNote, Loading, Segmented, UsageBar } from "../components/ui";
-import { dateTime, duration, int, mb } from "../lib/format";
+import { useT } from "../i18n/I18nProvider";
+import { dateTime, duration, mb } from "../lib/format";
 import { Link, useQueryParam } from "../lib/router";
 import { useApi, useLiveReload } from "../lib/useApi";
 import {
@@ -21,6 +22,7 @@ import {
   chipAicore,
   chipMemory,
   CHIP_SORTS,
+  chipSortOptions,
   filterUsageChips,
   filterUsageSlices,
   flagView,
@@ -47,8 +49,12 @@ import { useClusters } from "../state/cluster";
 const POLL_MS = 30_000;
 /** Row height: .usage-chip-row's and .usage-slice-row's height in styles.css. */
 const ROW = 30;
+/** A table's height: its rows and header, at most the window's height less `rest` px. */
+// i18n-ignore: a CSS length
+const tableHeight = (rows: number, rest: number) => `min(${rows * ROW + 34}px, calc(100vh - ${rest}px))`;
 
 export function UsagePage() {
+  const t = useT();
   const [tab, setTab] = useQueryParam("tab", "chips");
   const [, setChip] = useQueryParam("chip");
   const [, setSlice] = useQueryParam("slice");
@@ -61,17 +67,12 @@ export function UsagePage() {
   return (
     <>
       <div className="page-head">
-        <h1>Usage</h1>
-        <span className="sub">booked by slices, next to what they use</span>
+        <h1>{t("usage.title")}</h1>
+        <span className="sub">{t("usage.sub")}</span>
       </div>
       <div className="panel">
         <div className="tabs" role="tablist">
-          {(
-            [
-              ["chips", "Chips"],
-              ["slices", "Slices"],
-            ] as [UsageKind, string][]
-          ).map(([key, label]) => (
+          {(["chips", "slices"] as UsageKind[]).map((key) => (
             <button
               key={key}
               role="tab"
@@ -80,7 +81,7 @@ export function UsagePage() {
               onClick={() => switchTo(key)}
               data-testid={`usage-tab-${key}`}
             >
-              {label}
+              {t(`usage.tab.${key}`)}
             </button>
           ))}
         </div>
@@ -136,16 +137,15 @@ const mbRound = (v: number | null | undefined) => (v === null || v === undefined
 
 // The columns and height of a chip row are .usage-chip-row's in styles.css (a class, not a style per row).
 
-const CHIP_SORT_OPTIONS = CHIP_SORTS.map((s) => ({ value: s.key, label: s.label }));
-
 function ChipsTab() {
+  const t = useT();
   const { cluster } = useClusters();
   const id = cluster!.id;
   const [nodeParam, setNodeParam] = useQueryParam("node");
   const [flagged, setFlagged] = useQueryParam("flagged");
   const [sortParam, setSort] = useQueryParam("sort", "node");
   const [chipParam, setChip] = useQueryParam("chip");
-  const sort: ChipSort = CHIP_SORTS.some((s) => s.key === sortParam) ? (sortParam as ChipSort) : "node";
+  const sort: ChipSort = CHIP_SORTS.some((s) => s === sortParam) ? (sortParam as ChipSort) : "node";
 
   const chips = useApi((signal) => api.get<UsageList<ChipUsage>>(`/api/usage/chips/${qs({ cluster: id })}`, signal), [id]);
   useLiveReload(chips.reload, 0, POLL_MS);
@@ -168,19 +168,19 @@ function ChipsTab() {
         busy={chips.loading}
         summary={
           <span className="muted" data-testid="usage-chip-count">
-            {chips.data ? `${int(rows.length)} of ${int(all.length)} chips · ${int(flaggedCount)} flagged` : ""}
+            {chips.data ? t("usage.chipCount", { shown: rows.length, total: all.length, flagged: flaggedCount }) : ""}
           </span>
         }
         actions={
           <button className="btn small" onClick={chips.reload}>
-            Refresh
+            {t("usage.refresh")}
           </button>
         }
       >
-        <TextFilter label="node filter" placeholder="Filter nodes" value={nodeParam} onChange={setNodeParam} width={220} debounceMs={150} testId="usage-node-filter" />
-        <CheckFilter label="Flagged only" checked={flagged === "1"} onChange={(on) => setFlagged(on ? "1" : "")} testId="flagged-only" />
-        <span className="muted">Sort by</span>
-        <SelectFilter label="sort" value={sort} onChange={setSort} options={CHIP_SORT_OPTIONS} testId="usage-sort" />
+        <TextFilter label={t("usage.nodeFilter")} placeholder={t("usage.nodeFilterPlaceholder")} value={nodeParam} onChange={setNodeParam} width={220} debounceMs={150} testId="usage-node-filter" />
+        <CheckFilter label={t("usage.flaggedOnly")} checked={flagged === "1"} onChange={(on) => setFlagged(on ? "1" : "")} testId="flagged-only" />
+        <span className="muted">{t("usage.sortBy")}</span>
+        <SelectFilter label={t("usage.sort")} value={sort} onChange={setSort} options={chipSortOptions()} testId="usage-sort" />
       </FilterBar>
       <MetricsBanner metrics={metrics} />
       <div className="inset-x">
@@ -188,11 +188,11 @@ function ChipsTab() {
       </div>
       <Legend />
       {!chips.data ? (
-        chips.loading && <Loading label="Loading usage" />
+        chips.loading && <Loading label={t("usage.loading")} />
       ) : rows.length === 0 ? (
-        <div className="empty">{all.length ? "No chip matches the filters." : "No chip in this cluster."}</div>
+        <div className="empty">{all.length ? t("usage.noChipMatches") : t("usage.noChip")}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 260px))` }} className="vbox">
+        <div style={{ height: tableHeight(rows.length, 260) }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -201,18 +201,23 @@ function ChipsTab() {
             testId="usage-chips-table"
             header={
               <div className="vrow vhead usage-chip-row" role="row">
-                <button onClick={() => setSort("node")}>Node{sort === "node" ? " ▲" : ""}</button>
+                <button onClick={() => setSort("node")}>
+                  {t("usage.col.node")}
+                  {sort === "node" ? " ▲" : ""}
+                </button>
                 <span>#</span>
-                <span>Type</span>
-                <button onClick={() => setSort(sort === "aicore_used" ? "aicore_gap" : "aicore_used")} title="click: sort by used, again: by booked − used">
-                  AICore booked · used{sort === "aicore_used" || sort === "aicore_gap" ? " ▼" : ""}
+                <span>{t("usage.col.type")}</span>
+                <button onClick={() => setSort(sort === "aicore_used" ? "aicore_gap" : "aicore_used")} title={t("usage.col.sortHint")}>
+                  {t("usage.col.aicoreBookedUsed")}
+                  {sort === "aicore_used" || sort === "aicore_gap" ? " ▼" : ""}
                 </button>
-                <button onClick={() => setSort(sort === "memory_used" ? "memory_gap" : "memory_used")} title="click: sort by used, again: by booked − used">
-                  HBM booked · used{sort === "memory_used" || sort === "memory_gap" ? " ▼" : ""}
+                <button onClick={() => setSort(sort === "memory_used" ? "memory_gap" : "memory_used")} title={t("usage.col.sortHint")}>
+                  {t("usage.col.hbmBookedUsed")}
+                  {sort === "memory_used" || sort === "memory_gap" ? " ▼" : ""}
                 </button>
-                <span title="slices on the chip">Slices</span>
-                <span title="HAMi's registration against the hardware (npu-exporter)">Health</span>
-                <span>Flags</span>
+                <span title={t("usage.col.slicesTitle")}>{t("usage.col.slices")}</span>
+                <span title={t("usage.col.healthTitle")}>{t("usage.col.health")}</span>
+                <span>{t("usage.col.flags")}</span>
               </div>
             }
             renderRow={(i) => {
@@ -224,7 +229,7 @@ function ChipsTab() {
       )}
       {selectedId !== null && (
         <Drawer
-          title={selected ? `${selected.node} · ${selected.common_word} #${selected.index}` : `Chip ${selectedId}`}
+          title={selected ? `${selected.node} · ${selected.common_word} #${selected.index}` : t("usage.chipTitle", { id: selectedId })}
           onClose={() => setChip("")}
           actions={selected && selected.flags.length > 0 && <Flags flags={selected.flags} />}
         >
@@ -237,19 +242,20 @@ function ChipsTab() {
 }
 
 function Legend() {
+  const t = useT();
   return (
     <div className="legend usage-legend">
       <span>
         <span className="swatch booked" />
-        booked
+        {t("usage.legend.booked")}
       </span>
       <span>
         <span className="swatch used" />
-        used
+        {t("usage.legend.used")}
       </span>
       <span>
         <span className="swatch over" />
-        used above booked
+        {t("usage.legend.over")}
       </span>
     </div>
   );
@@ -266,6 +272,7 @@ const ChipUsageRow = memo(function ChipUsageRow({
   selected: boolean;
   onSelect: (id: number) => void;
 }) {
+  const t = useT();
   const aicore = chipAicore(c, metricsOk);
   const memory = chipMemory(c, metricsOk);
   const health = healthView(c);
@@ -285,12 +292,20 @@ const ChipUsageRow = memo(function ChipUsageRow({
       <BookedUsedBar
         bar={aicore}
         testId="aicore-bar"
-        title={`AICore: ${c.aicore_booked} of ${c.aicore} booked; ${aicore.usedRaw === null ? "use not known" : `${percent(aicore.usedRaw)} used`}`}
+        title={t("usage.chipAicoreTitle", {
+          booked: c.aicore_booked,
+          total: c.aicore,
+          use: aicore.usedRaw === null ? t("usage.useUnknown") : t("usage.usedAmount", { amount: percent(aicore.usedRaw) }),
+        })}
       />
       <BookedUsedBar
         bar={memory}
         testId="memory-bar"
-        title={`HBM: ${mb(c.memory_booked_mb)} of ${mb(c.memory_mb)} booked; ${memory.usedRaw === null ? "use not known" : `${mbRound(c.memory_used_mb)} used`}`}
+        title={t("usage.chipHbmTitle", {
+          booked: mb(c.memory_booked_mb),
+          total: mb(c.memory_mb),
+          use: memory.usedRaw === null ? t("usage.useUnknown") : t("usage.usedAmount", { amount: mbRound(c.memory_used_mb) }),
+        })}
       />
       <span className="muted">{c.slices}</span>
       <span>
@@ -306,25 +321,24 @@ const ChipUsageRow = memo(function ChipUsageRow({
 });
 
 function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boolean }) {
+  const t = useT();
   const health = healthView(c);
   return (
     <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-chip-summary">
-        <span className="k">AICore</span>
+        <span className="k">{t("usage.aicore")}</span>
+        <span>{t("usage.ofBookedUsed", { booked: c.aicore_booked, total: c.aicore, used: metricsOk ? percent(c.aicore_used_percent) : "—" })}</span>
+        <span className="k">{t("usage.hbm")}</span>
         <span>
-          {c.aicore_booked} of {c.aicore} booked · {metricsOk ? percent(c.aicore_used_percent) : "—"} used
+          {t("usage.ofBookedUsed", { booked: mb(c.memory_booked_mb), total: mb(c.memory_mb), used: metricsOk ? mbRound(c.memory_used_mb) : "—" })}
         </span>
-        <span className="k">HBM</span>
-        <span>
-          {mb(c.memory_booked_mb)} of {mb(c.memory_mb)} booked · {metricsOk ? mbRound(c.memory_used_mb) : "—"} used
-        </span>
-        <span className="k">Slices</span>
+        <span className="k">{t("usage.col.slices")}</span>
         <span>{c.slices}</span>
-        <span className="k">Health</span>
+        <span className="k">{t("usage.col.health")}</span>
         <span title={health.title}>{health.title}</span>
       </div>
       <div className="mt-8 small-text">
-        <Link to={`/chips?chip=${c.chip}`}>Open in Nodes & chips</Link>
+        <Link to={`/chips?chip=${c.chip}`}>{t("usage.openInChips")}</Link>
       </div>
     </div>
   );
@@ -334,12 +348,11 @@ function ChipSummary({ chip: c, metricsOk }: { chip: ChipUsage; metricsOk: boole
 
 // The columns and height of a slice row are .usage-slice-row's in styles.css.
 
-const SLICE_FLAGS = [
-  { value: "idle", label: "Idle" },
-  { value: "over_memory", label: "Over memory" },
-];
+/** The flags the slices tab filters by (their words: usage.sliceFlag.<flag>). */
+const SLICE_FLAGS = ["idle", "over_memory"];
 
 function SlicesTab() {
+  const t = useT();
   const { cluster } = useClusters();
   const id = cluster!.id;
   const [flag, setFlag] = useQueryParam("flag");
@@ -366,18 +379,18 @@ function SlicesTab() {
         busy={slices.loading}
         summary={
           <span className="muted" data-testid="usage-slice-count">
-            {slices.data ? `${int(rows.length)} of ${int(all.length)} slices` : ""}
+            {slices.data ? t("usage.sliceCount", { shown: rows.length, total: all.length }) : ""}
           </span>
         }
         actions={
           <button className="btn small" onClick={slices.reload}>
-            Refresh
+            {t("usage.refresh")}
           </button>
         }
       >
         <TextFilter
-          label="search slices"
-          placeholder="Search namespace, pod, queue, node or template"
+          label={t("usage.searchSlices")}
+          placeholder={t("usage.searchPlaceholder")}
           search
           value={q}
           onChange={setQ}
@@ -385,18 +398,25 @@ function SlicesTab() {
           debounceMs={200}
           testId="usage-slice-search"
         />
-        <SelectFilter label="flag" value={flag} onChange={setFlag} options={SLICE_FLAGS} all="All slices" testId="usage-flag-filter" />
+        <SelectFilter
+          label={t("usage.flag")}
+          value={flag}
+          onChange={setFlag}
+          options={SLICE_FLAGS.map((f) => ({ value: f, label: t(`usage.sliceFlag.${f}`) }))}
+          all={t("usage.allSlices")}
+          testId="usage-flag-filter"
+        />
       </FilterBar>
       <MetricsBanner metrics={metrics} />
       <div className="inset-x">
         <ErrorNote error={slices.error} onRetry={slices.reload} />
       </div>
       {!slices.data ? (
-        slices.loading && <Loading label="Loading usage" />
+        slices.loading && <Loading label={t("usage.loading")} />
       ) : rows.length === 0 ? (
-        <div className="empty">{flag || q ? "No slice matches." : "No slice in this cluster."}</div>
+        <div className="empty">{flag || q ? t("usage.noSliceMatches") : t("usage.noSlice")}</div>
       ) : (
-        <div style={{ height: `min(${rows.length * ROW + 34}px, calc(100vh - 240px))` }} className="vbox">
+        <div style={{ height: tableHeight(rows.length, 240) }} className="vbox">
           <VirtualRows
             count={rows.length}
             rowHeight={ROW}
@@ -405,15 +425,15 @@ function SlicesTab() {
             testId="usage-slices-table"
             header={
               <div className="vrow vhead usage-slice-row" role="row">
-                <span>Namespace</span>
+                <span>{t("usage.col.namespace")}</span>
                 <span>Pod</span>
-                <span>Queue</span>
-                <span>Node · chip</span>
-                <span>Template</span>
-                <span title="% of the slice's own AICores">AICore used</span>
-                <span>HBM used / booked</span>
-                <span title="how long the slice has used no AICore">Idle for</span>
-                <span>Flags</span>
+                <span>{t("usage.col.queue")}</span>
+                <span>{t("usage.col.nodeChip")}</span>
+                <span>{t("usage.col.template")}</span>
+                <span title={t("usage.col.aicoreUsedTitle")}>{t("usage.col.aicoreUsed")}</span>
+                <span>{t("usage.col.hbmUsedBooked")}</span>
+                <span title={t("usage.col.idleForTitle")}>{t("usage.col.idleFor")}</span>
+                <span>{t("usage.col.flags")}</span>
               </div>
             }
             renderRow={(i) => {
@@ -425,7 +445,7 @@ function SlicesTab() {
       )}
       {selectedId !== null && (
         <Drawer
-          title={selected ? `${selected.namespace}/${selected.pod_name}` : `Slice ${selectedId}`}
+          title={selected ? `${selected.namespace}/${selected.pod_name}` : t("usage.sliceTitle", { id: selectedId })}
           onClose={() => setSlice("")}
           actions={selected && selected.flags.length > 0 && <Flags flags={selected.flags} />}
         >
@@ -448,6 +468,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
   selected: boolean;
   onSelect: (id: number) => void;
 }) {
+  const t = useT();
   const memory = sliceMemory(s, metricsOk);
   const core = metricsOk ? s.aicore_used_percent : null;
   return (
@@ -461,20 +482,25 @@ const SliceUsageRow = memo(function SliceUsageRow({
       <span className="ellipsis" title={s.namespace}>
         {s.namespace}
       </span>
-      <span className="ellipsis mono" title={`${s.pod_name} (container ${s.container_index})`}>
+      <span className="ellipsis mono" title={t("usage.podTitle", { pod: s.pod_name, index: s.container_index })}>
         {s.pod_name}
       </span>
       <span className="ellipsis">{s.queue || <span className="muted">—</span>}</span>
       <span className="ellipsis" title={`${s.node} #${s.chip_index ?? "?"} (${s.common_word})`}>
         {s.node} #{s.chip_index ?? "?"}
       </span>
-      <span className="ellipsis">{s.template || <span className="muted">whole card</span>}</span>
+      <span className="ellipsis">{s.template || <span className="muted">{t("usage.wholeCard")}</span>}</span>
       {core === null ? (
-        <span className="muted" title={`${s.aicore} AICores booked; use not known`}>
-          — <span className="tiny-text">of {s.aicore} cores</span>
+        <span className="muted" title={t("usage.coresUnknownTitle", { cores: s.aicore })}>
+          — <span className="tiny-text">{t("usage.ofCores", { cores: s.aicore })}</span>
         </span>
       ) : (
-        <UsageBar used={core} total={100} text={`${percent(core)} of ${s.aicore} cores`} title={`${percent(core)} of the slice's ${s.aicore} AICores`} />
+        <UsageBar
+          used={core}
+          total={100}
+          text={t("usage.pctOfCores", { pct: percent(core), cores: s.aicore })}
+          title={t("usage.pctOfSliceCores", { pct: percent(core), cores: s.aicore })}
+        />
       )}
       {memory.usedRaw === null ? (
         <span className="muted">— / {mb(s.memory_mb)}</span>
@@ -483,7 +509,7 @@ const SliceUsageRow = memo(function SliceUsageRow({
           used={memory.usedRaw}
           total={100}
           text={`${mbRound(s.memory_used_mb)} / ${mb(s.memory_mb)}`}
-          title={`${percent(memory.usedRaw)} of the ${mb(s.memory_mb)} booked`}
+          title={t("usage.pctOfBooked", { pct: percent(memory.usedRaw), amount: mb(s.memory_mb) })}
         />
       )}
       <span className="muted">{metricsOk && s.idle_seconds !== null ? duration(s.idle_seconds) : "—"}</span>
@@ -495,10 +521,11 @@ const SliceUsageRow = memo(function SliceUsageRow({
 });
 
 function SliceSummary({ slice: s, metricsOk }: { slice: SliceUsage; metricsOk: boolean }) {
+  const t = useT();
   return (
     <div className="type-card mb-14">
       <div className="metrics" data-testid="usage-slice-summary">
-        <span className="k">Chip</span>
+        <span className="k">{t("usage.chip")}</span>
         <span>
           {s.chip !== null ? (
             <Link to={`/chips?chip=${s.chip}`}>
@@ -509,19 +536,15 @@ function SliceSummary({ slice: s, metricsOk }: { slice: SliceUsage; metricsOk: b
           )}{" "}
           <span className="muted">({s.common_word})</span>
         </span>
-        <span className="k">Template</span>
-        <span>{s.template || "whole card"}</span>
-        <span className="k">Queue</span>
+        <span className="k">{t("usage.col.template")}</span>
+        <span>{s.template || t("usage.wholeCard")}</span>
+        <span className="k">{t("usage.col.queue")}</span>
         <span>{s.queue || "—"}</span>
-        <span className="k">AICore</span>
-        <span>
-          {s.aicore} booked · {metricsOk ? percent(s.aicore_used_percent) : "—"} used
-        </span>
-        <span className="k">HBM</span>
-        <span>
-          {mb(s.memory_mb)} booked · {metricsOk ? mbRound(s.memory_used_mb) : "—"} used
-        </span>
-        <span className="k">Idle for</span>
+        <span className="k">{t("usage.aicore")}</span>
+        <span>{t("usage.bookedDotUsed", { booked: s.aicore, used: metricsOk ? percent(s.aicore_used_percent) : "—" })}</span>
+        <span className="k">{t("usage.hbm")}</span>
+        <span>{t("usage.bookedDotUsed", { booked: mb(s.memory_mb), used: metricsOk ? mbRound(s.memory_used_mb) : "—" })}</span>
+        <span className="k">{t("usage.col.idleFor")}</span>
         <span>{metricsOk && s.idle_seconds !== null ? duration(s.idle_seconds) : "—"}</span>
       </div>
     </div>
@@ -546,6 +569,7 @@ const toSeries = (lines: HistoryLine[]): Series[] =>
  * the whole period.
  */
 export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
+  const t = useT();
   const [rangeParam, setRange] = useQueryParam("range", "1h");
   const range: HistoryRange = isHistoryRange(rangeParam) ? rangeParam : "1h";
   const [now, setNow] = useState(() => Date.now());
@@ -556,7 +580,8 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
     [kind, id, win.start, win.end],
   );
   const data = history.data;
-  const charts = useMemo(() => (data ? historyCharts(data) : null), [data]);
+  // The lines' names are words: read again when the language changes (t does).
+  const charts = useMemo(() => (data ? historyCharts(data) : null), [data, t]);
   const shown = data ? { start: Date.parse(data.start), end: Date.parse(data.end) } : win;
   const span = Math.max(60_000, shown.end - shown.start);
   const withDay = span > 86_400_000;
@@ -569,10 +594,10 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
   return (
     <div data-testid="usage-history">
       <div className="toolbar history-bar">
-        <h3>History</h3>
+        <h3>{t("usage.history.title")}</h3>
         <Segmented
           value={range}
-          label="period"
+          label={t("usage.history.period")}
           options={HISTORY_RANGES.map((r) => ({ key: r.key, label: r.label }))}
           onChange={(r) => {
             setZoom(null);
@@ -586,22 +611,21 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             setZoom(null);
             setNow(Date.now());
           }}
-          title="fetch up to now"
+          title={t("usage.history.nowTitle")}
         >
-          Now
+          {t("usage.history.now")}
         </button>
         <span className="grow" />
         {history.loading && <span className="spinner" />}
       </div>
       <div className="muted small-text mb-8" data-testid="history-window">
-        {zoom ? "Zoomed to " : ""}
-        {timeText(shown.start, withDay)} – {timeText(shown.end, withDay)}
-        {data ? ` · a point every ${duration(data.step)}` : ""}
+        {t(zoom ? "usage.history.zoomedWindow" : "usage.history.window", { from: timeText(shown.start, withDay), to: timeText(shown.end, withDay) })}
+        {data ? ` · ${t("usage.history.every", { step: duration(data.step) })}` : ""}
         {zoom && (
           <>
             {" · "}
             <button className="btn link small" onClick={onReset} data-testid="history-unzoom">
-              back to the last {range}
+              {t("usage.history.back", { range })}
             </button>
           </>
         )}
@@ -613,10 +637,10 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
         </div>
       )}
       {!charts ? (
-        history.loading && <Loading label="Loading the history" />
+        history.loading && <Loading label={t("usage.history.loading")} />
       ) : (
         <>
-          <h4 className="chart-title">AICore, % {kind === "chips" ? "of the chip" : "of the slice"}</h4>
+          <h4 className="chart-title">{t(kind === "chips" ? "usage.history.aicoreOfChip" : "usage.history.aicoreOfSlice")}</h4>
           <LineChart
             key={`aicore-${chartKey}`}
             series={toSeries(charts.aicore)}
@@ -627,9 +651,9 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             gapMs={gapMs}
             onZoom={onZoom}
             onResetZoom={onReset}
-            empty="No AICore samples in this period."
+            empty={t("usage.history.noAicore")}
           />
-          <h4 className="chart-title mt-14">HBM</h4>
+          <h4 className="chart-title mt-14">{t("usage.history.hbm")}</h4>
           <LineChart
             key={`memory-${chartKey}`}
             series={toSeries(charts.memory)}
@@ -640,11 +664,11 @@ export function HistoryPanel({ kind, id }: { kind: UsageKind; id: number }) {
             gapMs={gapMs}
             onZoom={onZoom}
             onResetZoom={onReset}
-            empty="No HBM samples in this period."
+            empty={t("usage.history.noHbm")}
           />
           {data && (
             <div className="muted tiny-text mt-6" title={dateTime(data.metrics.queried_at)}>
-              Dashed: booked. Solid: used (Prometheus).
+              {t("usage.history.legend")}
             </div>
           )}
         </>
