@@ -2,27 +2,10 @@
 
 import { useEffect, useState, type CSSProperties, type ReactNode } from "react";
 import { int, usageLevel, pct } from "../lib/format";
-import { useI18n, useT } from "../i18n/I18nProvider";
-import type { Values } from "../i18n/intl";
+import { useT } from "../i18n/I18nProvider";
 import { Icon } from "./Icon";
 import { errorText } from "../lib/errors";
 import type { ConnectionState } from "../live/store";
-
-const RICH_TAGS = {
-  b: (chunks: ReactNode[]) => <b>{chunks}</b>,
-  code: (chunks: ReactNode[]) => <code>{chunks}</code>,
-  mono: (chunks: ReactNode[]) => <span className="mono">{chunks}</span>,
-};
-
-/**
- * Like useT, for a message with markup: `<b>…</b>`, `<code>…</code>` and
- * `<mono>…</mono>` in it become elements (the words around them stay in one
- * message, in the order the language wants).
- */
-export function useRichT(): (id: string, values?: Values) => ReactNode {
-  const { intl } = useI18n();
-  return (id, values) => intl.formatMessage({ id }, { ...RICH_TAGS, ...values });
-}
 
 export function UsageBar({
   used,

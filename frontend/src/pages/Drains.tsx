@@ -15,7 +15,7 @@ import { Link, useQueryParam } from "../lib/router";
 import { useApi, useLiveReload, useNow } from "../lib/useApi";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { useSession } from "../state/session";
-import { useRich } from "./chips/rich";
+import { useRichT } from "../i18n/rich";
 import { DecisionButtons, DecisionForm, type Decision } from "./Preemptions";
 
 const PAGE_SIZE = 50;
@@ -32,7 +32,7 @@ function drainBadge(state: DrainState): string {
 
 export function DrainsPage() {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const { cluster, live } = useClusters();
   const { can } = useSession();
   useLiveVersion(live);

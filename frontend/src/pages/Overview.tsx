@@ -2,7 +2,7 @@
 // type (live from the chips store), sync and connection state, health and
 // drift banners, pending pods, usage over time and fragmentation.
 
-import { useMemo, useState, type ReactNode } from "react";
+import { useMemo, useState } from "react";
 import { api, qs } from "../api/client";
 import type { Cluster, ClusterHealth, Drift, Fragmentation, Page, PendingPod, RestartStates, SyncCursor, UsageSample } from "../api/types";
 import { LineChart, seriesColor, StackBars, type Series } from "../components/Charts";
@@ -15,12 +15,13 @@ import { useApi, useNow, useThrottledEffect } from "../lib/useApi";
 import { AlertsPanel } from "./Alerts";
 import { useClusters, useLiveVersion } from "../state/cluster";
 import { describeActivity, type Activity, type ClusterLive } from "../live/store";
-import { useI18n, useT } from "../i18n/I18nProvider";
+import { useT } from "../i18n/I18nProvider";
 import type { Translate } from "../i18n/intl";
+import { useRichT } from "../i18n/rich";
 
 export function OverviewPage() {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const { cluster, clusters, live } = useClusters();
   const version = useLiveVersion(live);
   const now = useNow(5000);
@@ -251,20 +252,6 @@ export function OverviewPage() {
       )}
     </>
   );
-}
-
-type RichValues = Record<string, ReactNode | ((chunks: ReactNode[]) => ReactNode)>;
-
-/**
- * Messages with tags: `<b>…</b>` (and what `values` names, e.g. `<link>…</link>`)
- * become elements, so a banner is one sentence per language, bold where its words fall.
- */
-function useRich(): (id: string, values?: RichValues) => ReactNode {
-  const { intl } = useI18n();
-  const bold = (chunks: ReactNode[]) => <b>{chunks}</b>;
-  // react-intl types tag functions per call site; these values are its rich-text values.
-  const format = intl.formatMessage as (descriptor: { id: string }, values: RichValues) => ReactNode;
-  return (id, values = {}) => format({ id }, { b: bold, ...values });
 }
 
 function pendingColumns(now: number, t: Translate): EventColumn<PendingPod>[] {

@@ -4,7 +4,8 @@
 
 import { api, qs } from "../api/client";
 import type { Page, PriorityClass } from "../api/types";
-import { Badge, ErrorNote, Loading, useRichT } from "../components/ui";
+import { Badge, ErrorNote, Loading } from "../components/ui";
+import { useRichT } from "../i18n/rich";
 import { useT } from "../i18n/I18nProvider";
 import { int } from "../lib/format";
 import { byValue } from "../lib/quotas";

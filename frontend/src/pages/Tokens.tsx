@@ -6,7 +6,8 @@
 import { useState } from "react";
 import { api } from "../api/client";
 import type { ApiToken, ApiTokenIssued, Page, Role } from "../api/types";
-import { Badge, CopyText, ErrorNote, Field, Loading, Modal, Pager, useRichT } from "../components/ui";
+import { Badge, CopyText, ErrorNote, Field, Loading, Modal, Pager } from "../components/ui";
+import { useRichT } from "../i18n/rich";
 import { useT } from "../i18n/I18nProvider";
 import { errorText, submitFailure } from "../lib/errors";
 import { ago, dateTime } from "../lib/format";

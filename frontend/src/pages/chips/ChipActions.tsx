@@ -17,7 +17,7 @@ import { Link } from "../../lib/router";
 import { useApi, useNow } from "../../lib/useApi";
 import { useSession } from "../../state/session";
 import { DrainDialog, drainSummary } from "./DrainPlan";
-import { useRich } from "./rich";
+import { useRichT } from "../../i18n/rich";
 
 export function ChipActions({
   chip,
@@ -34,7 +34,7 @@ export function ChipActions({
   onRequestTaken?: () => void;
 }) {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const { me } = useSession();
   const now = useNow(5000);
   const pending = isPending(chip.state);
@@ -136,7 +136,7 @@ export function ChipActions({
 /** Where the chip stands: an isolation (pending, overdue or done) and the drain that holds it. */
 function ChipStanding({ chip, now }: { chip: ChipDetail; now: number }) {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const waiting = chip.isolation === "isolating" || chip.isolation === "restoring";
   const word = chip.isolation ? stateLabel(chip.isolation as ChipStateName, t) : "";
   return (
@@ -173,7 +173,7 @@ function DrainLine({ id }: { id: number }) {
 /** Isolate: what it does, the slices that keep running until drained (with Drain first), and the node config's health on that node. */
 function IsolatePreview({ chip, slices, clusterId, onDrainFirst }: { chip: Chip; slices: readonly Slice[] | undefined; clusterId: number; onDrainFirst: () => void }) {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const health = useApi((signal) => api.get<NodeConfigHealth>(`/api/clusters/${clusterId}/node-config/health/`, signal), [clusterId]);
   const node = health.data?.nodes.find((n) => n.name === chip.node);
   const running = slices ?? [];
@@ -221,7 +221,7 @@ function IsolatePreview({ chip, slices, clusterId, onDrainFirst }: { chip: Chip;
 /** Under an isolate/restore error about the node's plugin (400 naming `node`): the DaemonSet patch to copy. */
 function NodeConfigFix({ error, clusterId }: { error: ApiError; clusterId: number }): ReactNode {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const aboutNode = error.status === 400 && !!error.body.errors && "node" in error.body.errors;
   const health = useApi(
     aboutNode ? (signal) => api.get<NodeConfigHealth>(`/api/clusters/${clusterId}/node-config/health/`, signal) : null,

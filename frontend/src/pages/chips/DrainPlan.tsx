@@ -13,14 +13,14 @@ import { t as currentT, type Translate } from "../../i18n/intl";
 import { mb } from "../../lib/format";
 import { Link } from "../../lib/router";
 import { useApi } from "../../lib/useApi";
-import { useRich } from "./rich";
+import { useRichT } from "../../i18n/rich";
 
 export type DrainTarget = { kind: "chips" | "nodes"; id: number };
 
 /** What a drain will do: a banner when an admin must approve, then every pod and its fate. */
 export function DrainPlanView({ plan }: { plan: DrainPlan }) {
   const t = useT();
-  const rich = useRich();
+  const rich = useRichT();
   const held = plan.drain !== null;
   return (
     <div data-testid="drain-plan">
