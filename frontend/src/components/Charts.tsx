@@ -93,6 +93,8 @@ export function LineChart({
   const props = useRef({ yFormat, minSpan, until, onZoom, onResetZoom });
   props.current = { yFormat, minSpan, until, onZoom, onResetZoom };
   const shape = series.map((s) => `${s.name}:${s.color}:${s.dash ?? ""}`).join("|");
+  // The legend's name of the x values (uPlot says "Time" unless told).
+  const timeText = t("charts.time");
 
   useEffect(() => {
     const target = box.current;
@@ -127,7 +129,7 @@ export function LineChart({
         { stroke: "#7b8694", grid: { stroke: "#eef1f5" }, ticks: { show: false }, size: ySize, values: (_u, vals) => vals.map((v) => props.current.yFormat(v)) },
       ],
       series: [
-        { value: (_u, t) => (t == null ? "" : timeLabel(t * 1000)) },
+        { label: timeText, value: (_u, t) => (t == null ? "" : timeLabel(t * 1000)) },
         ...series.map((s) => ({
           label: s.name,
           stroke: s.color,
@@ -181,7 +183,7 @@ export function LineChart({
       plot.current = null;
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [shape, height, yMax, has, ySize]);
+  }, [shape, height, yMax, has, ySize, timeText]);
 
   useEffect(() => {
     plot.current?.setData(data, !zoomed.current);
