@@ -14,6 +14,7 @@ from typing import Any
 
 import requests
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.alerts.errors import (
     AlertmanagerRefused,
@@ -91,13 +92,16 @@ class Alertmanager:
             )
         except requests.Timeout:
             raise AlertmanagerUnavailable(
-                f"Alertmanager at {self.url} did not answer within "
-                f"{self.timeout:g} s (ALERTMANAGER_TIMEOUT_SECONDS)."
+                _(
+                    "Alertmanager at %(url)s did not answer within %(seconds)g s "
+                    "(ALERTMANAGER_TIMEOUT_SECONDS)."
+                )
+                % {"url": self.url, "seconds": self.timeout}
             ) from None
         except requests.RequestException as error:
             raise AlertmanagerUnavailable(
-                f"Alertmanager at {self.url} could not be reached: "
-                f"{type(error).__name__}."
+                _("Alertmanager at %(url)s could not be reached: %(error)s.")
+                % {"url": self.url, "error": type(error).__name__}
             ) from None
         if answer.status_code >= 300:
             detail = answer.text.strip()[:300] or answer.reason or "no reason given"
@@ -178,8 +182,10 @@ def alertmanager() -> Alertmanager:
     """The configured Alertmanager; NotificationsNotConfigured without one."""
     if not configured():
         raise NotificationsNotConfigured(
-            "Notifications are not configured: set ALERTMANAGER_URL to send and "
-            "silence alerts."
+            _(
+                "Notifications are not configured: set ALERTMANAGER_URL to send and "
+                "silence alerts."
+            )
         )
     return Alertmanager(
         settings.ALERTMANAGER_URL,

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
@@ -86,7 +87,9 @@ def _act(
 ) -> Chip:
     reason = reason.strip()
     if not reason:
-        raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
+        raise ValidationFailed(
+            _("a reason is required"), detail={"reason": [_("required")]}
+        )
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
     verb = "isolate" if isolate else "restore"
     if chip.isolation not in allowed:
@@ -184,7 +187,8 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
     if locked.isolation not in allowed:
         raise IsolationState(
-            f"chip {chip.uuid} changed state meanwhile ({locked.isolation})",
+            _("chip %(chip)s changed state meanwhile (%(state)s)")
+            % {"chip": chip.uuid, "state": locked.isolation},
             detail={"isolation": locked.isolation},
         )
     chip.isolation = ChipIsolation.ISOLATING if isolate else ChipIsolation.RESTORING

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from django.utils.translation import gettext as _
+
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource as Source
 from apps.inventory.deviceconfig.guarded_write import (
@@ -230,8 +232,11 @@ def _checks(
         current = baseline.number if baseline is not None else None
         if expected_version != CURRENT and expected_version != current:
             raise StaleVersion(
-                f"the node config is at v{current or 0}, not v{expected_version or 0} "
-                "the edit was based on: nothing was written; reload and edit again",
+                _(
+                    "the node config is at v%(current)s, not v%(expected)s the edit "
+                    "was based on: nothing was written; reload and edit again"
+                )
+                % {"current": current or 0, "expected": expected_version or 0},
                 detail={
                     "expected_version": expected_version,
                     "current_version": current,
@@ -242,8 +247,14 @@ def _checks(
             and live.resource_version != expected_resource_version
         ):
             raise StaleVersion(
-                f"the ConfigMap is at resourceVersion {live.resource_version or 'none'}, "
-                f"not {expected_resource_version}: nothing was written",
+                _(
+                    "the ConfigMap is at resourceVersion %(live)s, not %(expected)s: "
+                    "nothing was written"
+                )
+                % {
+                    "live": live.resource_version or "-",
+                    "expected": expected_resource_version,
+                },
                 detail={
                     "expected_resource_version": expected_resource_version,
                     "live_resource_version": live.resource_version,
@@ -301,8 +312,8 @@ def nodeconfig_publish(
     """
     if (text is None) == (not edits):
         raise ValidationFailed(
-            "text: give either a whole text or per-node edits",
-            detail={"text": ["give either text or nodes, not both or neither"]},
+            _("text: give either a whole text or per-node edits"),
+            detail={"text": [_("give either text or nodes, not both or neither")]},
         )
 
     def propose(live: LiveConfigMap, baseline: Any) -> str:
@@ -419,12 +430,13 @@ def nodeconfig_adopt(
     baseline = nodeconfig_baseline(cluster)
     if baseline is not None and baseline.text == live.text:
         raise NoChange(
-            f"nothing to adopt: the live node config is already v{baseline.number}",
-            detail={"non_field_errors": ["the live node config is the portal's"]},
+            _("nothing to adopt: the live node config is already v%(version)s")
+            % {"version": baseline.number},
+            detail={"non_field_errors": [_("the live node config is the portal's")]},
         )
     # What the plugin pods read, whatever its problems: adopting only moves
     # the baseline (the node config has no editable copy in the portal).
-    version, _ = nodeconfig_import(
+    version, _warnings = nodeconfig_import(
         cluster_name=cluster.name,
         text=live.text,
         actor=actor,
@@ -450,7 +462,7 @@ def nodeconfig_draft_check(
     mirror = nodeconfig_mirror(cluster)
     live = mirror.text if mirror.state == "present" else None
     proposed = text if text is not None else apply_edits(cluster, live, edits)
-    _, errors, warnings = nodeconfig_issues(
+    _read, errors, warnings = nodeconfig_issues(
         proposed, cluster, tolerated=live_errors(live, cluster)
     )
     return {
