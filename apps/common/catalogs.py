@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +46,37 @@ KEYWORDS: dict[str, object] = {
     "npgettext": ((1, "c"), 2, 3),
     "npgettext_lazy": ((1, "c"), 2, 3),
 }
+
+
+#: A named %-placeholder, as Python's ``%`` operator reads it.
+PLACEHOLDER = re.compile(
+    r"%\((\w+)\)[#0\- +]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[hlL]?[diouxXeEfFgGcrs]"
+)
+
+
+def _placeholders(text: str) -> set[str]:
+    return set(PLACEHOLDER.findall(text))
+
+
+def _placeholder_problem(message: Message) -> str | None:
+    """A translation must keep the message's named placeholders, no fewer (the
+    value would be lost) and no more (``%`` would fail with KeyError). Babel's
+    own check lets a translation without any placeholder through."""
+    ids = message.id if isinstance(message.id, tuple | list) else (message.id,)
+    strings = (
+        message.string
+        if isinstance(message.string, tuple | list)
+        else (message.string,)
+    )
+    wanted = set().union(*(_placeholders(str(i)) for i in ids))
+    for string in strings:
+        found = _placeholders(str(string))
+        if found != wanted:
+            return (
+                f"placeholders {sorted(found)} in the translation, "
+                f"{sorted(wanted)} in the message"
+            )
+    return None
 
 
 @dataclass(frozen=True)
@@ -145,6 +177,9 @@ def update(root: Path, files: LocaleFiles) -> tuple[int, int]:
             "# The words: docs/glossary.md; how to add one: docs/languages.md.",
             fuzzy=False,
         )
+    # Who answers for the catalog: the project, not a person's address.
+    catalog.msgid_bugs_address = "docs/languages.md"
+    catalog.last_translator = catalog.language_team = "vNPU Portal (docs/glossary.md)"
     before = {_key(m) for m in catalog if m.id}
     catalog.update(
         template,
@@ -172,7 +207,7 @@ def catalog_problems(root: Path, files: LocaleFiles, *, check_mo: bool) -> list[
     if not files.po.exists():
         return [f"{files.po}: missing (python manage.py compile_locale --update)"]
     catalog = read_catalog(files.po, files.locale)
-    po = files.po
+    po = files.po.relative_to(root) if files.po.is_relative_to(root) else files.po
     problems: list[str] = []
     used = {_key(m): m for m in extract(root) if m.id}
     kept = {_key(m): m for m in catalog if m.id}
@@ -190,6 +225,8 @@ def catalog_problems(root: Path, files: LocaleFiles, *, check_mo: bool) -> list[
             problems.append(f"{po}:{message.lineno}: untranslated {key[0]!r}")
         elif message.fuzzy:
             problems.append(f"{po}:{message.lineno}: fuzzy {key[0]!r}")
+        elif problem := _placeholder_problem(message):
+            problems.append(f"{po}:{message.lineno}: {key[0]!r}: {problem}")
     for message, errors in catalog.check():
         for error in errors:
             problems.append(f"{po}:{message.lineno}: {message.id!r}: {error}")

@@ -53,7 +53,18 @@ def cli_language(environ: Mapping[str, str] | None = None) -> str:
 
 
 class PortalCommand(BaseCommand):
-    """A command whose help, output and errors are in the shell's language."""
+    """A command whose help, output and errors are in the shell's language.
+
+    Its class-level ``help`` is a ``gettext_lazy`` string; argument help is
+    ``gettext`` in ``add_arguments`` (the parser is built with the language
+    active). Tags a script matches (``error:``, ``warning:``, ``ok:``) and
+    machine output (names, YAML, JSON, the ``fit`` line) stay as they are.
+    """
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
+        # argparse wraps the description with re and textwrap: a real str.
+        self.help = str(self.help)
+        return super().create_parser(prog_name, subcommand, **kwargs)
 
     def run_from_argv(self, argv: list[str]) -> None:
         # The parser (and --help) is built here, before execute().
