@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import time
 import urllib.error
@@ -36,6 +37,33 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     socket.timeout,
     TimeoutError,
 )
+
+
+def accept_language(environ: Mapping[str, str] | None = None) -> str | None:
+    """The shell's language as an ``Accept-Language`` value, so that the
+    portal's refusals come in it (docs/languages.md): the first of
+    ``LANGUAGE`` (a list), ``LC_ALL``, ``LC_MESSAGES`` and ``LANG`` that is
+    set, as GNU gettext reads them; ``zh_CN.UTF-8`` -> ``zh-CN``. None for
+    ``C``/``POSIX`` or nothing set (the portal answers in English)."""
+    environ = os.environ if environ is None else environ
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = environ.get(variable, "")
+        if not value:
+            continue
+        codes = [
+            code.replace("_", "-")
+            for item in value.split(":")
+            if (code := item.split(".")[0].split("@")[0].strip())
+            and code not in {"C", "POSIX"}
+        ]
+        if not codes:
+            return None
+        weighted = [codes[0]] + [
+            f"{code};q={max(0.1, 0.9 - 0.1 * n):.1f}"
+            for n, code in enumerate(codes[1:])
+        ]
+        return ", ".join(weighted)
+    return None
 
 
 class PortalError(Exception):
@@ -183,6 +211,9 @@ class Client:
             "Accept": accept,
             "User-Agent": USER_AGENT,
         }
+        language = accept_language()
+        if language:
+            headers["Accept-Language"] = language
         if data is not None:
             headers["Content-Type"] = "application/json"
         if not url.startswith(("http://", "https://")):

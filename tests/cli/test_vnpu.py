@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from vnpucli import exitcodes
-from vnpucli.client import Client, PortalError, error_for, refusal_text
+from vnpucli.client import (
+    Client,
+    PortalError,
+    accept_language,
+    error_for,
+    refusal_text,
+)
 from vnpucli.logs import LogPrinter, parse_timestamp, split_line
 from vnpucli.main import main, parse
 from vnpucli.run import request_body
@@ -140,6 +146,33 @@ def test_no_url_is_a_usage_error_and_no_token_an_auth_error(monkeypatch, capsys)
     assert "VNPU_URL" in capsys.readouterr().err
     assert main(["--url", "http://127.0.0.1:9", "status", "7"]) == exitcodes.AUTH
     assert "VNPU_TOKEN" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("environ", "header"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh-CN"),
+        ({"LC_ALL": "zh_CN.utf8", "LANG": "en_US.UTF-8"}, "zh-CN"),
+        ({"LANGUAGE": "zh_CN:en", "LANG": "C"}, "zh-CN, en;q=0.9"),
+        ({"LANGUAGE": "", "LANG": "en_US.UTF-8"}, "en-US"),
+        ({"LANG": "C.UTF-8"}, None),
+        ({}, None),
+    ],
+)
+def test_the_shells_language_goes_to_the_portal_as_accept_language(environ, header):
+    assert accept_language(environ) == header
+
+
+def test_each_call_asks_for_the_shells_language(monkeypatch):
+    client = Client("http://portal", "vnp_x")
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    asked = client._request("GET", "http://portal/api/requests/7/")
+    assert asked.get_header("Accept-language") == "zh-CN"
+    monkeypatch.setenv("LANG", "C")
+    asked = client._request("GET", "http://portal/api/requests/7/")
+    assert asked.get_header("Accept-language") is None
 
 
 # --- exit codes and error lines -------------------------------------------------
