@@ -73,7 +73,8 @@ class Alertmanager:
         silence_id = answer.get("silenceID") if isinstance(answer, dict) else None
         if not silence_id:
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} created a silence but sent no id."
+                _("Alertmanager at %(url)s created a silence but sent no id.")
+                % {"url": self.url}
             )
         return str(silence_id)
 
@@ -104,9 +105,10 @@ class Alertmanager:
                 % {"url": self.url, "error": type(error).__name__}
             ) from None
         if answer.status_code >= 300:
-            detail = answer.text.strip()[:300] or answer.reason or "no reason given"
+            detail = answer.text.strip()[:300] or answer.reason or "-"
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} answered {answer.status_code}: {detail}"
+                _("Alertmanager at %(url)s answered %(status)s: %(detail)s")
+                % {"url": self.url, "status": answer.status_code, "detail": detail}
             )
         if not answer.content:  # DELETE answers 200 with no body
             return None
@@ -114,8 +116,8 @@ class Alertmanager:
             return answer.json()
         except ValueError:
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} answered {answer.status_code} "
-                "without JSON."
+                _("Alertmanager at %(url)s answered %(status)s without JSON.")
+                % {"url": self.url, "status": answer.status_code}
             ) from None
 
 

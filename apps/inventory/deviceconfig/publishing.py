@@ -290,8 +290,12 @@ def workload_restart(
             if exc.status != 404:
                 raise
             raise NotFound(
-                f"{target.kind} {target.namespace}/{target.name} does not exist in "
-                f"cluster {cluster.name!r}"
+                _("%(kind)s %(object)s does not exist in cluster %(cluster)r")
+                % {
+                    "kind": target.kind,
+                    "object": f"{target.namespace}/{target.name}",
+                    "cluster": cluster.name,
+                }
             ) from exc
     audit_record(
         actor=actor,

@@ -93,16 +93,24 @@ def _act(
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
     verb = "isolate" if isolate else "restore"
     if chip.isolation not in allowed:
+        said = (
+            _("chip %(chip)s is %(state)s: nothing to isolate")
+            if isolate
+            else _("chip %(chip)s is %(state)s: nothing to restore")
+        )
         raise IsolationState(
-            f"chip {chip.uuid} is {chip.get_isolation_display().lower()}:"
-            f" nothing to {verb}",
+            said % {"chip": chip.uuid, "state": chip.isolation or "in service"},
             detail={"isolation": chip.isolation},
         )
     node = chip.node.name
     problem = node_config_unread(chip.cluster, node)
     if problem:
         raise ValidationFailed(
-            f"the device plugin on node {node} does not read the node config: {problem}",
+            _(
+                "the device plugin on node %(node)s does not read the node config: "
+                "%(problem)s"
+            )
+            % {"node": node, "problem": problem},
             detail={"node": [problem]},
         )
     with cluster_gateway(chip.cluster) as gateway:

@@ -166,8 +166,13 @@ def apply_edits(cluster: Cluster, text: str | None, edits: Sequence[NodeEdit]) -
     for position, edit in enumerate(edits):
         if [e.name for e in edits].count(edit.name) > 1:
             raise ValidationFailed(
-                f"nodes[{position}].name: {edit.name} is edited twice",
-                detail={f"nodes[{position}].name": [f"{edit.name} is edited twice"]},
+                f"nodes[{position}].name: "
+                + _("%(node)s is edited twice") % {"node": edit.name},
+                detail={
+                    f"nodes[{position}].name": [
+                        _("%(node)s is edited twice") % {"node": edit.name}
+                    ]
+                },
             )
         found = next((i for i, e in enumerate(entries) if e.name == edit.name), None)
         if edit.remove:
@@ -191,11 +196,15 @@ def _live_entries(text: str) -> tuple[NodeEntry, ...]:
         problem = exc.message
     if problem:
         raise ValidationFailed(
-            f"nodes: the live node config cannot be edited per node ({problem})",
+            _("nodes: the live node config cannot be edited per node (%(problem)s)")
+            % {"problem": problem},
             detail={
                 "nodes": [
-                    f"the live node config has errors ({problem}): publish a "
-                    "whole text instead"
+                    _(
+                        "the live node config has errors (%(problem)s): publish a "
+                        "whole text instead"
+                    )
+                    % {"problem": problem}
                 ]
             },
         )
@@ -224,9 +233,12 @@ def _checks(
             # cannot start without it anyway.
             namespace, name = live.namespace_name
             raise NotFound(
-                f"ConfigMap {namespace}/{name} does not exist: create it first, "
-                f"e.g. kubectl -n {namespace} create configmap {name} "
-                f"--from-literal={live.key}='nodes: []'; nothing was written",
+                _(
+                    "ConfigMap %(namespace)s/%(name)s does not exist: create it "
+                    "first, e.g. kubectl -n %(namespace)s create configmap %(name)s "
+                    "--from-literal=%(key)s='nodes: []'; nothing was written"
+                )
+                % {"namespace": namespace, "name": name, "key": live.key},
                 detail={"configmap": f"{namespace}/{name}"},
             )
         current = baseline.number if baseline is not None else None
@@ -361,7 +373,10 @@ def nodeconfig_rollback(
     """
     target = NodeConfigVersion.objects.filter(cluster=cluster, number=number).first()
     if target is None:
-        raise NotFound(f"cluster {cluster.name!r} has no node-config version {number}")
+        raise NotFound(
+            _("cluster %(cluster)r has no node-config version %(version)s")
+            % {"cluster": cluster.name, "version": number}
+        )
     return guarded_publish(
         cluster=cluster,
         actor=actor,
@@ -425,7 +440,8 @@ def nodeconfig_adopt(
         live = live_node_config_read(cluster, gateway)
     if not live.exists or NODE_CONFIG_KEY not in (live.obj.get("data") or {}):
         raise NotFound(
-            f"cluster {cluster.name!r} has no node config to adopt ({nodeconfig_path()})"
+            _("cluster %(cluster)r has no node config to adopt (%(path)s)")
+            % {"cluster": cluster.name, "path": nodeconfig_path()}
         )
     baseline = nodeconfig_baseline(cluster)
     if baseline is not None and baseline.text == live.text:
