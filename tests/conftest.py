@@ -294,12 +294,12 @@ def pytest_configure(config: pytest.Config) -> None:
     written atomically, so pytest-xdist's workers may all do it."""
     from apps.common.catalogs import compile_catalog, locale_files
 
-    locale_dir = TESTS.parent / "locale"
-    locales = sorted(
-        p.parent.parent.name for p in locale_dir.glob("*/LC_MESSAGES/django.po")
-    )
-    for files in locale_files(locale_dir, locales):
-        compile_catalog(files)
+    for folder, domain in (("locale", "django"), ("vnpucli/locale", "vnpu")):
+        locale_dir = TESTS.parent / folder
+        found = locale_dir.glob(f"*/LC_MESSAGES/{domain}.po")
+        locales = sorted(p.parent.parent.name for p in found)
+        for files in locale_files(locale_dir, locales, domain=domain):
+            compile_catalog(files)
     # The commands speak the shell's language (apps.common.management.base):
     # the suite checks their English unless a test asks for another.
     os.environ["LANGUAGE"] = "en"

@@ -32,6 +32,10 @@ from babel.messages.pofile import read_po, write_po
 DOMAIN = "django"
 #: The folders whose Python code is searched for messages (migrations aside).
 SOURCE_DIRS = ("apps", "vnpuportal")
+#: The ``vnpu`` command's own catalog (``vnpucli/i18n.py``: no Django there).
+VNPU_DOMAIN = "vnpu"
+VNPU_SOURCE_DIRS = ("vnpucli",)
+VNPU_LOCALE_DIR = "vnpucli/locale"
 #: The translation functions, with where their message (and context) sit:
 #: Django's names, lazy ones included, and ``_`` (imported as an alias).
 KEYWORDS: dict[str, object] = {
@@ -39,6 +43,7 @@ KEYWORDS: dict[str, object] = {
     "gettext": None,
     "gettext_lazy": None,
     "gettext_noop": None,
+    "N_": None,
     "ngettext": (1, 2),
     "ngettext_lazy": (1, 2),
     "pgettext": ((1, "c"), 2),
@@ -86,14 +91,25 @@ class LocaleFiles:
     locale: str  # "zh_Hans"
     po: Path
     mo: Path
+    domain: str = DOMAIN
+    sources: tuple[str, ...] = SOURCE_DIRS
 
 
-def locale_files(locale_dir: Path, locales: list[str]) -> list[LocaleFiles]:
+def locale_files(
+    locale_dir: Path,
+    locales: list[str],
+    *,
+    domain: str = DOMAIN,
+    sources: tuple[str, ...] = SOURCE_DIRS,
+) -> list[LocaleFiles]:
+    """The catalog of ``domain`` for each locale, whose messages come from ``sources``."""
     return [
         LocaleFiles(
             locale,
-            locale_dir / locale / "LC_MESSAGES" / f"{DOMAIN}.po",
-            locale_dir / locale / "LC_MESSAGES" / f"{DOMAIN}.mo",
+            locale_dir / locale / "LC_MESSAGES" / f"{domain}.po",
+            locale_dir / locale / "LC_MESSAGES" / f"{domain}.mo",
+            domain,
+            sources,
         )
         for locale in locales
     ]
@@ -104,17 +120,19 @@ def _key(message: Message) -> tuple[str, str | None]:
     return str(msgid), message.context
 
 
-def _sources(root: Path) -> Iterator[Path]:
-    for folder in SOURCE_DIRS:
+def _sources(root: Path, folders: tuple[str, ...]) -> Iterator[Path]:
+    for folder in folders:
         for path in sorted((root / folder).rglob("*.py")):
             if "migrations" not in path.parts:
                 yield path
 
 
-def extract(root: Path) -> Catalog:
-    """Every message the code under ``root`` marks for translation, with where."""
-    template = Catalog(domain=DOMAIN, charset="utf-8")
-    for path in _sources(root):
+def extract(
+    root: Path, sources: tuple[str, ...] = SOURCE_DIRS, domain: str = DOMAIN
+) -> Catalog:
+    """Every message the code in ``root``'s ``sources`` marks for translation, with where."""
+    template = Catalog(domain=domain, charset="utf-8")
+    for path in _sources(root, sources):
         found = extract_from_file(
             "python",
             str(path),
@@ -133,9 +151,9 @@ def extract(root: Path) -> Catalog:
     return template
 
 
-def read_catalog(path: Path, locale: str) -> Catalog:
+def read_catalog(path: Path, locale: str, domain: str = DOMAIN) -> Catalog:
     with path.open("rb") as handle:
-        return read_po(handle, locale=locale, domain=DOMAIN)
+        return read_po(handle, locale=locale, domain=domain)
 
 
 def _po_text(catalog: Catalog) -> bytes:
@@ -164,13 +182,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def update(root: Path, files: LocaleFiles) -> tuple[int, int]:
     """Merge the code's messages into ``files.po`` (created when missing):
     new ones come untranslated, removed ones are dropped. Returns (added, removed)."""
-    template = extract(root)
+    template = extract(root, files.sources, files.domain)
     if files.po.exists():
-        catalog = read_catalog(files.po, files.locale)
+        catalog = read_catalog(files.po, files.locale, files.domain)
     else:
         catalog = Catalog(
             locale=files.locale,
-            domain=DOMAIN,
+            domain=files.domain,
             charset="utf-8",
             project="vNPU Portal",
             header_comment=f"# {files.locale} translation of the vNPU Portal's API and commands.\n"
@@ -195,7 +213,7 @@ def update(root: Path, files: LocaleFiles) -> tuple[int, int]:
 
 def compile_catalog(files: LocaleFiles) -> bool:
     """Write ``files.mo`` from ``files.po``; True when it changed."""
-    data = mo_bytes(read_catalog(files.po, files.locale))
+    data = mo_bytes(read_catalog(files.po, files.locale, files.domain))
     if files.mo.exists() and files.mo.read_bytes() == data:
         return False
     _write_atomic(files.mo, data)
@@ -206,10 +224,10 @@ def catalog_problems(root: Path, files: LocaleFiles, *, check_mo: bool) -> list[
     """Why ``files`` is not complete and current, one line each (none: it is)."""
     if not files.po.exists():
         return [f"{files.po}: missing (python manage.py compile_locale --update)"]
-    catalog = read_catalog(files.po, files.locale)
+    catalog = read_catalog(files.po, files.locale, files.domain)
     po = files.po.relative_to(root) if files.po.is_relative_to(root) else files.po
     problems: list[str] = []
-    used = {_key(m): m for m in extract(root) if m.id}
+    used = {_key(m): m for m in extract(root, files.sources, files.domain) if m.id}
     kept = {_key(m): m for m in catalog if m.id}
     for key, message in used.items():
         if key not in kept:

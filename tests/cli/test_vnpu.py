@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vnpucli import exitcodes
+from vnpucli import exitcodes, i18n, show
 from vnpucli.client import (
     Client,
     PortalError,
@@ -331,3 +331,52 @@ def test_a_resume_keeps_a_line_that_is_new_at_the_same_time():
         second,
         "[vnpu-portal] log truncated: kept the last 1 MiB",
     ]
+
+
+@pytest.fixture
+def chinese():
+    """vnpu speaking Chinese (its catalog is compiled by tests/conftest.py)."""
+    i18n.activate({"LANG": "zh_CN.UTF-8"})
+    yield
+    i18n.activate({"LANG": "C"})
+
+
+@pytest.mark.parametrize(
+    ("environ", "locale"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh_Hans"),
+        ({"LANGUAGE": "zh_TW:en"}, "zh_Hans"),
+        ({"LANGUAGE": "fr:zh_CN", "LANG": "C"}, "zh_Hans"),
+        ({"LANGUAGE": "en:zh_CN"}, None),
+        ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, None),
+        ({}, None),
+    ],
+)
+def test_the_shells_locale_picks_vnpus_language(environ, locale):
+    assert i18n.catalog_locale(environ) == locale
+
+
+def test_vnpu_speaks_chinese_under_a_chinese_locale(chinese, capsys):
+    pending = {"id": 7, "state": "pending", "position": 2, "queue": "ci"}
+    assert show.state_line({**pending, "reason": "Insufficient room"}) == (
+        "申请 7 等待中（队列 ci 中第 2 位）：Insufficient room"
+    )
+    failed = {"id": 7, "state": "failed", "result": {"exit_code": 3, "reason": "Error"}}
+    assert exitcodes.job_result(failed) == (3, "申请 7 失败：退出码 3（Error）")
+    # the portal's own words (already in Chinese, by Accept-Language) stay as said
+    error = error_for(409, {"code": "x", "message": "令牌已过期"}, "申请 7")
+    assert error.message == "门户拒绝了申请 7（409）：令牌已过期"
+    assert error.exit_code == exitcodes.REFUSED
+    # a status's labels line up with two cells per Chinese character
+    lines = show.status_text({"id": 7, "state": "running", "queue": "ci"}).splitlines()
+    assert lines == ["申请: 7", "状态: running", "队列: ci"]
+    with pytest.raises(SystemExit):
+        parse(["--help"])
+    assert "退出码：" in capsys.readouterr().out
+
+
+def test_vnpu_speaks_english_by_default():
+    i18n.activate({})
+    assert show.state_line({"id": 7, "state": "reserved"}) == (
+        "request 7 reserved: room booked"
+    )

@@ -22,6 +22,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import to_locale
 
 from apps.common.catalogs import (
+    VNPU_DOMAIN,
+    VNPU_LOCALE_DIR,
+    VNPU_SOURCE_DIRS,
     LocaleFiles,
     catalog_problems,
     compile_catalog,
@@ -32,13 +35,17 @@ from apps.common.management.base import PortalCommand
 
 
 def portal_locale_files() -> list[LocaleFiles]:
-    """The catalog of each language of ``LANGUAGES`` but the source one."""
+    """The catalogs of each language of ``LANGUAGES`` but the source one: the
+    portal's (``locale/``), and the ``vnpu`` command's (``vnpucli/locale/``)."""
     locales = [
         to_locale(code)
         for code, _name in settings.LANGUAGES
         if code != settings.LANGUAGE_CODE
     ]
-    return locale_files(Path(settings.LOCALE_PATHS[0]), locales)
+    vnpu_dir = Path(settings.BASE_DIR) / VNPU_LOCALE_DIR
+    return locale_files(Path(settings.LOCALE_PATHS[0]), locales) + locale_files(
+        vnpu_dir, locales, domain=VNPU_DOMAIN, sources=VNPU_SOURCE_DIRS
+    )
 
 
 class Command(PortalCommand):
@@ -75,6 +82,8 @@ class Command(PortalCommand):
                 )
             return
         for each in files:
+            if not (options["update"] or each.po.exists()):
+                continue  # the image has no vnpucli/: nothing of it to build
             if options["update"]:
                 added, removed = update(root, each)
                 self.stdout.write(
