@@ -316,3 +316,20 @@ def test_a_translation_with_a_placeholder_too_many_fails_the_check(
     files = _tree(tmp_path, CODE, po)
     problems = catalog_problems(tmp_path, files, check_mo=False)
     assert any("placeholders ['name', 'other']" in line for line in problems), problems
+
+
+def test_answers_made_outside_drf_follow_the_header_too(
+    api_client: Any, db: Any
+) -> None:
+    english = api_client.get("/api/no-such-endpoint/")
+    chinese = api_client.get("/api/no-such-endpoint/", HTTP_ACCEPT_LANGUAGE="zh-CN")
+    assert english.status_code == chinese.status_code == 404
+    assert english.json() == {
+        "code": "not_found",
+        "message": "no API endpoint at /api/no-such-endpoint/",
+    }
+    assert chinese.json() == {
+        "code": "not_found",
+        "message": "没有此 API 端点：/api/no-such-endpoint/",
+    }
+    assert chinese["Content-Language"] == "zh-hans"
