@@ -50,6 +50,8 @@ trap cleanup EXIT INT TERM
 # The web UI (Node 20+ and npm; without them the API still runs and / says how to build it).
 bash frontend/build.sh
 python manage.py migrate --noinput
+# The API's and the commands' Chinese (locale/, compiled in Python: no gettext needed).
+python manage.py compile_locale >/dev/null
 rm -f "$KUBECONFIG_PATH"
 setsid python -m simcluster --port "$SIM_PORT" --kubeconfig "$KUBECONFIG_PATH" --scenario guide --workload \
   >var/simcluster.log 2>&1 &

@@ -40,6 +40,10 @@ if [ "${1:-}" != "--fast" ]; then
   build_pid=$!
 fi
 
+# The translations Django reads (locale/*/LC_MESSAGES/django.mo) are build
+# output, compiled in Python (Babel): both lanes' tests answer in Chinese.
+step "translations (locale/*.po -> .mo)"
+python manage.py compile_locale
 step "ruff check"
 ruff check .
 step "mypy (the typed domain code: pyproject.toml [tool.mypy] files)"
@@ -57,6 +61,8 @@ step "docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html
 bash scripts/docs.sh
 step "error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
 python manage.py error_codes --check
+step "translations complete (every message of the code translated, none fuzzy, .mo current)"
+python manage.py compile_locale --check
 step "the live contract shared with the frontend (frontend/src/live/contract.ts)"
 python manage.py live_contract --check
 step "the alert rules (deploy/prometheus/vnpu-alerts.rules.yml, the chart's prometheusrule.yaml)"

@@ -288,6 +288,23 @@ def alertmanager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         receiver.stop()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the translations (locale/*.po -> .mo, build output) when stale,
+    so that a plain ``pytest`` run answers in Chinese as the built portal does;
+    written atomically, so pytest-xdist's workers may all do it."""
+    from apps.common.catalogs import compile_catalog, locale_files
+
+    for folder, domain in (("locale", "django"), ("vnpucli/locale", "vnpu")):
+        locale_dir = TESTS.parent / folder
+        found = locale_dir.glob(f"*/LC_MESSAGES/{domain}.po")
+        locales = sorted(p.parent.parent.name for p in found)
+        for files in locale_files(locale_dir, locales, domain=domain):
+            compile_catalog(files)
+    # The commands speak the shell's language (apps.common.management.base):
+    # the suite checks their English unless a test asks for another.
+    os.environ["LANGUAGE"] = "en"
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:

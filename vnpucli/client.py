@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 from vnpucli import exitcodes
+from vnpucli.i18n import _, shell_languages
 
 T = TypeVar("T")
 USER_AGENT = "vnpu-cli/1"
@@ -36,6 +37,20 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
     socket.timeout,
     TimeoutError,
 )
+
+
+def accept_language(environ: Mapping[str, str] | None = None) -> str | None:
+    """The shell's language as an ``Accept-Language`` value, so that the
+    portal's refusals come in it (docs/languages.md): ``zh_CN.UTF-8`` ->
+    ``zh-CN`` (``vnpucli.i18n.shell_languages``). None for ``C``/``POSIX`` or
+    nothing set (the portal answers in English)."""
+    codes = [code.replace("_", "-") for code in shell_languages(environ)]
+    if not codes:
+        return None
+    weighted = [codes[0]] + [
+        f"{code};q={max(0.1, 0.9 - 0.1 * n):.1f}" for n, code in enumerate(codes[1:])
+    ]
+    return ", ".join(weighted)
 
 
 class PortalError(Exception):
@@ -112,24 +127,30 @@ def refusal_text(body: Any) -> str:
             if body.get(key):
                 return _one_line(str(body[key]))
         return _one_line(json.dumps(body))
-    return _one_line(str(body or "no answer"))
+    return _one_line(str(body or _("no answer")))
 
 
 def error_for(status: int, body: Any, what: str) -> PortalError:
     """The :class:`PortalError` of an answer with status ``status``; ``what`` is
     the thing asked for ("request 42", "the new request", "the log of ...")."""
     said = refusal_text(body)
+    words = {"what": what, "status": status, "said": said}
     if status in (400, 409, 413, 415, 422):
-        code, text = exitcodes.REFUSED, f"the portal refused {what} ({status}): {said}"
+        code = exitcodes.REFUSED
+        text = _("the portal refused %(what)s (%(status)s): %(said)s") % words
     elif status == 401:
-        code, text = exitcodes.AUTH, f"the portal refused the token (401): {said}"
+        code = exitcodes.AUTH
+        text = _("the portal refused the token (401): %(said)s") % words
     elif status == 403:
-        code, text = exitcodes.AUTH, f"not allowed: {what} (403): {said}"
+        code, text = exitcodes.AUTH, _("not allowed: %(what)s (403): %(said)s") % words
     elif status == 404:
-        code, text = exitcodes.NOT_FOUND, f"{what} not found (404): {said}"
+        code, text = (
+            exitcodes.NOT_FOUND,
+            _("%(what)s not found (404): %(said)s") % words,
+        )
     else:
         code = exitcodes.UNAVAILABLE
-        text = f"the portal failed on {what} ({status}): {said}"
+        text = _("the portal failed on %(what)s (%(status)s): %(said)s") % words
     return PortalError(
         text, code, status=status, body=body, transient=status in TRANSIENT_STATUSES
     )
@@ -175,7 +196,7 @@ class Client:
     ) -> urllib.request.Request:
         if not self.token:
             raise PortalError(
-                "no token: set VNPU_TOKEN or pass --token", exitcodes.AUTH
+                _("no token: set VNPU_TOKEN or pass --token"), exitcodes.AUTH
             )
         data = json.dumps(body).encode() if body is not None else None
         headers = {
@@ -183,12 +204,18 @@ class Client:
             "Accept": accept,
             "User-Agent": USER_AGENT,
         }
+        language = accept_language()
+        if language:
+            headers["Accept-Language"] = language
         if data is not None:
             headers["Content-Type"] = "application/json"
         if not url.startswith(("http://", "https://")):
             raise PortalError(
-                f"the portal's URL must start with http:// or https://: {url!r} "
-                "(set VNPU_URL or pass --url)",
+                _(
+                    "the portal's URL must start with http:// or https://: %(url)r "
+                    "(set VNPU_URL or pass --url)"
+                )
+                % {"url": url},
                 exitcodes.USAGE,
             )
         return urllib.request.Request(  # noqa: S310 - http(s) only, checked above
@@ -217,7 +244,8 @@ class Client:
         except CONNECTION_ERRORS as exc:
             reason = getattr(exc, "reason", None) or exc
             raise PortalError(
-                f"cannot reach the portal at {self.base}: {reason}",
+                _("cannot reach the portal at %(url)s: %(reason)s")
+                % {"url": self.base, "reason": reason},
                 exitcodes.UNAVAILABLE,
                 transient=True,
             ) from None
@@ -243,7 +271,8 @@ class Client:
                     return Answer(response.status, response.headers, _decode(raw))
             except CONNECTION_ERRORS as exc:  # cut while reading the body
                 raise PortalError(
-                    f"the connection to {self.base} broke: {exc}",
+                    _("the connection to %(url)s broke: %(error)s")
+                    % {"url": self.base, "error": exc},
                     exitcodes.UNAVAILABLE,
                     transient=True,
                 ) from None
@@ -263,7 +292,8 @@ class Client:
                     raise
                 if not told:
                     self.note(
-                        f"{exc.message}; trying again for {self.retry_seconds:g} s"
+                        _("%(problem)s; trying again for %(seconds)g s")
+                        % {"problem": exc.message, "seconds": self.retry_seconds}
                     )
                     told = True
                 self.sleep(delay)
@@ -273,7 +303,9 @@ class Client:
 
     def request(self, rid: int) -> dict[str, Any]:
         """``GET /api/requests/{id}/``."""
-        answer = self.call("GET", f"/api/requests/{rid}/", what=f"request {rid}")
+        answer = self.call(
+            "GET", f"/api/requests/{rid}/", what=_("request %(id)s") % {"id": rid}
+        )
         return cast(dict[str, Any], answer.body)
 
     def wait(
@@ -284,7 +316,7 @@ class Client:
         answer = self.call(
             "GET",
             f"/api/requests/{rid}/",
-            what=f"request {rid}",
+            what=_("request %(id)s") % {"id": rid},
             query={"wait": target, "timeout": timeout},
             timeout=timeout + DEFAULT_TIMEOUT,
         )

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from vnpucli import exitcodes, show
 from vnpucli.client import Client, PortalError
+from vnpucli.i18n import _
 from vnpucli.logs import LogPrinter, follow_log, log_pass
 
 Note = Callable[[str], None]
@@ -76,8 +77,16 @@ def cmd_wait(client: Client, args: Any, out: TextIO, note: Note) -> int:
     request, ok = watch(client, request, args.until, note, timeout=args.timeout)
     if not ok:
         note(
-            f"timed out after {args.timeout:g} s waiting for request {args.id} "
-            f"to be {args.until} (it is {request.get('state')})"
+            _(
+                "timed out after %(seconds)g s waiting for request %(id)s to be "
+                "%(until)s (it is %(state)s)"
+            )
+            % {
+                "seconds": args.timeout,
+                "id": args.id,
+                "until": args.until,
+                "state": request.get("state"),
+            }
         )
         return exitcodes.TIMED_OUT
     if exitcodes.is_finished(request):
@@ -97,7 +106,7 @@ def cmd_logs(client: Client, args: Any, out: TextIO, note: Note) -> int:
     def read() -> None:
         if not log_pass(client, args.id, printer, follow=False, tail=args.tail):
             raise PortalError(
-                f"the log of request {args.id} was cut",
+                _("the log of request %(id)s was cut") % {"id": args.id},
                 exitcodes.UNAVAILABLE,
                 transient=True,
             )
@@ -109,10 +118,15 @@ def cmd_logs(client: Client, args: Any, out: TextIO, note: Note) -> int:
 def cmd_release(client: Client, args: Any, out: TextIO, note: Note) -> int:
     """``vnpu release``: cancel the request, or release its vNPU if it runs."""
     answer = client.call(
-        "DELETE", f"/api/requests/{args.id}/", what=f"release of request {args.id}"
+        "DELETE",
+        f"/api/requests/{args.id}/",
+        what=_("release of request %(id)s") % {"id": args.id},
     )
     request = answer.body if isinstance(answer.body, dict) else {}
-    note(f"released request {args.id}: {request.get('state', 'done')}")
+    note(
+        _("released request %(id)s: %(state)s")
+        % {"id": args.id, "state": request.get("state", "done")}
+    )
     return exitcodes.OK
 
 
@@ -129,10 +143,12 @@ def cmd_status(client: Client, args: Any, out: TextIO, note: Note) -> int:
 def cmd_ls(client: Client, args: Any, out: TextIO, note: Note) -> int:
     """``vnpu ls``: the requests the token sees, newest first."""
     query: dict[str, Any] = {"state": args.state or None, "queue": args.queue}
-    page = client.call("GET", "/api/requests/", what="the requests", query=query).body
+    page = client.call(
+        "GET", "/api/requests/", what=_("the requests"), query=query
+    ).body
     requests: list[dict[str, Any]] = list(page.get("results", []))
     while page.get("next") and len(requests) < args.limit:
-        page = client.call("GET", page["next"], what="the requests").body
+        page = client.call("GET", page["next"], what=_("the requests")).body
         requests += page.get("results", [])
     requests = requests[: args.limit]
     if args.json:
@@ -140,5 +156,5 @@ def cmd_ls(client: Client, args: Any, out: TextIO, note: Note) -> int:
     elif requests:
         out.write(show.table(requests) + "\n")
     else:
-        note("no requests")
+        note(_("no requests"))
     return exitcodes.OK

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from vnpucli.i18n import N_, _
+
 OK = 0
 #: The job ended without an exit code (evicted, cancelled by someone else,
 #: its pod never started, it expired while pending).
@@ -35,23 +37,27 @@ FINISHED_STATES = frozenset({"succeeded", "failed", "cancelled", "expired"})
 TIME_LIMIT_REASON = "DeadlineExceeded"
 
 #: The table of ``vnpu --help`` and docs/pipelines.md, in one place.
+#: (The meanings are translated where they are shown: ``main.exit_codes``.)
 TABLE = (
-    ("0..255", "the job's own exit code, when it ran and has one"),
+    ("0..255", N_("the job's own exit code, when it ran and has one")),
     (
         str(NO_EXIT_CODE),
-        "the job ended without an exit code (evicted, cancelled, never started)",
+        N_("the job ended without an exit code (evicted, cancelled, never started)"),
     ),
-    (str(TIME_LIMIT), "the job hit its time limit (--time-limit)"),
-    (str(USAGE), "usage error (bad arguments)"),
-    (str(REFUSED), "the portal refused the input (400 or 409; the field is named)"),
-    (str(NOT_FOUND), "not found (unknown request, or no log)"),
+    (str(TIME_LIMIT), N_("the job hit its time limit (--time-limit)")),
+    (str(USAGE), N_("usage error (bad arguments)")),
+    (str(REFUSED), N_("the portal refused the input (400 or 409; the field is named)")),
+    (str(NOT_FOUND), N_("not found (unknown request, or no log)")),
     (
         str(UNAVAILABLE),
-        "the portal or the cluster is unavailable (5xx, 429, no connection)",
+        N_("the portal or the cluster is unavailable (5xx, 429, no connection)"),
     ),
-    (str(TIMED_OUT), "timed out waiting (vnpu wait --timeout)"),
-    (str(AUTH), "bad or missing token, or not allowed (401, 403)"),
-    (str(INTERRUPTED), "interrupted (Ctrl-C or SIGTERM), after releasing the request"),
+    (str(TIMED_OUT), N_("timed out waiting (vnpu wait --timeout)")),
+    (str(AUTH), N_("bad or missing token, or not allowed (401, 403)")),
+    (
+        str(INTERRUPTED),
+        N_("interrupted (Ctrl-C or SIGTERM), after releasing the request"),
+    ),
 )
 
 
@@ -69,6 +75,7 @@ def job_result(request: dict[str, Any]) -> tuple[int, str]:
     """
     rid = request.get("id")
     state = request.get("state")
+    words: dict[str, Any] = {"id": rid, "state": state}
     result = request.get("result") or {}
     said = result.get("exit_code", request.get("exit_code"))
     code = said if isinstance(said, int) and not isinstance(said, bool) else None
@@ -76,15 +83,28 @@ def job_result(request: dict[str, Any]) -> tuple[int, str]:
     if result.get("reason") == TIME_LIMIT_REASON or (
         state == "expired" and request.get("running_at")
     ):
-        limit = request.get("time_limit_seconds")
-        within = f" of {limit} s" if limit else ""
-        return TIME_LIMIT, f"request {rid} hit its time limit{within} ({reason})"
+        words.update(limit=request.get("time_limit_seconds"), reason=reason)
+        if words["limit"]:
+            said = _("request %(id)s hit its time limit of %(limit)s s (%(reason)s)")
+        else:
+            said = _("request %(id)s hit its time limit (%(reason)s)")
+        return TIME_LIMIT, said % words
     if state == "succeeded":
         code = OK if code is None else code
-        return code, f"request {rid} succeeded (exit code {code})"
+        return code, _("request %(id)s succeeded (exit code %(code)s)") % {
+            **words,
+            "code": code,
+        }
     if state == "failed" and code is not None and code != OK:
-        return code, f"request {rid} failed: exit code {code} ({reason})"
-    why = reason or "no reason given"
+        return code, _("request %(id)s failed: exit code %(code)s (%(reason)s)") % {
+            **words,
+            "code": code,
+            "reason": reason,
+        }
+    words["why"] = reason or _("no reason given")
     if state == "expired":
-        return NO_EXIT_CODE, f"request {rid} expired before it ran: {why}"
-    return NO_EXIT_CODE, f"request {rid} {state} without an exit code: {why}"
+        return NO_EXIT_CODE, _("request %(id)s expired before it ran: %(why)s") % words
+    return (
+        NO_EXIT_CODE,
+        _("request %(id)s %(state)s without an exit code: %(why)s") % words,
+    )

@@ -22,6 +22,7 @@ from typing import Any, Protocol, TextIO
 
 from vnpucli import exitcodes
 from vnpucli.client import CONNECTION_ERRORS, Client, PortalError
+from vnpucli.i18n import _
 
 TIMESTAMP = re.compile(
     r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)"
@@ -48,7 +49,7 @@ def parse_timestamp(text: str) -> int | None:
 def split_line(line: str) -> tuple[str | None, int | None, str]:
     """``"<timestamp> <text>"`` as (timestamp, nanoseconds, text); a line that
     does not start with a timestamp is (None, None, line)."""
-    head, _, text = line.partition(" ")
+    head, _space, text = line.partition(" ")
     nanos = parse_timestamp(head)
     if nanos is None:
         return None, None, line
@@ -154,7 +155,7 @@ def log_pass(
     response = client.open(
         "GET",
         f"/api/requests/{rid}/logs/",
-        what=f"the log of request {rid}",
+        what=_("the log of request %(id)s") % {"id": rid},
         query=query,
         timeout=STREAM_IDLE_SECONDS if follow else 60.0,
         accept="text/plain, */*",
@@ -200,16 +201,18 @@ def follow_log(
     while True:
         request = client.request(rid)
         finished = exitcodes.is_finished(request)
-        problem, printed = "the log stream was cut", printer.printed
+        problem, printed = _("the log stream was cut"), printer.printed
         try:
             clean = log_pass(client, rid, printer, follow=not finished, tail=tail)
         except PortalError as exc:
             if finished and exc.status == 404 and printer.printed == 0:
-                note(f"no log: {exc.message}")
+                note(_("no log: %(problem)s") % {"problem": exc.message})
                 return
             if _not_ready(exc, finished):
                 if not told_waiting:
-                    note(f"waiting for the log: {exc.message}")
+                    note(
+                        _("waiting for the log: %(problem)s") % {"problem": exc.message}
+                    )
                     told_waiting = True
                 client.sleep(1.0)
                 continue
@@ -240,11 +243,15 @@ def _still_trying(
     """Wait before reading the log again; give up after ``retry_seconds`` of failures."""
     now = time.monotonic()
     if failing_since is None:
-        note(f"{problem}; reading on from the last line printed")
+        note(
+            _("%(problem)s; reading on from the last line printed")
+            % {"problem": problem}
+        )
         failing_since = now
     elif now - failing_since > client.retry_seconds:
         raise PortalError(
-            f"{problem} (and still, after {client.retry_seconds:g} s)",
+            _("%(problem)s (and still, after %(seconds)g s)")
+            % {"problem": problem, "seconds": client.retry_seconds},
             exitcodes.UNAVAILABLE,
         )
     client.sleep(delay)

@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from vnpucli import exitcodes
 from vnpucli.client import Client, PortalError
 from vnpucli.commands import Note, wait_finished, watch
+from vnpucli.i18n import _
 from vnpucli.logs import LogPrinter, follow_log
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -115,17 +116,25 @@ def request_body(args: Any) -> dict[str, Any]:
 
 def submit(client: Client, body: dict[str, Any], note: Note) -> dict[str, Any]:
     """POST the request; say whether it is new or an earlier one reattached."""
-    answer = client.call("POST", "/api/requests/", what="the new request", body=body)
+    answer = client.call("POST", "/api/requests/", what=_("the new request"), body=body)
     request: dict[str, Any] = answer.body
     if answer.status == 200:
         note(
-            f"reattached to request {request['id']} (idempotency key "
-            f"{body.get('idempotency_key')!r}), {request.get('state')}"
+            _("reattached to request %(id)s (idempotency key %(key)r), %(state)s")
+            % {
+                "id": request["id"],
+                "key": body.get("idempotency_key"),
+                "state": request.get("state"),
+            }
         )
     else:
         note(
-            f"submitted request {request['id']} (cluster {body['cluster']}, "
-            f"queue {request.get('queue')})"
+            _("submitted request %(id)s (cluster %(cluster)s, queue %(queue)s)")
+            % {
+                "id": request["id"],
+                "cluster": body["cluster"],
+                "queue": request.get("queue"),
+            }
         )
     return request
 
@@ -134,20 +143,31 @@ def release(client: Client, rid: int | None, signum: int, note: Note) -> int:
     """After Ctrl-C or SIGTERM: release the request, say so, return 130."""
     name = signal.Signals(signum).name
     if rid is None:
-        note(f"interrupted ({name}) before the portal answered: nothing to release")
+        note(
+            _("interrupted (%(signal)s) before the portal answered: nothing to release")
+            % {"signal": name}
+        )
         return exitcodes.INTERRUPTED
     with uninterrupted():
         try:
             answer = client.call(
-                "DELETE", f"/api/requests/{rid}/", what=f"release of request {rid}"
+                "DELETE",
+                f"/api/requests/{rid}/",
+                what=_("release of request %(id)s") % {"id": rid},
             )
         except PortalError as exc:
             note(
-                f"interrupted ({name}); could not release request {rid}: {exc.message}"
+                _(
+                    "interrupted (%(signal)s); could not release request %(id)s: %(problem)s"
+                )
+                % {"signal": name, "id": rid, "problem": exc.message}
             )
             return exitcodes.INTERRUPTED
     state = answer.body.get("state") if isinstance(answer.body, dict) else None
-    note(f"interrupted ({name}): released request {rid} (now {state})")
+    note(
+        _("interrupted (%(signal)s): released request %(id)s (now %(state)s)")
+        % {"signal": name, "id": rid, "state": state}
+    )
     return exitcodes.INTERRUPTED
 
 
@@ -159,7 +179,7 @@ def cmd_run(client: Client, args: Any, out: TextIO, note: Note) -> int:
         try:
             request = submit(client, body, note)
             rid = int(request["id"])
-            request, _ = watch(client, request, "running", note)
+            request, _reached = watch(client, request, "running", note)
             printer = LogPrinter(out, timestamps=args.timestamps)
             follow_log(client, rid, printer, note=note)
             code, why = exitcodes.job_result(wait_finished(client, rid))
@@ -172,7 +192,10 @@ def cmd_run(client: Client, args: Any, out: TextIO, note: Note) -> int:
                 raise
             note(exc.message)
             note(
-                f"request {rid} may still be there: `vnpu release {rid}` frees it, "
-                "and `vnpu run` with the same --idempotency-key reattaches to it"
+                _(
+                    "request %(id)s may still be there: `vnpu release %(id)s` frees "
+                    "it, and `vnpu run` with the same --idempotency-key reattaches to it"
+                )
+                % {"id": rid}
             )
             return exc.exit_code

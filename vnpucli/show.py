@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from unicodedata import east_asian_width
+
+from vnpucli.i18n import _
 
 Cell = Callable[[dict[str, Any]], str]
 
@@ -24,7 +27,7 @@ COLUMNS: tuple[tuple[str, Cell], ...] = (
 def size(request: dict[str, Any]) -> str:
     """What was asked for: a template, MB of memory, or the whole card."""
     if request.get("whole_card"):
-        return "whole card"
+        return _("whole card")
     if request.get("template"):
         return str(request["template"])
     if request.get("memory") is not None:
@@ -40,11 +43,11 @@ def _exit_cell(request: dict[str, Any]) -> str:
 def _placement(request: dict[str, Any]) -> str:
     parts = []
     if request.get("node"):
-        parts.append(f"node {request['node']}")
+        parts.append(_("node %(node)s") % {"node": request["node"]})
     if request.get("chip_uuid"):
-        parts.append(f"chip {request['chip_uuid']}")
+        parts.append(_("chip %(chip)s") % {"chip": request["chip_uuid"]})
     if request.get("template_booked"):
-        booked = f"template {request['template_booked']}"
+        booked = _("template %(template)s") % {"template": request["template_booked"]}
         if request.get("memory_booked"):
             booked += f" ({request['memory_booked']} MB)"
         parts.append(booked)
@@ -58,28 +61,35 @@ def state_line(request: dict[str, Any]) -> str:
     rid, state = request.get("id"), request.get("state")
     reason = request.get("reason") or ""
     where = _placement(request)
+    words = {"id": rid, "state": state, "reason": reason, "where": where}
     if state == "pending":
-        position = request.get("position")
-        rank = (
-            f" (position {position} in queue {request.get('queue')})"
-            if position
-            else ""
-        )
-        return f"request {rid} pending{rank}: {reason or 'waiting'}"
+        words.update(position=request.get("position"), queue=request.get("queue"))
+        words["reason"] = reason or _("waiting")
+        if words["position"]:
+            return (
+                _(
+                    "request %(id)s pending (position %(position)s in queue "
+                    "%(queue)s): %(reason)s"
+                )
+                % words
+            )
+        return _("request %(id)s pending: %(reason)s") % words
     if state == "reserved":
-        return f"request {rid} reserved: {where or 'room booked'}"
+        words["where"] = where or _("room booked")
+        return _("request %(id)s reserved: %(where)s") % words
     if state == "admitted":
-        pod = request.get("pod_name") or "its pod"
-        return f"request {rid} admitted: {pod} created" + (
-            f" on {where}" if where else ""
-        )
+        words["pod"] = request.get("pod_name") or _("its pod")
+        if where:
+            return _("request %(id)s admitted: %(pod)s created on %(where)s") % words
+        return _("request %(id)s admitted: %(pod)s created") % words
     if state == "running":
-        pod = request.get("pod_name")
-        return f"request {rid} running on {where or 'its node'}" + (
-            f", pod {pod}" if pod else ""
-        )
-    line = f"request {rid} {state}"
-    return f"{line}: {reason}" if reason else line
+        words.update(where=where or _("its node"), pod=request.get("pod_name"))
+        if words["pod"]:
+            return _("request %(id)s running on %(where)s, pod %(pod)s") % words
+        return _("request %(id)s running on %(where)s") % words
+    if reason:
+        return _("request %(id)s %(state)s: %(reason)s") % words
+    return _("request %(id)s %(state)s") % words
 
 
 def state_key(request: dict[str, Any]) -> tuple[Any, ...]:
@@ -94,35 +104,42 @@ def status_text(request: dict[str, Any]) -> str:
     """``vnpu status``: the request's fields that matter to a pipeline, one a line."""
     result = request.get("result") or {}
     rows = [
-        ("request", request.get("id")),
-        ("state", request.get("state")),
-        ("reason", request.get("reason")),
-        ("position", request.get("position")),
-        ("cluster", request.get("cluster_name") or request.get("cluster")),
-        ("namespace", request.get("namespace")),
-        ("queue", request.get("queue")),
-        ("chip type", request.get("chip_type")),
-        ("size", size(request)),
-        ("priority", request.get("priority")),
-        ("placed", _placement(request)),
-        ("pod", request.get("pod_name")),
-        ("exit code", result.get("exit_code", request.get("exit_code"))),
-        ("result", result.get("reason")),
-        ("time limit", request.get("time_limit_seconds")),
-        ("idempotency key", request.get("idempotency_key")),
-        ("created", request.get("created_at")),
-        ("running since", request.get("running_at")),
-        ("finished", result.get("finished_at") or request.get("finished_at")),
+        (_("request"), request.get("id")),
+        (_("state"), request.get("state")),
+        (_("reason"), request.get("reason")),
+        (_("position"), request.get("position")),
+        (_("cluster"), request.get("cluster_name") or request.get("cluster")),
+        (_("namespace"), request.get("namespace")),
+        (_("queue"), request.get("queue")),
+        (_("chip type"), request.get("chip_type")),
+        (_("size"), size(request)),
+        (_("priority"), request.get("priority")),
+        (_("placed"), _placement(request)),
+        (_("pod"), request.get("pod_name")),
+        (_("exit code"), result.get("exit_code", request.get("exit_code"))),
+        (_("result"), result.get("reason")),
+        (_("time limit"), request.get("time_limit_seconds")),
+        (_("idempotency key"), request.get("idempotency_key")),
+        (_("created"), request.get("created_at")),
+        (_("running since"), request.get("running_at")),
+        (_("finished"), result.get("finished_at") or request.get("finished_at")),
     ]
     shown = [(name, value) for name, value in rows if value not in (None, "")]
-    width = max(len(name) for name, _ in shown)
-    return "\n".join(f"{name + ':':<{width + 1}} {value}" for name, value in shown)
+    width = max(_cells(name) for name, _value in shown)
+    return "\n".join(
+        f"{name}:{' ' * (width - _cells(name))} {value}" for name, value in shown
+    )
+
+
+def _cells(text: str) -> int:
+    """How many terminal cells ``text`` takes (a Chinese character takes two)."""
+    return sum(2 if east_asian_width(char) in "WF" else 1 for char in text)
 
 
 def table(requests: list[dict[str, Any]]) -> str:
     """``vnpu ls``: one row per request, columns aligned."""
-    rows = [[header for header, _ in COLUMNS]]
-    rows += [[cell(r) for _, cell in COLUMNS] for r in requests]
+    rows = [[header for header, _cell in COLUMNS]]
+    rows += [[cell(r) for _header, cell in COLUMNS] for r in requests]
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
     return "\n".join(
         "  ".join(

@@ -31,6 +31,7 @@ from django.http import (
     JsonResponse,
 )
 from django.urls import Resolver404, resolve
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt, ensure_csrf_cookie
 from django.views.static import serve
 
@@ -70,7 +71,11 @@ def api_not_found(request: HttpRequest, path: str) -> HttpResponse:
     if redirect is not None:
         return redirect
     return JsonResponse(
-        {"code": "not_found", "message": f"no API endpoint at /{path}"}, status=404
+        {
+            "code": "not_found",
+            "message": _("no API endpoint at %(path)s") % {"path": f"/{path}"},
+        },
+        status=404,
     )
 
 

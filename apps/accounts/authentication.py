@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import authentication, exceptions
 
 from apps.accounts.models import ApiToken
@@ -23,10 +24,12 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         if not parts or parts[0].lower() not in self.keywords:
             return None
         if len(parts) != 2:
-            raise exceptions.AuthenticationFailed("Malformed Authorization header.")
+            raise exceptions.AuthenticationFailed(_("Malformed Authorization header."))
         token = token_authenticate(parts[1])
         if token is None:
-            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+            raise exceptions.AuthenticationFailed(
+                _("Invalid, expired or revoked token.")
+            )
         return token.user, token
 
     def authenticate_header(self, request: Any) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_lazy
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 from apps.accounts.choices import Role
@@ -15,7 +16,7 @@ from apps.accounts.selectors import user_role
 class RolePermission(BasePermission):
     """The caller's role must reach the least role ``apps.accounts.policy`` names."""
 
-    message = "Your role does not allow this."
+    message = gettext_lazy("Your role does not allow this.")
 
     def has_permission(self, request: Any, view: Any) -> bool:
         role = user_role(request.user)
@@ -24,7 +25,7 @@ class RolePermission(BasePermission):
         if not role.allows(required_role(request, view)):
             return False
         if _queue_limited(request.auth) and not _queue_scoped(request, view):
-            self.message = (
+            self.message = gettext_lazy(
                 "A token limited to queues may act on those queues only, not on "
                 "the whole cluster."
             )

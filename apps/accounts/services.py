@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounts.choices import Role
 from apps.accounts.errors import TokenNotLive
@@ -52,7 +53,8 @@ def user_set_role(
     """Give ``user`` a role (creating its profile); a change of role is audited."""
     if role not in Role.values:
         raise ValidationFailed(
-            "unknown role", detail={"role": [f"must be one of {Role.values}"]}
+            _("unknown role"),
+            detail={"role": [_("must be one of %(roles)s") % {"roles": Role.values}]},
         )
     profile, created = Profile.objects.get_or_create(user=user)
     before = None if created else profile.role
@@ -124,11 +126,14 @@ def token_create(
     role = user_role(user)
     if not queue_ids and not (role is not None and role.allows(Role.ADMIN)):
         raise ValidationFailed(
-            "queues: required for a token of a non-admin",
+            _("queues: required for a token of a non-admin"),
             detail={
                 "queues": [
-                    f"required: a {role.value if role else 'viewer'} token is "
-                    "limited to the queues it names (cluster/queue)"
+                    _(
+                        "required: a %(role)s token is limited to the queues it "
+                        "names (cluster/queue)"
+                    )
+                    % {"role": role.value if role else "viewer"}
                 ]
             },
         )
@@ -182,7 +187,7 @@ def token_revoke(*, token_id: int, actor: AbstractBaseUser) -> ApiToken:
     """Revoke a token; it stops working at once."""
     token = ApiToken.objects.filter(pk=token_id).first()
     if token is None:
-        raise NotFound(f"token {token_id} does not exist")
+        raise NotFound(_("token %(token)s does not exist") % {"token": token_id})
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
@@ -227,11 +232,12 @@ def token_rotate(*, token_id: int, actor: AbstractBaseUser) -> IssuedToken:
     # Locked: two concurrent rotations of one token must not both succeed.
     old = ApiToken.objects.select_for_update().filter(pk=token_id).first()
     if old is None:
-        raise NotFound(f"token {token_id} does not exist")
+        raise NotFound(_("token %(token)s does not exist") % {"token": token_id})
     now = timezone.now()
     if old.revoked_at is not None or (old.expires_at and old.expires_at <= now):
         raise TokenNotLive(
-            f"token {old.prefix} is revoked or expired; issue a new one instead"
+            _("token %(token)s is revoked or expired; issue a new one instead")
+            % {"token": old.prefix}
         )
     prefix, secret = _new_secret()
     new = ApiToken.objects.create(

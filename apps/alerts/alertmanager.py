@@ -14,6 +14,7 @@ from typing import Any
 
 import requests
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.alerts.errors import (
     AlertmanagerRefused,
@@ -72,7 +73,8 @@ class Alertmanager:
         silence_id = answer.get("silenceID") if isinstance(answer, dict) else None
         if not silence_id:
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} created a silence but sent no id."
+                _("Alertmanager at %(url)s created a silence but sent no id.")
+                % {"url": self.url}
             )
         return str(silence_id)
 
@@ -91,18 +93,22 @@ class Alertmanager:
             )
         except requests.Timeout:
             raise AlertmanagerUnavailable(
-                f"Alertmanager at {self.url} did not answer within "
-                f"{self.timeout:g} s (ALERTMANAGER_TIMEOUT_SECONDS)."
+                _(
+                    "Alertmanager at %(url)s did not answer within %(seconds)g s "
+                    "(ALERTMANAGER_TIMEOUT_SECONDS)."
+                )
+                % {"url": self.url, "seconds": self.timeout}
             ) from None
         except requests.RequestException as error:
             raise AlertmanagerUnavailable(
-                f"Alertmanager at {self.url} could not be reached: "
-                f"{type(error).__name__}."
+                _("Alertmanager at %(url)s could not be reached: %(error)s.")
+                % {"url": self.url, "error": type(error).__name__}
             ) from None
         if answer.status_code >= 300:
-            detail = answer.text.strip()[:300] or answer.reason or "no reason given"
+            detail = answer.text.strip()[:300] or answer.reason or "-"
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} answered {answer.status_code}: {detail}"
+                _("Alertmanager at %(url)s answered %(status)s: %(detail)s")
+                % {"url": self.url, "status": answer.status_code, "detail": detail}
             )
         if not answer.content:  # DELETE answers 200 with no body
             return None
@@ -110,8 +116,8 @@ class Alertmanager:
             return answer.json()
         except ValueError:
             raise AlertmanagerRefused(
-                f"Alertmanager at {self.url} answered {answer.status_code} "
-                "without JSON."
+                _("Alertmanager at %(url)s answered %(status)s without JSON.")
+                % {"url": self.url, "status": answer.status_code}
             ) from None
 
 
@@ -178,8 +184,10 @@ def alertmanager() -> Alertmanager:
     """The configured Alertmanager; NotificationsNotConfigured without one."""
     if not configured():
         raise NotificationsNotConfigured(
-            "Notifications are not configured: set ALERTMANAGER_URL to send and "
-            "silence alerts."
+            _(
+                "Notifications are not configured: set ALERTMANAGER_URL to send and "
+                "silence alerts."
+            )
         )
     return Alertmanager(
         settings.ALERTMANAGER_URL,

@@ -25,9 +25,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ERRORS, ErrorCode
 from apps.common.http_errors import too_large_body
+from apps.common.languages import language_from_headers
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -64,18 +67,22 @@ class BodySizeLimit:
             return
         limit = self._limit()
         declared = _content_length(scope)
+        # Before Django: the answer's language is picked here (docs/languages.md).
+        language = language_from_headers(scope.get("headers"))
         if declared == "invalid":
+            with translation.override(language):
+                said = _("the Content-Length header is not a whole number")
             await _answer(
                 send,
                 ErrorCode.BAD_REQUEST,
-                {
-                    "code": ErrorCode.BAD_REQUEST,
-                    "message": "the Content-Length header is not a whole number",
-                },
+                {"code": ErrorCode.BAD_REQUEST, "message": said},
+                language,
             )
             return
         if isinstance(declared, int) and declared > limit:
-            await _answer(send, ErrorCode.TOO_LARGE, too_large_body(limit))
+            await _answer(
+                send, ErrorCode.TOO_LARGE, _too_large(limit, language), language
+            )
             return
 
         received = 0
@@ -102,7 +109,9 @@ class BodySizeLimit:
             await self.app(scope, limited_receive, watched_send)
         except _BodyTooLarge:
             if not started:
-                await _answer(send, ErrorCode.TOO_LARGE, too_large_body(limit))
+                await _answer(
+                    send, ErrorCode.TOO_LARGE, _too_large(limit, language), language
+                )
 
 
 def _content_length(scope: Scope) -> int | str | None:
@@ -116,7 +125,14 @@ def _content_length(scope: Scope) -> int | str | None:
     return None
 
 
-async def _answer(send: Send, code: ErrorCode, body: dict[str, object]) -> None:
+def _too_large(limit: int, language: str) -> dict[str, object]:
+    with translation.override(language):
+        return too_large_body(limit)
+
+
+async def _answer(
+    send: Send, code: ErrorCode, body: dict[str, object], language: str
+) -> None:
     payload = json.dumps(body).encode()
     await send(
         {
@@ -125,6 +141,7 @@ async def _answer(send: Send, code: ErrorCode, body: dict[str, object]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(payload)).encode()),
+                (b"content-language", language.encode()),
                 # The rest of the body is not read: the connection cannot be reused.
                 (b"connection", b"close"),
             ],

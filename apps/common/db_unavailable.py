@@ -20,6 +20,7 @@ from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ErrorCode
 from apps.common.http_errors import service_unavailable
@@ -80,7 +81,7 @@ class DatabaseUnavailableMiddleware:
         return service_unavailable(
             request,
             code=ErrorCode.DATABASE_UNAVAILABLE,
-            message="The database cannot be reached; try again shortly.",
+            message=_("The database cannot be reached; try again shortly."),
             retry_after=RETRY_AFTER_SECONDS,
         )
 

@@ -6,10 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
+from django.utils.translation import gettext as _
+
+from apps.common.management.base import PortalCommand
 
 
-class GeneratedFileCommand(BaseCommand):
+class GeneratedFileCommand(PortalCommand):
     """Print the file; ``--write`` updates it; ``--check`` fails when it is stale.
 
     Subclasses say which file (``target``, read at each call so that a test can
@@ -26,9 +29,9 @@ class GeneratedFileCommand(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--write", action="store_true", help="write the file")
+        mode.add_argument("--write", action="store_true", help=_("write the file"))
         mode.add_argument(
-            "--check", action="store_true", help="fail when the file is stale"
+            "--check", action="store_true", help=_("fail when the file is stale")
         )
 
     def files(self) -> dict[Path, str]:
@@ -47,10 +50,11 @@ class GeneratedFileCommand(BaseCommand):
             if options["write"]:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text)
-                self.stdout.write(f"wrote {target}")
+                self.stdout.write(_("wrote %(file)s") % {"file": target})
                 continue
             current = target.read_text() if target.exists() else ""
             if current != text:
                 raise CommandError(
-                    f"{target} is stale: run python manage.py {self.command_name} --write"
+                    _("%(file)s is stale: run python manage.py %(command)s --write")
+                    % {"file": target, "command": self.command_name}
                 )

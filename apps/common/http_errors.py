@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ERRORS, DomainError, ErrorCode, error_body
 
@@ -38,7 +39,8 @@ def too_large_body(limit: int | None = None) -> dict[str, object]:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     return {
         "code": ErrorCode.TOO_LARGE,
-        "message": f"the request body is larger than the limit of {limit} bytes",
+        "message": _("the request body is larger than the limit of %(limit)d bytes")
+        % {"limit": limit},
         "detail": {"limit_bytes": limit},
     }
 
@@ -49,30 +51,32 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         # the size, and what size would do.
         return JsonResponse(too_large_body(), status=ERRORS[ErrorCode.TOO_LARGE][0])
     return _answer(
-        request, ErrorCode.BAD_REQUEST, "The request could not be understood."
+        request, ErrorCode.BAD_REQUEST, _("The request could not be understood.")
     )
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _answer(request, ErrorCode.PERMISSION_DENIED, "You may not do this.")
+    return _answer(request, ErrorCode.PERMISSION_DENIED, _("You may not do this."))
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """``CSRF_FAILURE_VIEW``: the portal's error body instead of Django's HTML page."""
     return _answer(
-        request, ErrorCode.CSRF_FAILED, "CSRF check failed: reload the page and retry."
+        request,
+        ErrorCode.CSRF_FAILED,
+        _("CSRF check failed: reload the page and retry."),
     )
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    return _answer(request, ErrorCode.NOT_FOUND, "Nothing here.")
+    return _answer(request, ErrorCode.NOT_FOUND, _("Nothing here."))
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     return _answer(
         request,
         ErrorCode.SERVER_ERROR,
-        "The server failed to answer this request; the error has been logged.",
+        _("The server failed to answer this request; the error has been logged."),
     )
 
 

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
 from rest_framework.utils import json
@@ -51,9 +52,9 @@ def _has_lone_surrogate(text: str) -> bool:
 
 def _string_problem(text: str) -> str | None:
     if NUL in text:
-        return "contains a NUL character (\\u0000), which is not allowed"
+        return _("contains a NUL character (\\u0000), which is not allowed")
     if _has_lone_surrogate(text):
-        return "contains a lone UTF-16 surrogate, which is not valid Unicode"
+        return _("contains a lone UTF-16 surrogate, which is not valid Unicode")
     return None
 
 
@@ -100,7 +101,9 @@ def check_size(data: Any, *, max_elements: int = MAX_JSON_ELEMENTS) -> None:
             ):
                 field = key if not _string_problem(key) else "body"
                 break
-    raise ValidationError({field: [f"holds more than {max_elements} values"]})
+    raise ValidationError(
+        {field: [_("holds more than %(count)d values") % {"count": max_elements}]}
+    )
 
 
 def check_parsed(data: Any, *, max_depth: int = MAX_JSON_DEPTH) -> None:
@@ -125,14 +128,24 @@ def check_parsed(data: Any, *, max_depth: int = MAX_JSON_DEPTH) -> None:
             continue
         if depth > max_depth:
             raise ValidationError(
-                {_field(path): [f"nested deeper than {max_depth} levels"]}
+                {
+                    _field(path): [
+                        _("nested deeper than %(count)d levels") % {"count": max_depth}
+                    ]
+                }
             )
         if isinstance(value, dict):
             for key, item in value.items():
                 problem = _string_problem(key)
                 if problem:
                     # The key itself cannot go into the path: it may not encode.
-                    raise ValidationError({path or "body": [f"a key {problem}"]})
+                    raise ValidationError(
+                        {
+                            path or "body": [
+                                _("a key %(problem)s") % {"problem": problem}
+                            ]
+                        }
+                    )
                 stack.append((item, _child_path(path, key), depth + 1))
         else:
             for index, item in enumerate(value):
@@ -180,13 +193,20 @@ class PortalJSONParser(JSONParser):
             parse_constant = json.strict_constant if self.strict else None
             data = json.loads(text, parse_constant=parse_constant)
         except ValueError as exc:  # also a body that is not valid in ``encoding``
-            raise ParseError(f"JSON parse error - {exc}") from None
+            raise ParseError(
+                _("JSON parse error - %(error)s") % {"error": exc}
+            ) from None
         except RecursionError:
             field = _deep_field(text, MAX_JSON_DEPTH)
             if _string_problem(field):
                 field = "body"
             raise ValidationError(
-                {field: [f"nested deeper than {MAX_JSON_DEPTH} levels"]}
+                {
+                    field: [
+                        _("nested deeper than %(count)d levels")
+                        % {"count": MAX_JSON_DEPTH}
+                    ]
+                }
             ) from None
         check_size(data)  # first: the checks below cost per value
         check_parsed(data)

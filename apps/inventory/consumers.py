@@ -13,6 +13,7 @@ from channels.db import database_sync_to_async
 from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
 from apps.accounts.ws import AuthRecheckMixin
+from apps.common.languages import language_from_headers
 from apps.inventory.models import Cluster
 from apps.inventory.selectors import (
     chip_usage,
@@ -133,7 +134,10 @@ class ClusterConsumer(AuthRecheckMixin, LiveGroupConsumer):
         self.queue_ids = await _token_queue_ids(self.scope.get("api_token_id"))
         await self.accept()
         self._logs = LogFollows(
-            self.send_json, self.scope.get("user"), self.scope.get("api_token_id")
+            self.send_json,
+            self.scope.get("user"),
+            self.scope.get("api_token_id"),
+            language_from_headers(self.scope.get("headers")),
         )
         self.start_auth_recheck()
         await self.listen_for_revocation()

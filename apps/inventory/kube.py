@@ -27,6 +27,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Literal
 
+from django.utils.translation import gettext as _
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -193,8 +194,9 @@ def api_client_for(cluster: Cluster, *, timeout_retries: int = 0) -> client.ApiC
             configuration.ssl_ca_cert = ca_file(cluster.ca_cert)
     else:
         raise ValidationFailed(
-            f"cluster {cluster.name!r} has no connection configured",
-            detail={"connection": ["set a kubeconfig, in-cluster or URL and token"]},
+            _("cluster %(cluster)r has no connection configured")
+            % {"cluster": cluster.name},
+            detail={"connection": [_("set a kubeconfig, in-cluster or URL and token")]},
         )
     # Retries are ours (with backoff and state), not urllib3's silent ones.
     configuration.retries = timeout_retries
@@ -466,7 +468,7 @@ class Gateway:
         # resourceVersion it was made from: a concurrent change (the node
         # lifecycle controller taints nodes too) answers 409, and we redo it.
         path = f"/api/v1/nodes/{node}"
-        for _ in range(5):
+        for _attempt in range(5):
             try:
                 current = self.call("GET", path)
             except KubeError as exc:

@@ -33,6 +33,7 @@ from typing import Any
 
 import yaml
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.common.crypto import decrypt
 from apps.common.exceptions import ValidationFailed
@@ -81,11 +82,14 @@ def path_inside_dir(path: str, *, field: str, base: Path | None = None) -> Path:
     root = kubeconfig_dir()
     if root is None:
         raise ValidationFailed(
-            f"{field}: file paths are not allowed (KUBECONFIG_DIR is not set)",
+            _("%(field)s: file paths are not allowed (KUBECONFIG_DIR is not set)")
+            % {"field": field},
             detail={
                 field: [
-                    "file paths are not allowed: KUBECONFIG_DIR is not set; "
-                    "send the kubeconfig's content instead"
+                    _(
+                        "file paths are not allowed: KUBECONFIG_DIR is not set; "
+                        "send the kubeconfig's content instead"
+                    )
                 ]
             },
         )
@@ -95,8 +99,8 @@ def path_inside_dir(path: str, *, field: str, base: Path | None = None) -> Path:
     resolved = Path(os.path.realpath(candidate))
     if resolved != root and root not in resolved.parents:
         raise ValidationFailed(
-            f"{field}: must be a file inside KUBECONFIG_DIR",
-            detail={field: ["must be a file inside KUBECONFIG_DIR"]},
+            f"{field}: " + _("must be a file inside KUBECONFIG_DIR"),
+            detail={field: [_("must be a file inside KUBECONFIG_DIR")]},
         )
     return resolved
 
@@ -109,19 +113,24 @@ def kubeconfig_parse(text: str, *, field: str = "kubeconfig") -> dict[str, Any]:
     """
     if len(text.encode(errors="replace")) > MAX_KUBECONFIG_BYTES:
         raise ValidationFailed(
-            f"{field}: larger than {MAX_KUBECONFIG_BYTES} bytes",
-            detail={field: [f"at most {MAX_KUBECONFIG_BYTES} bytes"]},
+            f"{field}: "
+            + _("larger than %(limit)d bytes") % {"limit": MAX_KUBECONFIG_BYTES},
+            detail={
+                field: [_("at most %(limit)d bytes") % {"limit": MAX_KUBECONFIG_BYTES}]
+            },
         )
     try:
         loaded = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError, ValueError) as exc:
         raise ValidationFailed(
-            f"{field}: not valid YAML", detail={field: ["not valid YAML"]}
+            f"{field}: " + _("not valid YAML"), detail={field: [_("not valid YAML")]}
         ) from exc
     if not isinstance(loaded, Mapping):
         raise ValidationFailed(
-            f"{field}: not a kubeconfig",
-            detail={field: ["a kubeconfig: a mapping with clusters, users, contexts"]},
+            f"{field}: " + _("not a kubeconfig"),
+            detail={
+                field: [_("a kubeconfig: a mapping with clusters, users, contexts")]
+            },
         )
     return dict(loaded)
 
@@ -205,9 +214,12 @@ def kubeconfig_check(
         }
         if context not in names:
             raise ValidationFailed(
-                f"kubeconfig_context: {context!r} is not in the kubeconfig",
+                "kubeconfig_context: "
+                + _("%(context)r is not in the kubeconfig") % {"context": context},
                 detail={
-                    "kubeconfig_context": [f"{context!r} is not in the kubeconfig"]
+                    "kubeconfig_context": [
+                        _("%(context)r is not in the kubeconfig") % {"context": context}
+                    ]
                 },
             )
 
@@ -258,8 +270,10 @@ def loaded_kubeconfig(cluster: Any) -> LoadedKubeconfig:
         field = "kubeconfig_path"
     else:
         raise ValidationFailed(
-            f"cluster {cluster.name!r} has no kubeconfig",
-            detail={"kubeconfig": ["store a kubeconfig, or a path in KUBECONFIG_DIR"]},
+            _("cluster %(cluster)r has no kubeconfig") % {"cluster": cluster.name},
+            detail={
+                "kubeconfig": [_("store a kubeconfig, or a path in KUBECONFIG_DIR")]
+            },
         )
     kubeconfig_check(config, field=field, base_dir=base_dir)
     return LoadedKubeconfig(config=config, base_dir=base_dir)

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from django.db.models import Aggregate, Count, F, Q, QuerySet, Sum
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import NotFound
 from apps.common.ids import parse_id
@@ -48,7 +49,9 @@ def cluster_get(identifier: int | str) -> Cluster:
     lookup = {"pk": pk} if pk is not None else {"name": str(identifier)}
     cluster = Cluster.objects.filter(**lookup).first()
     if cluster is None:
-        raise NotFound(f"cluster {identifier!r} does not exist")
+        raise NotFound(
+            _("cluster %(cluster)r does not exist") % {"cluster": identifier}
+        )
     return cluster
 
 

@@ -30,6 +30,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import translation
+from django.utils.translation import gettext as _
+
 log = logging.getLogger(__name__)
 
 #: Logs one socket may follow at once.
@@ -97,18 +100,28 @@ def _text(content: dict[str, Any], key: str) -> str | None:
 class LogFollows:
     """The log follows of one socket: started, replaced and stopped here."""
 
-    def __init__(self, send: Send, user: Any, token_id: int | None) -> None:
+    def __init__(
+        self, send: Send, user: Any, token_id: int | None, language: str = "en"
+    ) -> None:
         self.send = send
         self.user = user
         self.token_id = token_id
+        # The socket's Accept-Language: the language of its log.error messages.
+        self.language = language
         self.tasks: dict[int, asyncio.Task[None]] = {}
 
     async def handle(self, content: dict[str, Any]) -> None:
         """Act on a ``logs.follow`` or ``logs.stop``; a bad one is answered."""
+        with translation.override(self.language):
+            await self._handle(content)
+
+    async def _handle(self, content: dict[str, Any]) -> None:
         request = content.get("request")
         if not isinstance(request, int) or isinstance(request, bool) or request < 1:
             await self.send(
-                log_error_message(None, "invalid", "request: a request id is required")
+                log_error_message(
+                    None, "invalid", _("request: a request id is required")
+                )
             )
             return
         await self.stop(request)
@@ -121,7 +134,7 @@ class LogFollows:
         if since_time is None or container is None:
             await self.send(
                 log_error_message(
-                    request, "invalid", "since_time and container are strings"
+                    request, "invalid", _("since_time and container are strings")
                 )
             )
             return
@@ -130,12 +143,16 @@ class LogFollows:
                 log_error_message(
                     request,
                     "too_many_follows",
-                    f"request {request}: this socket follows {MAX_FOLLOWS} logs "
-                    "already; stop one first (logs.stop)",
+                    _(
+                        "request %(request)s: this socket follows %(count)d logs "
+                        "already; stop one first (logs.stop)"
+                    )
+                    % {"request": request, "count": MAX_FOLLOWS},
                 )
             )
             return
         ask = LogAsk(request, self.user, self.token_id, since_time, container)
+        # The task copies the context, and with it the language active here.
         self.tasks[request] = asyncio.create_task(self._run(ask))
 
     async def _run(self, ask: LogAsk) -> None:
@@ -143,7 +160,9 @@ class LogFollows:
         try:
             if feed is None:
                 await self.send(
-                    log_error_message(ask.request, "no_log", "this portal has no logs")
+                    log_error_message(
+                        ask.request, "no_log", _("this portal has no logs")
+                    )
                 )
                 return
             async with contextlib.aclosing(feed(ask)) as messages:
@@ -160,7 +179,8 @@ class LogFollows:
                     log_error_message(
                         ask.request,
                         "error",
-                        f"request {ask.request}: the log could not be followed",
+                        _("request %(request)s: the log could not be followed")
+                        % {"request": ask.request},
                     )
                 )
         finally:

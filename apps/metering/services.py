@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
@@ -26,8 +27,8 @@ def chip_price_set(
     """Set one chip type's hourly price (a card's, whatever its slices)."""
     if not ChipType.objects.filter(common_word=common_word).exists():
         raise ValidationFailed(
-            f"no chip type {common_word!r}",
-            detail={"common_word": ["unknown chip type"]},
+            gettext("no chip type %(chip_type)r") % {"chip_type": common_word},
+            detail={"common_word": [gettext("unknown chip type")]},
         )
     with transaction.atomic():
         before = ChipPrice.objects.filter(common_word=common_word).first()
@@ -49,7 +50,10 @@ def chip_price_delete(*, common_word: str, actor: Any) -> None:
     with transaction.atomic():
         price = ChipPrice.objects.filter(common_word=common_word).first()
         if price is None:
-            raise NotFound(f"no price for chip type {common_word!r}")
+            raise NotFound(
+                gettext("no price for chip type %(chip_type)r")
+                % {"chip_type": common_word}
+            )
         audit_record(
             actor=actor,
             action="chip_price.delete",

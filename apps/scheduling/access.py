@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import Q
+from django.utils.translation import gettext as _
 
 from apps.accounts.choices import Role
 from apps.accounts.models import ApiToken
@@ -54,8 +55,11 @@ def token_scope_check(token: Any, queue: Queue | None, name: str) -> None:
     allowed = token_queue_ids(token)
     if allowed is not None and (queue is None or queue.pk not in allowed):
         raise PermissionDenied(
-            f"queue: this token is limited to queue(s) {', '.join(queue_labels(allowed))}",
-            detail={"queue": [f"not allowed for this token: {name!r}"]},
+            _("queue: this token is limited to queue(s) %(queues)s")
+            % {"queues": ", ".join(queue_labels(allowed))},
+            detail={
+                "queue": [_("not allowed for this token: %(name)r") % {"name": name}]
+            },
         )
 
 
@@ -78,8 +82,11 @@ def token_name_check(token: Any, name: str) -> None:
     names = token_queue_names(token)
     if names is not None and name not in names:
         raise PermissionDenied(
-            f"queue: this token is limited to queue(s) {', '.join(sorted(names)) or 'none'}",
-            detail={"queue": [f"not allowed for this token: {name!r}"]},
+            _("queue: this token is limited to queue(s) %(queues)s")
+            % {"queues": ", ".join(sorted(names)) or "-"},
+            detail={
+                "queue": [_("not allowed for this token: %(name)r") % {"name": name}]
+            },
         )
 
 
@@ -107,8 +114,11 @@ def use_check(user: Any, token: Any, queue: Queue | None, name: str) -> None:
     token_scope_check(token, queue, name)
     if not is_member(user, queue):
         raise PermissionDenied(
-            f"queue: {name!r} is open to its members only; ask an admin to add you",
-            detail={"queue": [f"you are not a member of queue {name!r}"]},
+            _("queue: %(name)r is open to its members only; ask an admin to add you")
+            % {"name": name},
+            detail={
+                "queue": [_("you are not a member of queue %(name)r") % {"name": name}]
+            },
         )
 
 
@@ -142,7 +152,7 @@ def queue_refs_resolve(refs: Sequence[str]) -> list[int]:
     errors: dict[str, list[str]] = {}
     ids: set[int] = set()
     for index, ref in enumerate(refs):
-        cluster_name, _, name = ref.rpartition("/")
+        cluster_name, _sep, name = ref.rpartition("/")
         queues = Queue.objects.filter(name=name)
         if cluster_name:
             queues = queues.filter(cluster__name=cluster_name)

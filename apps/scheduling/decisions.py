@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 from django.db import models, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
@@ -55,7 +57,8 @@ def proposal_approve(
         request = Request.objects.select_for_update().get(pk=current.request_id)
         if request.state != RequestState.PENDING:
             raise RequestNotPending(
-                f"request {request.pk} is {request.state}, no longer waiting"
+                _("request %(request)s is %(state)s, no longer waiting")
+                % {"request": request.pk, "state": request.state}
             )
         approve_now(current, request, actor=actor, reason=reason, auto=False, now=now)
     return PreemptionProposal.objects.get(pk=proposal.pk)
@@ -74,7 +77,8 @@ def approve_now(
     now = now or timezone.now()
     if proposal.chip_id is None:
         raise ChipGone(
-            f"chip {proposal.chip_uuid} of proposal {proposal.pk} no longer exists"
+            _("chip %(chip)s of proposal %(proposal)s no longer exists")
+            % {"chip": proposal.chip_uuid, "proposal": proposal.pk}
         )
     proposal.state = ProposalState.APPROVED
     proposal.decided_by = actor if getattr(actor, "pk", None) else None
@@ -164,13 +168,17 @@ def proposal_reject(
     return current
 
 
+#: The things decided (``open_for_decision``'s ``noun``), as a message names them.
+_NOUNS = {"proposal": gettext_lazy("proposal"), "drain": gettext_lazy("drain")}
+
+
 def reason_required(reason: str) -> str:
     """The reason stripped; a blank one is a 400 naming `reason`."""
     reason = (reason or "").strip()
     if not reason:
         raise ValidationFailed(
-            "reason: required",
-            detail={"reason": ["required: say why; it is kept with the decision"]},
+            _("reason: required"),
+            detail={"reason": [_("required: say why; it is kept with the decision")]},
         )
     return reason
 
@@ -191,11 +199,15 @@ def open_for_decision(
     exist, 409 (``ProposalDecided``) when it is no longer ``pending``."""
     current = queryset.select_for_update().filter(pk=pk).first()
     if current is None:
-        raise NotFound(f"{noun} {pk} does not exist")
+        raise NotFound(
+            _("%(noun)s %(pk)s does not exist")
+            % {"noun": _NOUNS.get(noun, noun), "pk": pk}
+        )
     state = getattr(current, "state", None)
     if state != pending:
         raise ProposalDecided(
-            f"{noun} {pk} is {state}; only a pending one can be decided",
+            _("%(noun)s %(pk)s is %(state)s; only a pending one can be decided")
+            % {"noun": _NOUNS.get(noun, noun), "pk": pk, "state": state},
             detail={"state": state},
         )
     return current

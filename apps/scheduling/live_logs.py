@@ -22,6 +22,7 @@ from contextlib import aclosing
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.utils.translation import gettext as _
 
 from apps.accounts.models import ApiToken
 from apps.accounts.selectors import user_role
@@ -71,18 +72,18 @@ def _readable(ask: LogAsk) -> Request:
         PermissionDenied: No role, or a token limited to other queues (or gone).
     """
     if user_role(ask.user) is None:
-        raise PermissionDenied("your role does not allow reading logs")
+        raise PermissionDenied(_("your role does not allow reading logs"))
     request = Request.objects.select_related("queue", "cluster").filter(pk=ask.request)
     found = request.first()
     if found is None:
-        raise NotFound("not found")
+        raise NotFound(_("Nothing here."))
     token = None
     if ask.token_id is not None:
         token = ApiToken.objects.filter(
             pk=ask.token_id, revoked_at__isnull=True
         ).first()
         if token is None:
-            raise PermissionDenied("this socket's token was revoked")
+            raise PermissionDenied(_("this socket's token was revoked"))
     token_scope_check(token, found.queue, found.queue.name)
     return found
 

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ClusterUnavailable, DomainError, ValidationFailed
 from apps.inventory.kube import KubeError
@@ -169,8 +170,11 @@ def log_source(request: Request) -> LiveLog | None:
     """
     if not request.pod_name:
         raise NoLog(
-            f"request {request.pk} has no pod yet ({request.state}): there is no "
-            "log to read until it is admitted",
+            _(
+                "request %(request)s has no pod yet (%(state)s): there is no "
+                "log to read until it is admitted"
+            )
+            % {"request": request.pk, "state": request.state},
             detail={"state": request.state},
         )
     if request.log_kept_at is not None:
@@ -191,8 +195,11 @@ def kept_log(request: Request, query: LogQuery) -> KeptLog:
         else rows.order_by("id").first()
     )
     if row is None or (row.error and not row.text):
-        why = row.error if row is not None else "none was kept"
-        raise NoLog(f"request {request.pk} has no kept log: {why}")
+        why = row.error if row is not None else _("none was kept")
+        raise NoLog(
+            _("request %(request)s has no kept log: %(why)s")
+            % {"request": request.pk, "why": why}
+        )
     lines = row.text.splitlines(keepends=True)
     since = _since(query)
     if since is not None:
@@ -222,7 +229,7 @@ def _stamp(line: str) -> datetime | None:
     """The kubelet's RFC 3339 stamp before a line (nanoseconds cut to micro)."""
     head = line.split(" ", 1)[0]
     if "." in head:
-        whole, _, fraction = head.rstrip("Z").partition(".")
+        whole, _dot, fraction = head.rstrip("Z").partition(".")
         head = f"{whole}.{fraction[:6]}Z"
     return parse_datetime(head)
 

@@ -32,6 +32,7 @@ TOP = (
     "frontend",
     "harness",
     "kubestack",
+    "locale",
     "scripts",
     "simcluster",
     "tests",

@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from vnpucli import exitcodes
-from vnpucli.client import Client, PortalError, error_for, refusal_text
+from vnpucli import exitcodes, i18n, show
+from vnpucli.client import (
+    Client,
+    PortalError,
+    accept_language,
+    error_for,
+    refusal_text,
+)
 from vnpucli.logs import LogPrinter, parse_timestamp, split_line
 from vnpucli.main import main, parse
 from vnpucli.run import request_body
@@ -140,6 +146,33 @@ def test_no_url_is_a_usage_error_and_no_token_an_auth_error(monkeypatch, capsys)
     assert "VNPU_URL" in capsys.readouterr().err
     assert main(["--url", "http://127.0.0.1:9", "status", "7"]) == exitcodes.AUTH
     assert "VNPU_TOKEN" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("environ", "header"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh-CN"),
+        ({"LC_ALL": "zh_CN.utf8", "LANG": "en_US.UTF-8"}, "zh-CN"),
+        ({"LANGUAGE": "zh_CN:en", "LANG": "C"}, "zh-CN, en;q=0.9"),
+        ({"LANGUAGE": "", "LANG": "en_US.UTF-8"}, "en-US"),
+        ({"LANG": "C.UTF-8"}, None),
+        ({}, None),
+    ],
+)
+def test_the_shells_language_goes_to_the_portal_as_accept_language(environ, header):
+    assert accept_language(environ) == header
+
+
+def test_each_call_asks_for_the_shells_language(monkeypatch):
+    client = Client("http://portal", "vnp_x")
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    asked = client._request("GET", "http://portal/api/requests/7/")
+    assert asked.get_header("Accept-language") == "zh-CN"
+    monkeypatch.setenv("LANG", "C")
+    asked = client._request("GET", "http://portal/api/requests/7/")
+    assert asked.get_header("Accept-language") is None
 
 
 # --- exit codes and error lines -------------------------------------------------
@@ -298,3 +331,52 @@ def test_a_resume_keeps_a_line_that_is_new_at_the_same_time():
         second,
         "[vnpu-portal] log truncated: kept the last 1 MiB",
     ]
+
+
+@pytest.fixture
+def chinese():
+    """vnpu speaking Chinese (its catalog is compiled by tests/conftest.py)."""
+    i18n.activate({"LANG": "zh_CN.UTF-8"})
+    yield
+    i18n.activate({"LANG": "C"})
+
+
+@pytest.mark.parametrize(
+    ("environ", "locale"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh_Hans"),
+        ({"LANGUAGE": "zh_TW:en"}, "zh_Hans"),
+        ({"LANGUAGE": "fr:zh_CN", "LANG": "C"}, "zh_Hans"),
+        ({"LANGUAGE": "en:zh_CN"}, None),
+        ({"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, None),
+        ({}, None),
+    ],
+)
+def test_the_shells_locale_picks_vnpus_language(environ, locale):
+    assert i18n.catalog_locale(environ) == locale
+
+
+def test_vnpu_speaks_chinese_under_a_chinese_locale(chinese, capsys):
+    pending = {"id": 7, "state": "pending", "position": 2, "queue": "ci"}
+    assert show.state_line({**pending, "reason": "Insufficient room"}) == (
+        "申请 7 等待中（队列 ci 中第 2 位）：Insufficient room"
+    )
+    failed = {"id": 7, "state": "failed", "result": {"exit_code": 3, "reason": "Error"}}
+    assert exitcodes.job_result(failed) == (3, "申请 7 失败：退出码 3（Error）")
+    # the portal's own words (already in Chinese, by Accept-Language) stay as said
+    error = error_for(409, {"code": "x", "message": "令牌已过期"}, "申请 7")
+    assert error.message == "门户拒绝了申请 7（409）：令牌已过期"
+    assert error.exit_code == exitcodes.REFUSED
+    # a status's labels line up with two cells per Chinese character
+    lines = show.status_text({"id": 7, "state": "running", "queue": "ci"}).splitlines()
+    assert lines == ["申请: 7", "状态: running", "队列: ci"]
+    with pytest.raises(SystemExit):
+        parse(["--help"])
+    assert "退出码：" in capsys.readouterr().out
+
+
+def test_vnpu_speaks_english_by_default():
+    i18n.activate({})
+    assert show.state_line({"id": 7, "state": "reserved"}) == (
+        "request 7 reserved: room booked"
+    )

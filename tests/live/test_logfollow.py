@@ -124,3 +124,29 @@ def test_a_long_text_is_cut_after_newlines():
     assert "".join(pieces) == text
     assert all(len(p) <= 50 and p.endswith("\n") for p in pieces)
     assert list(parts("x" * 120, size=50)) == ["x" * 50, "x" * 50, "x" * 20]
+
+
+async def test_a_sockets_messages_come_in_its_language(monkeypatch):
+    """A socket opened with Accept-Language: zh-CN hears Chinese, from this
+    module and from a feed's sync code (a domain error's message)."""
+    from asgiref.sync import sync_to_async
+    from django.utils.translation import gettext
+
+    async def feed(ask: LogAsk) -> AsyncIterator[dict[str, Any]]:
+        said = await sync_to_async(gettext)("Nothing here.")
+        yield logfollow.log_error_message(ask.request, "not_found", said)
+
+    monkeypatch.setitem(logfollow._feeds, "feed", feed)
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    follows = LogFollows(send, user=None, token_id=None, language="zh-hans")
+    await follows.handle({"type": "logs.follow"})
+    await follows.handle({"type": "logs.follow", "request": 4})
+    await asyncio.sleep(0.05)
+    assert [m["message"] for m in sent] == [
+        "request：必须提供申请 id",
+        "此处没有内容。",
+    ]

@@ -117,6 +117,24 @@ def test_a_declared_length_over_the_limit_gets_413_before_any_read(path, body_li
     assert stream.pulls == 0
 
 
+def test_the_limits_answer_comes_in_the_asked_language(body_limit):
+    """Answered before Django's LocaleMiddleware, in its language all the same."""
+    declared = [(b"content-length", str(body_limit * 2).encode())]
+    status, headers, body = _call(
+        "/api/requests/",
+        _Stream(total=body_limit * 2),
+        [*declared, (b"accept-language", b"zh-CN,zh;q=0.9")],
+    )
+    assert status == 413
+    assert headers[b"content-language"] == b"zh-hans"
+    answer = json.loads(body)
+    assert answer["code"] == "too_large"
+    assert answer["message"] == f"请求体超过了 {body_limit} 字节的上限"
+    status, headers, body = _call("/api/requests/", _Stream(total=0), declared)
+    assert headers[b"content-language"] == b"en"
+    assert json.loads(body)["message"].startswith("the request body is larger")
+
+
 def test_an_unreadable_content_length_is_a_400_in_the_error_shape(body_limit):
     status, _, body = _call("/healthz", _Stream(total=0), [(b"content-length", b"1e9")])
     assert status == 400

@@ -68,6 +68,10 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The answer's language (Accept-Language, or the django_language cookie):
+    # after the session, before CommonMiddleware (Django's order); sets
+    # Content-Language on every answer. Error codes and field names never change.
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -255,7 +259,14 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+# The languages the API and the commands answer in (docs/languages.md): English,
+# and Simplified Chinese for zh-CN, zh-Hans, zh-SG and zh (Django's fallbacks;
+# zh-TW and zh-HK too, Simplified being nearer than English). The catalog is
+# locale/zh_Hans/LC_MESSAGES/django.po, compiled to .mo by
+# `manage.py compile_locale` (scripts/run.sh, scripts/test.sh, the image).
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -7,6 +7,7 @@ from typing import Any
 from django.contrib.auth import authenticate, get_user_model, login, logout
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import ensure_csrf_cookie
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -94,7 +95,7 @@ class LoginView(APIView):
         serializer.is_valid(raise_exception=True)
         user = authenticate(request, **serializer.validated_data)
         if user is None:
-            raise InvalidCredentials("Wrong username or password.")
+            raise InvalidCredentials(_("Wrong username or password."))
         login(request, user)
         get_token(request)  # rotate the CSRF cookie along with the session
         return Response(MeSerializer(_me(user)).data)
@@ -129,8 +130,8 @@ class ApiTokenViewSet(
         if user is None:
             if "role" not in data:
                 raise ValidationFailed(
-                    "role: required for a new service account",
-                    detail={"role": ["required to create a new service account"]},
+                    _("role: required for a new service account"),
+                    detail={"role": [_("required to create a new service account")]},
                 )
             user = services.user_ensure(
                 username=data["username"], role=data["role"], is_service_account=True

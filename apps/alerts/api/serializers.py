@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.alerts.choices import AlertSource, AlertState
@@ -99,10 +100,10 @@ class SilenceCreateSerializer(serializers.Serializer):
     def validate_duration(self, text: str) -> timedelta:
         match = _DURATION.match(text.strip())
         if match is None:
-            raise serializers.ValidationError("write <n>m, <n>h or <n>d, e.g. 2h")
+            raise serializers.ValidationError(_("write <n>m, <n>h or <n>d, e.g. 2h"))
         duration = timedelta(**{_UNIT[match[2]]: int(match[1])})
         if not SILENCE_MIN <= duration <= SILENCE_MAX:
-            raise serializers.ValidationError("from 5m to 30d")
+            raise serializers.ValidationError(_("from 5m to 30d"))
         return duration
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.accounts.choices import Role
 from apps.accounts.selectors import user_role
@@ -212,8 +213,11 @@ def guarded_publish(
         )
         if baseline is None and live.exists:
             raise NoBaseline(
-                f"cluster {cluster.name!r} has no {job.title} the portal owns yet: "
-                "sync or adopt the live one first"
+                _(
+                    "cluster %(cluster)r has no %(config)s the portal owns yet: "
+                    "sync or adopt the live one first"
+                )
+                % {"cluster": cluster.name, "config": _(job.title)}
             )
         # What we may write over: the baseline, or with force the drifted
         # text the admin chose to replace.
@@ -225,8 +229,11 @@ def guarded_publish(
                     baseline,
                     live,
                     _safe_propose(propose, live, baseline),
-                    f"the {job.title} was changed outside the portal since "
-                    f"v{_number(baseline)}; adopt it or publish over it (force)",
+                    _(
+                        "the %(config)s was changed outside the portal since "
+                        "v%(version)s; adopt it or publish over it (force)"
+                    )
+                    % {"config": _(job.title), "version": _number(baseline)},
                 )
             accepted = _state(live)
         written = _write(job, gateway, live, baseline, accepted)
@@ -240,9 +247,9 @@ def _required_reason(reason: str) -> str:
     reason = reason.strip()
     if not reason:
         raise ValidationFailed(
-            "reason: required",
+            _("reason: required"),
             detail={
-                "reason": ["say why; it is kept with the version and the audit log"]
+                "reason": [_("say why; it is kept with the version and the audit log")]
             },
         )
     return reason
@@ -286,8 +293,13 @@ def _write(
         document, warnings = job.checks.validate(proposed, live)
         if live.exists and proposed == live.text:
             raise NoChange(
-                f"nothing to publish: the cluster already has this {job.title}",
-                detail={"non_field_errors": [f"the live {job.title} is the same"]},
+                _("nothing to publish: the cluster already has this %(config)s")
+                % {"config": _(job.title)},
+                detail={
+                    "non_field_errors": [
+                        _("the live %(config)s is the same") % {"config": _(job.title)}
+                    ]
+                },
             )
         if job.checks.guard is not None:
             job.checks.guard(live, baseline)
@@ -322,8 +334,10 @@ def _write(
                 baseline,
                 fresh,
                 _safe_propose(job.propose, fresh, baseline),
-                "someone wrote the ConfigMap while the portal was publishing; "
-                "nothing was written",
+                _(
+                    "someone wrote the ConfigMap while the portal was publishing; "
+                    "nothing was written"
+                ),
             )
         live = fresh  # only metadata changed: retry on the new resourceVersion
     raise AssertionError("unreachable: the last attempt returns or raises")
@@ -400,8 +414,8 @@ def _require_admin_for_force(actor: Any) -> None:
     role = user_role(actor) if actor is not None else Role.ADMIN
     if role is None or not role.allows(Role.ADMIN):
         raise PermissionDenied(
-            "publishing over drift (force) needs the admin role",
-            detail={"force": ["only an admin may publish over someone else's edit"]},
+            _("publishing over drift (force) needs the admin role"),
+            detail={"force": [_("only an admin may publish over someone else's edit")]},
         )
 
 
@@ -523,7 +537,7 @@ def _validated(
     proposed: str, live: LiveConfigMap
 ) -> tuple[DeviceConfigDocument, tuple[Issue, ...]]:
     """Parse and validate the proposal; warnings compare with the live chip types."""
-    document, _ = deviceconfig_parse(proposed)
+    document, _warnings = deviceconfig_parse(proposed)
     try:
         previous = parse_device_config(live.text).raw_configs
     except DeviceConfigError:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils.translation import gettext as _
+
 from apps.common.exceptions import NotFound
 from apps.inventory.deviceconfig.selectors import (
     deviceconfig_baseline,
@@ -97,8 +99,12 @@ def live_device_config_read(
     live = live_configmap_read(gateway, configmap_path(cluster), DEVICE_CONFIG_KEY)
     if not live.exists:
         raise NotFound(
-            f"ConfigMap {cluster.device_config_namespace}/{cluster.device_config_name}"
-            f" does not exist in cluster {cluster.name!r}"
+            _("%(kind)s %(object)s does not exist in cluster %(cluster)r")
+            % {
+                "kind": "ConfigMap",
+                "object": f"{cluster.device_config_namespace}/{cluster.device_config_name}",
+                "cluster": cluster.name,
+            }
         )
     return live
 

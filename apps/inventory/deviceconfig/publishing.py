@@ -47,6 +47,7 @@ from collections.abc import Collection
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
@@ -203,7 +204,8 @@ def deviceconfig_rollback(
     target = DeviceConfigVersion.objects.filter(cluster=cluster, number=number).first()
     if target is None:
         raise NotFound(
-            f"cluster {cluster.name!r} has no device-config version {number}"
+            _("cluster %(cluster)r has no device-config version %(version)s")
+            % {"cluster": cluster.name, "version": number}
         )
     deviceconfig_parse(target.text)  # refuse an invalid one before any call
     return guarded_publish(
@@ -240,8 +242,9 @@ def deviceconfig_adopt(
     baseline = deviceconfig_baseline(cluster)
     if baseline is not None and baseline.text == live.text:
         raise NoChange(
-            f"nothing to adopt: the live device config is already v{baseline.number}",
-            detail={"non_field_errors": ["the live device config is the portal's"]},
+            _("nothing to adopt: the live device config is already v%(version)s")
+            % {"version": baseline.number},
+            detail={"non_field_errors": [_("the live device config is the portal's")]},
         )
     return deviceconfig_import(
         cluster_name=cluster.name,
@@ -287,8 +290,12 @@ def workload_restart(
             if exc.status != 404:
                 raise
             raise NotFound(
-                f"{target.kind} {target.namespace}/{target.name} does not exist in "
-                f"cluster {cluster.name!r}"
+                _("%(kind)s %(object)s does not exist in cluster %(cluster)r")
+                % {
+                    "kind": target.kind,
+                    "object": f"{target.namespace}/{target.name}",
+                    "cluster": cluster.name,
+                }
             ) from exc
     audit_record(
         actor=actor,
@@ -331,16 +338,23 @@ def _breaking_guard(
     if not unconfirmed:
         return
     listed = "; ".join(f"{slice_name(r)} ({r['reason']})" for r in unconfirmed[:20])
-    more = f" and {len(unconfirmed) - 20} more" if len(unconfirmed) > 20 else ""
+    more = (
+        _(" and %(count)d more") % {"count": len(unconfirmed) - 20}
+        if len(unconfirmed) > 20
+        else ""
+    )
     named = ", ".join(sorted({slice_template(r) for r in unconfirmed}))
     raise BreaksRunningSlices(
-        f"this publish breaks {len(unconfirmed)} running slice(s): {listed}{more}",
+        _("this publish breaks %(count)d running slice(s): %(slices)s")
+        % {"count": len(unconfirmed), "slices": listed + more},
         detail={
             "confirm_breaking": [
-                f"this publish breaks {len(unconfirmed)} running slice(s): "
-                f"{listed}{more}; name each one (namespace/pod) in "
-                "confirm_breaking, or their templates in "
-                "confirm_breaking_templates, to publish anyway"
+                _(
+                    "this publish breaks %(count)d running slice(s): %(slices)s; "
+                    "name each one (namespace/pod) in confirm_breaking, or their "
+                    "templates in confirm_breaking_templates, to publish anyway"
+                )
+                % {"count": len(unconfirmed), "slices": listed + more}
             ],
             "confirm_breaking_templates": [
                 f"the slices it breaks use {named}: name these in "

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import NotFound
 from apps.inventory.deviceconfig.in_effect import (
@@ -63,7 +64,9 @@ def restart_component_get(name: str) -> Component:
         if component.name == name:
             return component
     known = ", ".join(c.name for c in components)
-    raise NotFound(f"no component {name!r}; known: {known}")
+    raise NotFound(
+        _("no component %(name)r; known: %(known)s") % {"name": name, "known": known}
+    )
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.core.cache import cache
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource as Source
@@ -58,7 +59,8 @@ def deviceconfig_render(cluster: Cluster) -> str:
     base = deviceconfig_latest(cluster)
     if base is None:
         raise NotFound(
-            f"cluster {cluster.name!r} has no device-config yet: import or sync one first"
+            _("cluster %(cluster)r has no device config yet: import or sync one first")
+            % {"cluster": cluster.name}
         )
     document = parse_device_config(base.text)
     return render_device_config(document, chip_type_specs(cluster))
@@ -87,7 +89,10 @@ def deviceconfig_version_get(
         versions = versions.filter(cluster=cluster)
     version = versions.filter(pk=version_id).first()
     if version is None:
-        raise NotFound(f"device-config version {version_id} does not exist")
+        raise NotFound(
+            _("device-config version %(version)s does not exist")
+            % {"version": version_id}
+        )
     return version
 
 
@@ -226,8 +231,14 @@ def _fit_by(
             return fit_template(spec, memory, scheduler=scheduler)
     names = ", ".join(sorted(ct.common_word for ct in known)) or "none"
     raise ValidationFailed(
-        f"no chip type {common_word!r} in cluster {cluster.name!r}",
-        detail={"chip_type": [f"unknown chip type {common_word!r}; known: {names}"]},
+        _("no chip type %(chip_type)r in cluster %(cluster)r")
+        % {"chip_type": common_word, "cluster": cluster.name},
+        detail={
+            "chip_type": [
+                _("unknown chip type %(chip_type)r; known: %(known)s")
+                % {"chip_type": common_word, "known": names}
+            ]
+        },
     )
 
 

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
@@ -70,7 +71,7 @@ def _restored(cluster: Cluster, text: str) -> None:
 
 #: The device config's history (``apps.inventory.deviceconfig.book``).
 DEVICE_CONFIG_BOOK = book.ConfigBook(
-    title="device config",
+    title=gettext_noop("device config"),
     action="deviceconfig",
     versions=DeviceConfigVersion,
     pending=DeviceConfigPendingWrite,

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import (
@@ -86,20 +87,30 @@ def _act(
 ) -> Chip:
     reason = reason.strip()
     if not reason:
-        raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
+        raise ValidationFailed(
+            _("a reason is required"), detail={"reason": [_("required")]}
+        )
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
     verb = "isolate" if isolate else "restore"
     if chip.isolation not in allowed:
+        said = (
+            _("chip %(chip)s is %(state)s: nothing to isolate")
+            if isolate
+            else _("chip %(chip)s is %(state)s: nothing to restore")
+        )
         raise IsolationState(
-            f"chip {chip.uuid} is {chip.get_isolation_display().lower()}:"
-            f" nothing to {verb}",
+            said % {"chip": chip.uuid, "state": chip.isolation or "in service"},
             detail={"isolation": chip.isolation},
         )
     node = chip.node.name
     problem = node_config_unread(chip.cluster, node)
     if problem:
         raise ValidationFailed(
-            f"the device plugin on node {node} does not read the node config: {problem}",
+            _(
+                "the device plugin on node %(node)s does not read the node config: "
+                "%(problem)s"
+            )
+            % {"node": node, "problem": problem},
             detail={"node": [problem]},
         )
     with cluster_gateway(chip.cluster) as gateway:
@@ -184,7 +195,8 @@ def _start(chip: Chip, by: str, reason: str, *, isolate: bool) -> None:
     allowed = _ISOLATE_FROM if isolate else _RESTORE_FROM
     if locked.isolation not in allowed:
         raise IsolationState(
-            f"chip {chip.uuid} changed state meanwhile ({locked.isolation})",
+            _("chip %(chip)s changed state meanwhile (%(state)s)")
+            % {"chip": chip.uuid, "state": locked.isolation},
             detail={"isolation": locked.isolation},
         )
     chip.isolation = ChipIsolation.ISOLATING if isolate else ChipIsolation.RESTORING

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
@@ -46,10 +47,16 @@ def plugin_pod_on(gateway: Gateway, node: str) -> dict[str, Any]:
     namespace, name = plugin_daemonset()
     daemonset = gateway.get(f"/apis/apps/v1/namespaces/{namespace}/daemonsets/{name}")
     if daemonset is None:
-        raise NotFound(f"the device plugin DaemonSet {namespace}/{name} does not exist")
+        raise NotFound(
+            _("the device plugin DaemonSet %(daemonset)s does not exist")
+            % {"daemonset": f"{namespace}/{name}"}
+        )
     labels = ((daemonset.get("spec") or {}).get("selector") or {}).get("matchLabels")
     if not labels:
-        raise NotFound(f"the DaemonSet {namespace}/{name} has no matchLabels selector")
+        raise NotFound(
+            _("the DaemonSet %(daemonset)s has no matchLabels selector")
+            % {"daemonset": f"{namespace}/{name}"}
+        )
     listed = gateway.call(
         "GET",
         f"/api/v1/namespaces/{namespace}/pods",
@@ -65,7 +72,8 @@ def plugin_pod_on(gateway: Gateway, node: str) -> dict[str, Any]:
     ]
     if not pods:
         raise NotFound(
-            f"no device plugin pod of {namespace}/{name} runs on node {node}"
+            _("no device plugin pod of %(daemonset)s runs on node %(node)s")
+            % {"daemonset": f"{namespace}/{name}", "node": node}
         )
     return max(
         pods, key=lambda p: (p.get("metadata") or {}).get("creationTimestamp", "")
@@ -157,11 +165,14 @@ def node_plugin_restart(
         ClusterUnavailable: The cluster could not be reached.
     """
     if not reason.strip():
-        raise ValidationFailed("a reason is required", detail={"reason": ["required"]})
+        raise ValidationFailed(
+            _("a reason is required"), detail={"reason": [_("required")]}
+        )
     if not Node.objects.filter(cluster=cluster, name=node).exists():
         raise ValidationFailed(
-            f"cluster {cluster.name!r} has no node {node!r}",
-            detail={"node": [f"no node {node!r}"]},
+            _("cluster %(cluster)r has no node %(node)r")
+            % {"cluster": cluster.name, "node": node},
+            detail={"node": [_("no node %(node)r") % {"node": node}]},
         )
     with cluster_gateway(cluster) as gateway:
         pod = restartable_plugin_pod(gateway, cluster, node)

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from django.utils.translation import gettext as _
+
 from apps.common.exceptions import NotFound, ValidationFailed
 from apps.inventory.choices import DeviceConfigSource as Source
 from apps.inventory.deviceconfig.guarded_write import (
@@ -164,8 +166,13 @@ def apply_edits(cluster: Cluster, text: str | None, edits: Sequence[NodeEdit]) -
     for position, edit in enumerate(edits):
         if [e.name for e in edits].count(edit.name) > 1:
             raise ValidationFailed(
-                f"nodes[{position}].name: {edit.name} is edited twice",
-                detail={f"nodes[{position}].name": [f"{edit.name} is edited twice"]},
+                f"nodes[{position}].name: "
+                + _("%(node)s is edited twice") % {"node": edit.name},
+                detail={
+                    f"nodes[{position}].name": [
+                        _("%(node)s is edited twice") % {"node": edit.name}
+                    ]
+                },
             )
         found = next((i for i, e in enumerate(entries) if e.name == edit.name), None)
         if edit.remove:
@@ -189,11 +196,15 @@ def _live_entries(text: str) -> tuple[NodeEntry, ...]:
         problem = exc.message
     if problem:
         raise ValidationFailed(
-            f"nodes: the live node config cannot be edited per node ({problem})",
+            _("nodes: the live node config cannot be edited per node (%(problem)s)")
+            % {"problem": problem},
             detail={
                 "nodes": [
-                    f"the live node config has errors ({problem}): publish a "
-                    "whole text instead"
+                    _(
+                        "the live node config has errors (%(problem)s): publish a "
+                        "whole text instead"
+                    )
+                    % {"problem": problem}
                 ]
             },
         )
@@ -222,16 +233,22 @@ def _checks(
             # cannot start without it anyway.
             namespace, name = live.namespace_name
             raise NotFound(
-                f"ConfigMap {namespace}/{name} does not exist: create it first, "
-                f"e.g. kubectl -n {namespace} create configmap {name} "
-                f"--from-literal={live.key}='nodes: []'; nothing was written",
+                _(
+                    "ConfigMap %(namespace)s/%(name)s does not exist: create it "
+                    "first, e.g. kubectl -n %(namespace)s create configmap %(name)s "
+                    "--from-literal=%(key)s='nodes: []'; nothing was written"
+                )
+                % {"namespace": namespace, "name": name, "key": live.key},
                 detail={"configmap": f"{namespace}/{name}"},
             )
         current = baseline.number if baseline is not None else None
         if expected_version != CURRENT and expected_version != current:
             raise StaleVersion(
-                f"the node config is at v{current or 0}, not v{expected_version or 0} "
-                "the edit was based on: nothing was written; reload and edit again",
+                _(
+                    "the node config is at v%(current)s, not v%(expected)s the edit "
+                    "was based on: nothing was written; reload and edit again"
+                )
+                % {"current": current or 0, "expected": expected_version or 0},
                 detail={
                     "expected_version": expected_version,
                     "current_version": current,
@@ -242,8 +259,14 @@ def _checks(
             and live.resource_version != expected_resource_version
         ):
             raise StaleVersion(
-                f"the ConfigMap is at resourceVersion {live.resource_version or 'none'}, "
-                f"not {expected_resource_version}: nothing was written",
+                _(
+                    "the ConfigMap is at resourceVersion %(live)s, not %(expected)s: "
+                    "nothing was written"
+                )
+                % {
+                    "live": live.resource_version or "-",
+                    "expected": expected_resource_version,
+                },
                 detail={
                     "expected_resource_version": expected_resource_version,
                     "live_resource_version": live.resource_version,
@@ -301,8 +324,8 @@ def nodeconfig_publish(
     """
     if (text is None) == (not edits):
         raise ValidationFailed(
-            "text: give either a whole text or per-node edits",
-            detail={"text": ["give either text or nodes, not both or neither"]},
+            _("text: give either a whole text or per-node edits"),
+            detail={"text": [_("give either text or nodes, not both or neither")]},
         )
 
     def propose(live: LiveConfigMap, baseline: Any) -> str:
@@ -350,7 +373,10 @@ def nodeconfig_rollback(
     """
     target = NodeConfigVersion.objects.filter(cluster=cluster, number=number).first()
     if target is None:
-        raise NotFound(f"cluster {cluster.name!r} has no node-config version {number}")
+        raise NotFound(
+            _("cluster %(cluster)r has no node-config version %(version)s")
+            % {"cluster": cluster.name, "version": number}
+        )
     return guarded_publish(
         cluster=cluster,
         actor=actor,
@@ -414,17 +440,19 @@ def nodeconfig_adopt(
         live = live_node_config_read(cluster, gateway)
     if not live.exists or NODE_CONFIG_KEY not in (live.obj.get("data") or {}):
         raise NotFound(
-            f"cluster {cluster.name!r} has no node config to adopt ({nodeconfig_path()})"
+            _("cluster %(cluster)r has no node config to adopt (%(path)s)")
+            % {"cluster": cluster.name, "path": nodeconfig_path()}
         )
     baseline = nodeconfig_baseline(cluster)
     if baseline is not None and baseline.text == live.text:
         raise NoChange(
-            f"nothing to adopt: the live node config is already v{baseline.number}",
-            detail={"non_field_errors": ["the live node config is the portal's"]},
+            _("nothing to adopt: the live node config is already v%(version)s")
+            % {"version": baseline.number},
+            detail={"non_field_errors": [_("the live node config is the portal's")]},
         )
     # What the plugin pods read, whatever its problems: adopting only moves
     # the baseline (the node config has no editable copy in the portal).
-    version, _ = nodeconfig_import(
+    version, _warnings = nodeconfig_import(
         cluster_name=cluster.name,
         text=live.text,
         actor=actor,
@@ -450,7 +478,7 @@ def nodeconfig_draft_check(
     mirror = nodeconfig_mirror(cluster)
     live = mirror.text if mirror.state == "present" else None
     proposed = text if text is not None else apply_edits(cluster, live, edits)
-    _, errors, warnings = nodeconfig_issues(
+    _read, errors, warnings = nodeconfig_issues(
         proposed, cluster, tolerated=live_errors(live, cluster)
     )
     return {

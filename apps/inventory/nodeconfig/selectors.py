@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import NotFound
 from apps.inventory.choices import DeviceConfigSource as Source
@@ -162,7 +163,10 @@ def nodeconfig_version_get(cluster: Cluster, number: int) -> NodeConfigVersion:
     """Version ``number`` of the cluster's node config; NotFound otherwise."""
     version = NodeConfigVersion.objects.filter(cluster=cluster, number=number).first()
     if version is None:
-        raise NotFound(f"cluster {cluster.name!r} has no node-config version {number}")
+        raise NotFound(
+            _("cluster %(cluster)r has no node-config version %(version)s")
+            % {"cluster": cluster.name, "version": number}
+        )
     return version
 
 

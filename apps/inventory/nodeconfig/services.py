@@ -8,6 +8,8 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
@@ -24,7 +26,7 @@ from apps.inventory.services.clusters import cluster_create
 
 #: The node config's history.
 NODE_CONFIG_BOOK = book.ConfigBook(
-    title="node config",
+    title=gettext_noop("node config"),
     action="nodeconfig",
     versions=NodeConfigVersion,
     pending=NodeConfigPendingWrite,
@@ -103,7 +105,7 @@ def live_errors(text: str | None, cluster: Cluster) -> frozenset[str]:
     """The messages of the errors a live text has (none when there is no text)."""
     if text is None:
         return frozenset()
-    _, errors, _ = nodeconfig_issues(text, cluster)
+    _read, errors, _warnings = nodeconfig_issues(text, cluster)
     return frozenset(issue.message for issue in errors)
 
 
@@ -112,11 +114,12 @@ def warnings_confirmed(warnings: tuple[Issue, ...], confirmed: bool) -> None:
     if warnings and not confirmed:
         said = [f"{w.field}: {w.message}" for w in warnings]
         raise UnconfirmedWarnings(
-            f"confirm_warnings: {len(said)} warning(s): {said[0]}",
+            _("confirm_warnings: %(count)d warning(s): %(first)s")
+            % {"count": len(said), "first": said[0]},
             detail={
                 "confirm_warnings": [
                     *said,
-                    "send confirm_warnings: true to publish anyway",
+                    _("send confirm_warnings: true to publish anyway"),
                 ]
             },
         )
@@ -152,7 +155,7 @@ def nodeconfig_import(
     if strict:
         # The live text's own problems are the cluster's, not the draft's.
         live = nodeconfig_mirror(cluster).text if cluster is not None else None
-        _, warnings = nodeconfig_validate(
+        _read, warnings = nodeconfig_validate(
             text, cluster, tolerated=live_errors(live, cluster) if cluster else ()
         )
     if cluster is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ValidationFailed
 
@@ -15,7 +16,7 @@ def full_clean(instance: Any) -> None:
         instance.full_clean(validate_unique=False)
     except ValidationError as exc:
         raise ValidationFailed(
-            "invalid input",
+            _("invalid input"),
             detail={
                 field: [str(m) for m in messages]
                 for field, messages in exc.message_dict.items()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.crypto import encrypt
@@ -83,8 +84,13 @@ def cluster_create(
             cluster.save()
     except IntegrityError as exc:
         raise ValidationFailed(
-            f"cluster {cluster.name!r} already exists",
-            detail={"name": [f"a cluster named {cluster.name!r} already exists"]},
+            _("cluster %(cluster)r already exists") % {"cluster": cluster.name},
+            detail={
+                "name": [
+                    _("a cluster named %(cluster)r already exists")
+                    % {"cluster": cluster.name}
+                ]
+            },
         ) from exc
     audit_record(
         actor=actor,

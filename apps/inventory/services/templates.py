@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from django.db import models, transaction
 from django.db.models import Max
+from django.utils.translation import gettext
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
@@ -389,8 +390,8 @@ def _chip_type_spec_from(data: dict[str, Any]) -> ChipTypeSpec:
     ]
     if missing:
         raise ValidationFailed(
-            f"{missing[0]}: required",
-            detail={key: ["this field is required"] for key in missing},
+            gettext("%(field)s: required") % {"field": missing[0]},
+            detail={key: [gettext("this field is required")] for key in missing},
         )
     allocatable = _int(data, "memory_allocatable")
     capacity = _int(data, "memory_capacity")

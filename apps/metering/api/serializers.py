@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.inventory.models import Cluster
@@ -43,9 +44,9 @@ class ClusterQuerySerializer(serializers.Serializer):
                 raise serializers.ValidationError(
                     {
                         "cluster": [
-                            "required: the portal has more than one cluster"
+                            _("required: the portal has more than one cluster")
                             if ids
-                            else "no cluster is registered"
+                            else _("no cluster is registered")
                         ]
                     }
                 )
@@ -127,14 +128,21 @@ class HistoryQuerySerializer(serializers.Serializer):
             window = window_for(attrs.get("start"), attrs.get("end"), attrs.get("step"))
         except (OverflowError, ValueError):
             # An hour before year 1 (or its like) is no date.
-            raise serializers.ValidationError({"end": ["out of range"]}) from None
+            raise serializers.ValidationError({"end": [_("out of range")]}) from None
         if window.start >= window.end:
-            raise serializers.ValidationError({"start": ["must be before end"]})
+            raise serializers.ValidationError({"start": [_("must be before end")]})
         if window.end - window.start > MAX_PERIOD:
-            raise serializers.ValidationError({"start": ["at most 93 days before end"]})
+            raise serializers.ValidationError(
+                {"start": [_("at most 93 days before end")]}
+            )
         if (window.end - window.start).total_seconds() / window.step > MAX_POINTS:
             raise serializers.ValidationError(
-                {"step": [f"too fine: more than {MAX_POINTS} points"]}
+                {
+                    "step": [
+                        _("too fine: more than %(points)d points")
+                        % {"points": MAX_POINTS}
+                    ]
+                }
             )
         return {"window": window}
 
@@ -186,7 +194,7 @@ class ReportQuerySerializer(ClusterQuerySerializer):
         if month:
             if "start" in attrs or "end" in attrs:
                 raise serializers.ValidationError(
-                    {"month": ["give either month or start and end"]}
+                    {"month": [_("give either month or start and end")]}
                 )
             year, number = (int(part) for part in month.split("-"))
             attrs["start"] = datetime(year, number, 1, tzinfo=UTC)
@@ -194,12 +202,14 @@ class ReportQuerySerializer(ClusterQuerySerializer):
         elif "start" not in attrs or "end" not in attrs:
             missing = "start" if "start" not in attrs else "end"
             raise serializers.ValidationError(
-                {missing: ["required unless month is given"]}
+                {missing: [_("required unless month is given")]}
             )
         if attrs["start"] >= attrs["end"]:
-            raise serializers.ValidationError({"start": ["must be before end"]})
+            raise serializers.ValidationError({"start": [_("must be before end")]})
         if attrs["end"] - attrs["start"] > MAX_PERIOD:
-            raise serializers.ValidationError({"start": ["at most 93 days before end"]})
+            raise serializers.ValidationError(
+                {"start": [_("at most 93 days before end")]}
+            )
         return attrs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.renderers import JSONRenderer
@@ -74,7 +75,10 @@ class _HistoryView(APIView):
         window = _query(s.HistoryQuerySerializer, request)["window"]
         found = self.model.objects.select_related(*self.related).filter(pk=pk).first()
         if found is None:
-            raise NotFound(f"{self.model._meta.model_name} {pk} does not exist")
+            raise NotFound(
+                _("%(noun)s %(pk)s does not exist")
+                % {"noun": self.model._meta.model_name, "pk": pk}
+            )
         metrics, series = type(self).reader(found, window)
         return Response(
             s.HistorySerializer(

@@ -6,6 +6,7 @@ from datetime import UTC
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.inventory.podlogs import LogQuery
@@ -69,7 +70,7 @@ class LogQuerySerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "since_seconds" in attrs and "since_time" in attrs:
             raise serializers.ValidationError(
-                {"since_time": ["give since_seconds or since_time, not both"]}
+                {"since_time": [_("give since_seconds or since_time, not both")]}
             )
         return attrs
 
@@ -98,6 +99,6 @@ class WaitQuerySerializer(serializers.Serializer):
         limit = settings.REQUEST_WAIT_MAX_SECONDS
         if value > limit:
             raise serializers.ValidationError(
-                f"at most {limit} (REQUEST_WAIT_MAX_SECONDS)"
+                _("at most %(limit)s (REQUEST_WAIT_MAX_SECONDS)") % {"limit": limit}
             )
         return value

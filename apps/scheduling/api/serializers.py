@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -465,7 +466,7 @@ class QueueSerializer(QueueAccessFields, serializers.ModelSerializer):
             clusters = list(Cluster.objects.order_by("pk")[:2])
             if len(clusters) != 1:
                 raise serializers.ValidationError(
-                    {"cluster": ["required: give the cluster's id or name"]}
+                    {"cluster": [_("required: give the cluster's id or name")]}
                 )
             attrs["cluster"] = clusters[0]
         return attrs

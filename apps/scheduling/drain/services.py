@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.inventory.models import Chip, Cluster
@@ -61,7 +62,8 @@ def drain_create(
         held = next((c for c in locked if c.active_drain), None)
         if held is not None:
             raise DrainExists(
-                f"chip {held.uuid} is being drained already (drain {held.active_drain})",
+                _("chip %(chip)s is being drained already (drain %(drain)s)")
+                % {"chip": held.uuid, "drain": held.active_drain},
                 detail={"drain": held.active_drain, "chip": held.uuid},
             )
         uuids = [c.uuid for c in sorted(locked, key=lambda c: (c.common_word, c.index))]
@@ -203,7 +205,10 @@ def uncordon(
             .order_by("pk")
         )
         if not locked:
-            raise NotCordoned(f"nothing to uncordon on {node}: no chip is cordoned")
+            raise NotCordoned(
+                _("nothing to uncordon on %(node)s: no chip is cordoned")
+                % {"node": node}
+            )
         ended = _end_drains(cluster, {c.active_drain for c in locked} - {None}, actor)
         chips_uncordon(cluster.pk, [c.pk for c in locked])
         audit_record(

@@ -16,6 +16,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound
@@ -308,11 +309,12 @@ def queue_delete(*, actor: Any, queue: Queue) -> None:
     # Locking the row orders this delete against a concurrent cluster delete
     # (which cascades to its queues): whichever comes second sees the outcome.
     if not Queue.objects.select_for_update().filter(pk=queue.pk).exists():
-        raise NotFound(f"queue {queue.name!r} no longer exists")
+        raise NotFound(_("queue %(queue)r no longer exists") % {"queue": queue.name})
     used = Request.objects.filter(queue=queue).count()
     if used:
         raise QueueInUse(
-            f"queue {queue.name!r} has {used} request(s); it cannot be deleted",
+            _("queue %(queue)r has %(count)d request(s); it cannot be deleted")
+            % {"queue": queue.name, "count": used},
             detail={"requests": used},
         )
     audit_record(

@@ -21,6 +21,7 @@ from typing import Any, TypeVar, cast
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.accounts.choices import Role
 from apps.accounts.selectors import user_role
@@ -56,8 +57,8 @@ def _cluster(identifier: int | str) -> Cluster:
     cluster = Cluster.objects.filter(**lookup).first()
     if cluster is None:
         raise ValidationFailed(
-            f"cluster: no cluster {identifier!r}",
-            detail={"cluster": [f"no cluster {identifier!r}"]},
+            _("cluster: no cluster %(cluster)r") % {"cluster": identifier},
+            detail={"cluster": [_("no cluster %(cluster)r") % {"cluster": identifier}]},
         )
     return cluster
 
@@ -114,7 +115,7 @@ def _queue(cluster: Cluster, name: str) -> Queue:
         return found
     if name == DEFAULT_QUEUE:
         # The default queue exists implicitly (no quota), like Volcano's.
-        queue, _ = Queue.objects.get_or_create(
+        queue, _created = Queue.objects.get_or_create(
             cluster=cluster,
             name=DEFAULT_QUEUE,
             # Open to all, as Volcano's default queue is; its pods are held
@@ -481,11 +482,15 @@ def _idempotent(actor: Any, key: str, fingerprint: str) -> Request | None:
         return None
     if earlier.fingerprint != fingerprint:
         raise IdempotencyConflict(
-            f"idempotency_key: {key!r} was used for request {earlier.pk} with "
-            "different content",
+            _(
+                "idempotency_key: %(key)r was used for request %(request)s with "
+                "different content"
+            )
+            % {"key": key, "request": earlier.pk},
             detail={
                 "idempotency_key": [
-                    f"already used for request {earlier.pk} with different content"
+                    _("already used for request %(request)s with different content")
+                    % {"request": earlier.pk}
                 ],
                 "request": earlier.pk,
             },
@@ -508,8 +513,8 @@ def request_cancel(*, request: Request, actor: Any, token: Any = None) -> Reques
         role and role.allows(Role.ADMIN)
     ):
         raise PermissionDenied(
-            "only the submitter or an admin may cancel a request",
-            detail={"request": ["submitted by someone else"]},
+            _("only the submitter or an admin may cancel a request"),
+            detail={"request": [_("submitted by someone else")]},
         )
     with transaction.atomic():
         current = Request.objects.select_for_update().get(pk=request.pk)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.accounts import services
 from apps.accounts.choices import Role
 from apps.common.exceptions import DomainError
+from apps.common.management.base import PortalCommand
 
 
-class Command(BaseCommand):
-    help = "Create (or reuse) a user or service account and print a new API token for it, once."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Create (or reuse) a user or service account and print a new API token for it, once."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
@@ -23,10 +28,12 @@ class Command(BaseCommand):
             action="append",
             dest="queues",
             default=[],
-            help="limit the token to a queue, as cluster/queue or a name one "
-            "cluster has (repeatable; required unless --role admin)",
+            help=_(
+                "limit the token to a queue, as cluster/queue or a name one "
+                "cluster has (repeatable; required unless --role admin)"
+            ),
         )
-        parser.add_argument("--name", default="", help="a label for the token")
+        parser.add_argument("--name", default="", help=_("a label for the token"))
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

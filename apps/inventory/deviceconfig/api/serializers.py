@@ -3,6 +3,7 @@ publishing (inputs validate, outputs document)."""
 
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.inventory.models import DeviceConfigVersion
@@ -175,7 +176,9 @@ class RestartInputSerializer(serializers.Serializer):
     def validate_confirm(self, value: bool) -> bool:
         if value is not True:
             raise serializers.ValidationError(
-                "send confirm: true to restart; every pod of the component is replaced"
+                _(
+                    "send confirm: true to restart; every pod of the component is replaced"
+                )
             )
         return value
 

@@ -6,45 +6,52 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from kubernetes import config as kube_config
 
 from apps.common.exceptions import DomainError
+from apps.common.management.base import PortalCommand
 from apps.inventory import services
 from apps.inventory.choices import ConnectionKind
 from apps.inventory.kubeconfig import kubeconfig_flatten, kubeconfig_parse
 from apps.inventory.models import Cluster
 
 
-class Command(BaseCommand):
-    help = "Register (add), list or remove clusters. Credentials stay on the server."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Register (add), list or remove clusters. Credentials stay on the server."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(
             dest="verb", required=True, parser_class=CommandParser
         )
-        add = sub.add_parser("add", help="register a cluster")
+        add = sub.add_parser("add", help=_("register a cluster"))
         add.add_argument("name")
         how = add.add_mutually_exclusive_group(required=True)
-        how.add_argument("--kubeconfig", help="path to a kubeconfig file")
+        how.add_argument("--kubeconfig", help=_("path to a kubeconfig file"))
         how.add_argument(
-            "--in-cluster", action="store_true", help="use the pod's service account"
+            "--in-cluster",
+            action="store_true",
+            help=_("use the pod's service account"),
         )
-        how.add_argument("--url", help="API server URL (with --token-file)")
+        how.add_argument("--url", help=_("API server URL (with --token-file)"))
         add.add_argument(
-            "--context", default="", help="kubeconfig context (default: current)"
+            "--context", default="", help=_("kubeconfig context (default: current)")
         )
         add.add_argument(
-            "--token-file", help="file holding a bearer token (with --url)"
+            "--token-file", help=_("file holding a bearer token (with --url)")
         )
         add.add_argument(
             "--device-config",
             default="kube-system/hami-scheduler-device",
-            help="NAMESPACE/NAME of the device-config ConfigMap",
+            help=_("NAMESPACE/NAME of the device-config ConfigMap"),
         )
-        sub.add_parser("list", help="list clusters and their sync state")
+        sub.add_parser("list", help=_("list clusters and their sync state"))
         remove = sub.add_parser(
-            "remove", help="forget a cluster (the cluster itself is untouched)"
+            "remove", help=_("forget a cluster (the cluster itself is untouched)")
         )
         remove.add_argument("name")
 
@@ -56,9 +63,9 @@ class Command(BaseCommand):
             raise CommandError(f"{exc.message} {detail or ''}".strip()) from exc
 
     def _add(self, options: dict[str, Any]) -> None:
-        namespace, _, name = options["device_config"].partition("/")
+        namespace, _slash, name = options["device_config"].partition("/")
         if not name:
-            raise CommandError("--device-config must be NAMESPACE/NAME")
+            raise CommandError(_("--device-config must be NAMESPACE/NAME"))
         fields: dict[str, Any] = {
             "name": options["name"],
             "device_config_namespace": namespace,
@@ -79,12 +86,18 @@ class Command(BaseCommand):
                 )
             except Exception as exc:
                 raise CommandError(
-                    f"--kubeconfig {path}: not a readable kubeconfig ({exc})"
+                    _("--kubeconfig %(path)s: not a readable kubeconfig (%(error)s)")
+                    % {"path": path, "error": exc}
                 ) from exc
             names = [c["name"] for c in contexts]
             if options["context"] and options["context"] not in names:
                 raise CommandError(
-                    f"--context {options['context']!r} not in {path} (has: {', '.join(names)})"
+                    _("--context %(context)r not in %(path)s (has: %(names)s)")
+                    % {
+                        "context": options["context"],
+                        "path": path,
+                        "names": ", ".join(names),
+                    }
                 )
             kubeconfig = yaml.safe_dump(flat, sort_keys=False)
             fields.update(
@@ -96,7 +109,7 @@ class Command(BaseCommand):
             fields.update(connection=ConnectionKind.IN_CLUSTER)
         else:
             if not options["token_file"]:
-                raise CommandError("--url needs --token-file")
+                raise CommandError(_("--url needs --token-file"))
             token = Path(options["token_file"]).read_text().strip()
             fields.update(connection=ConnectionKind.TOKEN, api_url=options["url"])
         existing = Cluster.objects.filter(name=options["name"]).first()
@@ -108,12 +121,12 @@ class Command(BaseCommand):
                 kubeconfig=kubeconfig,
                 **fields,
             )
-            self.stdout.write(f"updated cluster {options['name']}")
+            self.stdout.write(_("updated cluster %(name)s") % {"name": options["name"]})
         else:
             services.cluster_create(
                 actor=None, token=token, kubeconfig=kubeconfig, **fields
             )
-            self.stdout.write(f"added cluster {options['name']}")
+            self.stdout.write(_("added cluster %(name)s") % {"name": options["name"]})
 
     def _list(self, options: dict[str, Any]) -> None:
         for cluster in Cluster.objects.all():
@@ -124,6 +137,8 @@ class Command(BaseCommand):
     def _remove(self, options: dict[str, Any]) -> None:
         cluster = Cluster.objects.filter(name=options["name"]).first()
         if cluster is None:
-            raise CommandError(f"no cluster {options['name']!r}")
+            raise CommandError(
+                _("no cluster %(cluster)r") % {"cluster": options["name"]}
+            )
         services.cluster_delete(cluster=cluster, actor=None)
-        self.stdout.write(f"removed cluster {options['name']}")
+        self.stdout.write(_("removed cluster %(name)s") % {"name": options["name"]})

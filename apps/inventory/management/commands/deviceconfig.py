@@ -23,8 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import Conflict, DomainError
+from apps.common.management.base import PortalCommand
 from apps.inventory import selectors
 from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
@@ -40,79 +43,89 @@ from apps.inventory.hami.validation import validate_configs
 from apps.inventory.management.textfile import read_text_file
 
 
-class Command(BaseCommand):
-    help = "Check, import, export a HAMi device-config.yaml, and ask which template a request gets."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Check, import, export, publish, adopt or roll back a HAMi device-config.yaml, and ask which template a request gets."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(
             dest="verb", required=True, parser_class=CommandParser
         )
-        check = sub.add_parser("check", help="validate a device-config.yaml")
+        check = sub.add_parser("check", help=_("validate a device-config.yaml"))
         check.add_argument("file")
         imp = sub.add_parser(
-            "import", help="make a file the portal's config of a cluster"
+            "import", help=_("make a file the portal's config of a cluster")
         )
         imp.add_argument("file")
         imp.add_argument("--cluster", required=True)
         imp.add_argument("--reason", default="")
-        exp = sub.add_parser("export", help="print the YAML the portal would publish")
+        exp = sub.add_parser(
+            "export", help=_("print the YAML the portal would publish")
+        )
         exp.add_argument("--cluster", required=True)
-        fit = sub.add_parser("fit", help="which template a request of MEMORY MB gets")
+        fit = sub.add_parser(
+            "fit", help=_("which template a request of MEMORY MB gets")
+        )
         fit.add_argument("--cluster", required=True)
         fit.add_argument("--chip-type", required=True, dest="chip_type")
         fit.add_argument(
-            "--memory", type=int, default=None, help="MB; omit for a whole card"
+            "--memory", type=int, default=None, help=_("MB; omit for a whole card")
         )
         fit.add_argument(
             "--scheduler",
             choices=[s.value for s in Scheduler],
             default=Scheduler.HAMI.value,
-            help="whose reading of 0 MB and of requests over memoryCapacity applies",
+            help=_("whose reading of 0 MB and of requests over memoryCapacity applies"),
         )
-        pub = sub.add_parser("publish", help="write the portal's config to the cluster")
+        pub = sub.add_parser(
+            "publish", help=_("write the portal's config to the cluster")
+        )
         pub.add_argument("--cluster", required=True)
         pub.add_argument("--reason", required=True)
         pub.add_argument(
-            "--force", action="store_true", help="publish over a hand edit"
+            "--force", action="store_true", help=_("publish over a hand edit")
         )
         pub.add_argument(
             "--confirm-shape",
             action="store_true",
-            help="write a vnpus shape a running component cannot parse",
+            help=_("write a vnpus shape a running component cannot parse"),
         )
         pub.add_argument(
             "--confirm-breaking",
             action="append",
             default=[],
             metavar="NAMESPACE/POD",
-            help="a running slice you accept this publish breaks (repeat for each)",
+            help=_("a running slice you accept this publish breaks (repeat for each)"),
         )
         pub.add_argument(
             "--confirm-breaking-template",
             action="append",
             default=[],
             metavar="COMMONWORD/TEMPLATE",
-            help="a template whose running slices you accept this publish breaks, "
-            "whichever pods run them when it lands (repeat for each)",
+            help=_(
+                "a template whose running slices you accept this publish breaks, "
+                "whichever pods run them when it lands (repeat for each)"
+            ),
         )
         drift = sub.add_parser(
-            "drift", help="compare the live ConfigMap with the portal's version"
+            "drift", help=_("compare the live ConfigMap with the portal's version")
         )
         drift.add_argument("--cluster", required=True)
-        adopt = sub.add_parser("adopt", help="take the live content as the portal's")
+        adopt = sub.add_parser("adopt", help=_("take the live content as the portal's"))
         adopt.add_argument("--cluster", required=True)
         adopt.add_argument("--reason", default="")
-        back = sub.add_parser("rollback", help="publish an earlier version's text")
+        back = sub.add_parser("rollback", help=_("publish an earlier version's text"))
         back.add_argument("--cluster", required=True)
         back.add_argument("--version", type=int, required=True, dest="number")
         back.add_argument("--reason", required=True)
         back.add_argument(
-            "--force", action="store_true", help="publish over a hand edit"
+            "--force", action="store_true", help=_("publish over a hand edit")
         )
         back.add_argument(
             "--confirm-shape",
             action="store_true",
-            help="write a vnpus shape a running component cannot parse",
+            help=_("write a vnpus shape a running component cannot parse"),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -134,7 +147,9 @@ class Command(BaseCommand):
                 self.stderr.write(f"error: {error.field}: {error.message}")
             raise SystemExit(1)
         self.stdout.write(
-            f"ok: {len(document.raw_configs)} chip types, shape {document.shape.value}"
+            "ok: "
+            + _("%(count)d chip types, shape %(shape)s")
+            % {"count": len(document.raw_configs), "shape": document.shape.value}
         )
 
     def _import(self, options: dict[str, Any]) -> None:
@@ -145,7 +160,12 @@ class Command(BaseCommand):
             actor=None,
         )
         self.stdout.write(
-            f"imported {options['file']} as version {version.number} of cluster {options['cluster']}"
+            _("imported %(file)s as version %(version)s of cluster %(cluster)s")
+            % {
+                "file": options["file"],
+                "version": version.number,
+                "cluster": options["cluster"],
+            }
         )
 
     def _export(self, options: dict[str, Any]) -> None:
@@ -166,8 +186,16 @@ class Command(BaseCommand):
         after = answer["after_restart"]
         if after:
             self.stdout.write(
-                f"  by v{answer['config_version']}, which the scheduler loaded; after "
-                f"it restarts (v{answer['published_version']}): {_fit_line(after)}"
+                "  "
+                + _(
+                    "by v%(loaded)s, which the scheduler loaded; after it restarts "
+                    "(v%(published)s): %(fit)s"
+                )
+                % {
+                    "loaded": answer["config_version"],
+                    "published": answer["published_version"],
+                    "fit": _fit_line(after),
+                }
             )
 
     # --- publishing (talks to the cluster) ------------------------------------------
@@ -207,10 +235,7 @@ class Command(BaseCommand):
     def _drift(self, options: dict[str, Any]) -> None:
         drift = deviceconfig_drift(selectors.cluster_get(options["cluster"]))
         if drift["in_sync"]:
-            self.stdout.write(
-                f"in sync with version {drift['baseline_version']} "
-                f"(resourceVersion {drift['live_resource_version']})"
-            )
+            self.stdout.write(in_sync_line(drift))
             return
         self.stdout.write(drift["diff"], ending="")
         raise SystemExit(1)
@@ -223,8 +248,11 @@ class Command(BaseCommand):
             reason=options["reason"],
         )
         self.stdout.write(
-            f"adopted the live device config as version {version.number} "
-            f"(resourceVersion {version.resource_version})"
+            _(
+                "adopted the live device config as version %(version)s "
+                "(resourceVersion %(resource_version)s)"
+            )
+            % {"version": version.number, "resource_version": version.resource_version}
         )
 
 
@@ -251,15 +279,19 @@ def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -
             # --confirm-breaking NAMESPACE/POD for each one it accepts.
             command.stderr.write(f"refused: {exc.message}")
             command.stderr.write(
-                "name each one with --confirm-breaking NAMESPACE/POD, or their "
-                "templates with --confirm-breaking-template COMMONWORD/TEMPLATE, "
-                "to publish anyway"
+                _(
+                    "name each one with --confirm-breaking NAMESPACE/POD, or their "
+                    "templates with --confirm-breaking-template COMMONWORD/TEMPLATE, "
+                    "to publish anyway"
+                )
             )
             raise SystemExit(1) from exc
         if exc.code == "unconfirmed_warnings":
             for line in (exc.detail or {}).get("confirm_warnings", [])[:-1]:
                 command.stderr.write(f"warning: {line}")
-            command.stderr.write("refused: warnings; add --yes to publish anyway")
+            command.stderr.write(
+                "refused: " + _("warnings; add --yes to publish anyway")
+            )
             raise SystemExit(1) from exc
         if exc.code != "no_change":
             raise
@@ -272,9 +304,22 @@ def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -
         command.stdout.write(f"warning: {reader.message}")
     command.stdout.write(result.diff, ending="")
     command.stdout.write(
-        f"published version {result.version.number} "
-        f"(resourceVersion {result.version.resource_version})"
+        _("published version %(version)s (resourceVersion %(resource_version)s)")
+        % {
+            "version": result.version.number,
+            "resource_version": result.version.resource_version,
+        }
     )
+
+
+def in_sync_line(drift: dict[str, Any]) -> str:
+    """``drift``'s line when the live ConfigMap holds the portal's version."""
+    return _(
+        "in sync with version %(version)s (resourceVersion %(resource_version)s)"
+    ) % {
+        "version": drift["baseline_version"],
+        "resource_version": drift["live_resource_version"],
+    }
 
 
 def _fit_line(fit: dict[str, Any]) -> str:

@@ -5,21 +5,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import DomainError
+from apps.common.management.base import PortalCommand
 from apps.inventory.models import Chip
 from apps.inventory.selectors import cluster_get
 
 
-class Command(BaseCommand):
-    help = "Print the chips of a cluster with their usage (memory in MB)."
+class Command(PortalCommand):
+    help = gettext_lazy("Print the chips of a cluster with their usage (memory in MB).")
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(
             dest="verb", required=True, parser_class=CommandParser
         )
-        chips = sub.add_parser("chips", help="one line (or JSON object) per chip")
+        chips = sub.add_parser("chips", help=_("one line (or JSON object) per chip"))
         chips.add_argument("--cluster", required=True)
         chips.add_argument("--json", action="store_true")
 

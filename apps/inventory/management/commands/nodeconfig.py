@@ -27,12 +27,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import DomainError, ValidationFailed
+from apps.common.management.base import PortalCommand
 from apps.inventory import selectors
 from apps.inventory.hami.nodeconfig import NodeConfigError
-from apps.inventory.management.commands.deviceconfig import report_publish
+from apps.inventory.management.commands.deviceconfig import (
+    in_sync_line,
+    report_publish,
+)
 from apps.inventory.management.textfile import read_text_file
 from apps.inventory.nodeconfig import publishing
 from apps.inventory.nodeconfig.selectors import (
@@ -42,15 +48,15 @@ from apps.inventory.nodeconfig.selectors import (
 )
 from apps.inventory.nodeconfig.services import nodeconfig_import
 
-EXPORT_HELP = (
+EXPORT_HELP = gettext_lazy(
     "print the live node-config.yaml sync mirrored from the cluster; before sync "
     "has seen one (no ConfigMap, or not synced), a file that changes nothing: every "
     "node labelled ascend=on or registering chips, in the mode it reports now"
 )
 
 
-class Command(BaseCommand):
-    help = (
+class Command(PortalCommand):
+    help = gettext_lazy(
         "Check, import, export, publish, adopt or roll back the device plugin's node "
         "config (hami-device-node-config), as deviceconfig does for the device config."
     )
@@ -61,25 +67,31 @@ class Command(BaseCommand):
         )
         check = sub.add_parser(
             "check",
-            help="validate a node-config.yaml (or a ConfigMap holding one); with "
-            "--cluster, also against its nodes, chips, plugin version and templates",
+            help=_(
+                "validate a node-config.yaml (or a ConfigMap holding one); with "
+                "--cluster, also against its nodes, chips, plugin version and templates"
+            ),
         )
         check.add_argument("file")
         check.add_argument("--cluster", default=None)
         check.add_argument(
-            "--strict", action="store_true", help="exit 1 on warnings too"
+            "--strict", action="store_true", help=_("exit 1 on warnings too")
         )
         imp = sub.add_parser(
             "import",
-            help="store a file as a version of a cluster's node config (a draft: "
-            "nothing is written to the cluster; rollback --version N publishes it)",
+            help=_(
+                "store a file as a version of a cluster's node config (a draft: "
+                "nothing is written to the cluster; rollback --version N publishes it)"
+            ),
         )
         imp.add_argument("file")
         imp.add_argument("--cluster", required=True)
         imp.add_argument("--reason", default="")
-        exp = sub.add_parser("export", help=EXPORT_HELP)
+        exp = sub.add_parser("export", help=str(EXPORT_HELP))
         exp.add_argument("--cluster", required=True)
-        pub = sub.add_parser("publish", help="write a file to the cluster's ConfigMap")
+        pub = sub.add_parser(
+            "publish", help=_("write a file to the cluster's ConfigMap")
+        )
         pub.add_argument("file")
         _publish_options(pub)
         pub.add_argument(
@@ -87,16 +99,18 @@ class Command(BaseCommand):
             type=int,
             default=None,
             dest="expected_version",
-            help="refuse (exit 1) unless the portal's node config is at this version",
+            help=_(
+                "refuse (exit 1) unless the portal's node config is at this version"
+            ),
         )
         drift = sub.add_parser(
-            "drift", help="compare the live ConfigMap with the portal's version"
+            "drift", help=_("compare the live ConfigMap with the portal's version")
         )
         drift.add_argument("--cluster", required=True)
-        adopt = sub.add_parser("adopt", help="take the live content as the portal's")
+        adopt = sub.add_parser("adopt", help=_("take the live content as the portal's"))
         adopt.add_argument("--cluster", required=True)
         adopt.add_argument("--reason", default="")
-        back = sub.add_parser("rollback", help="publish an earlier version's text")
+        back = sub.add_parser("rollback", help=_("publish an earlier version's text"))
         back.add_argument("--version", type=int, required=True, dest="number")
         _publish_options(back)
 
@@ -129,11 +143,15 @@ class Command(BaseCommand):
         if errors or (options["strict"] and warnings):
             raise SystemExit(1)
         against = (
-            f"checked against cluster {cluster.name}"
+            _("checked against cluster %(cluster)s") % {"cluster": cluster.name}
             if cluster is not None
-            else "format only (add --cluster NAME to check nodes and chips)"
+            else _("format only (add --cluster NAME to check nodes and chips)")
         )
-        self.stdout.write(f"ok: {len(read.entries)} nodes, {against}")
+        self.stdout.write(
+            "ok: "
+            + _("%(count)d nodes, %(against)s")
+            % {"count": len(read.entries), "against": against}
+        )
 
     def _import(self, options: dict[str, Any]) -> None:
         version, warnings = nodeconfig_import(
@@ -146,8 +164,15 @@ class Command(BaseCommand):
         for warning in warnings:
             self.stdout.write(f"warning: {warning.field}: {warning.message}")
         self.stdout.write(
-            f"imported {options['file']} as version {version.number} of cluster "
-            f"{options['cluster']} (nothing was written to the cluster)"
+            _(
+                "imported %(file)s as version %(version)s of cluster %(cluster)s "
+                "(nothing was written to the cluster)"
+            )
+            % {
+                "file": options["file"],
+                "version": version.number,
+                "cluster": options["cluster"],
+            }
         )
 
     def _export(self, options: dict[str, Any]) -> None:
@@ -158,9 +183,13 @@ class Command(BaseCommand):
             return
         self.stdout.write(nodeconfig_starting_file(cluster), ending="")
         self.stderr.write(
-            f"note: ConfigMap {mirror.namespace}/{mirror.name} is {mirror.state} "
-            "(or has no node-config.yaml): built from the inventory, every Ascend "
-            "node in its current mode, no overrides"
+            "note: "
+            + _(
+                "ConfigMap %(configmap)s is %(state)s (or has no node-config.yaml): "
+                "built from the inventory, every Ascend node in its current mode, "
+                "no overrides"
+            )
+            % {"configmap": f"{mirror.namespace}/{mirror.name}", "state": mirror.state}
         )
 
     def _publish(self, options: dict[str, Any]) -> None:
@@ -200,10 +229,7 @@ class Command(BaseCommand):
     def _drift(self, options: dict[str, Any]) -> None:
         drift = publishing.nodeconfig_drift(selectors.cluster_get(options["cluster"]))
         if drift["in_sync"]:
-            self.stdout.write(
-                f"in sync with version {drift['baseline_version']} "
-                f"(resourceVersion {drift['live_resource_version']})"
-            )
+            self.stdout.write(in_sync_line(drift))
             return
         self.stdout.write(drift["diff"], ending="")
         raise SystemExit(1)
@@ -216,8 +242,11 @@ class Command(BaseCommand):
             reason=options["reason"],
         )
         self.stdout.write(
-            f"adopted the live node config as version {version.number} "
-            f"(resourceVersion {version.resource_version})"
+            _(
+                "adopted the live node config as version %(version)s "
+                "(resourceVersion %(resource_version)s)"
+            )
+            % {"version": version.number, "resource_version": version.resource_version}
         )
 
 
@@ -225,6 +254,8 @@ def _publish_options(parser: CommandParser) -> None:
     parser.add_argument("--cluster", required=True)
     parser.add_argument("--reason", required=True)
     parser.add_argument(
-        "--yes", action="store_true", help="publish even with validation warnings"
+        "--yes", action="store_true", help=_("publish even with validation warnings")
     )
-    parser.add_argument("--force", action="store_true", help="publish over a hand edit")
+    parser.add_argument(
+        "--force", action="store_true", help=_("publish over a hand edit")
+    )

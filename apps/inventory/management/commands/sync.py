@@ -9,27 +9,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import DomainError
+from apps.common.management.base import PortalCommand
 from apps.inventory.kube import TRANSPORT_ERRORS, KubeError, kube_error
 from apps.inventory.selectors import cluster_get
 from apps.inventory.sync.engine import sync_once, sync_run
 
 
-class Command(BaseCommand):
-    help = "Sync a cluster into the database: once (--once) or continuously."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Sync a cluster into the database: once (--once) or continuously."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--cluster", required=True)
         parser.add_argument(
-            "--once", action="store_true", help="one full list, then exit"
+            "--once", action="store_true", help=_("one full list, then exit")
         )
         parser.add_argument(
             "--seconds",
             type=float,
             default=10**9,
-            help="stop after this long (continuous mode)",
+            help=_("stop after this long (continuous mode)"),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -52,8 +57,16 @@ class Command(BaseCommand):
         except KeyboardInterrupt:
             return
         if not stats:
-            self.stdout.write("another worker already watches this cluster")
+            self.stdout.write(_("another worker already watches this cluster"))
         for key, stat in sorted(stats.items()):
             self.stdout.write(
-                f"watched {key}: {stat.lists} lists, {stat.events} events, {stat.errors} errors"
+                _(
+                    "watched %(key)s: %(lists)d lists, %(events)d events, %(errors)d errors"
+                )
+                % {
+                    "key": key,
+                    "lists": stat.lists,
+                    "events": stat.events,
+                    "errors": stat.errors,
+                }
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.inventory.deviceconfig.api.serializers import (
@@ -72,7 +73,7 @@ class NodeConfigWhatIfInputSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {
                     "text": [
-                        "send exactly one of text (the file) and nodes (its entries)"
+                        _("send exactly one of text (the file) and nodes (its entries)")
                     ]
                 }
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext as _
 from rest_framework import serializers
 
 from apps.inventory.deviceconfig.api.serializers import ValidationIssueSerializer
@@ -63,7 +64,12 @@ class NodeEditSerializer(serializers.Serializer):
             if unknown:
                 known = ", ".join(self.fields)
                 raise serializers.ValidationError(
-                    {key: [f"unknown key; an edit takes {known}"] for key in unknown}
+                    {
+                        key: [
+                            _("unknown key; an edit takes %(known)s") % {"known": known}
+                        ]
+                        for key in unknown
+                    }
                 )
         return super().to_internal_value(data)
 
@@ -86,7 +92,7 @@ class NodeConfigDraftSerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("text" in attrs) == bool(attrs.get("nodes")):
             raise serializers.ValidationError(
-                {"text": ["give either text or nodes, not both or neither"]}
+                {"text": [_("give either text or nodes, not both or neither")]}
             )
         return attrs
 

@@ -18,9 +18,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from apps.accounts.services import user_set_role
+from apps.common.management.base import PortalCommand
 from apps.inventory.deviceconfig.services import deviceconfig_import
 from apps.inventory.models import Cluster
 from apps.scheduling.models import Queue
@@ -38,16 +40,20 @@ GUIDE_CONFIG = (
 )
 
 
-class Command(BaseCommand):
-    help = "Create the demo admin user and the demo cluster (safe to run again)."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Create the demo admin user and the demo cluster (safe to run again)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--cluster", default="demo")
         parser.add_argument("--password", default="admin")
         parser.add_argument(
             "--kubeconfig",
-            help="register the cluster with this kubeconfig (a running simcluster); "
-            "without it, import the guide's device config only",
+            help=_(
+                "register the cluster with this kubeconfig (a running simcluster); "
+                "without it, import the guide's device config only"
+            ),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -57,7 +63,7 @@ class Command(BaseCommand):
             admin = user_model.objects.create_superuser(
                 "admin", "", options["password"]
             )
-            self.stdout.write("created user admin")
+            self.stdout.write(_("created user admin"))
         user_set_role(user=admin, role="admin")
         if options["kubeconfig"]:
             call_command(
@@ -76,7 +82,8 @@ class Command(BaseCommand):
                 reason="demo: the guide's device config",
             )
             self.stdout.write(
-                f"created cluster {options['cluster']} with the guide's device config"
+                _("created cluster %(cluster)s with the guide's device config")
+                % {"cluster": options["cluster"]}
             )
         cluster = Cluster.objects.get(name=options["cluster"])
         if not Queue.objects.filter(cluster=cluster, name=CI_QUEUE).exists():
@@ -90,5 +97,6 @@ class Command(BaseCommand):
                 access={"open_to_all": True},
             )
             self.stdout.write(
-                f"created queue {CI_QUEUE} (pods in namespace {CI_NAMESPACE})"
+                _("created queue %(queue)s (pods in namespace %(namespace)s)")
+                % {"queue": CI_QUEUE, "namespace": CI_NAMESPACE}
             )

@@ -10,8 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
+from apps.common.management.base import PortalCommand
 from apps.inventory.models import Cluster
 from apps.scheduling.choices import CARRIED_OUT_STATES
 from apps.scheduling.eviction import victims_evict
@@ -19,21 +22,23 @@ from apps.scheduling.models import PreemptionProposal
 from apps.scheduling.passes import scheduling_pass
 
 
-class Command(BaseCommand):
-    help = "Run scheduling passes (reconcile, reserve, admit) and due evictions."
+class Command(PortalCommand):
+    help = gettext_lazy(
+        "Run scheduling passes (reconcile, reserve, admit) and due evictions."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--cluster",
             action="append",
             default=[],
-            help="name (repeatable; default: all)",
+            help=_("name (repeatable; default: all)"),
         )
         parser.add_argument(
             "--loop",
             type=float,
             default=0.0,
-            help="repeat every this many seconds until interrupted",
+            help=_("repeat every this many seconds until interrupted"),
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -44,7 +49,9 @@ class Command(BaseCommand):
                 clusters.values_list("name", flat=True)
             )
             if missing:
-                raise CommandError(f"no cluster {sorted(missing)[0]!r}")
+                raise CommandError(
+                    _("no cluster %(cluster)r") % {"cluster": sorted(missing)[0]}
+                )
         while True:
             for cluster in clusters:
                 self._once(cluster)
@@ -55,7 +62,7 @@ class Command(BaseCommand):
     def _once(self, cluster: Cluster) -> None:
         report = scheduling_pass(cluster.pk)
         if report is None:
-            self.stdout.write(f"{cluster.name}: busy")
+            self.stdout.write(_("%(cluster)s: busy") % {"cluster": cluster.name})
             return
         for proposal_id in PreemptionProposal.objects.filter(
             cluster=cluster, state__in=CARRIED_OUT_STATES
@@ -63,7 +70,16 @@ class Command(BaseCommand):
             victims_evict(proposal_id)
         a = report.allocation
         self.stdout.write(
-            f"{cluster.name}: reserved {len(a.reserved)}, proposed {len(a.proposed)}, "
-            f"waiting {len(a.waiting)}, failed {len(a.failed)}, "
-            f"admitted {len(report.admitted)}"
+            _(
+                "%(cluster)s: reserved %(reserved)d, proposed %(proposed)d, "
+                "waiting %(waiting)d, failed %(failed)d, admitted %(admitted)d"
+            )
+            % {
+                "cluster": cluster.name,
+                "reserved": len(a.reserved),
+                "proposed": len(a.proposed),
+                "waiting": len(a.waiting),
+                "failed": len(a.failed),
+                "admitted": len(report.admitted),
+            }
         )
