@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import get_language
 
 from apps.alerts.alertmanager import Alertmanager, alertmanager, configured
 from apps.alerts.choices import AlertSource, AlertState
@@ -187,11 +188,22 @@ def _alert_of(
         alert,
         shown,
         state=state,
-        summary=annotations.get("summary") or render(alert.summary, shown),
+        summary=_summary(alert, annotations, shown),
         runbook_url=annotations.get("runbook_url", ""),
         starts_at=_when(entry.get("startsAt")),
         silenced_by=tuple(_silence_ref(sid, silences.get(sid, {})) for sid in silenced),
     )
+
+
+def _summary(
+    alert: Alert, annotations: Mapping[str, Any], shown: dict[str, str]
+) -> str:
+    """The summary in the reader's language: Alertmanager's rendered annotation
+    (``summary`` or, for Chinese, ``summary_zh``), else the portal's own
+    rendering of the definition (rules written before ``summary_zh`` existed)."""
+    language = get_language()
+    key = "summary_zh" if (language or "").startswith("zh") else "summary"
+    return str(annotations.get(key) or render(alert.summary_in(language), shown))
 
 
 def _silence_ref(silence_id: str, silence: Mapping[str, Any]) -> SilenceRef:
@@ -231,7 +243,7 @@ def _evaluated() -> AlertList:
     alerts = []
     for firing in evaluate(ALERTS, portal_samples()):
         shown = shown_labels(firing.labels, firing.alert)
-        summary = render(firing.alert.summary, shown, firing.value)
+        summary = render(firing.alert.summary_in(get_language()), shown, firing.value)
         alerts.append(
             _portal_alert(firing.alert, shown, state=AlertState.FIRING, summary=summary)
         )

@@ -120,3 +120,20 @@ def test_an_alertmanager_that_is_down_empties_the_list_and_fails_a_silence(
     assert answer.status_code == 503
     assert answer.json()["code"] == "alertmanager_unavailable"
     assert not AuditEvent.objects.filter(action="alert.silence").exists()
+
+
+def test_a_reader_of_chinese_gets_the_summaries_in_chinese(
+    settings, sick_chip, viewer_client
+):
+    # given the portal evaluating its alerts, and a chip reported unhealthy
+    settings.ALERTMANAGER_URL = ""
+    # when a viewer whose browser asks for Chinese reads the alerts
+    answer = viewer_client.get(URL, HTTP_ACCEPT_LANGUAGE="zh-CN")
+    # then the summary is in Chinese, the name, labels and state as always
+    assert answer.status_code == 200
+    (chip,) = [a for a in answer.json()["alerts"] if a["name"] == "VnpuChipUnhealthy"]
+    assert chip["state"] == "firing"
+    assert chip["summary"] == (
+        f"集群 guide 节点 {sick_chip.node.name} 上的芯片 {sick_chip.uuid}"
+        "（Ascend310P）被报告为不健康"
+    )

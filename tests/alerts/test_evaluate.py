@@ -3,6 +3,8 @@ text rendered from an alert's labels (apps/common/alerting/evaluate.py)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from apps.common.alerting.definitions import ALERTS
@@ -88,3 +90,25 @@ def test_counter_alerts_are_left_to_prometheus():
     assert {a.name for a in counters} == {"VnpuBindTimeouts", "VnpuNodeLockReleased"}
     samples = [Sample("vnpu_bind_timeouts_total", {"cluster": "a"}, 50)]
     assert evaluate(counters, samples) == []
+
+
+TEMPLATE_VARIABLE = re.compile(r"\$(?:labels\.\w+|value)(?: \| \w+)?")
+
+
+@pytest.mark.parametrize("alert", ALERTS, ids=lambda alert: alert.name)
+def test_every_summary_is_in_chinese_too_with_the_same_variables(alert):
+    # Alertmanager's receivers and the portal fill in the same values in both
+    assert re.search("[\u4e00-\u9fff]", alert.summary_zh), alert.summary_zh
+    assert sorted(TEMPLATE_VARIABLE.findall(alert.summary_zh)) == sorted(
+        TEMPLATE_VARIABLE.findall(alert.summary)
+    )
+
+
+def test_the_summary_follows_the_readers_language():
+    alert = BY_NAME["VnpuChipUnhealthy"]
+    labels = {"cluster": "bj-1", "node": "n1", "chip": "u-1", "chip_type": "310P"}
+    assert render(alert.summary_in("zh-hans"), labels, 1) == (
+        "集群 bj-1 节点 n1 上的芯片 u-1（310P）被报告为不健康"
+    )
+    assert alert.summary_in("en") == alert.summary
+    assert alert.summary_in(None) == alert.summary

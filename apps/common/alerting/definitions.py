@@ -39,6 +39,9 @@ class Alert:
         for_: How long the condition must hold (chart value ``alerts.<key>.for``).
         summary: One line naming the object, a Prometheus template over
             ``$labels`` and ``$value``.
+        summary_zh: The same line in Chinese, with the same template
+            variables (a test checks it): the ``summary_zh`` annotation, and
+            what the portal shows a reader of Chinese.
         page: The portal page, a path (and query) appended to ``PORTAL_URL``;
             it may use ``$labels``.
         unit: What the threshold counts, for people (``seconds``, ``ratio``...).
@@ -53,10 +56,16 @@ class Alert:
     threshold: float
     for_: str
     summary: str
+    summary_zh: str
     page: str
     unit: str
     matchers: str = ""
     increase_over: str = ""
+
+    def summary_in(self, language: str | None) -> str:
+        """The summary in ``language`` (a Django language code): Chinese for
+        any ``zh`` code, English otherwise."""
+        return self.summary_zh if (language or "").startswith("zh") else self.summary
 
     @property
     def key(self) -> str:
@@ -110,6 +119,7 @@ ALERTS: tuple[Alert, ...] = (
             "{{ $labels.cluster }} has waited {{ $value | humanizeDuration }} "
             "for an admin"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 队列 {{ $labels.queue }} 的一个抢占提议已等待管理员批准 {{ $value | humanizeDuration }}",
         page=f"/preemptions?{CLUSTER}",
     ),
     Alert(
@@ -124,6 +134,7 @@ ALERTS: tuple[Alert, ...] = (
             "Chip {{ $labels.chip }} ({{ $labels.chip_type }}) on node "
             "{{ $labels.node }} of cluster {{ $labels.cluster }} is reported unhealthy"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 节点 {{ $labels.node }} 上的芯片 {{ $labels.chip }}（{{ $labels.chip_type }}）被报告为不健康",
         page=f"/chips?{CLUSTER}&chip={{{{ $labels.chip }}}}",
     ),
     Alert(
@@ -136,6 +147,7 @@ ALERTS: tuple[Alert, ...] = (
         for_="5m",
         unit="1 while in that state",
         summary="Sync of cluster {{ $labels.cluster }} is {{ $labels.state }}",
+        summary_zh="集群 {{ $labels.cluster }} 的同步处于 {{ $labels.state }} 状态",
         page=f"/health?{CLUSTER}",
     ),
     Alert(
@@ -150,6 +162,7 @@ ALERTS: tuple[Alert, ...] = (
             "The {{ $labels.resource }} watch of cluster {{ $labels.cluster }} "
             "last succeeded {{ $value | humanizeDuration }} ago"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 的 {{ $labels.resource }} 监视最近一次成功在 {{ $value | humanizeDuration }} 之前",
         page=f"/health?{CLUSTER}",
     ),
     Alert(
@@ -164,6 +177,7 @@ ALERTS: tuple[Alert, ...] = (
             "The device config of cluster {{ $labels.cluster }} was edited "
             "outside the portal"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 的设备配置在门户之外被修改",
         page=f"/templates?tab=publish&{CLUSTER}",
     ),
     Alert(
@@ -178,6 +192,7 @@ ALERTS: tuple[Alert, ...] = (
             "The scheduler of cluster {{ $labels.cluster }} has not loaded the "
             "device config published {{ $value | humanizeDuration }} ago"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 的调度器尚未加载 {{ $value | humanizeDuration }} 之前发布的设备配置",
         page=f"/templates?tab=publish&{CLUSTER}",
     ),
     Alert(
@@ -193,6 +208,7 @@ ALERTS: tuple[Alert, ...] = (
             "{{ $value | humanizePercentage }} of its {{ $labels.chip_type }} "
             "{{ $labels.resource }} quota"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 的队列 {{ $labels.queue }} 已占用其 {{ $labels.chip_type }} {{ $labels.resource }} 配额的 {{ $value | humanizePercentage }}",
         page=f"/queues?{CLUSTER}",
     ),
     Alert(
@@ -207,6 +223,7 @@ ALERTS: tuple[Alert, ...] = (
             "{{ $value }} booked slices of cluster {{ $labels.cluster }} have "
             "been idle for hours"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 有 {{ $value }} 个已分配的切片空闲已达数小时",
         page=f"/usage?{CLUSTER}",
     ),
     Alert(
@@ -222,6 +239,7 @@ ALERTS: tuple[Alert, ...] = (
             "cluster {{ $labels.cluster }} has been pending for "
             "{{ $value | humanizeDuration }} ({{ $labels.reason }})"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 队列 {{ $labels.queue }} 中一个 {{ $labels.chip_type }} 申请已等待 {{ $value | humanizeDuration }}（{{ $labels.reason }}）",
         page=f"/requests?{CLUSTER}",
     ),
     Alert(
@@ -237,6 +255,7 @@ ALERTS: tuple[Alert, ...] = (
             "{{ $value | humanize }} pods of cluster {{ $labels.cluster }} were "
             "not bound in time in the last 30 minutes"
         ),
+        summary_zh="集群 {{ $labels.cluster }} 在过去 30 分钟内有 {{ $value | humanize }} 个 Pod 未能按时绑定",
         page=f"/requests?{CLUSTER}",
     ),
     Alert(
@@ -252,6 +271,7 @@ ALERTS: tuple[Alert, ...] = (
             "The portal released {{ $value | humanize }} leaked scheduler node "
             "locks in cluster {{ $labels.cluster }} in the last hour"
         ),
+        summary_zh="门户在过去一小时内释放了集群 {{ $labels.cluster }} 中 {{ $value | humanize }} 个泄漏的调度器节点锁",
         page=f"/audit?{CLUSTER}",
     ),
     Alert(
@@ -263,6 +283,7 @@ ALERTS: tuple[Alert, ...] = (
         for_="2m",
         unit="workers",
         summary="No portal worker has sent a heartbeat in the last minute",
+        summary_zh="过去一分钟内没有任何门户 worker 发送心跳",
         page="/health",
     ),
     Alert(
@@ -277,6 +298,7 @@ ALERTS: tuple[Alert, ...] = (
             "No periodic task has run for {{ $value | humanizeDuration }}: "
             "is the beat of the portal running?"
         ),
+        summary_zh="已有 {{ $value | humanizeDuration }} 没有运行任何周期任务：门户的 beat 是否在运行？",
         page="/health",
     ),
     Alert(
@@ -288,6 +310,7 @@ ALERTS: tuple[Alert, ...] = (
         for_="10m",
         unit="tasks",
         summary=("{{ $value }} portal tasks are waiting in queue {{ $labels.queue }}"),
+        summary_zh="队列 {{ $labels.queue }} 中有 {{ $value }} 个门户任务在等待",
         page="/health",
     ),
 )

@@ -34,6 +34,7 @@ _GENERATED = (
 def _annotations(alert: Alert, portal_url: str) -> dict[str, str]:
     return {
         "summary": alert.summary,
+        "summary_zh": alert.summary_zh,
         "portal_url": portal_url.rstrip("/") + alert.page,
         "runbook": f"{RUNBOOK}#{alert.anchor}",
     }
@@ -107,6 +108,7 @@ def _helm_rule(alert: Alert) -> list[str]:
         f"            severity: {alert.severity}",
         "          annotations:",
         f"            summary: '{_raw(alert.summary)}'",
+        f"            summary_zh: '{_raw(alert.summary_zh)}'",
         '            portal_url: \'{{ include "vnpu.portalUrl" . }}'
         + _raw(alert.page)
         + "'",
