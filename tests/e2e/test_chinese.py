@@ -107,15 +107,18 @@ KEPT = {
     "Closed",
     "Bearer",
     "Authorization",
+    "default",  # the Kubernetes namespace
 }
 # Fields of the API whose values are names or identifiers, shown as they are.
 NAME_FIELDS = re.compile(
     r"(^|_)(name|names|username|namespace|node|cluster|queue|template|uuid|pod|"
     r"image|common_word|chip_type|priority_class|priority|role|kind|state|phase|"
     r"scheduler|vendor|model|mode|owner|code|key|label|labels|namespaces|actor|"
-    # data of the cluster or typed by people: shown as they were written
-    r"description|reason|comment|object_repr|pod_security)$"
+    r"pod_security)$"
 )
+# Fields whose values are texts of the cluster's objects or typed by people
+# (descriptions, reasons): a text on the page that is one of them is data.
+DATA_FIELDS = re.compile(r"(^|_)(description|reason|comment|object_repr)$")
 WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019]+")
 
 
@@ -126,26 +129,29 @@ def _words(values: Iterable[str]) -> set[str]:
     return found
 
 
-def _name_values(body: Any, key: str = "") -> Iterable[str]:
+def _values(body: Any, fields: re.Pattern[str], key: str = "") -> Iterable[str]:
     if isinstance(body, dict):
         for k, v in body.items():
-            yield from _name_values(v, k)
+            yield from _values(v, fields, k)
     elif isinstance(body, list):
         for item in body:
-            yield from _name_values(item, key)
-    elif isinstance(body, str) and NAME_FIELDS.search(key):
+            yield from _values(item, fields, key)
+    elif isinstance(body, str) and fields.search(key):
         yield body
 
 
-def _names_in_the_cluster(portal: Stack) -> set[str]:
-    """Every word of a name the API gives: these stay as they are on every page."""
+def _names_in_the_cluster(portal: Stack) -> tuple[set[str], set[str]]:
+    """Every word of a name the API gives, and every text of the cluster's
+    objects or of people: these stay as they are on every page."""
     api = portal.api()
     api.login(ADMIN)
     names: set[str] = set()
+    data: set[str] = set()
     for path in (
         "/api/clusters/",
         "/api/nodes/?page_size=1000",
         "/api/chips/?page_size=1000",
+        "/api/slices/?page_size=1000",
         "/api/queues/?page_size=1000",
         "/api/templates/?page_size=1000",
         "/api/requests/?page_size=1000",
@@ -155,8 +161,9 @@ def _names_in_the_cluster(portal: Stack) -> set[str]:
     ):
         status, body = api.call("GET", path)
         assert status == 200, (path, status, body)
-        names |= _words(_name_values(body))
-    return names
+        names |= _words(_values(body, NAME_FIELDS))
+        data |= {text.strip() for text in _values(body, DATA_FIELDS) if text.strip()}
+    return names, data
 
 
 # The text a person reads: text nodes outside code, identifiers marked raw,
@@ -186,19 +193,29 @@ IDENTIFIER = re.compile(r"[0-9_.:/=#@$-]|[a-z][A-Z]|^[A-Z]{2,}$")
 
 def _strays(text: str, allowed: set[str]) -> list[str]:
     strays = []
-    for token in TOKEN.findall(text):
-        token = token.strip(".:'\u2019-")
+    for found in TOKEN.finditer(text):
+        raw = found.group()
+        # "deviceconfig." before Chinese punctuation is a prefix, not a sentence's end
+        follows = text[found.end() : found.end() + 1]
+        token = (
+            raw
+            if raw.endswith(".") and follows and not follows.isspace()
+            else raw.strip(".:'\u2019-")
+        )
         if not token or IDENTIFIER.search(token):
             continue
         strays += [w for w in WORD.findall(token) if w not in allowed and w not in KEPT]
     return strays
 
 
-def _english_left(page: Any, allowed: set[str]) -> list[str]:
+def _english_left(page: Any, known: tuple[set[str], set[str]]) -> list[str]:
+    names, data = known
     texts: list[str] = page.evaluate(READ_TEXT)
     left = []
     for text in texts:
-        strays = _strays(text, allowed)
+        if text in data:
+            continue
+        strays = _strays(text, names)
         if strays:
             left.append(f"{text!r} ({', '.join(strays)})")
     return left
