@@ -4,7 +4,8 @@
 #   bash frontend/build.sh           build frontend/dist if it is missing or older than
 #                                    its sources; without npm, warn and go on (the API
 #                                    still works, / says how to build the UI)
-#   bash frontend/build.sh --check   also type-check and run the unit tests (Vitest);
+#   bash frontend/build.sh --check   also type-check, check the translations
+#                                    (scripts/i18n-check.mjs) and run the unit tests (Vitest);
 #                                    npm is required
 #
 # Dependencies are (re)installed with `npm ci` when node_modules is missing or
@@ -35,6 +36,8 @@ fi
 if [ "$check" = 1 ]; then
   echo "==> frontend: tsc --noEmit"
   npm run --silent lint
+  echo "==> frontend: the catalogs (English and Chinese) and no text outside them"
+  node scripts/i18n-check.mjs
   echo "==> frontend: vitest"
   npm test --silent
 fi
