@@ -23,7 +23,8 @@ import { parse as parseIcu, TYPE } from "@formatjs/icu-messageformat-parser";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+// I18N_CHECK_ROOT: another frontend tree (the check's own tests use a small one).
+const ROOT = process.env.I18N_CHECK_ROOT ?? new URL("..", import.meta.url).pathname;
 const SRC = join(ROOT, "src");
 const LOCALES_DIR = join(SRC, "i18n", "locales");
 
