@@ -113,12 +113,20 @@ class Supervisor:
             daemonset = self.apps.read_namespaced_daemon_set(
                 PLUGIN_DAEMONSET[1], PLUGIN_DAEMONSET[0]
             )
+            # Where the plugin runs in the DaemonSet's own pods, the roll is
+            # the DaemonSet controller's: it replaces the pods as the update
+            # strategy says (OnDelete: only those deleted), and the plugin
+            # follows the pods. Restarting every node's plugin here as well
+            # restarted a node from its old pod with a changed node config
+            # before its pod was replaced (a fresh-clone run's failure).
+            plugin = self.stack.device_plugin
             if (
                 self._rolled("plugin", _template_key(daemonset))
-                and self.stack.device_plugin
+                and plugin
+                and not plugin.plugin_pods
             ):
                 log.info("device plugin rolled: re-reading the device config")
-                self.stack.device_plugin.reload()
+                plugin.reload()
                 self.plugin_restarts += 1
         except ApiException as error:
             if error.status != 404:
