@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from apps.common.translated import TranslatedCharField
 from apps.inventory.models import DeviceConfigVersion
 
 # --- versions and state ------------------------------------------------------
@@ -54,7 +55,7 @@ class DiffQuerySerializer(serializers.Serializer):
 
 class ValidationIssueSerializer(serializers.Serializer):
     field = serializers.CharField()
-    message = serializers.CharField()
+    message = TranslatedCharField()
     chip_type = serializers.CharField(allow_null=True)
     template = serializers.CharField(allow_null=True)
     severity = serializers.CharField()
