@@ -327,8 +327,8 @@ class WhatIfChipTypeSerializer(serializers.Serializer):
     slots_per_chip_before = serializers.IntegerField(allow_null=True)
     templates = WhatIfTemplateSerializer(many=True)
     removed_templates = serializers.ListField(child=serializers.CharField())
-    overcommit = serializers.ListField(child=serializers.CharField())
-    warnings = serializers.ListField(child=serializers.CharField())
+    overcommit = serializers.ListField(child=TranslatedCharField())
+    warnings = serializers.ListField(child=TranslatedCharField())
 
 
 class WhatIfRemovedChipTypeSerializer(serializers.Serializer):
@@ -362,7 +362,7 @@ class WhatIfSerializer(serializers.Serializer):
     cluster = serializers.CharField()
     baseline_version = serializers.IntegerField(allow_null=True)
     valid = serializers.BooleanField()
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=TranslatedCharField())
     chip_types = WhatIfChipTypeSerializer(many=True)
     removed_chip_types = WhatIfRemovedChipTypeSerializer(many=True)
     invalid_slices = WhatIfSliceSerializer(
