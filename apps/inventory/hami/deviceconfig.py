@@ -103,13 +103,9 @@ class DeviceConfigError(ValueError):
     """
 
     def __init__(self, field: str, message: str, *, line: int | None = None) -> None:
-        #: ``<field>: <message>`` (or the message alone), as ``str(exc)`` says it,
-        #: a ``Message`` where this package made it (translated where shown).
-        self.described = (
-            N_("%(field)s: %(message)s", field=field, message=message)
-            if field
-            else message
-        )
+        said = N_("%(field)s: %(message)s", field=field, message=message)
+        #: What ``str(exc)`` says: a ``Message`` (translated where it is shown).
+        self.described = said if field else message
         super().__init__(self.described)
         self.field = field
         self.message = message
@@ -333,18 +329,14 @@ def _required(raw: Mapping[str, Any], key: str, path: str) -> Any:
 
 def _as_str(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise DeviceConfigError(
-            path, N_("must be a string, got %(value)r", value=value)
-        )
+        raise DeviceConfigError(path, N_("must be a string, got %(got)r", got=value))
     return value
 
 
 def _as_int(value: Any, path: str) -> int:
     # bool is an int in Python but not in Go's YAML decoder.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DeviceConfigError(
-            path, N_("must be an integer, got %(value)r", value=value)
-        )
+        raise DeviceConfigError(path, N_("must be an integer, got %(got)r", got=value))
     return value
 
 
@@ -379,11 +371,9 @@ def chip_type_from_raw(raw: Mapping[str, Any], index: int = 0) -> ChipTypeSpec:
         DeviceConfigError: A required key is missing or a value has the
             wrong type.
     """
-    if not isinstance(raw, Mapping):
-        raise DeviceConfigError(
-            f"{VNPUS}[{index}]", N_("must be a mapping (a chip type)")
-        )
     path = f"{VNPUS}[{index}]"
+    if not isinstance(raw, Mapping):
+        raise DeviceConfigError(path, N_("must be a mapping (a chip type)"))
 
     def text(key: str) -> str:
         return _as_str(_required(raw, key, path), f"{path}.{key}")

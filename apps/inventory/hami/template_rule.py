@@ -248,6 +248,64 @@ def _volcano_wrapped(chip_type: ChipTypeLike, memory: int) -> FitResult:
     return FitResult(fit.kind, fit.template, fit.memory, reason)
 
 
+def _beyond_templates(
+    chip_type: ChipTypeLike,
+    memory: int,
+    ordered: Sequence[TemplateLike],
+    scheduler: Scheduler,
+) -> FitResult:
+    """The fit of a request larger than every template: a whole card up to
+    ``memoryCapacity``; beyond it INVALID (HAMi) or 0 MB booked (Volcano)."""
+    word = chip_type.common_word
+    if memory <= chip_type.memory_capacity:
+        why = (
+            N_(
+                "%(memory)d MB is more than the largest template (%(template)s, "
+                "%(size)d MB)",
+                memory=memory,
+                template=ordered[-1].name,
+                size=ordered[-1].memory,
+            )
+            if ordered
+            else N_(
+                "%(memory)d MB is asked of a chip type without templates",
+                memory=memory,
+            )
+        )
+        return whole_card_fit(chip_type, why)
+    over = N_(
+        "%(memory)d MB is more than memoryCapacity %(capacity)d MB",
+        memory=memory,
+        capacity=chip_type.memory_capacity,
+    )
+    if scheduler is Scheduler.HAMI:
+        return FitResult(FitKind.INVALID, None, 0, _reason(word, over))
+    # Volcano's trimMemory gives 0 MB; the vNPU is then trimMemory(0).
+    if ordered:
+        return FitResult(
+            FitKind.TEMPLATE,
+            ordered[0].name,
+            0,
+            _reason(
+                word,
+                N_(
+                    "%(over)s: Volcano books 0 MB and creates the smallest template "
+                    "%(template)s",
+                    over=over,
+                    template=ordered[0].name,
+                ),
+            ),
+        )
+    return FitResult(
+        FitKind.WHOLE_CARD,
+        None,
+        0,
+        _reason(
+            word, N_("%(over)s: Volcano books 0 MB and gives a whole card", over=over)
+        ),
+    )
+
+
 def fit_template(
     chip_type: ChipTypeLike,
     memory: int | None,
@@ -299,50 +357,4 @@ def fit_template(
                     ),
                 ),
             )
-    if memory <= chip_type.memory_capacity:
-        why = (
-            N_(
-                "%(memory)d MB is more than the largest template (%(template)s, "
-                "%(size)d MB)",
-                memory=memory,
-                template=ordered[-1].name,
-                size=ordered[-1].memory,
-            )
-            if ordered
-            else N_(
-                "%(memory)d MB is asked of a chip type without templates",
-                memory=memory,
-            )
-        )
-        return whole_card_fit(chip_type, why)
-    over = N_(
-        "%(memory)d MB is more than memoryCapacity %(capacity)d MB",
-        memory=memory,
-        capacity=chip_type.memory_capacity,
-    )
-    if scheduler is Scheduler.HAMI:
-        return FitResult(FitKind.INVALID, None, 0, _reason(word, over))
-    # Volcano's trimMemory gives 0 MB; the vNPU is then trimMemory(0).
-    if ordered:
-        return FitResult(
-            FitKind.TEMPLATE,
-            ordered[0].name,
-            0,
-            _reason(
-                word,
-                N_(
-                    "%(over)s: Volcano books 0 MB and creates the smallest template "
-                    "%(template)s",
-                    over=over,
-                    template=ordered[0].name,
-                ),
-            ),
-        )
-    return FitResult(
-        FitKind.WHOLE_CARD,
-        None,
-        0,
-        _reason(
-            word, N_("%(over)s: Volcano books 0 MB and gives a whole card", over=over)
-        ),
-    )
+    return _beyond_templates(chip_type, memory, ordered, scheduler)
