@@ -21,6 +21,7 @@ from rest_framework.views import set_rollback
 
 from apps.common.exceptions import DomainError, ErrorCode, error_body
 from apps.common.http_errors import too_large_body
+from apps.common.translated import translated
 
 
 def _flatten(errors: Any, prefix: str = "") -> dict[str, list[str]]:
@@ -92,7 +93,7 @@ def _render(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
         # ATOMIC_REQUESTS: an error answer must never leave a partial write.
         set_rollback()
-        return Response(error_body(exc), status=exc.http_status)
+        return Response(translated(error_body(exc)), status=exc.http_status)
     if isinstance(exc, RequestDataTooBig):
         # Raised while DRF reads the body; unhandled it would be Django's bare
         # 400 (or, with DEBUG, its debug page).

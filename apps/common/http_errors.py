@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ERRORS, DomainError, ErrorCode, error_body
+from apps.common.translated import translated
 
 
 def _answer(request: HttpRequest, code: ErrorCode, message: str) -> HttpResponse:
@@ -91,4 +92,4 @@ def service_unavailable(
 
 def domain_error(exc: DomainError) -> JsonResponse:
     """A domain error answered outside DRF (the async views), in the same shape."""
-    return JsonResponse(error_body(exc), status=exc.http_status)
+    return JsonResponse(translated(error_body(exc)), status=exc.http_status)

@@ -162,3 +162,20 @@ def test_export_starts_from_the_inventory_and_checks_clean(cluster, tmp_path, ca
         capsys, "check", _file(tmp_path, out), "--cluster", "guide", "--strict"
     )
     assert code == 0, err
+
+
+def test_a_chinese_shell_reads_the_problems_in_chinese(
+    db, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setenv("LANGUAGE", "")
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    text = "nodes:\n- name: Node_1\n  hami-vnpu-core: false\n  vDeviceCount: 0\n"
+    code, out, err = _run(capsys, "check", _file(tmp_path, text))
+    # the tags and paths a script reads stay; the words are Chinese
+    assert code == 1
+    assert "warning: nodes[0].vDeviceCount: 0 表示保留默认槽位数：请省略该键" in out
+    assert err.startswith(
+        "error: nodes[0].name: 'Node_1' 不是有效的 Kubernetes 节点名称"
+    )
+    with pytest.raises(CommandError, match="YAML 无效（第 2 行）"):
+        call_command("nodeconfig", "check", _file(tmp_path, "nodes: [\n  - {name: x\n"))

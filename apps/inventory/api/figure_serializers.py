@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.common.translated import TranslatedCharField
 from apps.inventory.choices import (
     SyncState,
 )
@@ -32,7 +33,7 @@ class FitResultSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["template", "whole_card", "invalid"])
     template = serializers.CharField(allow_null=True)
     memory = serializers.IntegerField()
-    reason = serializers.CharField()
+    reason = TranslatedCharField()
 
 
 class FitAnswerSerializer(FitResultSerializer):

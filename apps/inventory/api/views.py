@@ -20,6 +20,7 @@ from rest_framework.filters import OrderingFilter
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.common.translated import translated
 from apps.inventory import selectors, services
 from apps.inventory.api import figure_serializers as fs
 from apps.inventory.api import serializers as s
@@ -63,7 +64,8 @@ YAML_RESPONSE = OpenApiResponse(
 
 
 def _issues(issues) -> list[dict]:
-    return [dataclasses.asdict(i) for i in issues]
+    """Issues as the answer shows them: their messages in the request's language."""
+    return [{**dataclasses.asdict(i), "message": translated(i.message)} for i in issues]
 
 
 @extend_schema(tags=["clusters"])

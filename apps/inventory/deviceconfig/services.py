@@ -22,6 +22,7 @@ from apps.inventory.hami.deviceconfig import (
     DeviceConfigError,
     parse_device_config,
 )
+from apps.inventory.hami.messages import N_
 from apps.inventory.hami.validation import Issue, ValidationReport, validate_configs
 from apps.inventory.models import (
     Cluster,
@@ -39,8 +40,11 @@ def deviceconfig_parse(text: str) -> tuple[DeviceConfigDocument, ValidationRepor
     try:
         document = parse_device_config(text)
     except DeviceConfigError as exc:
-        field = getattr(exc, "field", "") or "text"
-        raise ValidationFailed(f"{field}: {exc}", detail={field: [str(exc)]}) from exc
+        field = exc.field or "text"
+        raise ValidationFailed(
+            N_("%(field)s: %(message)s", field=field, message=exc.described),
+            detail={field: [exc.described]},
+        ) from exc
     report = validate_configs(document.raw_configs)
     if not report.ok:
         raise ValidationFailed(

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .messages import N_
+
 __all__ = ["Issue", "IssueCollector", "Severity", "ValidationReport", "describe"]
 
 Severity = Literal["error", "warning"]
@@ -20,7 +22,8 @@ class Issue:
             for an API to show the message next to the right field.
         message: Human-readable text naming the chip type, template and
             field, e.g. ``"Ascend310P template vir01: memory must be
-            greater than 0"``.
+            greater than 0"``: in English, and a :class:`~.messages.Message`
+            where the validators made it (translated where it is shown).
         chip_type: The chip type's commonWord (or chipName, or its path when
             it has neither).
         template: The template's name, for template issues.
@@ -79,17 +82,18 @@ class IssueCollector:
 
 
 def describe(value: Any) -> str:
-    """A loaded value as an error message names it: ``the string '8'``, ``a list``."""
+    """A loaded value as an error message names it: ``the string '8'``, ``a list``
+    (a :class:`~.messages.Message`, translated with the message it is part of)."""
     if isinstance(value, bool):
-        return f"the boolean {str(value).lower()}"
+        return N_("the boolean %(value)s", value=str(value).lower())
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return N_("the string %(value)r", value=value)
     if isinstance(value, float):
-        return f"the number {value!r}"
+        return N_("the number %(value)r", value=value)
     if isinstance(value, list):
-        return "a list"
+        return N_("a list")
     if isinstance(value, Mapping):
-        return "a mapping"
+        return N_("a mapping")
     if value is None:
         return "null"
     return repr(value)

@@ -28,6 +28,7 @@ from ruamel.yaml.scalarint import ScalarInt
 from ruamel.yaml.tag import Tag
 
 from ._yamlv2 import Kind, resolve_plain
+from .messages import N_
 
 __all__ = [
     "MAX_BYTES",
@@ -71,6 +72,8 @@ class YamlSyntaxError(ValueError):
 
     def __init__(self, message: str, line: int | None) -> None:
         super().__init__(message)
+        #: The message (a ``Message`` where this module made it: translated where shown).
+        self.message = message
         self.line = line
 
 
@@ -121,12 +124,18 @@ def _check_expansion(root: Node) -> None:
             on_path.discard(key)
             if nodes > MAX_NODES:
                 raise YamlLimitError(
-                    f"invalid YAML: aliases expand to more than {MAX_NODES} nodes",
+                    N_(
+                        "invalid YAML: aliases expand to more than %(most)d nodes",
+                        most=MAX_NODES,
+                    ),
                     _line(node),
                 )
             if depth > MAX_DEPTH:
                 raise YamlLimitError(
-                    f"invalid YAML: aliases nest deeper than {MAX_DEPTH} levels",
+                    N_(
+                        "invalid YAML: aliases nest deeper than %(most)d levels",
+                        most=MAX_DEPTH,
+                    ),
                     _line(node),
                 )
             sizes[key] = (nodes, depth)
@@ -135,7 +144,7 @@ def _check_expansion(root: Node) -> None:
             continue
         if key in on_path:
             raise YamlLimitError(
-                "invalid YAML: an alias refers to a node that contains it",
+                N_("invalid YAML: an alias refers to a node that contains it"),
                 _line(node),
             )
         on_path.add(key)
@@ -376,7 +385,11 @@ def load(yaml: YAML, text: str) -> Any:
     size = len(text.encode("utf-8", "surrogatepass"))
     if size > MAX_BYTES:
         raise YamlLimitError(
-            f"invalid YAML: the text is {size} bytes; at most {MAX_BYTES} are read",
+            N_(
+                "invalid YAML: the text is %(size)d bytes; at most %(most)d are read",
+                size=size,
+                most=MAX_BYTES,
+            ),
             None,
         )
     try:
@@ -384,18 +397,33 @@ def load(yaml: YAML, text: str) -> Any:
     except MaxDepthExceededError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
-        where = f" at line {line}" if line is not None else ""
         raise YamlLimitError(
-            f"invalid YAML{where}: nested deeper than {MAX_DEPTH} levels", line
+            N_("invalid YAML: nested deeper than %(most)d levels", most=MAX_DEPTH)
+            if line is None
+            else N_(
+                "invalid YAML at line %(line)d: nested deeper than %(most)d levels",
+                line=line,
+                most=MAX_DEPTH,
+            ),
+            line,
         ) from exc
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
+        # The problem is ruamel's own words, in English.
         problem = exc.problem or exc.context or "invalid YAML"
-        where = f" at line {line}" if line is not None else ""
-        raise YamlSyntaxError(f"invalid YAML{where}: {problem}", line) from exc
+        raise YamlSyntaxError(
+            N_("invalid YAML: %(problem)s", problem=problem)
+            if line is None
+            else N_(
+                "invalid YAML at line %(line)d: %(problem)s", line=line, problem=problem
+            ),
+            line,
+        ) from exc
     except YAMLError as exc:
-        raise YamlSyntaxError(f"invalid YAML: {exc}", None) from exc
+        raise YamlSyntaxError(
+            N_("invalid YAML: %(problem)s", problem=str(exc)), None
+        ) from exc
     except YamlSyntaxError:
         raise
     except (RecursionError, ValueError) as exc:
@@ -403,7 +431,11 @@ def load(yaml: YAML, text: str) -> Any:
         # conversion raise (a stack exhausted, a number Python will not
         # convert) is a text the reader refuses, never a 500 of a health check.
         raise YamlLimitError(
-            f"invalid YAML: the text cannot be read ({type(exc).__name__})", None
+            N_(
+                "invalid YAML: the text cannot be read (%(error)s)",
+                error=type(exc).__name__,
+            ),
+            None,
         ) from exc
 
 

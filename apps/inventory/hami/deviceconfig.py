@@ -31,6 +31,7 @@ from ._yaml import (
     to_plain,
 )
 from .gosort import go_sort_slice_order
+from .messages import N_
 
 __all__ = [
     "CHIP_TYPE_KEYS",
@@ -102,7 +103,10 @@ class DeviceConfigError(ValueError):
     """
 
     def __init__(self, field: str, message: str, *, line: int | None = None) -> None:
-        super().__init__(f"{field}: {message}" if field else message)
+        said = N_("%(field)s: %(message)s", field=field, message=message)
+        #: What ``str(exc)`` says: a ``Message`` (translated where it is shown).
+        self.described = said if field else message
+        super().__init__(self.described)
         self.field = field
         self.message = message
         self.line = line
@@ -238,12 +242,12 @@ def parse_device_config(text: str) -> DeviceConfigDocument:
     try:
         root = load(new_yaml(text), text)
     except YamlLimitError as exc:
-        raise DeviceConfigLimitError("", str(exc), line=exc.line) from exc
+        raise DeviceConfigLimitError("", exc.message, line=exc.line) from exc
     except YamlSyntaxError as exc:
-        raise DeviceConfigError("", str(exc), line=exc.line) from exc
+        raise DeviceConfigError("", exc.message, line=exc.line) from exc
     if not isinstance(root, CommentedMap):
         raise DeviceConfigError(
-            "", "device-config.yaml must be a mapping of vendor sections"
+            "", N_("device-config.yaml must be a mapping of vendor sections")
         )
     shape, hami_vnpu_core, entries = _vnpus_section(root)
     for index, entry in enumerate(entries):
@@ -267,21 +271,28 @@ def _vnpus_section(root: CommentedMap) -> tuple[Shape, bool | None, list[Any]]:
     ):
         raise DeviceConfigError(
             VNPUS,
-            "must be a list of chip types or a mapping with hamiVnpuCore and configs",
+            N_(
+                "must be a list of chip types or a mapping with hamiVnpuCore and "
+                "configs"
+            ),
             line=line_of(root),
         )
     # to_plain: a boolean read as yaml.v2 reads it (yes, On) is ruamel's ScalarBoolean.
     core = to_plain(vnpus.get(HAMI_VNPU_CORE))
     if core is not None and not isinstance(core, bool):
         raise DeviceConfigError(
-            f"{VNPUS}.{HAMI_VNPU_CORE}", "must be true or false", line=line_of(vnpus)
+            f"{VNPUS}.{HAMI_VNPU_CORE}",
+            N_("must be true or false"),
+            line=line_of(vnpus),
         )
     configs = vnpus.get(CONFIGS)
     if configs is None:
         return Shape.WRAPPER, core, []
     if not isinstance(configs, CommentedSeq):
         raise DeviceConfigError(
-            f"{VNPUS}.{CONFIGS}", "must be a list of chip types", line=line_of(vnpus)
+            f"{VNPUS}.{CONFIGS}",
+            N_("must be a list of chip types"),
+            line=line_of(vnpus),
         )
     return Shape.WRAPPER, core, list(configs)
 
@@ -290,19 +301,19 @@ def _check_entry_structure(entry: Any, index: int, entries: Sequence[Any]) -> No
     path = f"{VNPUS}[{index}]"
     if not isinstance(entry, CommentedMap):
         line = line_of(entries[index - 1]) if index else None
-        raise DeviceConfigError(path, "must be a mapping (a chip type)", line=line)
+        raise DeviceConfigError(path, N_("must be a mapping (a chip type)"), line=line)
     templates = entry.get("templates")
     if templates is None:
         return
     if not isinstance(templates, CommentedSeq):
         raise DeviceConfigError(
-            f"{path}.templates", "must be a list", line=line_of(entry)
+            f"{path}.templates", N_("must be a list"), line=line_of(entry)
         )
     for position, template in enumerate(templates):
         if not isinstance(template, CommentedMap):
             raise DeviceConfigError(
                 f"{path}.templates[{position}]",
-                "must be a mapping (a template)",
+                N_("must be a mapping (a template)"),
                 line=line_of(templates),
             )
 
@@ -312,20 +323,20 @@ def _check_entry_structure(entry: Any, index: int, entries: Sequence[Any]) -> No
 
 def _required(raw: Mapping[str, Any], key: str, path: str) -> Any:
     if raw.get(key) is None:
-        raise DeviceConfigError(f"{path}.{key}", "is required")
+        raise DeviceConfigError(f"{path}.{key}", N_("is required"))
     return raw[key]
 
 
 def _as_str(value: Any, path: str) -> str:
     if not isinstance(value, str):
-        raise DeviceConfigError(path, f"must be a string, got {value!r}")
+        raise DeviceConfigError(path, N_("must be a string, got %(got)r", got=value))
     return value
 
 
 def _as_int(value: Any, path: str) -> int:
     # bool is an int in Python but not in Go's YAML decoder.
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DeviceConfigError(path, f"must be an integer, got {value!r}")
+        raise DeviceConfigError(path, N_("must be an integer, got %(got)r", got=value))
     return value
 
 
@@ -336,7 +347,7 @@ def _optional_int(raw: Mapping[str, Any], key: str, path: str) -> int | None:
 
 def _template(raw: Any, path: str) -> TemplateSpec:
     if not isinstance(raw, Mapping):
-        raise DeviceConfigError(path, "must be a mapping (a template)")
+        raise DeviceConfigError(path, N_("must be a mapping (a template)"))
     return TemplateSpec(
         name=_as_str(_required(raw, "name", path), f"{path}.name"),
         memory=_as_int(_required(raw, "memory", path), f"{path}.memory"),
@@ -360,9 +371,9 @@ def chip_type_from_raw(raw: Mapping[str, Any], index: int = 0) -> ChipTypeSpec:
         DeviceConfigError: A required key is missing or a value has the
             wrong type.
     """
-    if not isinstance(raw, Mapping):
-        raise DeviceConfigError(f"{VNPUS}[{index}]", "must be a mapping (a chip type)")
     path = f"{VNPUS}[{index}]"
+    if not isinstance(raw, Mapping):
+        raise DeviceConfigError(path, N_("must be a mapping (a chip type)"))
 
     def text(key: str) -> str:
         return _as_str(_required(raw, key, path), f"{path}.{key}")
@@ -372,7 +383,7 @@ def chip_type_from_raw(raw: Mapping[str, Any], index: int = 0) -> ChipTypeSpec:
 
     templates = raw.get("templates") or []
     if not isinstance(templates, list):
-        raise DeviceConfigError(f"{path}.templates", "must be a list")
+        raise DeviceConfigError(f"{path}.templates", N_("must be a list"))
     core_name = raw.get("resourceCoreName")
     return ChipTypeSpec(
         common_word=text("commonWord"),
@@ -494,7 +505,7 @@ def _set_hami_vnpu_core(root: CommentedMap, shape: Shape, value: bool) -> None:
     if shape is not Shape.WRAPPER:
         raise DeviceConfigError(
             f"{VNPUS}.{HAMI_VNPU_CORE}",
-            "only the wrapper shape of vnpus (HAMi >= v2.9) has hamiVnpuCore",
+            N_("only the wrapper shape of vnpus (HAMi >= v2.9) has hamiVnpuCore"),
         )
     wrapper = root[VNPUS]
     if HAMI_VNPU_CORE not in wrapper:
@@ -509,7 +520,7 @@ def _unique_raw(chip_types: Sequence[ChipTypeSpec]) -> list[dict[str, Any]]:
         if chip.common_word in seen:
             raise DeviceConfigError(
                 f"{VNPUS}[{index}].commonWord",
-                f"duplicate commonWord {chip.common_word}",
+                N_("duplicate commonWord %(word)s", word=chip.common_word),
             )
         seen.add(chip.common_word)
         names: set[str] = set()
@@ -517,7 +528,11 @@ def _unique_raw(chip_types: Sequence[ChipTypeSpec]) -> list[dict[str, Any]]:
             if template.name in names:
                 raise DeviceConfigError(
                     f"{VNPUS}[{index}].templates[{position}].name",
-                    f"{chip.common_word}: duplicate template name {template.name}",
+                    N_(
+                        "%(chip_type)s: duplicate template name %(template)s",
+                        chip_type=chip.common_word,
+                        template=template.name,
+                    ),
                 )
             names.add(template.name)
     return config_to_raw(chip_types)
@@ -540,9 +555,9 @@ def _canonical(text: str) -> Any:
     try:
         data = to_plain(load(new_yaml(text), text))
     except YamlLimitError as exc:
-        raise DeviceConfigLimitError("", str(exc), line=exc.line) from exc
+        raise DeviceConfigLimitError("", exc.message, line=exc.line) from exc
     except YamlSyntaxError as exc:
-        raise DeviceConfigError("", str(exc), line=exc.line) from exc
+        raise DeviceConfigError("", exc.message, line=exc.line) from exc
     vnpus = data.get(VNPUS) if isinstance(data, dict) else None
     entries = vnpus.get(CONFIGS) if isinstance(vnpus, dict) else vnpus
     for entry in entries if isinstance(entries, list) else []:

@@ -34,6 +34,7 @@ from typing import Any
 
 from ._issues import IssueCollector, ValidationReport, describe
 from ._yaml import YamlLimitError, YamlSyntaxError, load, new_yaml, to_plain
+from .messages import N_
 
 __all__ = [
     "ENTRY_KEYS",
@@ -180,7 +181,9 @@ def read_node_config(text: str) -> Any:
     if isinstance(data, dict) and data.get("kind") == "ConfigMap":
         inner = (data.get("data") or {}).get(NODE_CONFIG_KEY)
         if not isinstance(inner, str):
-            raise NodeConfigError(f"the ConfigMap has no data key {NODE_CONFIG_KEY}")
+            raise NodeConfigError(
+                N_("the ConfigMap has no data key %(key)s", key=NODE_CONFIG_KEY)
+            )
         data = _load(inner)
     return data
 
@@ -189,9 +192,9 @@ def _load(text: str) -> Any:
     try:
         return to_plain(load(new_yaml(text), text))
     except YamlLimitError as exc:
-        raise NodeConfigLimitError(str(exc), line=exc.line) from exc
+        raise NodeConfigLimitError(exc.message, line=exc.line) from exc
     except YamlSyntaxError as exc:
-        raise NodeConfigError(str(exc), line=exc.line) from exc
+        raise NodeConfigError(exc.message, line=exc.line) from exc
 
 
 def parse_node_config(text: str) -> NodeConfigRead:
@@ -235,13 +238,13 @@ def _squash(key: str) -> str:
     return key.lower().replace("-", "").replace("_", "")
 
 
-def _suggest(key: str, known: Sequence[str]) -> str:
-    """`` (did you mean X?)`` for a near miss, else ""."""
+def _suggest(key: str, known: Sequence[str]) -> str | None:
+    """The known key ``key`` is a near miss of, if any."""
     for candidate in known:
         if _squash(candidate) == _squash(key):
-            return f" (did you mean {candidate}?)"
+            return candidate
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return close[0] if close else None
 
 
 class _Checker(IssueCollector):
@@ -261,27 +264,54 @@ class _Checker(IssueCollector):
         for key, value in raw.items():
             where = f"{path}.{key}" if path else str(key)
             if not isinstance(key, str):
-                self.error(where, f"unknown key {key!r}: keys are {', '.join(known)}")
+                self.error(
+                    where,
+                    N_(
+                        "unknown key %(key)r: keys are %(known)s",
+                        key=key,
+                        known=", ".join(known),
+                    ),
+                )
                 continue
             match = next((k for k in known if k.lower() == key.lower()), None)
             if match is None:
+                near = _suggest(key, known)
                 self.error(
                     where,
-                    f"unknown key {key!r}{_suggest(key, known)}: the plugin ignores "
-                    f"it; keys are {', '.join(known)}",
+                    N_(
+                        "unknown key %(key)r: the plugin ignores it; keys are %(known)s",
+                        key=key,
+                        known=", ".join(known),
+                    )
+                    if near is None
+                    else N_(
+                        "unknown key %(key)r (did you mean %(near)s?): the plugin "
+                        "ignores it; keys are %(known)s",
+                        key=key,
+                        near=near,
+                        known=", ".join(known),
+                    ),
                 )
                 continue
             if match in spelt:
                 self.error(
                     where,
-                    f"{key!r} and {spelt[match]!r} are the same key to the plugin "
-                    "(it matches keys ignoring case and takes the last)",
+                    N_(
+                        "%(key)r and %(other)r are the same key to the plugin "
+                        "(it matches keys ignoring case and takes the last)",
+                        key=key,
+                        other=spelt[match],
+                    ),
                 )
             elif key != match:
                 self.warn(
                     where,
-                    f"{key!r} is read as {match} (the plugin matches keys ignoring "
-                    f"case); write {match}",
+                    N_(
+                        "%(key)r is read as %(match)s (the plugin matches keys "
+                        "ignoring case); write %(match)s",
+                        key=key,
+                        match=match,
+                    ),
                 )
             spelt[match] = key
             found[match] = value
@@ -289,20 +319,30 @@ class _Checker(IssueCollector):
 
     def document(self, data: Any) -> list[NodeEntry]:
         if data is None:
-            self.error(NODES, "the file is empty: write nodes: [] for no overrides")
+            self.error(NODES, N_("the file is empty: write nodes: [] for no overrides"))
             return []
         if not isinstance(data, dict):
-            self.error("", f"must be a mapping with {NODES}, not {describe(data)}")
+            self.error(
+                "",
+                N_(
+                    "must be a mapping with %(key)s, not %(value)s",
+                    key=NODES,
+                    value=describe(data),
+                ),
+            )
             return []
         top = self.keys(data, "", (NODES,))
         if NODES not in top:
-            self.error(NODES, "is required: without it the plugin reads no entry")
+            self.error(NODES, N_("is required: without it the plugin reads no entry"))
             return []
         items = top[NODES]
         if items is None:
             return []
         if not isinstance(items, list):
-            self.error(NODES, f"must be a list of entries, not {describe(items)}")
+            self.error(
+                NODES,
+                N_("must be a list of entries, not %(value)s", value=describe(items)),
+            )
             return []
         entries = [self.entry(raw, i) for i, raw in enumerate(items)]
         typed = [e for e in entries if e is not None]
@@ -315,8 +355,12 @@ class _Checker(IssueCollector):
             if entry.name in first:
                 self.error(
                     f"{entry.path}.{NAME}",
-                    f"node {entry.name} is already named by {first[entry.name].path}: "
-                    "the plugin reads only the first entry, this one is ignored",
+                    N_(
+                        "node %(node)s is already named by %(first)s: the plugin "
+                        "reads only the first entry, this one is ignored",
+                        node=entry.name,
+                        first=first[entry.name].path,
+                    ),
                 )
             else:
                 first[entry.name] = entry
@@ -324,7 +368,10 @@ class _Checker(IssueCollector):
     def entry(self, raw: Any, position: int) -> NodeEntry | None:
         path = f"{NODES}[{position}]"
         if not isinstance(raw, dict):
-            self.error(path, f"must be a mapping (an entry), not {describe(raw)}")
+            self.error(
+                path,
+                N_("must be a mapping (an entry), not %(value)s", value=describe(raw)),
+            )
             return None
         values = self.keys(raw, path, ENTRY_KEYS)
         name = self.name(values.get(NAME), f"{path}.{NAME}")
@@ -332,11 +379,24 @@ class _Checker(IssueCollector):
         if MODE not in values:
             self.warn(
                 f"{path}.{MODE}",
-                f"missing: the plugin reads {MODE} false (template slicing) on "
-                f"{name or 'this node'}, whatever the global hamiVnpuCore says",
+                N_(
+                    "missing: the plugin reads %(key)s false (template slicing) on "
+                    "%(node)s, whatever the global hamiVnpuCore says",
+                    key=MODE,
+                    node=name,
+                )
+                if name
+                else N_(
+                    "missing: the plugin reads %(key)s false (template slicing) on "
+                    "this node, whatever the global hamiVnpuCore says",
+                    key=MODE,
+                ),
             )
         elif not isinstance(mode, bool):
-            self.error(f"{path}.{MODE}", f"must be true or false, not {describe(mode)}")
+            self.error(
+                f"{path}.{MODE}",
+                N_("must be true or false, not %(value)s", value=describe(mode)),
+            )
             mode = None
         count = self.count(values.get(COUNT), f"{path}.{COUNT}")
         filters = self.filters(values.get(FILTER), f"{path}.{FILTER}")
@@ -352,19 +412,25 @@ class _Checker(IssueCollector):
 
     def name(self, value: Any, path: str) -> str | None:
         if value is None:
-            self.error(path, "is required: the node this entry is for")
+            self.error(path, N_("is required: the node this entry is for"))
             return None
         if not isinstance(value, str):
-            self.error(path, f"must be a string, not {describe(value)}")
+            self.error(
+                path, N_("must be a string, not %(value)s", value=describe(value))
+            )
             return None
         if not value.strip():
-            self.error(path, "must not be empty")
+            self.error(path, N_("must not be empty"))
             return None
         if len(value) > _MAX_NODE_NAME or not _NODE_NAME.match(value):
             self.error(
                 path,
-                f"{value!r} is no Kubernetes node name (lowercase letters, digits, "
-                "'-' and '.'): the plugin compares it exactly, so it matches no node",
+                N_(
+                    "%(value)r is no Kubernetes node name (lowercase letters, "
+                    "digits, '-' and '.'): the plugin compares it exactly, so it "
+                    "matches no node",
+                    value=value,
+                ),
             )
             return None
         return value
@@ -373,16 +439,20 @@ class _Checker(IssueCollector):
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(path, f"must be an integer, not {describe(value)}")
+            self.error(
+                path, N_("must be an integer, not %(value)s", value=describe(value))
+            )
             return None
         if value == 0:
-            self.warn(path, "0 keeps the default slot count: leave the key out")
+            self.warn(path, N_("0 keeps the default slot count: leave the key out"))
             return None
         if value < 0:
-            self.error(path, "must be greater than 0 (the plugin ignores it otherwise)")
+            self.error(
+                path, N_("must be greater than 0 (the plugin ignores it otherwise)")
+            )
             return None
         if value > MAX_INT32:
-            self.error(path, f"must be at most {MAX_INT32}")
+            self.error(path, N_("must be at most %(maximum)d", maximum=MAX_INT32))
             return None
         return value
 
@@ -391,7 +461,11 @@ class _Checker(IssueCollector):
             return FilterDevices()
         if not isinstance(value, dict):
             self.error(
-                path, f"must be a mapping with uuid and index, not {describe(value)}"
+                path,
+                N_(
+                    "must be a mapping with uuid and index, not %(value)s",
+                    value=describe(value),
+                ),
             )
             return FilterDevices()
         values = self.keys(value, path, FILTER_KEYS)
@@ -406,7 +480,7 @@ class _Checker(IssueCollector):
         if value is None:
             return []
         if not isinstance(value, list):
-            self.error(path, f"must be a list, not {describe(value)}")
+            self.error(path, N_("must be a list, not %(value)s", value=describe(value)))
             return []
         seen: dict[Any, int] = {}
         good = True
@@ -415,26 +489,48 @@ class _Checker(IssueCollector):
             if not check(item, where):
                 good = False
             elif item in seen:
-                self.error(where, f"{item!r} is already listed at {path}[{seen[item]}]")
+                first = f"{path}[{seen[item]}]"
+                self.error(
+                    where,
+                    N_(
+                        "%(item)r is already listed at %(first)s",
+                        item=item,
+                        first=first,
+                    ),
+                )
             else:
                 seen[item] = position
         return list(seen) if good else []
 
     def uuid(self, value: Any, path: str) -> bool:
         if not isinstance(value, str):
-            self.error(path, f"must be a string (a chip's UUID), not {describe(value)}")
+            self.error(
+                path,
+                N_(
+                    "must be a string (a chip's UUID), not %(value)s",
+                    value=describe(value),
+                ),
+            )
             return False
         if not value.strip():
-            self.error(path, "must not be empty")
+            self.error(path, N_("must not be empty"))
             return False
         return True
 
     def index(self, value: Any, path: str) -> bool:
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(path, f"must be an integer (a card id), not {describe(value)}")
+            self.error(
+                path,
+                N_(
+                    "must be an integer (a card id), not %(value)s",
+                    value=describe(value),
+                ),
+            )
             return False
         if not 0 <= value <= MAX_INT32:
-            self.error(path, f"must be a card id from 0 to {MAX_INT32}")
+            self.error(
+                path, N_("must be a card id from 0 to %(maximum)d", maximum=MAX_INT32)
+            )
             return False
         return True
 

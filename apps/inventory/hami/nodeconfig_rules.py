@@ -22,6 +22,7 @@ from ._advice import slots_per_chip
 from ._issues import IssueCollector, ValidationReport
 from .catalog import ChipFamily, chip_family, max_vnpus_per_chip
 from .deviceconfig import ChipTypeSpec
+from .messages import N_, Message
 from .nodeconfig import COUNT, FILTER, INDEX, MODE, NAME, UUID, NodeEntry
 
 __all__ = [
@@ -50,9 +51,9 @@ FIRST_WITH_COUNT: PluginVersion = (1, 4, 0)
 # A3 nodes, not seen on hardware) the 910C. One card id in
 # filterDevices.index takes both. A 300I Pro holds one 310P3, but nothing the
 # plugin registers tells the cards apart, so every 310P node counts as Duo.
-_TWO_CHIP_CARDS: Mapping[ChipFamily, str] = {
-    ChipFamily.ASCEND_310P: "an Atlas 300I Duo card holds two 310P3 chips",
-    ChipFamily.ASCEND_910A3: "an Atlas A3 card holds two 910C chips",
+_TWO_CHIP_CARDS: Mapping[ChipFamily, Message] = {
+    ChipFamily.ASCEND_310P: N_("an Atlas 300I Duo card holds two 310P3 chips"),
+    ChipFamily.ASCEND_910A3: N_("an Atlas A3 card holds two 910C chips"),
 }
 
 
@@ -130,11 +131,19 @@ class _Rules(IssueCollector):
         node = self.nodes.get(entry.name)
         if node is None:
             close = difflib.get_close_matches(entry.name, list(self.nodes), n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
             self.error(
                 f"{entry.path}.{NAME}",
-                f"no node {entry.name} in this cluster{hint}: the entry matches "
-                "nothing",
+                N_(
+                    "no node %(node)s in this cluster (did you mean %(near)s?): the "
+                    "entry matches nothing",
+                    node=entry.name,
+                    near=close[0],
+                )
+                if close
+                else N_(
+                    "no node %(node)s in this cluster: the entry matches nothing",
+                    node=entry.name,
+                ),
             )
             return
         if not self.version(entry, node):
@@ -153,51 +162,78 @@ class _Rules(IssueCollector):
         if version is None:
             self.warn(
                 entry.path,
-                f"the device plugin version on {node.name} is unknown: v1.1 and "
-                "v1.2 read no node config, v1.3 applies neither vDeviceCount nor "
-                "filterDevices",
+                N_(
+                    "the device plugin version on %(node)s is unknown: v1.1 and "
+                    "v1.2 read no node config, v1.3 applies neither vDeviceCount "
+                    "nor filterDevices",
+                    node=node.name,
+                ),
             )
             return True
         if version < FIRST_WITH_NODE_CONFIG:
             self.error(
                 entry.path,
-                f"the device plugin on {node.name} is {_v(version)}, which reads no "
-                f"node config (from {_v(FIRST_WITH_NODE_CONFIG)}): this entry does "
-                "nothing",
+                N_(
+                    "the device plugin on %(node)s is %(version)s, which reads no "
+                    "node config (from %(first)s): this entry does nothing",
+                    node=node.name,
+                    version=_v(version),
+                    first=_v(FIRST_WITH_NODE_CONFIG),
+                ),
             )
             return False
         if filters and version < FIRST_WITH_FILTERS:
             self.error(
                 f"{entry.path}.{FILTER}",
-                f"the device plugin on {node.name} is {_v(version)}, which reads no "
-                f"filterDevices (from {_v(FIRST_WITH_FILTERS)}): these chips stay "
-                "in use",
+                N_(
+                    "the device plugin on %(node)s is %(version)s, which reads no "
+                    "filterDevices (from %(first)s): these chips stay in use",
+                    node=node.name,
+                    version=_v(version),
+                    first=_v(FIRST_WITH_FILTERS),
+                ),
             )
         if entry.v_device_count and version < FIRST_WITH_COUNT:
             self.error(
                 f"{entry.path}.{COUNT}",
-                f"the device plugin on {node.name} is {_v(version)}, which parses "
-                f"vDeviceCount but does not apply it (from {_v(FIRST_WITH_COUNT)}): "
-                "the slot count stays the templates' default",
+                N_(
+                    "the device plugin on %(node)s is %(version)s, which parses "
+                    "vDeviceCount but does not apply it (from %(first)s): the slot "
+                    "count stays the templates' default",
+                    node=node.name,
+                    version=_v(version),
+                    first=_v(FIRST_WITH_COUNT),
+                ),
             )
         if entry.hami_vnpu_core and version < FIRST_WITH_FILTERS:
             self.warn(
                 f"{entry.path}.{MODE}",
-                f"device plugin {_v(version)} on {node.name} registers each chip's "
-                "aiCore, not devcore 100, in hami-core mode: a -core percent above "
-                "it never fits",
+                N_(
+                    "device plugin %(version)s on %(node)s registers each chip's "
+                    "aiCore, not devcore 100, in hami-core mode: a -core percent "
+                    "above it never fits",
+                    version=_v(version),
+                    node=node.name,
+                ),
             )
         return True
 
     def mode(self, entry: NodeEntry, node: KnownNode) -> None:
         if entry.hami_vnpu_core == node.hami_vnpu_core:
             return
-        names = {True: "hami-core (soft)", False: "template"}
         self.warn(
             f"{entry.path}.{MODE}",
-            f"switches {node.name} from {names[node.hami_vnpu_core]} to "
-            f"{names[entry.hami_vnpu_core]} slicing when its plugin restarts: "
-            "slices running there break, drain it first",
+            N_(
+                "switches %(node)s from template to hami-core (soft) slicing when "
+                "its plugin restarts: slices running there break, drain it first",
+                node=node.name,
+            )
+            if entry.hami_vnpu_core
+            else N_(
+                "switches %(node)s from hami-core (soft) to template slicing when "
+                "its plugin restarts: slices running there break, drain it first",
+                node=node.name,
+            ),
         )
 
     def count(self, entry: NodeEntry, node: KnownNode, count: int) -> None:
@@ -217,12 +253,23 @@ class _Rules(IssueCollector):
         path = f"{entry.path}.{COUNT}"
         words = sorted({chip.common_word for chip in node.chips})
         if not words:
-            self.warn(path, f"{node.name} registers no chips: the count is unchecked")
+            self.warn(
+                path,
+                N_(
+                    "%(node)s registers no chips: the count is unchecked",
+                    node=node.name,
+                ),
+            )
         for word in words:
             spec = self.chip_types.get(word)
             if spec is None:
                 self.warn(
-                    path, f"{word} is not in the device config: the count is unchecked"
+                    path,
+                    N_(
+                        "%(chip_type)s is not in the device config: the count is "
+                        "unchecked",
+                        chip_type=word,
+                    ),
                 )
                 continue
             most = slots_per_chip(spec.memory_allocatable, spec.templates)
@@ -231,22 +278,40 @@ class _Rules(IssueCollector):
                 if count > most:
                     self.warn(
                         path,
-                        f"{count} slots per {word} chip: template slices fill at "
-                        f"most {most} (soft slices are not bounded by templates)",
+                        N_(
+                            "%(count)d slots per %(chip_type)s chip: template slices "
+                            "fill at most %(most)d (soft slices are not bounded by "
+                            "templates)",
+                            count=count,
+                            chip_type=word,
+                            most=most,
+                        ),
                     )
                 continue
             if count > most:
                 self.error(
                     path,
-                    f"{count} slots per {word} chip, but its templates fill at most "
-                    f"{most} ({spec.memory_allocatable} MB // the smallest template): "
-                    "the extra slots are advertised and never usable",
+                    N_(
+                        "%(count)d slots per %(chip_type)s chip, but its templates "
+                        "fill at most %(most)d (%(allocatable)d MB // the smallest "
+                        "template): the extra slots are advertised and never usable",
+                        count=count,
+                        chip_type=word,
+                        most=most,
+                        allocatable=spec.memory_allocatable,
+                    ),
                 )
             elif limit is not None and count > limit:
                 self.error(
                     path,
-                    f"{count} slots per {word} chip: npu-smi creates at most {limit} "
-                    "vNPUs on one chip, the extra slices fail when they start",
+                    N_(
+                        "%(count)d slots per %(chip_type)s chip: npu-smi creates at "
+                        "most %(limit)d vNPUs on one chip, the extra slices fail when "
+                        "they start",
+                        count=count,
+                        chip_type=word,
+                        limit=limit,
+                    ),
                 )
 
     def uuids(self, entry: NodeEntry, node: KnownNode) -> None:
@@ -258,12 +323,20 @@ class _Rules(IssueCollector):
             owner = self.owner.get(uuid)
             same = [u for u in here if u.lower() == uuid.lower()]
             if same:
-                why = f"the plugin compares exactly: write {same[0]}"
+                why = N_("the plugin compares exactly: write %(uuid)s", uuid=same[0])
             elif owner is not None:
-                why = f"it is a chip of {owner.name}"
+                why = N_("it is a chip of %(node)s", node=owner.name)
             else:
-                why = "no chip of this cluster has it"
-            self.error(path, f"{uuid} is not a chip of {node.name}: {why}")
+                why = N_("no chip of this cluster has it")
+            self.error(
+                path,
+                N_(
+                    "%(uuid)s is not a chip of %(node)s: %(why)s",
+                    uuid=uuid,
+                    node=node.name,
+                    why=why,
+                ),
+            )
 
     def indexes(self, entry: NodeEntry, node: KnownNode) -> None:
         """An index is a card id, which no registration carries.
@@ -287,23 +360,44 @@ class _Rules(IssueCollector):
             if two is not None:
                 pair = ordered[2 * card : 2 * card + 2]
                 likely = (
-                    f"most likely chips {' and '.join(_chip(c) for c in pair)}"
+                    N_(
+                        "most likely chips %(first)s and %(second)s",
+                        first=_chip(pair[0]),
+                        second=_chip(pair[1]),
+                    )
+                    if len(pair) == 2
+                    else N_("most likely chips %(first)s", first=_chip(pair[0]))
                     if pair
-                    else "no chip the portal can name"
+                    else N_("no chip the portal can name")
                 )
                 self.error(
                     path,
-                    f"index {card} is a card id and {_TWO_CHIP_CARDS[two]}: it "
-                    f"ignores every chip of card {card} on {node.name} ({likely}, "
-                    "if the cards are numbered from 0); name chips by uuid",
+                    N_(
+                        "index %(card)d is a card id and %(card_kind)s: it ignores "
+                        "every chip of card %(card)d on %(node)s (%(likely)s, if the "
+                        "cards are numbered from 0); name chips by uuid",
+                        card=card,
+                        card_kind=_TWO_CHIP_CARDS[two],
+                        node=node.name,
+                        likely=likely,
+                    ),
                 )
                 continue
             chip = ordered[card] if card < len(ordered) else None
-            likely = f"most likely chip {_chip(chip)}" if chip else "no chip it sees"
+            likely = (
+                N_("most likely chip %(chip)s", chip=_chip(chip))
+                if chip
+                else N_("no chip it sees")
+            )
             self.warn(
                 path,
-                f"index {card} is a card id, which the portal cannot see ({likely}); "
-                "prefer uuid: registered indexes renumber after a filter",
+                N_(
+                    "index %(card)d is a card id, which the portal cannot see "
+                    "(%(likely)s); prefer uuid: registered indexes renumber after "
+                    "a filter",
+                    card=card,
+                    likely=likely,
+                ),
             )
 
     def family(self, common_word: str) -> ChipFamily | None:
@@ -315,7 +409,10 @@ class _Rules(IssueCollector):
         if node.chips and all(chip.uuid in uuids for chip in node.chips):
             self.warn(
                 f"{entry.path}.{FILTER}",
-                f"ignores every chip of {node.name}: it takes no more vNPUs",
+                N_(
+                    "ignores every chip of %(node)s: it takes no more vNPUs",
+                    node=node.name,
+                ),
             )
 
 

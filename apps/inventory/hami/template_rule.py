@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from .gosort import GO_INSERTION_SORT_MAX, go_sort_slice_order
+from .messages import N_, Message
 
 __all__ = [
     "GO_INSERTION_SORT_MAX",
@@ -79,7 +80,8 @@ class FitResult:
         memory: MB booked on the chip: the template's memory, memoryAllocatable
             for a whole card (or a whole card that became a template), 0 when
             invalid or when Volcano books nothing for an oversized request.
-        reason: Human-readable explanation, starting with the chip type.
+        reason: Human-readable explanation, starting with the chip type (a
+            :class:`~.messages.Message`: English, translated where shown).
     """
 
     kind: FitKind
@@ -171,6 +173,11 @@ def shadowed_templates(chip_type: ChipTypeLike) -> dict[str, str]:
     return shadowed
 
 
+def _reason(word: str, detail: str) -> Message:
+    """``<chip type>: <detail>``, the form of every reason."""
+    return N_("%(chip_type)s: %(detail)s", chip_type=word, detail=detail)
+
+
 def whole_card_fit(chip_type: ChipTypeLike, why: str) -> FitResult:
     """Return what a whole card of the chip type books, ``why`` leading the reason.
 
@@ -185,14 +192,28 @@ def whole_card_fit(chip_type: ChipTypeLike, why: str) -> FitResult:
     template = whole_card_template(chip_type)
     if template is None:
         return FitResult(
-            FitKind.WHOLE_CARD, None, whole, f"{word}: {why}, whole card ({whole} MB)"
+            FitKind.WHOLE_CARD,
+            None,
+            whole,
+            _reason(
+                word, N_("%(why)s, whole card (%(whole)d MB)", why=why, whole=whole)
+            ),
         )
     return FitResult(
         FitKind.TEMPLATE,
         template.name,
         whole,
-        f"{word}: {why}, whole card ({whole} MB), which is template "
-        f"{template.name} ({template.memory} MB is at least memoryAllocatable)",
+        _reason(
+            word,
+            N_(
+                "%(why)s, whole card (%(whole)d MB), which is template %(template)s "
+                "(%(memory)d MB is at least memoryAllocatable)",
+                why=why,
+                whole=whole,
+                template=template.name,
+                memory=template.memory,
+            ),
+        ),
     )
 
 
@@ -204,20 +225,85 @@ def as_int32(value: int) -> int:
 def _volcano_wrapped(chip_type: ChipTypeLike, memory: int) -> FitResult:
     """The fit of a ``-memory`` that Volcano's int32 wraps (module docstring)."""
     wrapped = as_int32(memory)
-    why = f"{memory} MB wraps to {wrapped} MB in Volcano's int32"
+    why = N_(
+        "%(memory)d MB wraps to %(wrapped)d MB in Volcano's int32",
+        memory=memory,
+        wrapped=wrapped,
+    )
+    word = chip_type.common_word
     if wrapped == 0:
-        return whole_card_fit(chip_type, f"{why}, which asks for a whole card")
+        return whole_card_fit(
+            chip_type, N_("%(why)s, which asks for a whole card", why=why)
+        )
     if wrapped < 0:
         return FitResult(
             FitKind.INVALID,
             None,
             0,
-            f"{chip_type.common_word}: {why}: Volcano would book negative memory",
+            _reason(word, N_("%(why)s: Volcano would book negative memory", why=why)),
         )
     fit = fit_template(chip_type, wrapped, scheduler=Scheduler.VOLCANO)
-    word = chip_type.common_word
-    reason = fit.reason.replace(f"{word}: ", f"{word}: {why}; ", 1)
+    detail = fit.reason.params["detail"] if isinstance(fit.reason, Message) else ""
+    reason = _reason(word, N_("%(why)s; %(detail)s", why=why, detail=detail))
     return FitResult(fit.kind, fit.template, fit.memory, reason)
+
+
+def _beyond_templates(
+    chip_type: ChipTypeLike,
+    memory: int,
+    ordered: Sequence[TemplateLike],
+    scheduler: Scheduler,
+) -> FitResult:
+    """The fit of a request larger than every template: a whole card up to
+    ``memoryCapacity``; beyond it INVALID (HAMi) or 0 MB booked (Volcano)."""
+    word = chip_type.common_word
+    if memory <= chip_type.memory_capacity:
+        why = (
+            N_(
+                "%(memory)d MB is more than the largest template (%(template)s, "
+                "%(size)d MB)",
+                memory=memory,
+                template=ordered[-1].name,
+                size=ordered[-1].memory,
+            )
+            if ordered
+            else N_(
+                "%(memory)d MB is asked of a chip type without templates",
+                memory=memory,
+            )
+        )
+        return whole_card_fit(chip_type, why)
+    over = N_(
+        "%(memory)d MB is more than memoryCapacity %(capacity)d MB",
+        memory=memory,
+        capacity=chip_type.memory_capacity,
+    )
+    if scheduler is Scheduler.HAMI:
+        return FitResult(FitKind.INVALID, None, 0, _reason(word, over))
+    # Volcano's trimMemory gives 0 MB; the vNPU is then trimMemory(0).
+    if ordered:
+        return FitResult(
+            FitKind.TEMPLATE,
+            ordered[0].name,
+            0,
+            _reason(
+                word,
+                N_(
+                    "%(over)s: Volcano books 0 MB and creates the smallest template "
+                    "%(template)s",
+                    over=over,
+                    template=ordered[0].name,
+                ),
+            ),
+        )
+    return FitResult(
+        FitKind.WHOLE_CARD,
+        None,
+        0,
+        _reason(
+            word, N_("%(over)s: Volcano books 0 MB and gives a whole card", over=over)
+        ),
+    )
 
 
 def fit_template(
@@ -242,13 +328,18 @@ def fit_template(
     """
     word = chip_type.common_word
     if memory is None:
-        return whole_card_fit(chip_type, "no memory requested")
+        return whole_card_fit(chip_type, N_("no memory requested"))
     if scheduler is Scheduler.VOLCANO and memory != as_int32(memory):
         return _volcano_wrapped(chip_type, memory)
     if memory < 0:
-        return FitResult(FitKind.INVALID, None, 0, f"{word}: {memory} MB is negative")
+        return FitResult(
+            FitKind.INVALID,
+            None,
+            0,
+            _reason(word, N_("%(memory)d MB is negative", memory=memory)),
+        )
     if memory == 0 and scheduler is Scheduler.VOLCANO:
-        return whole_card_fit(chip_type, "0 MB asks Volcano for a whole card")
+        return whole_card_fit(chip_type, N_("0 MB asks Volcano for a whole card"))
     ordered = templates_by_memory(chip_type.templates)
     for t in ordered:
         if memory <= t.memory:
@@ -256,31 +347,14 @@ def fit_template(
                 FitKind.TEMPLATE,
                 t.name,
                 t.memory,
-                f"{word}: {memory} MB fits template {t.name} ({t.memory} MB)",
+                _reason(
+                    word,
+                    N_(
+                        "%(memory)d MB fits template %(template)s (%(size)d MB)",
+                        memory=memory,
+                        template=t.name,
+                        size=t.memory,
+                    ),
+                ),
             )
-    if memory <= chip_type.memory_capacity:
-        why = (
-            f"more than the largest template ({ordered[-1].name}, "
-            f"{ordered[-1].memory} MB)"
-            if ordered
-            else "asked of a chip type without templates"
-        )
-        return whole_card_fit(chip_type, f"{memory} MB is {why}")
-    over = f"{memory} MB is more than memoryCapacity {chip_type.memory_capacity} MB"
-    if scheduler is Scheduler.HAMI:
-        return FitResult(FitKind.INVALID, None, 0, f"{word}: {over}")
-    # Volcano's trimMemory gives 0 MB; the vNPU is then trimMemory(0).
-    if ordered:
-        return FitResult(
-            FitKind.TEMPLATE,
-            ordered[0].name,
-            0,
-            f"{word}: {over}: Volcano books 0 MB and creates the smallest "
-            f"template {ordered[0].name}",
-        )
-    return FitResult(
-        FitKind.WHOLE_CARD,
-        None,
-        0,
-        f"{word}: {over}: Volcano books 0 MB and gives a whole card",
-    )
+    return _beyond_templates(chip_type, memory, ordered, scheduler)

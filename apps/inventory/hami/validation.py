@@ -16,6 +16,7 @@ from ._advice import change_warnings, chip_warnings, slots_per_chip
 from ._issues import Issue, Severity, ValidationReport, describe
 from .catalog import RUNTIME_TEMPLATES, allowed_template_names, chip_family
 from .deviceconfig import chip_type_from_raw
+from .messages import N_, Message
 
 __all__ = [
     "Issue",
@@ -49,29 +50,36 @@ _EXTRA_TYPES: Mapping[str, type] = {
 }
 
 
-def _string_problem(value: Any, *, required: bool) -> str | None:
+def _string_problem(value: Any, *, required: bool) -> Message | None:
     if value is None:
-        return "is required" if required else None
+        return N_("is required") if required else None
     if not isinstance(value, str):
-        return f"must be a string, not {describe(value)}"
+        return N_("must be a string, not %(value)s", value=describe(value))
     if not value.strip():
-        return "must not be empty"
+        return N_("must not be empty")
     return None
 
 
-def _int_problem(value: Any, *, required: bool, minimum: int) -> str | None:
+def _int_problem(value: Any, *, required: bool, minimum: int) -> Message | None:
     if value is None:
-        return "is required" if required else None
+        return N_("is required") if required else None
     # Go's YAML decoder refuses true, "3072" and 3072.0 for an int field.
     if isinstance(value, bool) or not isinstance(value, int):
-        return f"must be an integer, not {describe(value)}"
+        return N_("must be an integer, not %(value)s", value=describe(value))
     if value < minimum:
         return (
-            "must be greater than 0" if minimum == 1 else f"must be at least {minimum}"
+            N_("must be greater than 0")
+            if minimum == 1
+            else N_("must be at least %(minimum)d", minimum=minimum)
         )
     if value > MAX_INT32:
-        return f"must be at most {MAX_INT32}"
+        return N_("must be at most %(maximum)d", maximum=MAX_INT32)
     return None
+
+
+def _keyed(key: str, problem: Message) -> Message:
+    """``memory must be greater than 0``: the key, then what is wrong with it."""
+    return N_("%(key)s %(problem)s", key=key, problem=problem)
 
 
 def _valid_int(value: object) -> int | None:
@@ -96,11 +104,18 @@ class _ChipChecker:
         )
         self.errors: list[Issue] = []
 
-    def error(self, key: str, message: str, template: str | None = None) -> None:
-        who = self.label if template is None else f"{self.label} template {template}"
-        self.errors.append(
-            Issue(f"{self.path}.{key}", f"{who}: {message}", self.label, template)
+    def error(self, key: str, message: Message, template: str | None = None) -> None:
+        said = (
+            N_("%(chip_type)s: %(problem)s", chip_type=self.label, problem=message)
+            if template is None
+            else N_(
+                "%(chip_type)s template %(template)s: %(problem)s",
+                chip_type=self.label,
+                template=template,
+                problem=message,
+            )
         )
+        self.errors.append(Issue(f"{self.path}.{key}", said, self.label, template))
 
     def check(self) -> list[Issue]:
         self._check_strings()
@@ -109,7 +124,10 @@ class _ChipChecker:
         templates = self.raw.get("templates")
         if templates is not None and not isinstance(templates, list):
             self.error(
-                "templates", f"templates must be a list, not {describe(templates)}"
+                "templates",
+                N_(
+                    "templates must be a list, not %(value)s", value=describe(templates)
+                ),
             )
         elif templates:
             self._check_templates(templates)
@@ -120,7 +138,7 @@ class _ChipChecker:
             value = self.raw.get(key)
             problem = _string_problem(value, required=key in _REQUIRED_STRINGS)
             if problem is not None:
-                self.error(key, f"{key} {problem}")
+                self.error(key, _keyed(key, problem))
             elif not isinstance(value, str):
                 continue  # an optional key that is absent
             elif key == "commonWord" and (
@@ -128,35 +146,47 @@ class _ChipChecker:
             ):
                 self.error(
                     key,
-                    f"commonWord {value!r} must be at most {_MAX_COMMON_WORD} "
-                    "letters, digits, '-', '_' or '.', starting and ending with a "
-                    "letter or digit (it is part of annotation keys)",
+                    N_(
+                        "commonWord %(value)r must be at most %(most)d letters, "
+                        "digits, '-', '_' or '.', starting and ending with a letter "
+                        "or digit (it is part of annotation keys)",
+                        value=value,
+                        most=_MAX_COMMON_WORD,
+                    ),
                 )
             elif key in _RESOURCE_KEYS:
                 name = value.rsplit("/", 1)[-1]
                 if not _RESOURCE_NAME.match(value) or len(name) > _MAX_NAME:
                     self.error(
                         key,
-                        f"{key} {value!r} is not a valid resource name "
-                        "(like huawei.com/Ascend310P)",
+                        N_(
+                            "%(key)s %(value)r is not a valid resource name "
+                            "(like huawei.com/Ascend310P)",
+                            key=key,
+                            value=value,
+                        ),
                     )
 
     def _check_numbers(self) -> None:
         for key in ("memoryAllocatable", "memoryCapacity"):
             problem = _int_problem(self.raw.get(key), required=True, minimum=1)
             if problem is not None:
-                self.error(key, f"{key} {problem}")
+                self.error(key, _keyed(key, problem))
         for key in ("aiCore", "aiCPU"):
             problem = _int_problem(self.raw.get(key), required=False, minimum=0)
             if problem is not None:
-                self.error(key, f"{key} {problem}")
+                self.error(key, _keyed(key, problem))
         allocatable = _valid_int(self.raw.get("memoryAllocatable"))
         capacity = _valid_int(self.raw.get("memoryCapacity"))
         if allocatable is not None and capacity is not None and allocatable > capacity:
             self.error(
                 "memoryAllocatable",
-                f"memoryAllocatable {allocatable} MB is more than memoryCapacity "
-                f"{capacity} MB",
+                N_(
+                    "memoryAllocatable %(allocatable)d MB is more than "
+                    "memoryCapacity %(capacity)d MB",
+                    allocatable=allocatable,
+                    capacity=capacity,
+                ),
             )
 
     def _check_extras(self) -> None:
@@ -167,12 +197,15 @@ class _ChipChecker:
             if kind is int:
                 problem = _int_problem(value, required=False, minimum=0)
             elif not isinstance(value, kind):
-                noun = "true or false" if kind is bool else "a string"
-                problem = f"must be {noun}, not {describe(value)}"
+                problem = (
+                    N_("must be true or false, not %(value)s", value=describe(value))
+                    if kind is bool
+                    else N_("must be a string, not %(value)s", value=describe(value))
+                )
             else:
                 problem = None
             if problem is not None:
-                self.error(key, f"{key} {problem}")
+                self.error(key, _keyed(key, problem))
 
     def _check_templates(self, templates: list[Any]) -> None:
         family = chip_family(self.raw.get("chipName"), self.raw.get("commonWord"))
@@ -181,27 +214,41 @@ class _ChipChecker:
         for position, template in enumerate(templates):
             key = f"templates[{position}]"
             if not isinstance(template, Mapping):
-                self.error(key, f"must be a mapping, not {describe(template)}", key)
+                self.error(
+                    key,
+                    N_("must be a mapping, not %(value)s", value=describe(template)),
+                    key,
+                )
                 continue
             name = template.get("name")
             problem = _string_problem(name, required=True)
             label = name if isinstance(name, str) and problem is None else key
             if problem is not None:
-                self.error(f"{key}.name", f"name {problem}", label)
+                self.error(f"{key}.name", _keyed("name", problem), label)
             elif name in seen:
                 self.error(
-                    f"{key}.name", f"name {name} is used by another template", label
+                    f"{key}.name",
+                    N_("name %(name)s is used by another template", name=name),
+                    label,
                 )
             elif name not in allowed:
-                where = (
-                    f"the {family} family"
-                    if family is not None and name in RUNTIME_TEMPLATES
-                    else "ascend-docker-runtime"
-                )
+                allowed_names = ", ".join(sorted(allowed))
                 self.error(
                     f"{key}.name",
-                    f"{name} is not a template name {where} accepts "
-                    f"(allowed: {', '.join(sorted(allowed))})",
+                    N_(
+                        "%(name)s is not a template name the %(family)s family "
+                        "accepts (allowed: %(allowed)s)",
+                        name=name,
+                        family=str(family),
+                        allowed=allowed_names,
+                    )
+                    if family is not None and name in RUNTIME_TEMPLATES
+                    else N_(
+                        "%(name)s is not a template name ascend-docker-runtime "
+                        "accepts (allowed: %(allowed)s)",
+                        name=name,
+                        allowed=allowed_names,
+                    ),
                     label,
                 )
             if isinstance(name, str):
@@ -214,12 +261,19 @@ class _ChipChecker:
         memory = template.get("memory")
         problem = _int_problem(memory, required=True, minimum=1)
         allocatable = _valid_int(self.raw.get("memoryAllocatable"))
-        if problem is not None or not isinstance(memory, int):
-            self.error(f"{key}.memory", f"memory {problem}", label)
-        elif allocatable is not None and memory > allocatable:
+        if problem is not None:
+            self.error(f"{key}.memory", _keyed("memory", problem), label)
+        elif (
+            isinstance(memory, int) and allocatable is not None and memory > allocatable
+        ):
             self.error(
                 f"{key}.memory",
-                f"memory {memory} MB is more than memoryAllocatable {allocatable} MB",
+                N_(
+                    "memory %(memory)d MB is more than memoryAllocatable "
+                    "%(allocatable)d MB",
+                    memory=memory,
+                    allocatable=allocatable,
+                ),
                 label,
             )
         for resource in ("aiCore", "aiCPU"):
@@ -227,21 +281,25 @@ class _ChipChecker:
             problem = _int_problem(value, required=False, minimum=0)
             chip_value = _valid_int(self.raw.get(resource))
             if problem is not None:
-                self.error(f"{key}.{resource}", f"{resource} {problem}", label)
+                self.error(f"{key}.{resource}", _keyed(resource, problem), label)
             elif (
                 isinstance(value, int) and chip_value is not None and value > chip_value
             ):
                 self.error(
                     f"{key}.{resource}",
-                    f"{resource} {value} is more than the chip's {resource} "
-                    f"{chip_value}",
+                    N_(
+                        "%(key)s %(value)d is more than the chip's %(key)s %(chip)d",
+                        key=resource,
+                        value=value,
+                        chip=chip_value,
+                    ),
                     label,
                 )
 
 
 def _uniqueness_errors(raw_configs: Sequence[Any]) -> list[Issue]:
     errors: list[Issue] = []
-    owners: dict[tuple[str, Any], str] = {}  # (kind, value) -> "<label>'s <key>"
+    owners: dict[tuple[str, Any], tuple[str, str]] = {}  # (kind, value) -> (label, key)
     for index, raw in enumerate(raw_configs):
         if not isinstance(raw, Mapping):
             continue
@@ -254,14 +312,27 @@ def _uniqueness_errors(raw_configs: Sequence[Any]) -> list[Issue]:
             kind = "resource" if key in _RESOURCE_KEYS else key
             owner = owners.get((kind, value))
             if owner is None:
-                owners[(kind, value)] = f"{checker.label}'s {key}"
+                owners[(kind, value)] = (checker.label, key)
                 continue
-            why = (
-                "; the device plugin only uses the first entry for a chip"
+            checker.error(
+                key,
+                N_(
+                    "%(key)s %(value)s is already %(owner)s's %(owner_key)s; the "
+                    "device plugin only uses the first entry for a chip",
+                    key=key,
+                    value=value,
+                    owner=owner[0],
+                    owner_key=owner[1],
+                )
                 if key == "chipName"
-                else ""
+                else N_(
+                    "%(key)s %(value)s is already %(owner)s's %(owner_key)s",
+                    key=key,
+                    value=value,
+                    owner=owner[0],
+                    owner_key=owner[1],
+                ),
             )
-            checker.error(key, f"{key} {value} is already {owner}{why}")
         errors += checker.errors
     return errors
 
@@ -306,7 +377,13 @@ def validate_configs(
     for index, raw in enumerate(raw_configs):
         if not isinstance(raw, Mapping):
             path = f"vnpus[{index}]"
-            errors.append(Issue(path, f"{path}: must be a mapping (a chip type)", path))
+            errors.append(
+                Issue(
+                    path,
+                    N_("%(path)s: must be a mapping (a chip type)", path=path),
+                    path,
+                )
+            )
             continue
         found = _ChipChecker(raw, index).check()
         errors += found
@@ -320,8 +397,10 @@ def validate_configs(
         warnings.append(
             Issue(
                 "vnpus",
-                "vnpus is empty: HAMi will know no Ascend chip type, so no vNPU "
-                "is registered and every vNPU pod stays Pending",
+                N_(
+                    "vnpus is empty: HAMi will know no Ascend chip type, so no vNPU "
+                    "is registered and every vNPU pod stays Pending"
+                ),
                 None,
                 None,
                 "warning",

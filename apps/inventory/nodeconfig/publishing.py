@@ -42,6 +42,7 @@ from typing import Any, Final
 from django.utils.translation import gettext as _
 
 from apps.common.exceptions import NotFound, ValidationFailed
+from apps.common.translated import translated
 from apps.inventory.choices import DeviceConfigSource as Source
 from apps.inventory.deviceconfig.guarded_write import (
     Checks,
@@ -197,7 +198,7 @@ def _live_entries(text: str) -> tuple[NodeEntry, ...]:
     if problem:
         raise ValidationFailed(
             _("nodes: the live node config cannot be edited per node (%(problem)s)")
-            % {"problem": problem},
+            % {"problem": translated(problem)},
             detail={
                 "nodes": [
                     _(

@@ -13,11 +13,13 @@ from django.utils.translation import gettext_noop
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import ValidationFailed
+from apps.common.translated import translated
 from apps.inventory.choices import ConnectionKind
 from apps.inventory.choices import DeviceConfigSource as Source
 from apps.inventory.deviceconfig import book
 from apps.inventory.deviceconfig.services import issues_by_field
 from apps.inventory.errors import UnconfirmedWarnings
+from apps.inventory.hami.messages import N_
 from apps.inventory.hami.nodeconfig import NodeConfigError, NodeConfigRead
 from apps.inventory.hami.validation import Issue
 from apps.inventory.models import Cluster, NodeConfigPendingWrite, NodeConfigVersion
@@ -58,8 +60,12 @@ def nodeconfig_issues(
     try:
         read, report = nodeconfig_check(text, cluster)
     except NodeConfigError as exc:
-        where = f" (line {exc.line})" if exc.line else ""
-        return None, [Issue(field=field, message=f"{exc.message}{where}")], []
+        said = (
+            N_("%(problem)s (line %(line)d)", problem=exc.message, line=exc.line)
+            if exc.line
+            else exc.message
+        )
+        return None, [Issue(field=field, message=said)], []
     errors: list[Issue] = []
     warnings = list(read.report.warnings + report.warnings)
     for issue in read.report.errors + report.errors:
@@ -67,7 +73,10 @@ def nodeconfig_issues(
             warnings.append(
                 Issue(
                     field=issue.field,
-                    message=f"already live, not changed here: {issue.message}",
+                    message=N_(
+                        "already live, not changed here: %(problem)s",
+                        problem=issue.message,
+                    ),
                     severity="warning",
                 )
             )
@@ -96,7 +105,12 @@ def nodeconfig_validate(
     )
     if errors or read is None:
         raise ValidationFailed(
-            f"{errors[0].field}: {errors[0].message}", detail=issues_by_field(errors)
+            N_(
+                "%(field)s: %(message)s",
+                field=errors[0].field,
+                message=errors[0].message,
+            ),
+            detail=issues_by_field(errors),
         )
     return read, tuple(warnings)
 
@@ -112,7 +126,10 @@ def live_errors(text: str | None, cluster: Cluster) -> frozenset[str]:
 def warnings_confirmed(warnings: tuple[Issue, ...], confirmed: bool) -> None:
     """Refuse warnings the caller has not confirmed (``confirm_warnings``)."""
     if warnings and not confirmed:
-        said = [f"{w.field}: {w.message}" for w in warnings]
+        said = [
+            translated(N_("%(field)s: %(message)s", field=w.field, message=w.message))
+            for w in warnings
+        ]
         raise UnconfirmedWarnings(
             _("confirm_warnings: %(count)d warning(s): %(first)s")
             % {"count": len(said), "first": said[0]},

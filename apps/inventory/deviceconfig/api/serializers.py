@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from apps.common.translated import TranslatedCharField
 from apps.inventory.models import DeviceConfigVersion
 
 # --- versions and state ------------------------------------------------------
@@ -54,7 +55,7 @@ class DiffQuerySerializer(serializers.Serializer):
 
 class ValidationIssueSerializer(serializers.Serializer):
     field = serializers.CharField()
-    message = serializers.CharField()
+    message = TranslatedCharField()
     chip_type = serializers.CharField(allow_null=True)
     template = serializers.CharField(allow_null=True)
     severity = serializers.CharField()
@@ -326,8 +327,8 @@ class WhatIfChipTypeSerializer(serializers.Serializer):
     slots_per_chip_before = serializers.IntegerField(allow_null=True)
     templates = WhatIfTemplateSerializer(many=True)
     removed_templates = serializers.ListField(child=serializers.CharField())
-    overcommit = serializers.ListField(child=serializers.CharField())
-    warnings = serializers.ListField(child=serializers.CharField())
+    overcommit = serializers.ListField(child=TranslatedCharField())
+    warnings = serializers.ListField(child=TranslatedCharField())
 
 
 class WhatIfRemovedChipTypeSerializer(serializers.Serializer):
@@ -361,7 +362,7 @@ class WhatIfSerializer(serializers.Serializer):
     cluster = serializers.CharField()
     baseline_version = serializers.IntegerField(allow_null=True)
     valid = serializers.BooleanField()
-    errors = serializers.ListField(child=serializers.CharField())
+    errors = serializers.ListField(child=TranslatedCharField())
     chip_types = WhatIfChipTypeSerializer(many=True)
     removed_chip_types = WhatIfRemovedChipTypeSerializer(many=True)
     invalid_slices = WhatIfSliceSerializer(

@@ -28,6 +28,7 @@ from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import Conflict, DomainError
 from apps.common.management.base import PortalCommand
+from apps.common.translated import translated
 from apps.inventory import selectors
 from apps.inventory.deviceconfig import publishing
 from apps.inventory.deviceconfig.liveconfig import deviceconfig_drift
@@ -132,19 +133,20 @@ class Command(PortalCommand):
         try:
             getattr(self, f"_{options['verb']}")(options)
         except DomainError as exc:
-            raise CommandError(exc.message) from exc
+            raise CommandError(translated(exc.message)) from exc
 
     def _check(self, options: dict[str, Any]) -> None:
         try:
             document = parse_device_config(read_text_file(options["file"]))
         except DeviceConfigError as exc:
-            raise CommandError(f"{getattr(exc, 'field', '') or 'file'}: {exc}") from exc
+            field = exc.field or "file"
+            raise CommandError(f"{field}: {translated(exc.described)}") from exc
         report = validate_configs(document.raw_configs)
         for warning in report.warnings:
-            self.stdout.write(f"warning: {warning.message}")
+            self.stdout.write(f"warning: {translated(warning.message)}")
         if not report.ok:
             for error in report.errors:
-                self.stderr.write(f"error: {error.field}: {error.message}")
+                self.stderr.write(f"error: {error.field}: {translated(error.message)}")
             raise SystemExit(1)
         self.stdout.write(
             "ok: "
@@ -181,7 +183,7 @@ class Command(PortalCommand):
             scheduler=Scheduler(options["scheduler"]),
         )
         if answer["kind"] == FitKind.INVALID:
-            raise CommandError(answer["reason"])
+            raise CommandError(translated(answer["reason"]))
         self.stdout.write(_fit_line(answer))
         after = answer["after_restart"]
         if after:
@@ -267,7 +269,7 @@ def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -
         result = publish()
     except Conflict as exc:
         # Scripts get the three-way picture on stderr, and exit 1.
-        command.stderr.write(f"conflict: {exc.message}")
+        command.stderr.write(f"conflict: {translated(exc.message)}")
         detail = exc.detail or {}
         for key in ("diff_live", "diff_proposed"):
             if detail.get(key):
@@ -277,7 +279,7 @@ def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -
         if exc.code == "breaks_running_slices":
             # Each slice is named so a script can decide, then repeat
             # --confirm-breaking NAMESPACE/POD for each one it accepts.
-            command.stderr.write(f"refused: {exc.message}")
+            command.stderr.write(f"refused: {translated(exc.message)}")
             command.stderr.write(
                 _(
                     "name each one with --confirm-breaking NAMESPACE/POD, or their "
@@ -296,10 +298,10 @@ def report_publish(command: BaseCommand, publish: Callable[[], PublishResult]) -
         if exc.code != "no_change":
             raise
         # Publishing what is already live is not a failure for a script.
-        command.stdout.write(exc.message)
+        command.stdout.write(translated(exc.message))
         return
     for warning in result.warnings:
-        command.stdout.write(f"warning: {warning.message}")
+        command.stdout.write(f"warning: {translated(warning.message)}")
     for reader in result.shape_warnings:
         command.stdout.write(f"warning: {reader.message}")
     command.stdout.write(result.diff, ending="")

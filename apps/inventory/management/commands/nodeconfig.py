@@ -33,6 +33,7 @@ from django.utils.translation import gettext_lazy
 
 from apps.common.exceptions import DomainError, ValidationFailed
 from apps.common.management.base import PortalCommand
+from apps.common.translated import translated
 from apps.inventory import selectors
 from apps.inventory.hami.nodeconfig import NodeConfigError
 from apps.inventory.management.commands.deviceconfig import (
@@ -120,10 +121,10 @@ class Command(PortalCommand):
         except ValidationFailed as exc:
             for field, messages in (exc.detail or {}).items():
                 for message in messages if isinstance(messages, list) else [messages]:
-                    self.stderr.write(f"error: {field}: {message}")
-            raise CommandError(exc.message) from exc
+                    self.stderr.write(f"error: {field}: {translated(message)}")
+            raise CommandError(translated(exc.message)) from exc
         except DomainError as exc:
-            raise CommandError(exc.message) from exc
+            raise CommandError(translated(exc.message)) from exc
 
     def _check(self, options: dict[str, Any]) -> None:
         text = read_text_file(options["file"])
@@ -133,13 +134,15 @@ class Command(PortalCommand):
         try:
             read, report = nodeconfig_check(text, cluster)
         except NodeConfigError as exc:
-            raise CommandError(f"{options['file']}: {exc.message}") from exc
+            raise CommandError(f"{options['file']}: {translated(exc.message)}") from exc
         errors = read.report.errors + report.errors
         warnings = read.report.warnings + report.warnings
         for warning in warnings:
-            self.stdout.write(f"warning: {warning.field}: {warning.message}")
+            self.stdout.write(
+                f"warning: {warning.field}: {translated(warning.message)}"
+            )
         for error in errors:
-            self.stderr.write(f"error: {error.field}: {error.message}")
+            self.stderr.write(f"error: {error.field}: {translated(error.message)}")
         if errors or (options["strict"] and warnings):
             raise SystemExit(1)
         against = (
@@ -162,7 +165,9 @@ class Command(PortalCommand):
             actor_name="manage.py",
         )
         for warning in warnings:
-            self.stdout.write(f"warning: {warning.field}: {warning.message}")
+            self.stdout.write(
+                f"warning: {warning.field}: {translated(warning.message)}"
+            )
         self.stdout.write(
             _(
                 "imported %(file)s as version %(version)s of cluster %(cluster)s "

@@ -7,6 +7,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from rest_framework import serializers
 
+from apps.common.translated import TranslatedCharField
 from apps.inventory.deviceconfig.api.serializers import ValidationIssueSerializer
 from apps.inventory.models import NodeConfigVersion
 
@@ -266,7 +267,7 @@ class NodeConfigDriftSerializer(serializers.Serializer):
 
 class NodeConfigIssueSerializer(serializers.Serializer):
     field = serializers.CharField(allow_blank=True)
-    message = serializers.CharField()
+    message = TranslatedCharField()
     severity = serializers.CharField()
 
 
