@@ -20,7 +20,7 @@ from .catalog import (
     template_memory_from_name,
 )
 from .deviceconfig import ChipTypeSpec, TemplateSpec
-from .i18n import _
+from .i18n import _, ngettext
 
 # The template rule lives with the allocator (pure, importable from both).
 from .template_rule import (
@@ -168,9 +168,12 @@ def _slot_warnings(
         position, template = smallest
         field = f"vnpus[{index}].templates[{position}].memory"
         name = template.name
-        text = _(
+        text = ngettext(
+            "%(chip_type)s: %(slots)d slice per chip "
+            "(%(memory_allocatable)d // %(memory)d, set by %(template)s)",
             "%(chip_type)s: %(slots)d slices per chip "
-            "(%(memory_allocatable)d // %(memory)d, set by %(template)s)"
+            "(%(memory_allocatable)d // %(memory)d, set by %(template)s)",
+            slots,
         ) % {
             "chip_type": chip.common_word,
             "slots": slots,
