@@ -143,9 +143,10 @@ def _version_check(cluster: Cluster, plugin: Plugin) -> dict[str, Any]:
             ""
             if version >= TARGET_VERSION
             else (
-                _("; %(keys)s are applied from %(version)s")
+                _("; %(count_key)s and %(filter_key)s are applied from %(version)s")
                 % {
-                    "keys": "vDeviceCount, filterDevices",
+                    "count_key": "vDeviceCount",
+                    "filter_key": "filterDevices",
                     "version": format_version(TARGET_VERSION),
                 }
             )
