@@ -41,7 +41,11 @@ from apps.inventory.deviceconfig.volcano_health import (
     preempt_check,
     volcano_conf,
 )
-from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
+from apps.inventory.hami.deviceconfig import (
+    ChipTypeSpec,
+    DeviceConfigError,
+    parse_device_config,
+)
 from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
 from apps.inventory.sync.targets import VOLCANO_QUEUES
@@ -232,6 +236,9 @@ def _core_not_percent(cluster: Cluster) -> dict[str, dict[int, int]]:
     return short
 
 
+_Problem = tuple[CheckStatus, str, str]
+
+
 def registrations_judged(
     cluster: Cluster,
     registered: dict[str, dict[tuple[int, int], int]],
@@ -241,11 +248,33 @@ def registrations_judged(
     each distinct (slots, memory) with its chip count, and the chips of
     hami-core nodes that register a devcore other than 100."""
     specs = {s.common_word: s for s in chip_type_specs(cluster)}
+    problems = _registered_against_config(registered, specs)
+    problems += _core_not_percent_problems(core_not_percent or {})
+    if not problems:
+        return _check(
+            "registrations",
+            "ok",
+            _("node registrations agree with the device config"),
+        )
+    worst = max((p[0] for p in problems), key=_RANK.__getitem__)
+    fixes = list(dict.fromkeys(p[2] for p in problems))
+    return _check(
+        "registrations",
+        worst,
+        "; ".join(p[1] for p in problems),
+        "; ".join(fixes),
+    )
+
+
+def _registered_against_config(
+    registered: dict[str, dict[tuple[int, int], int]], specs: dict[str, ChipTypeSpec]
+) -> list[_Problem]:
+    """Chips registering a type the config lacks, types without chips, and
+    chips advertising another geometry than the config's."""
     config_fix = _("fix %(fields)s in the device config") % {
         "fields": "chipName/commonWord"
     }
-    restart_fix = _("restart the device plugin")
-    problems: list[tuple[CheckStatus, str, str]] = []
+    problems: list[_Problem] = []
     for word in sorted(set(registered) - set(specs)):
         count = sum(registered[word].values())
         problems.append(
@@ -292,10 +321,17 @@ def registrations_judged(
                         "slots": slots,
                         "memory": spec.memory_allocatable,
                     },
-                    restart_fix,
+                    _("restart the device plugin"),
                 )
             )
-    for word, by_devcore in sorted((core_not_percent or {}).items()):
+    return problems
+
+
+def _core_not_percent_problems(
+    core_not_percent: dict[str, dict[int, int]],
+) -> list[_Problem]:
+    problems: list[_Problem] = []
+    for word, by_devcore in sorted(core_not_percent.items()):
         cores = ", ".join(
             _("%(count)d with devcore %(devcore)d") % {"count": n, "devcore": core}
             for core, n in sorted(by_devcore.items())
@@ -313,20 +349,7 @@ def registrations_judged(
                 _("upgrade the device plugin on hami-core nodes to v1.4.0"),
             )
         )
-    if not problems:
-        return _check(
-            "registrations",
-            "ok",
-            _("node registrations agree with the device config"),
-        )
-    worst = max((p[0] for p in problems), key=_RANK.__getitem__)
-    fixes = list(dict.fromkeys(p[2] for p in problems))
-    return _check(
-        "registrations",
-        worst,
-        "; ".join(p[1] for p in problems),
-        "; ".join(fixes),
-    )
+    return problems
 
 
 def _drift_check(cluster: Cluster) -> dict[str, Any]:

@@ -175,16 +175,10 @@ def deviceshare_checks(
     ]
 
 
-def _enabled_check(
-    args: Mapping[str, Any], volcano: Component | None
-) -> dict[str, Any]:
-    """AscendHAMiVNPUEnable as this Volcano reads it; the guide's names only on its fork."""
-    guide = [
-        name
-        for name in GUIDE_ENABLE
-        if args.get(name) is True or _quoted_true(args.get(name))
-    ]
-    upstream, quoted = _flag(args, UPSTREAM_ENABLE, volcano)
+def _enabled_where_unsupported(
+    volcano: Component | None, guide: list[str]
+) -> dict[str, Any] | None:
+    """The verdict on the guide's fork, or on a Volcano before Ascend vNPUs; None elsewhere."""
     version = volcano.version if volcano is not None else None
     if volcano is not None and volcano.fork:
         if guide:
@@ -226,6 +220,22 @@ def _enabled_check(
             )
             % {"flag": UPSTREAM_ENABLE},
         )
+    return None
+
+
+def _enabled_check(
+    args: Mapping[str, Any], volcano: Component | None
+) -> dict[str, Any]:
+    """AscendHAMiVNPUEnable as this Volcano reads it; the guide's names only on its fork."""
+    guide = [
+        name
+        for name in GUIDE_ENABLE
+        if args.get(name) is True or _quoted_true(args.get(name))
+    ]
+    upstream, quoted = _flag(args, UPSTREAM_ENABLE, volcano)
+    unsupported = _enabled_where_unsupported(volcano, guide)
+    if unsupported is not None:
+        return unsupported
     leftover = (
         _("; the guide's %(names)s is read by no Volcano release (remove it)")
         % {"names": ", ".join(guide)}
@@ -303,6 +313,49 @@ def _geometries_check(cluster: Cluster, args: Mapping[str, Any]) -> dict[str, An
     )
 
 
+def _weight_unreadable(written: Any, random_chip: str) -> dict[str, Any]:
+    # arguments.go GetInt keeps only a Go int: "10" or 10.0 leave it 0.
+    return _check(
+        "chip_policy",
+        "warn",
+        _(
+            "%(name)s: %(value)s is not a whole number as Volcano reads it (only "
+            "an unquoted integer): the weight stays 0, so %(random_chip)s"
+        )
+        % {
+            "name": SCHEDULE_WEIGHT,
+            "value": repr(written),
+            "random_chip": random_chip,
+        },
+        _("write %(setting)s without quotes (any whole number above 0)")
+        % {"setting": f"{SCHEDULE_WEIGHT}: 10"},
+    )
+
+
+def _no_policy(weight: int, random_chip: str) -> dict[str, Any]:
+    if weight > 0:
+        return _check(
+            "chip_policy",
+            "warn",
+            _("%(setting)s without %(policy)s: every chip scores 0, so %(random_chip)s")
+            % {
+                "setting": f"{SCHEDULE_WEIGHT}: {weight}",
+                "policy": SCHEDULE_POLICY,
+                "random_chip": random_chip,
+            },
+            _set(SCHEDULE_POLICY, "binpack"),
+        )
+    return _check(
+        "chip_policy",
+        "ok",
+        _(
+            "no %(policy)s (as in the guide): %(random_chip)s; the portal "
+            "chooses the node and reports the chip once the pod is bound"
+        )
+        % {"policy": SCHEDULE_POLICY, "random_chip": random_chip},
+    )
+
+
 def _chip_policy_check(
     args: Mapping[str, Any], volcano: Component | None
 ) -> dict[str, Any]:
@@ -314,48 +367,10 @@ def _chip_policy_check(
         "Volcano takes any fitting chip of the chosen node at random (Go map order)"
     )
     if written is not None and weight is None:
-        # arguments.go GetInt keeps only a Go int: "10" or 10.0 leave it 0.
-        return _check(
-            "chip_policy",
-            "warn",
-            _(
-                "%(name)s: %(value)s is not a whole number as Volcano reads it (only "
-                "an unquoted integer): the weight stays 0, so %(random_chip)s"
-            )
-            % {
-                "name": SCHEDULE_WEIGHT,
-                "value": repr(written),
-                "random_chip": random_chip,
-            },
-            _("write %(setting)s without quotes (any whole number above 0)")
-            % {"setting": f"{SCHEDULE_WEIGHT}: 10"},
-        )
+        return _weight_unreadable(written, random_chip)
     weight = weight or 0
     if not policy:
-        if weight > 0:
-            return _check(
-                "chip_policy",
-                "warn",
-                _(
-                    "%(setting)s without %(policy)s: every chip scores 0, so "
-                    "%(random_chip)s"
-                )
-                % {
-                    "setting": f"{SCHEDULE_WEIGHT}: {weight}",
-                    "policy": SCHEDULE_POLICY,
-                    "random_chip": random_chip,
-                },
-                _set(SCHEDULE_POLICY, "binpack"),
-            )
-        return _check(
-            "chip_policy",
-            "ok",
-            _(
-                "no %(policy)s (as in the guide): %(random_chip)s; the portal "
-                "chooses the node and reports the chip once the pod is bound"
-            )
-            % {"policy": SCHEDULE_POLICY, "random_chip": random_chip},
-        )
+        return _no_policy(weight, random_chip)
     if policy not in ("binpack", "spread"):
         return _check(
             "chip_policy",

@@ -117,6 +117,14 @@ def node_row(
             % node,
             "fix": "",
         }
+    return _entry_verdict(row, entry, keys)
+
+
+def _entry_verdict(
+    row: dict[str, Any], entry: NodeEntry, keys: list[str]
+) -> dict[str, Any]:
+    """A node that reads its entry: which of its keys its plugin ignores, if any."""
+    node = {"node": row["name"]}
     ignored = [
         key
         for key, used in (

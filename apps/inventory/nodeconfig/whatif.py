@@ -226,6 +226,20 @@ def _changes(
                 % {"change": said, **plugin}
             )
             count_changes = False
+    added = _filters_changed(node, proposed, chips, specs, keys, out)
+    return mode, count, count_changes, added
+
+
+def _filters_changed(
+    node: NodeFact,
+    proposed: NodeEntry | None,
+    chips: Sequence[ChipFact],
+    specs: Mapping[str, ChipTypeSpec],
+    keys: list[str],
+    out: _NodeAfter,
+) -> dict[str, str]:
+    """The chips newly filtered by UUID (with why) once the plugin applies them."""
+    current = node.entry
     before = _filtered(current, chips, specs)
     after = _filtered(proposed, chips, specs)
     added = {u: why for u, why in after.items() if u not in before}
@@ -248,10 +262,10 @@ def _changes(
         else:
             out.ignored.append(
                 _("%(change)s: %(plugin)s does not apply %(key)s")
-                % {"change": said, **plugin, "key": "filterDevices"}
+                % {"change": said, "plugin": _version(node), "key": "filterDevices"}
             )
             added = {}
-    return mode, count, count_changes, added
+    return added
 
 
 def _filter_change(added: int, returned: int) -> str:
