@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,21 @@ def compile_inventory_catalog() -> Path:
 def inventory_catalog() -> Path:
     """The compiled catalog, once per session; request it before ``override("zh-hans")``."""
     return compile_inventory_catalog()
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the portal's default language, as a request without
+    Accept-Language does: Django leaves the language of a request the test
+    client made active in the thread (LocaleMiddleware activates it, nothing
+    deactivates it), and these modules' texts would then come out in it."""
+    from django.apps import apps
+    from django.conf import settings
+
+    if not (settings.configured and apps.ready):
+        yield  # the pure packages' tests, run without Django
+        return
+    from django.utils.translation import override
+
+    with override(settings.LANGUAGE_CODE):
+        yield

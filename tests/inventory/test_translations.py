@@ -65,6 +65,11 @@ HAN = re.compile(r"[\u4e00-\u9fff]")
 pytestmark = pytest.mark.usefixtures("inventory_catalog")
 
 
+def english() -> override:
+    """The portal's source language, whatever an earlier test left active."""
+    return override("en")
+
+
 def _used() -> dict[str, tuple[tuple[str, ...], str]]:
     """msgid -> (all its forms, where it is used), from the sources."""
     found = {}
@@ -164,10 +169,11 @@ def test_the_check_finds_a_lost_placeholder_and_a_fuzzy_entry():
 def test_device_config_warnings_in_chinese_and_english():
     configs = parse_device_config(guide_data.DEVICE_CONFIG_YAML).raw_configs
     p310 = copy.deepcopy(next(c for c in configs if c["commonWord"] == "Ascend310P"))
-    english = [w.message for w in validate_configs([p310]).warnings]
+    with english():
+        in_english = [w.message for w in validate_configs([p310]).warnings]
     with override("zh-hans"):
         chinese = [w.message for w in validate_configs([p310]).warnings]
-    assert english == ["Ascend310P: 7 slices per chip (21527 // 3072, set by vir01)"]
+    assert in_english == ["Ascend310P: 7 slices per chip (21527 // 3072, set by vir01)"]
     assert chinese == ["Ascend310P：每个芯片 7 个切片（21527 // 3072，由 vir01 决定）"]
 
 
@@ -186,7 +192,9 @@ def test_a_renamed_chip_type_is_explained_in_chinese():
 
 def test_volcano_checks_in_chinese_and_english():
     conf = {"tiers": [{"plugins": [{"name": "predicates"}]}], "actions": "allocate"}
-    assert predicates_check(conf)["message"] == "the predicates plugin is configured"
+    with english():
+        configured = predicates_check(conf)["message"]
+    assert configured == "the predicates plugin is configured"
     with override("zh-hans"):
         assert predicates_check(conf)["message"] == "已配置 predicates 插件"
         preempt = preempt_check(conf, None)
@@ -209,10 +217,11 @@ def test_restart_states_in_chinese_and_english():
         "terminating": False,
         "stale": False,
     }
-    assert restarts._state([pod], None, None) == (
-        "in_effect",
-        "every pod started after the change and is Ready",
-    )
+    with english():
+        assert restarts._state([pod], None, None) == (
+            "in_effect",
+            "every pod started after the change and is Ready",
+        )
     with override("zh-hans"):
         assert restarts._state([pod], None, None) == (
             "in_effect",
@@ -233,10 +242,11 @@ def guide_cluster(db):
 
 def test_registrations_in_chinese_with_counts(guide_cluster):
     registered = {"Ascend910X": {(4, 32768): 8}, "Ascend910B4": {(4, 32768): 1}}
-    english = registrations_judged(guide_cluster, registered)
+    with english():
+        in_english = registrations_judged(guide_cluster, registered)
     with override("zh-hans"):
         chinese = registrations_judged(guide_cluster, registered)
-    assert "8 chips register as Ascend910X" in english["message"]
+    assert "8 chips register as Ascend910X" in in_english["message"]
     assert "8 个芯片注册为 Ascend910X，但设备配置中没有定义它" in chinese["message"]
     assert "Ascend310P（chipName 310P3）没有已注册的芯片" in chinese["message"]
     assert chinese["fix"].startswith("修正设备配置中的 chipName/commonWord")
@@ -245,28 +255,32 @@ def test_registrations_in_chinese_with_counts(guide_cluster):
 
 def test_the_health_page_answers_in_the_requests_language(guide_cluster, viewer_client):
     url = f"/api/clusters/{guide_cluster.pk}/health/"
-    english = viewer_client.get(url).json()
+    with english():
+        in_english = viewer_client.get(url).json()
     # Accept-Language for LocaleMiddleware; override where the settings have
     # none, so the test runs the same either way.
     with override("zh-hans"):
         chinese = viewer_client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN").json()
     by_id = {c["id"]: c for c in chinese["checks"]}
-    assert [c["id"] for c in chinese["checks"]] == [c["id"] for c in english["checks"]]
+    assert [c["id"] for c in chinese["checks"]] == [
+        c["id"] for c in in_english["checks"]
+    ]
     assert [c["check_status"] for c in chinese["checks"]] == [
-        c["check_status"] for c in english["checks"]
+        c["check_status"] for c in in_english["checks"]
     ]
     assert by_id["volcano_config"]["message"].startswith("同步尚未看到 ConfigMap ")
     assert by_id["device_config_drift"]["message"] == "未记录到手动编辑"
-    english_drift = {c["id"]: c for c in english["checks"]}["device_config_drift"]
+    english_drift = {c["id"]: c for c in in_english["checks"]}["device_config_drift"]
     assert english_drift["message"] == "no hand edit recorded"
 
 
 def test_node_config_health_in_chinese(guide_cluster, settings):
     settings.DEVICE_PLUGIN_DAEMONSET = "kube-system/hami-ascend-device-plugin"
-    english = {c["id"]: c for c in node_config_health(guide_cluster)["checks"]}
+    with english():
+        in_english = {c["id"]: c for c in node_config_health(guide_cluster)["checks"]}
     with override("zh-hans"):
         chinese = {c["id"]: c for c in node_config_health(guide_cluster)["checks"]}
-    assert english["node_config_map"]["message"].startswith(
+    assert in_english["node_config_map"]["message"].startswith(
         "sync has not seen ConfigMap hami-device-node-config:"
     )
     assert chinese["node_config_map"]["message"].startswith(
@@ -285,9 +299,10 @@ def test_node_config_health_in_chinese(guide_cluster, settings):
 
 
 def test_a_nodes_verdict_in_chinese():
-    assert node_row("n1", None, None)["message"] == (
-        "the node config is not read on n1"
-    )
+    with english():
+        assert node_row("n1", None, None)["message"] == (
+            "the node config is not read on n1"
+        )
     with override("zh-hans"):
         row = node_row("n1", None, None)
     assert (row["message"], row["fix"]) == ("n1 上不读取节点配置", "参见上方的检查")
@@ -324,10 +339,11 @@ def _what_if_filtering_a_busy_chip() -> dict[str, Any]:
 
 
 def test_the_what_if_in_chinese_and_english():
-    english = _what_if_filtering_a_busy_chip()
+    with english():
+        in_english = _what_if_filtering_a_busy_chip()
     with override("zh-hans"):
         chinese = _what_if_filtering_a_busy_chip()
-    assert english["changes"] == ["1 chip filtered"]
+    assert in_english["changes"] == ["1 chip filtered"]
     assert chinese["changes"] == ["过滤 1 个芯片"]
     assert chinese["stranded_slices"][0]["reasons"] == [
         "filterDevices.uuid 指定了 b-0：切片仍在运行时，该芯片就会退出注册"
