@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext, ngettext
 
 
 class InventoryConfig(AppConfig):
@@ -16,6 +17,7 @@ class InventoryConfig(AppConfig):
         )
         from apps.inventory import metrics
         from apps.inventory.deviceconfig.metrics import deviceconfig_families
+        from apps.inventory.hami.i18n import use_translations
 
         # The tasks register how a refresh of the config in effect starts
         # (apps.inventory.deviceconfig.refresh). The metric families are read
@@ -25,3 +27,7 @@ class InventoryConfig(AppConfig):
         register_database_families("usage", metrics.usage_families, required=True)
         register_database_families("chip-health", metrics.chip_health_families)
         register_database_families("deviceconfig", deviceconfig_families)
+        # The pure code's warnings (HAMi formats, node-config what-if) in the
+        # request's language: it imports no Django, so Django's gettext is
+        # handed to it (apps.inventory.hami.i18n).
+        use_translations(gettext, ngettext)

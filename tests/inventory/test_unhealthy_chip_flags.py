@@ -54,7 +54,7 @@ def test_the_health_page_names_what_to_move(sick_world):
     found = checks["slices_on_unhealthy_chips"]
     assert found["check_status"] == "warn"
     assert (
-        "2 vNPU(s) run on a chip its device plugin reports unhealthy"
+        "2 vNPUs run on a chip its device plugin reports unhealthy"
         in (found["message"])
     )
     assert f"ci/stuck (node npu-a, chip {sick.index})" in found["message"]

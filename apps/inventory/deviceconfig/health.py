@@ -19,6 +19,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Count
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.inventory import selectors
 from apps.inventory.deviceconfig.checks import RANK as _RANK
@@ -39,7 +41,11 @@ from apps.inventory.deviceconfig.volcano_health import (
     preempt_check,
     volcano_conf,
 )
-from apps.inventory.hami.deviceconfig import DeviceConfigError, parse_device_config
+from apps.inventory.hami.deviceconfig import (
+    ChipTypeSpec,
+    DeviceConfigError,
+    parse_device_config,
+)
 from apps.inventory.hami.validation import slots_per_chip
 from apps.inventory.models import Chip, Cluster, ClusterObject, Node, SyncCursor
 from apps.inventory.sync.targets import VOLCANO_QUEUES
@@ -55,29 +61,46 @@ def _versions_check(components: list[Component]) -> dict[str, Any]:
         return _check(
             "component_versions",
             "warn",
-            "sync has seen no Volcano scheduler, HAMi scheduler or device plugin: "
-            "the checks that depend on a version cannot be made",
-            "name their workloads in WATCHED_DEPLOYMENTS and DEVICE_PLUGIN_DAEMONSET",
+            _(
+                "sync has seen no Volcano scheduler, HAMi scheduler or device "
+                "plugin: the checks that depend on a version cannot be made"
+            ),
+            _("name their workloads in %(deployments)s and %(daemonset)s")
+            % {
+                "deployments": "WATCHED_DEPLOYMENTS",
+                "daemonset": "DEVICE_PLUGIN_DAEMONSET",
+            },
         )
     labels = "; ".join(
-        c.label + ("" if c.running else " (scaled to zero)") for c in components
+        c.label
+        if c.running
+        else _("%(component)s (scaled to zero)") % {"component": c.label}
+        for c in components
     )
     unknown = [c for c in components if c.version is None and not c.fork]
     if first_of(components, "volcano") is None:
         return _check(
             "component_versions",
             "warn",
-            f"{labels}; no Volcano scheduler among the watched Deployments, so its "
-            "version is unknown",
-            "add volcano-scheduler's namespace/name to WATCHED_DEPLOYMENTS",
+            _(
+                "%(components)s; no Volcano scheduler among the watched "
+                "Deployments, so its version is unknown"
+            )
+            % {"components": labels},
+            _("add volcano-scheduler's namespace/name to %(setting)s")
+            % {"setting": "WATCHED_DEPLOYMENTS"},
         )
     if unknown:
         return _check(
             "component_versions",
             "warn",
-            f"{labels}: the checks that depend on their version say what they "
-            "cannot tell",
-            "run images with release tags (e.g. volcanosh/vc-scheduler:v1.15.1)",
+            _(
+                "%(components)s: the checks that depend on their version say what "
+                "they cannot tell"
+            )
+            % {"components": labels},
+            _("run images with release tags (e.g. %(image)s)")
+            % {"image": "volcanosh/vc-scheduler:v1.15.1"},
         )
     return _check("component_versions", "ok", labels)
 
@@ -93,7 +116,8 @@ def _shape_check(cluster: Cluster) -> dict[str, Any]:
         return _check(
             "device_config_shape",
             "warn",
-            f"cannot check: sync has not seen device-config.yaml in {ref}",
+            _("cannot check: sync has not seen %(key)s in %(ref)s")
+            % {"key": "device-config.yaml", "ref": ref},
         )
     try:
         document = parse_device_config(text)
@@ -101,18 +125,21 @@ def _shape_check(cluster: Cluster) -> dict[str, Any]:
         return _check(
             "device_config_shape",
             "fail",
-            f"{ref} device-config.yaml does not parse: {exc}",
-            "adopt or publish a valid device config",
+            _("%(ref)s %(key)s does not parse: %(error)s")
+            % {"ref": ref, "key": "device-config.yaml", "error": exc},
+            _("adopt or publish a valid device config"),
         )
     if not document.raw_configs:
         return _check(
-            "device_config_shape", "ok", "the device config has no vnpus entries"
+            "device_config_shape",
+            "ok",
+            _("the device config has no %(key)s entries") % {"key": "vnpus"},
         )
     readers = shape_readers(cluster, document.shape)
     bad = [r for r in readers if r.effect in ("crash", "fallback")]
     unknown = [r for r in readers if r.effect == "unknown"]
     if not bad and not unknown:
-        said = "; ".join(r.message for r in readers) or "no running component"
+        said = "; ".join(r.message for r in readers) or _("no running component")
         return _check("device_config_shape", "ok", said)
     shown = bad + unknown
     fixes = list(dict.fromkeys(r.fix for r in shown if r.fix))
@@ -131,8 +158,9 @@ def _daemonset_check(cluster: Cluster) -> dict[str, Any]:
         return _check(
             "device_plugin",
             "fail",
-            f"DaemonSet {ref} has not been seen by sync",
-            "deploy the HAMi Ascend device plugin (ascend-device-plugin.yaml)",
+            _("DaemonSet %(ref)s has not been seen by sync") % {"ref": ref},
+            _("deploy the HAMi Ascend device plugin (%(manifest)s)")
+            % {"manifest": "ascend-device-plugin.yaml"},
         )
     status = (row.data or {}).get("status") or {}
     desired = int(status.get("desiredNumberScheduled") or 0)
@@ -142,21 +170,38 @@ def _daemonset_check(cluster: Cluster) -> dict[str, Any]:
         return _check(
             "device_plugin",
             "fail",
-            f"{ref} is scheduled on {desired} nodes but {ascend_nodes} are labelled "
-            "ascend=on",
-            "check the DaemonSet's nodeSelector and tolerations",
+            _(
+                "%(ref)s is scheduled on %(desired)d nodes but %(labelled)d are "
+                "labelled %(label)s"
+            )
+            % {
+                "ref": ref,
+                "desired": desired,
+                "labelled": ascend_nodes,
+                "label": "ascend=on",
+            },
+            _("check the DaemonSet's nodeSelector and tolerations"),
         )
     if ready < desired:
         return _check(
             "device_plugin",
             "fail",
-            f"{ref}: {ready} of {desired} pods are ready",
-            f"kubectl -n {ref.split('/')[0]} describe pods of the DaemonSet",
+            _("%(ref)s: %(ready)d of %(desired)d pods are ready")
+            % {"ref": ref, "ready": ready, "desired": desired},
+            _("%(command)s of the DaemonSet")
+            % {"command": f"kubectl -n {ref.split('/')[0]} describe pods"},
         )
     return _check(
         "device_plugin",
         "ok",
-        f"{ref}: {ready} of {desired} pods ready on {ascend_nodes} ascend=on nodes",
+        _("%(ref)s: %(ready)d of %(desired)d pods ready on %(nodes)d %(label)s nodes")
+        % {
+            "ref": ref,
+            "ready": ready,
+            "desired": desired,
+            "nodes": ascend_nodes,
+            "label": "ascend=on",
+        },
     )
 
 
@@ -191,6 +236,9 @@ def _core_not_percent(cluster: Cluster) -> dict[str, dict[int, int]]:
     return short
 
 
+_Problem = tuple[CheckStatus, str, str]
+
+
 def registrations_judged(
     cluster: Cluster,
     registered: dict[str, dict[tuple[int, int], int]],
@@ -200,58 +248,13 @@ def registrations_judged(
     each distinct (slots, memory) with its chip count, and the chips of
     hami-core nodes that register a devcore other than 100."""
     specs = {s.common_word: s for s in chip_type_specs(cluster)}
-    config_fix = "fix chipName/commonWord in the device config"
-    restart_fix = "restart the device plugin"
-    problems: list[tuple[CheckStatus, str, str]] = []
-    for word in sorted(set(registered) - set(specs)):
-        problems.append(
-            (
-                "fail",
-                f"{sum(registered[word].values())} chips register as {word}, which "
-                "the device config does not define",
-                config_fix,
-            )
-        )
-    for word, spec in specs.items():
-        chips = registered.get(word)
-        if not chips:
-            problems.append(
-                (
-                    "warn",
-                    f"{word} (chipName {spec.chip_name}) has no registered chips: "
-                    "chipName must equal the name the driver reports",
-                    config_fix,
-                )
-            )
-            continue
-        slots = slots_per_chip(spec.memory_allocatable, spec.templates)
-        if any(c != (slots, spec.memory_allocatable) for c in chips):
-            problems.append(
-                (
-                    "warn",
-                    f"{word} chips advertise other slots or memory than the config "
-                    f"({slots} slots, {spec.memory_allocatable} MB): the device "
-                    "plugin has not restarted since the change",
-                    restart_fix,
-                )
-            )
-    for word, by_devcore in sorted((core_not_percent or {}).items()):
-        cores = ", ".join(
-            f"{n} with devcore {core}" for core, n in sorted(by_devcore.items())
-        )
-        problems.append(
-            (
-                "warn",
-                f"{word} chips on hami-core nodes register {cores}, not "
-                f"{CORE_PERCENT}: a -core percent above that never fits (device "
-                "plugin v1.3.0 registers the template aiCore; v1.4.0 registers "
-                f"{CORE_PERCENT})",
-                "upgrade the device plugin on hami-core nodes to v1.4.0",
-            )
-        )
+    problems = _registered_against_config(registered, specs)
+    problems += _core_not_percent_problems(core_not_percent or {})
     if not problems:
         return _check(
-            "registrations", "ok", "node registrations agree with the device config"
+            "registrations",
+            "ok",
+            _("node registrations agree with the device config"),
         )
     worst = max((p[0] for p in problems), key=_RANK.__getitem__)
     fixes = list(dict.fromkeys(p[2] for p in problems))
@@ -263,15 +266,102 @@ def registrations_judged(
     )
 
 
+def _registered_against_config(
+    registered: dict[str, dict[tuple[int, int], int]], specs: dict[str, ChipTypeSpec]
+) -> list[_Problem]:
+    """Chips registering a type the config lacks, types without chips, and
+    chips advertising another geometry than the config's."""
+    config_fix = _("fix %(fields)s in the device config") % {
+        "fields": "chipName/commonWord"
+    }
+    problems: list[_Problem] = []
+    for word in sorted(set(registered) - set(specs)):
+        count = sum(registered[word].values())
+        problems.append(
+            (
+                "fail",
+                ngettext(
+                    "%(count)d chip registers as %(chip_type)s, which the device "
+                    "config does not define",
+                    "%(count)d chips register as %(chip_type)s, which the device "
+                    "config does not define",
+                    count,
+                )
+                % {"count": count, "chip_type": word},
+                config_fix,
+            )
+        )
+    for word, spec in specs.items():
+        chips = registered.get(word)
+        if not chips:
+            problems.append(
+                (
+                    "warn",
+                    _(
+                        "%(chip_type)s (chipName %(chip_name)s) has no registered "
+                        "chips: chipName must equal the name the driver reports"
+                    )
+                    % {"chip_type": word, "chip_name": spec.chip_name},
+                    config_fix,
+                )
+            )
+            continue
+        slots = slots_per_chip(spec.memory_allocatable, spec.templates)
+        if any(c != (slots, spec.memory_allocatable) for c in chips):
+            problems.append(
+                (
+                    "warn",
+                    _(
+                        "%(chip_type)s chips advertise other slots or memory than "
+                        "the config (%(slots)d slots, %(memory)d MB): the device "
+                        "plugin has not restarted since the change"
+                    )
+                    % {
+                        "chip_type": word,
+                        "slots": slots,
+                        "memory": spec.memory_allocatable,
+                    },
+                    _("restart the device plugin"),
+                )
+            )
+    return problems
+
+
+def _core_not_percent_problems(
+    core_not_percent: dict[str, dict[int, int]],
+) -> list[_Problem]:
+    problems: list[_Problem] = []
+    for word, by_devcore in sorted(core_not_percent.items()):
+        cores = ", ".join(
+            _("%(count)d with devcore %(devcore)d") % {"count": n, "devcore": core}
+            for core, n in sorted(by_devcore.items())
+        )
+        problems.append(
+            (
+                "warn",
+                _(
+                    "%(chip_type)s chips on hami-core nodes register %(cores)s, not "
+                    "%(percent)d: a -core percent above that never fits (device "
+                    "plugin v1.3.0 registers the template aiCore; v1.4.0 registers "
+                    "%(percent)d)"
+                )
+                % {"chip_type": word, "cores": cores, "percent": CORE_PERCENT},
+                _("upgrade the device plugin on hami-core nodes to v1.4.0"),
+            )
+        )
+    return problems
+
+
 def _drift_check(cluster: Cluster) -> dict[str, Any]:
     drift = deviceconfig_drift_recorded(cluster)
     if drift["in_sync"]:
-        return _check("device_config_drift", "ok", "no hand edit recorded")
+        return _check("device_config_drift", "ok", _("no hand edit recorded"))
     return _check(
         "device_config_drift",
         "warn",
-        f"the ConfigMap was edited outside the portal (v{drift['live_version']})",
-        "adopt the live content, or publish over it deliberately",
+        _("the ConfigMap was edited outside the portal (v%(version)s)")
+        % {"version": drift["live_version"]},
+        _("adopt the live content, or publish over it deliberately"),
     )
 
 
@@ -282,31 +372,44 @@ def _volcano_queues_check(cluster: Cluster) -> dict[str, Any]:
         return _check(
             "volcano_queues",
             "ok",
-            "skipped: the cluster serves no Volcano Queue API (no Volcano CRDs, as "
-            "with HAMi's own scheduler); portal queues are not created as Volcano "
-            "Queues and requests never wait for one",
+            _(
+                "skipped: the cluster serves no Volcano Queue API (no Volcano CRDs, "
+                "as with HAMi's own scheduler); portal queues are not created as "
+                "Volcano Queues and requests never wait for one"
+            ),
         )
     if cursor is None or cursor.last_list_at is None:
         return _check(
             "volcano_queues",
             "warn",
-            "sync has not listed the Volcano Queues yet; requests do not wait for "
-            "their queue until it has",
-            "check the sync status of volcano-queues",
+            _(
+                "sync has not listed the Volcano Queues yet; requests do not wait "
+                "for their queue until it has"
+            ),
+            _("check the sync status of %(resource)s") % {"resource": VOLCANO_QUEUES},
         )
     states = {
-        row.name: ((row.data or {}).get("status") or {}).get("state") or "no state"
+        row.name: ((row.data or {}).get("status") or {}).get("state") or _("no state")
         for row in ClusterObject.objects.filter(cluster=cluster, kind="Queue")
     }
     not_open = sorted(
         f"{name} ({state})" for name, state in states.items() if state != "Open"
     )
-    return _check(
-        "volcano_queues",
-        "ok",
-        f"{len(states)} Volcano Queue(s) mirrored"
-        + (f"; not Open: {', '.join(not_open)}" if not_open else ", all Open"),
-    )
+    return _check("volcano_queues", "ok", _queues_mirrored(len(states), not_open))
+
+
+def _queues_mirrored(count: int, not_open: list[str]) -> str:
+    if not_open:
+        return ngettext(
+            "%(count)d Volcano Queue mirrored; not Open: %(queues)s",
+            "%(count)d Volcano Queues mirrored; not Open: %(queues)s",
+            count,
+        ) % {"count": count, "queues": ", ".join(not_open)}
+    return ngettext(
+        "%(count)d Volcano Queue mirrored, all Open",
+        "%(count)d Volcano Queues mirrored, all Open",
+        count,
+    ) % {"count": count}
 
 
 def _unhealthy_chips_check(cluster: Cluster) -> dict[str, Any]:
@@ -316,22 +419,36 @@ def _unhealthy_chips_check(cluster: Cluster) -> dict[str, Any]:
     slices = list(selectors.slices_on_unhealthy_chips(cluster.pk)[: MAX_NAMED + 1])
     if not slices:
         return _check(
-            "slices_on_unhealthy_chips", "ok", "no vNPU runs on an unhealthy chip"
+            "slices_on_unhealthy_chips", "ok", _("no vNPU runs on an unhealthy chip")
         )
     total = selectors.slices_on_unhealthy_chips(cluster.pk).count()
     named = ", ".join(
-        f"{s.namespace}/{s.pod_name} (node {s.node_name}, chip {s.chip.index})"
+        _("%(pod)s (node %(node)s, chip %(chip)d)")
+        % {
+            "pod": f"{s.namespace}/{s.pod_name}",
+            "node": s.node_name,
+            "chip": s.chip.index,
+        }
         for s in slices[:MAX_NAMED]
     )
-    more = f" and {total - MAX_NAMED} more" if total > MAX_NAMED else ""
+    if total > MAX_NAMED:
+        named += _(" and %(count)d more") % {"count": total - MAX_NAMED}
     return _check(
         "slices_on_unhealthy_chips",
         "warn",
-        f"{total} vNPU(s) run on a chip its device plugin reports unhealthy: "
-        f"{named}{more}",
-        "move them: cancel their requests and submit them again (the portal "
-        "books no unhealthy chip), or delete the pods; under Volcano a new pod "
-        "sent to that node may be bound to the sick chip too",
+        ngettext(
+            "%(count)d vNPU runs on a chip its device plugin reports unhealthy: "
+            "%(pods)s",
+            "%(count)d vNPUs run on a chip its device plugin reports unhealthy: "
+            "%(pods)s",
+            total,
+        )
+        % {"count": total, "pods": named},
+        _(
+            "move them: cancel their requests and submit them again (the portal "
+            "books no unhealthy chip), or delete the pods; under Volcano a new pod "
+            "sent to that node may be bound to the sick chip too"
+        ),
     )
 
 

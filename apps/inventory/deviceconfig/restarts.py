@@ -112,9 +112,9 @@ def _state(
     pods: list[dict[str, Any]], changed: datetime | None, restarted: datetime | None
 ) -> tuple[RestartState, str]:
     if not pods:
-        return "unknown", "no pods"
+        return "unknown", _("no pods")
     if any(p["started_at"] is None for p in pods):
-        return "unknown", "a pod has no start time yet"
+        return "unknown", _("a pod has no start time yet")
     stale = [p for p in pods if p["stale"]]
     if stale:
         names = ", ".join(p["name"] for p in stale)
@@ -125,12 +125,16 @@ def _state(
             and restarted is not None
             and restarted >= changed.replace(microsecond=0)
         ):
-            return "rolling", f"restart in progress; still running: {names}"
-        return "restart_pending", f"started before the change: {names}"
+            return "rolling", _("restart in progress; still running: %(pods)s") % {
+                "pods": names
+            }
+        return "restart_pending", _("started before the change: %(pods)s") % {
+            "pods": names
+        }
     current = [p for p in pods if not p["terminating"]]
     if not current or not all(p["ready"] for p in current):
-        return "rolling", "new pods are not all Ready yet"
-    return "in_effect", "every pod started after the change and is Ready"
+        return "rolling", _("new pods are not all Ready yet")
+    return "in_effect", _("every pod started after the change and is Ready")
 
 
 def _component_state(
@@ -148,7 +152,7 @@ def _component_state(
         return {
             **row,
             "restart_state": "missing",
-            "message": f"{component.kind} not found",
+            "message": _("%(kind)s not found") % {"kind": component.kind},
         }
     spec = workload.get("spec") or {}
     template_meta = (spec.get("template") or {}).get("metadata") or {}
@@ -160,7 +164,7 @@ def _component_state(
             **row,
             "restarted_at": restarted,
             "restart_state": "unknown",
-            "message": "the workload has no matchLabels selector",
+            "message": _("the workload has no matchLabels selector"),
         }
     selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
     listed = gateway.call(

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.inventory.deviceconfig.checks import check as _check
 from apps.inventory.deviceconfig.checks import mirrored_object as _object
@@ -52,8 +53,9 @@ def volcano_conf(cluster: Cluster) -> tuple[dict[str, Any] | None, dict[str, Any
         return None, _check(
             "volcano_config",
             "fail",
-            f"ConfigMap {ref} has not been seen by sync",
-            "install Volcano, or set VOLCANO_SCHEDULER_CONFIGMAP to its ConfigMap",
+            _("ConfigMap %(ref)s has not been seen by sync") % {"ref": ref},
+            _("install Volcano, or set %(setting)s to its ConfigMap")
+            % {"setting": "VOLCANO_SCHEDULER_CONFIGMAP"},
         )
     text = ((row.data or {}).get("data") or {}).get(VOLCANO_CONFIG_KEY)
     try:
@@ -63,17 +65,24 @@ def volcano_conf(cluster: Cluster) -> tuple[dict[str, Any] | None, dict[str, Any
         return None, _check(
             "volcano_config",
             "fail",
-            f"{ref} {VOLCANO_CONFIG_KEY} is not valid YAML: {exc}",
-            "fix the YAML; volcano-scheduler keeps its last good configuration",
+            _("%(ref)s %(key)s is not valid YAML: %(error)s")
+            % {"ref": ref, "key": VOLCANO_CONFIG_KEY, "error": exc},
+            _("fix the YAML; volcano-scheduler keeps its last good configuration"),
         )
     if not isinstance(conf, dict):
         return None, _check(
             "volcano_config",
             "fail",
-            f"{ref} has no {VOLCANO_CONFIG_KEY} mapping",
-            f"put the scheduler configuration under the key {VOLCANO_CONFIG_KEY}",
+            _("%(ref)s has no %(key)s mapping")
+            % {"ref": ref, "key": VOLCANO_CONFIG_KEY},
+            _("put the scheduler configuration under the key %(key)s")
+            % {"key": VOLCANO_CONFIG_KEY},
         )
-    return conf, _check("volcano_config", "ok", f"{ref} {VOLCANO_CONFIG_KEY} parsed")
+    return conf, _check(
+        "volcano_config",
+        "ok",
+        _("%(ref)s %(key)s parsed") % {"ref": ref, "key": VOLCANO_CONFIG_KEY},
+    )
 
 
 def _deviceshare_arguments(conf: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -117,18 +126,22 @@ def _flag(
     if version is not None and version >= (1, 15, 0):
         return True, ""
     if version is not None and (1, 14, 0) <= version < (1, 15, 0):
-        return False, (
-            f"{name}: {value!r} is quoted; Volcano {format_version(version)} ignores "
-            "it (only a YAML bool counts before v1.15.0)"
-        )
-    return None, (
-        f"{name}: {value!r} is quoted: Volcano v1.14 ignores it, v1.15.0 and later "
+        return False, _(
+            "%(name)s: %(value)s is quoted; Volcano %(version)s ignores it (only a "
+            "YAML bool counts before v1.15.0)"
+        ) % {"name": name, "value": repr(value), "version": format_version(version)}
+    return None, _(
+        "%(name)s: %(value)s is quoted: Volcano v1.14 ignores it, v1.15.0 and later "
         "accept it, and the version here is unknown"
-    )
+    ) % {"name": name, "value": repr(value)}
 
 
 def _unquote_fix(name: str) -> str:
-    return f"write {name}: true without quotes"
+    return _("write %(name)s: true without quotes") % {"name": name}
+
+
+def _unreadable_conf() -> str:
+    return _("cannot check: the Volcano scheduler configuration is unreadable")
 
 
 def _unreadable(ids: tuple[str, ...], why: str, fix: str = "") -> list[dict[str, Any]]:
@@ -147,18 +160,67 @@ def deviceshare_checks(
     cluster: Cluster, conf: dict[str, Any] | None, volcano: Component | None
 ) -> list[dict[str, Any]]:
     if conf is None:
-        why = "cannot check: the Volcano scheduler configuration is unreadable"
-        return _unreadable(DEVICESHARE_CHECKS, why)
+        return _unreadable(DEVICESHARE_CHECKS, _unreadable_conf())
     args = _deviceshare_arguments(conf)
     if args is None:
-        fix = f"add the deviceshare plugin with {UPSTREAM_ENABLE}: true to a tier"
-        return _unreadable(DEVICESHARE_CHECKS, "no deviceshare plugin", fix)
+        fix = _("add the deviceshare plugin with %(flag)s: true to a tier") % {
+            "flag": UPSTREAM_ENABLE
+        }
+        return _unreadable(DEVICESHARE_CHECKS, _("no deviceshare plugin"), fix)
     return [
         _enabled_check(args, volcano),
         _geometries_check(cluster, args),
         _chip_policy_check(args, volcano),
         _node_lock_check(args, volcano),
     ]
+
+
+def _enabled_where_unsupported(
+    volcano: Component | None, guide: list[str]
+) -> dict[str, Any] | None:
+    """The verdict on the guide's fork, or on a Volcano before Ascend vNPUs; None elsewhere."""
+    version = volcano.version if volcano is not None else None
+    if volcano is not None and volcano.fork:
+        if guide:
+            return _check(
+                "deviceshare_enabled",
+                "ok",
+                _(
+                    "deviceshare is enabled with %(names)s, which the guide's "
+                    "pre-release fork reads"
+                )
+                % {"names": ", ".join(guide)},
+            )
+        return _check(
+            "deviceshare_enabled",
+            "fail",
+            _(
+                "%(volcano)s predates %(flag)s and reads only the guide's "
+                "%(guide)s: Ascend vNPU scheduling is disabled"
+            )
+            % {
+                "volcano": volcano.label,
+                "flag": UPSTREAM_ENABLE,
+                "guide": GUIDE_ENABLE[0],
+            },
+            _("run upstream Volcano (%(image)s) with %(flag)s: true")
+            % {"image": "volcanosh/vc-scheduler:v1.15.1", "flag": UPSTREAM_ENABLE},
+        )
+    if version is not None and version < (1, 14, 0):
+        return _check(
+            "deviceshare_enabled",
+            "fail",
+            _(
+                "%(volcano)s has no Ascend vNPU support in deviceshare (it arrived "
+                "in v1.14.0)"
+            )
+            % {"volcano": volcano.label if volcano else "Volcano"},
+            _(
+                "upgrade volcano-scheduler to v1.15.1 (or v1.14.4) and set %(flag)s: true"
+            )
+            % {"flag": UPSTREAM_ENABLE},
+        )
+    return None
 
 
 def _enabled_check(
@@ -171,34 +233,12 @@ def _enabled_check(
         if args.get(name) is True or _quoted_true(args.get(name))
     ]
     upstream, quoted = _flag(args, UPSTREAM_ENABLE, volcano)
-    version = volcano.version if volcano is not None else None
-    if volcano is not None and volcano.fork:
-        if guide:
-            return _check(
-                "deviceshare_enabled",
-                "ok",
-                f"deviceshare is enabled with {', '.join(guide)}, which the guide's "
-                "pre-release fork reads",
-            )
-        return _check(
-            "deviceshare_enabled",
-            "fail",
-            f"{volcano.label} predates {UPSTREAM_ENABLE} and reads only the guide's "
-            f"{GUIDE_ENABLE[0]}: Ascend vNPU scheduling is disabled",
-            f"run upstream Volcano (volcanosh/vc-scheduler:v1.15.1) with "
-            f"{UPSTREAM_ENABLE}: true",
-        )
-    if version is not None and version < (1, 14, 0):
-        return _check(
-            "deviceshare_enabled",
-            "fail",
-            f"{volcano.label if volcano else 'Volcano'} has no Ascend vNPU support "
-            "in deviceshare (it arrived in v1.14.0)",
-            f"upgrade volcano-scheduler to v1.15.1 (or v1.14.4) and set "
-            f"{UPSTREAM_ENABLE}: true",
-        )
+    unsupported = _enabled_where_unsupported(volcano, guide)
+    if unsupported is not None:
+        return unsupported
     leftover = (
-        f"; the guide's {', '.join(guide)} is read by no Volcano release (remove it)"
+        _("; the guide's %(names)s is read by no Volcano release (remove it)")
+        % {"names": ", ".join(guide)}
         if guide
         else ""
     )
@@ -206,7 +246,7 @@ def _enabled_check(
         return _check(
             "deviceshare_enabled",
             "ok",
-            f"deviceshare has {UPSTREAM_ENABLE}: true{leftover}",
+            _("deviceshare has %(flag)s: true") % {"flag": UPSTREAM_ENABLE} + leftover,
         )
     if upstream is None:
         return _check(
@@ -218,25 +258,32 @@ def _enabled_check(
         return _check(
             "deviceshare_enabled",
             "fail",
-            f"deviceshare sets only the guide's {', '.join(guide)}, which no Volcano "
-            "release reads: Ascend vNPU scheduling is disabled (the names exist "
-            "only in the guide's pre-release fork image)",
-            f"replace {', '.join(guide)} with {UPSTREAM_ENABLE}: true (Volcano "
-            "v1.14.4 or v1.15.1+)",
+            _(
+                "deviceshare sets only the guide's %(names)s, which no Volcano "
+                "release reads: Ascend vNPU scheduling is disabled (the names exist "
+                "only in the guide's pre-release fork image)"
+            )
+            % {"names": ", ".join(guide)},
+            _("replace %(names)s with %(flag)s: true (Volcano v1.14.4 or v1.15.1+)")
+            % {"names": ", ".join(guide), "flag": UPSTREAM_ENABLE},
         )
     if quoted:
         return _check(
             "deviceshare_enabled",
             "fail",
-            f"{quoted}: Ascend vNPU scheduling is disabled",
+            _("%(problem)s: Ascend vNPU scheduling is disabled") % {"problem": quoted},
             _unquote_fix(UPSTREAM_ENABLE),
         )
     return _check(
         "deviceshare_enabled",
         "fail",
-        "deviceshare does not enable Ascend vNPUs",
-        f"set {UPSTREAM_ENABLE}: true",
+        _("deviceshare does not enable Ascend vNPUs"),
+        _set(UPSTREAM_ENABLE, "true"),
     )
+
+
+def _set(name: str, value: str) -> str:
+    return _("set %(setting)s") % {"setting": f"{name}: {value}"}
 
 
 def _geometries_check(cluster: Cluster, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -247,15 +294,65 @@ def _geometries_check(cluster: Cluster, args: Mapping[str, Any]) -> dict[str, An
         return _check(
             "known_geometries",
             "ok",
-            f"deviceshare reads the device config {namespace}/{name}",
+            _("deviceshare reads the device config %(ref)s")
+            % {"ref": f"{namespace}/{name}"},
         )
     return _check(
         "known_geometries",
         "fail",
-        f"deviceshare reads {namespace}/{name}, not the device config "
-        f"{wanted[1]}/{wanted[0]}; Volcano then falls back to a built-in "
-        "310P3-only default",
-        f"set {GEOMETRIES_NAME}: {wanted[0]} and {GEOMETRIES_NAMESPACE}: {wanted[1]}",
+        _(
+            "deviceshare reads %(ref)s, not the device config %(wanted)s; Volcano "
+            "then falls back to a built-in 310P3-only default"
+        )
+        % {"ref": f"{namespace}/{name}", "wanted": f"{wanted[1]}/{wanted[0]}"},
+        _("set %(name)s and %(namespace)s")
+        % {
+            "name": f"{GEOMETRIES_NAME}: {wanted[0]}",
+            "namespace": f"{GEOMETRIES_NAMESPACE}: {wanted[1]}",
+        },
+    )
+
+
+def _weight_unreadable(written: Any, random_chip: str) -> dict[str, Any]:
+    # arguments.go GetInt keeps only a Go int: "10" or 10.0 leave it 0.
+    return _check(
+        "chip_policy",
+        "warn",
+        _(
+            "%(name)s: %(value)s is not a whole number as Volcano reads it (only "
+            "an unquoted integer): the weight stays 0, so %(random_chip)s"
+        )
+        % {
+            "name": SCHEDULE_WEIGHT,
+            "value": repr(written),
+            "random_chip": random_chip,
+        },
+        _("write %(setting)s without quotes (any whole number above 0)")
+        % {"setting": f"{SCHEDULE_WEIGHT}: 10"},
+    )
+
+
+def _no_policy(weight: int, random_chip: str) -> dict[str, Any]:
+    if weight > 0:
+        return _check(
+            "chip_policy",
+            "warn",
+            _("%(setting)s without %(policy)s: every chip scores 0, so %(random_chip)s")
+            % {
+                "setting": f"{SCHEDULE_WEIGHT}: {weight}",
+                "policy": SCHEDULE_POLICY,
+                "random_chip": random_chip,
+            },
+            _set(SCHEDULE_POLICY, "binpack"),
+        )
+    return _check(
+        "chip_policy",
+        "ok",
+        _(
+            "no %(policy)s (as in the guide): %(random_chip)s; the portal "
+            "chooses the node and reports the chip once the pod is bound"
+        )
+        % {"policy": SCHEDULE_POLICY, "random_chip": random_chip},
     )
 
 
@@ -266,69 +363,72 @@ def _chip_policy_check(
     policy = args.get(SCHEDULE_POLICY)
     written = args.get(SCHEDULE_WEIGHT)
     weight = get_int(args, SCHEDULE_WEIGHT)
-    random_chip = (
+    random_chip = _(
         "Volcano takes any fitting chip of the chosen node at random (Go map order)"
     )
     if written is not None and weight is None:
-        # arguments.go GetInt keeps only a Go int: "10" or 10.0 leave it 0.
-        return _check(
-            "chip_policy",
-            "warn",
-            f"{SCHEDULE_WEIGHT}: {written!r} is not a whole number as Volcano reads "
-            f"it (only an unquoted integer): the weight stays 0, so {random_chip}",
-            f"write {SCHEDULE_WEIGHT}: 10 without quotes (any whole number above 0)",
-        )
+        return _weight_unreadable(written, random_chip)
     weight = weight or 0
     if not policy:
-        if weight > 0:
-            return _check(
-                "chip_policy",
-                "warn",
-                f"{SCHEDULE_WEIGHT}: {weight} without {SCHEDULE_POLICY}: every chip "
-                f"scores 0, so {random_chip}",
-                f"set {SCHEDULE_POLICY}: binpack",
-            )
-        return _check(
-            "chip_policy",
-            "ok",
-            f"no {SCHEDULE_POLICY} (as in the guide): {random_chip}; the portal "
-            "chooses the node and reports the chip once the pod is bound",
-        )
+        return _no_policy(weight, random_chip)
     if policy not in ("binpack", "spread"):
         return _check(
             "chip_policy",
             "warn",
-            f"{SCHEDULE_POLICY}: {policy!r} is neither binpack nor spread: every "
-            f"chip scores 0, so {random_chip}",
-            f"set {SCHEDULE_POLICY}: binpack (or spread)",
+            _(
+                "%(policy)s: %(value)s is neither binpack nor spread: every chip "
+                "scores 0, so %(random_chip)s"
+            )
+            % {
+                "policy": SCHEDULE_POLICY,
+                "value": repr(policy),
+                "random_chip": random_chip,
+            },
+            _("set %(setting)s (or spread)")
+            % {"setting": f"{SCHEDULE_POLICY}: binpack"},
         )
     if weight <= 0:
         return _check(
             "chip_policy",
             "warn",
-            f"{SCHEDULE_POLICY}: {policy} has no effect: {SCHEDULE_WEIGHT} is 0, "
-            f"and with weight 0 {random_chip}",
-            f"set {SCHEDULE_WEIGHT}: 10 (any whole number above 0)",
+            _(
+                "%(setting)s has no effect: %(weight)s is 0, and with weight 0 "
+                "%(random_chip)s"
+            )
+            % {
+                "setting": f"{SCHEDULE_POLICY}: {policy}",
+                "weight": SCHEDULE_WEIGHT,
+                "random_chip": random_chip,
+            },
+            _("set %(setting)s (any whole number above 0)")
+            % {"setting": f"{SCHEDULE_WEIGHT}: 10"},
         )
     version = volcano.version if volcano is not None and not volcano.fork else None
     if policy == "spread" and (version is None or version <= SPREAD_BUG_UNTIL):
         which = (
             f"Volcano {format_version(version)}"
             if version is not None
-            else "Volcano up to v1.15.1 (the version here is unknown)"
+            else _("Volcano up to v1.15.1 (the version here is unknown)")
         )
         return _check(
             "chip_policy",
             "warn",
-            f"{SCHEDULE_POLICY}: spread on {which} scores a chip holding exactly "
-            "one vNPU highest, not an unused one (fixed after v1.15.1)",
-            f"set {SCHEDULE_POLICY}: binpack, or run a Volcano release after v1.15.1",
+            _(
+                "%(setting)s on %(volcano)s scores a chip holding exactly one vNPU "
+                "highest, not an unused one (fixed after v1.15.1)"
+            )
+            % {"setting": f"{SCHEDULE_POLICY}: spread", "volcano": which},
+            _("set %(setting)s, or run a Volcano release after v1.15.1")
+            % {"setting": f"{SCHEDULE_POLICY}: binpack"},
         )
     return _check(
         "chip_policy",
         "ok",
-        f"Volcano scores nodes by {policy} ({SCHEDULE_WEIGHT}: {weight}); inside "
-        "a node v1.15.1 still takes any fitting chip (seen on the real scheduler)",
+        _(
+            "Volcano scores nodes by %(policy)s (%(setting)s); inside a node "
+            "v1.15.1 still takes any fitting chip (seen on the real scheduler)"
+        )
+        % {"policy": policy, "setting": f"{SCHEDULE_WEIGHT}: {weight}"},
     )
 
 
@@ -340,36 +440,47 @@ def _node_lock_check(
         return _check(
             "node_lock",
             "ok",
-            f"{NODE_LOCK}: true: Volcano locks a node (hami.io/mutex.lock) while it "
-            "assigns its devices",
+            _(
+                "%(setting)s: Volcano locks a node (%(lock)s) while it assigns its "
+                "devices"
+            )
+            % {"setting": f"{NODE_LOCK}: true", "lock": "hami.io/mutex.lock"},
         )
     if enabled is None:
         return _check("node_lock", "warn", quoted, _unquote_fix(NODE_LOCK))
     return _check(
         "node_lock",
         "warn",
-        (f"{quoted}; " if quoted else f"no {NODE_LOCK}: ")
-        + "without the node lock two pods admitted to one node in one pass can "
-        "receive each other's allocation (inferred from Volcano's code)",
-        f"set {NODE_LOCK}: true",
+        (
+            _("%(problem)s; ") % {"problem": quoted}
+            if quoted
+            else _("no %(setting)s: ") % {"setting": NODE_LOCK}
+        )
+        + _(
+            "without the node lock two pods admitted to one node in one pass can "
+            "receive each other's allocation (inferred from Volcano's code)"
+        ),
+        _set(NODE_LOCK, "true"),
     )
 
 
 def predicates_check(conf: dict[str, Any] | None) -> dict[str, Any]:
     if conf is None:
-        return _check(
-            "predicates_plugin",
-            "fail",
-            "cannot check: the Volcano scheduler configuration is unreadable",
-        )
+        return _check("predicates_plugin", "fail", _unreadable_conf())
     if any(p.get("name") == "predicates" for p in _plugins(conf)):
-        return _check("predicates_plugin", "ok", "the predicates plugin is configured")
+        return _check(
+            "predicates_plugin", "ok", _("the predicates plugin is configured")
+        )
     return _check(
         "predicates_plugin",
         "fail",
-        "no predicates plugin: Volcano assigns a pod's vNPU (the hami.io/* "
-        "annotations) in predicates, so without it pods bind with no device",
-        "add `- name: predicates` to the tier that has deviceshare",
+        _(
+            "no predicates plugin: Volcano assigns a pod's vNPU (the %(annotations)s "
+            "annotations) in predicates, so without it pods bind with no device"
+        )
+        % {"annotations": "hami.io/*"},
+        _("add %(entry)s to the tier that has deviceshare")
+        % {"entry": "`- name: predicates`"},
     )
 
 
@@ -378,18 +489,16 @@ def preempt_check(
 ) -> dict[str, Any]:
     """Volcano's own ``preempt`` is not needed; warn where it evicts vNPU pods unasked."""
     if conf is None:
-        return _check(
-            "preempt_action",
-            "fail",
-            "cannot check: the Volcano scheduler configuration is unreadable",
-        )
+        return _check("preempt_action", "fail", _unreadable_conf())
     actions = [a.strip() for a in str(conf.get("actions") or "").split(",")]
     if "preempt" not in actions:
         return _check(
             "preempt_action",
             "ok",
-            "Volcano's actions have no preempt: it evicts no vNPU pod on its own; "
-            "the portal evicts only what an admin approved",
+            _(
+                "Volcano's actions have no preempt: it evicts no vNPU pod on its "
+                "own; the portal evicts only what an admin approved"
+            ),
         )
     version = volcano.version if volcano is not None else None
     if volcano is not None and (
@@ -398,21 +507,32 @@ def preempt_check(
         return _check(
             "preempt_action",
             "ok",
-            f"preempt is in the actions; {volcano.label} does not evict for vNPU "
-            "memory (its idle check sees only slots, cpu and memory)",
+            _(
+                "preempt is in the actions; %(volcano)s does not evict for vNPU "
+                "memory (its idle check sees only slots, cpu and memory)"
+            )
+            % {"volcano": volcano.label},
         )
     who = (
         volcano.label
         if version is not None and volcano is not None
-        else "Volcano (version unknown)"
+        else _("Volcano (version unknown)")
     )
     return _check(
         "preempt_action",
         "warn",
-        f"preempt is in the actions: {who} may evict lower-priority vNPU pods of "
-        "the same queue without the portal's approval (Volcano after v1.15.1 "
-        "rechecks the device predicate when preempting)",
-        'remove preempt, e.g. actions: "enqueue, allocate, backfill" (the portal '
-        "proposes preemptions for approval), or label pods that must stay "
-        'volcano.sh/preemptable: "false"',
+        _(
+            "preempt is in the actions: %(volcano)s may evict lower-priority vNPU "
+            "pods of the same queue without the portal's approval (Volcano after "
+            "v1.15.1 rechecks the device predicate when preempting)"
+        )
+        % {"volcano": who},
+        _(
+            "remove preempt, e.g. %(actions)s (the portal proposes preemptions for "
+            "approval), or label pods that must stay %(label)s"
+        )
+        % {
+            "actions": 'actions: "enqueue, allocate, backfill"',
+            "label": 'volcano.sh/preemptable: "false"',
+        },
     )

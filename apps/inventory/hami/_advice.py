@@ -20,6 +20,7 @@ from .catalog import (
     template_memory_from_name,
 )
 from .deviceconfig import ChipTypeSpec, TemplateSpec
+from .i18n import _, ngettext
 
 # The template rule lives with the allocator (pure, importable from both).
 from .template_rule import (
@@ -116,7 +117,7 @@ def worst_combination(
     """
     best: tuple[int, tuple[int, ...]] = (0, (0,) * len(templates))
     layer: dict[int, tuple[int, tuple[int, ...]]] = {0: (0, best[1])}
-    for _ in range(min(slots, _MAX_SEARCH_SLICES)):
+    for _round in range(min(slots, _MAX_SEARCH_SLICES)):
         next_layer: dict[int, tuple[int, tuple[int, ...]]] = {}
         for total, (used, counts) in layer.items():
             for position, template in enumerate(templates):
@@ -159,21 +160,32 @@ def _slot_warnings(
     smallest = _smallest(chip)
     if smallest is None:
         field = f"vnpus[{index}].templates"
-        text = f"{chip.common_word}: 1 slice per chip (no templates: whole cards only)"
+        text = _("%(chip_type)s: 1 slice per chip (no templates: whole cards only)") % {
+            "chip_type": chip.common_word
+        }
         name = None
     else:
         position, template = smallest
         field = f"vnpus[{index}].templates[{position}].memory"
         name = template.name
-        text = (
-            f"{chip.common_word}: {slots} slices per chip "
-            f"({chip.memory_allocatable} // {template.memory}, set by {template.name})"
-        )
+        text = ngettext(
+            "%(chip_type)s: %(slots)d slice per chip "
+            "(%(memory_allocatable)d // %(memory)d, set by %(template)s)",
+            "%(chip_type)s: %(slots)d slices per chip "
+            "(%(memory_allocatable)d // %(memory)d, set by %(template)s)",
+            slots,
+        ) % {
+            "chip_type": chip.common_word,
+            "slots": slots,
+            "memory_allocatable": chip.memory_allocatable,
+            "memory": template.memory,
+            "template": template.name,
+        }
     if previous_slots is not None and previous_slots != slots:
-        text += (
-            f"; was {previous_slots} before this change, nodes advertise the new "
+        text += _(
+            "; was %(previous)d before this change, nodes advertise the new "
             "count once the device plugin restarts"
-        )
+        ) % {"previous": previous_slots}
     issues = [_warn(field, text, chip, name)]
     family = chip_family(chip.chip_name, chip.common_word)
     limit = max_vnpus_per_chip(family)
@@ -181,9 +193,17 @@ def _slot_warnings(
         issues.append(
             _warn(
                 field,
-                f"{chip.common_word}: {slots} slices per chip is more than the {limit} "
-                f"vNPUs npu-smi can create on one {family} chip; the extra slices "
-                "fail when their container starts",
+                _(
+                    "%(chip_type)s: %(slots)d slices per chip is more than the "
+                    "%(limit)d vNPUs npu-smi can create on one %(family)s chip; the "
+                    "extra slices fail when their container starts"
+                )
+                % {
+                    "chip_type": chip.common_word,
+                    "slots": slots,
+                    "limit": limit,
+                    "family": family,
+                },
                 chip,
                 name,
             )
@@ -212,11 +232,24 @@ def _overcommit_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
         issues.append(
             _warn(
                 f"vnpus[{index}].{key}",
-                f"{chip.common_word}: {_describe_mix(ordered, counts)} fit by memory "
-                f"({used_memory} of {chip.memory_allocatable} MB, {used_slices} of "
-                f"{slots} slices) but use {total} {label}, more than the chip's "
-                f"{capacity}; HAMi does not count {label}, so the runtime may fail "
-                "to create some of these vNPUs",
+                _(
+                    "%(chip_type)s: %(mix)s fit by memory (%(used_memory)d of "
+                    "%(memory_allocatable)d MB, %(used_slices)d of %(slots)d slices) "
+                    "but use %(total)d %(resource)s, more than the chip's "
+                    "%(capacity)d; HAMi does not count %(resource)s, so the runtime "
+                    "may fail to create some of these vNPUs"
+                )
+                % {
+                    "chip_type": chip.common_word,
+                    "mix": _describe_mix(ordered, counts),
+                    "used_memory": used_memory,
+                    "memory_allocatable": chip.memory_allocatable,
+                    "used_slices": used_slices,
+                    "slots": slots,
+                    "total": total,
+                    "resource": label,
+                    "capacity": capacity,
+                },
                 chip,
             )
         )
@@ -235,18 +268,28 @@ def _rule_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
             continue
         winner, losers = tied[0], tied[1:]
         if len(chip.templates) > GO_INSERTION_SORT_MAX:
-            why = (
-                f"with more than {GO_INSERTION_SORT_MAX} templates Go's sort does "
-                f"not keep file order, and it puts {winner} first"
-            )
+            why = _(
+                "with more than %(max)d templates Go's sort does not keep file "
+                "order, and it puts %(winner)s first"
+            ) % {"max": GO_INSERTION_SORT_MAX, "winner": winner}
         else:
-            why = f"{winner} comes first in the file"
+            why = _("%(winner)s comes first in the file") % {"winner": winner}
         issues.append(
             _warn(
                 f"vnpus[{index}].templates[{position[losers[0]]}].memory",
-                f"{chip.common_word}: templates {', '.join(tied)} all have {memory} "
-                f"MB; a request carries only memory, so HAMi and Volcano always "
-                f"create {winner} ({why}) and never {', '.join(losers)}",
+                _(
+                    "%(chip_type)s: templates %(tied)s all have %(memory)d MB; a "
+                    "request carries only memory, so HAMi and Volcano always create "
+                    "%(winner)s (%(why)s) and never %(losers)s"
+                )
+                % {
+                    "chip_type": chip.common_word,
+                    "tied": ", ".join(tied),
+                    "memory": memory,
+                    "winner": winner,
+                    "why": why,
+                    "losers": ", ".join(losers),
+                },
                 chip,
                 losers[0],
             )
@@ -256,10 +299,17 @@ def _rule_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
         issues.append(
             _warn(
                 f"vnpus[{index}].templates[{position[full.name]}].memory",
-                f"{chip.common_word}: template {full.name} has memoryAllocatable's "
-                f"{chip.memory_allocatable} MB, so a whole-card request (no -memory; "
-                f"with Volcano also -memory: 0) becomes a {full.name} slice instead "
-                "of a whole card",
+                _(
+                    "%(chip_type)s: template %(template)s has memoryAllocatable's "
+                    "%(memory_allocatable)d MB, so a whole-card request (no -memory; "
+                    "with Volcano also -memory: 0) becomes a %(template)s slice "
+                    "instead of a whole card"
+                )
+                % {
+                    "chip_type": chip.common_word,
+                    "template": full.name,
+                    "memory_allocatable": chip.memory_allocatable,
+                },
                 chip,
                 full.name,
             )
@@ -273,7 +323,7 @@ def _template_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
     model_names = model_template_names(chip.chip_name)
     for position, template in enumerate(chip.templates):
         path = f"vnpus[{index}].templates[{position}]"
-        who = f"{chip.common_word} template {template.name}"
+        who = {"chip_type": chip.common_word, "template": template.name}
         if (
             model_names is not None
             and template.name in allowed_template_names(family)
@@ -282,9 +332,16 @@ def _template_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
             issues.append(
                 _warn(
                     f"{path}.name",
-                    f"{who}: not one of MindCluster's {chip.chip_name} templates "
-                    f"({', '.join(sorted(model_names))}); the chip may refuse to "
-                    "create it",
+                    _(
+                        "%(chip_type)s template %(template)s: not one of "
+                        "MindCluster's %(chip_name)s templates (%(names)s); the chip "
+                        "may refuse to create it"
+                    )
+                    % {
+                        **who,
+                        "chip_name": chip.chip_name,
+                        "names": ", ".join(sorted(model_names)),
+                    },
                     chip,
                     template.name,
                 )
@@ -294,8 +351,17 @@ def _template_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
             issues.append(
                 _warn(
                     f"{path}.memory",
-                    f"{who}: memory {template.memory} MB differs from the "
-                    f"{promised // 1024} GB ({promised} MB) the template name promises",
+                    _(
+                        "%(chip_type)s template %(template)s: memory %(memory)d MB "
+                        "differs from the %(gb)d GB (%(promised)d MB) the template "
+                        "name promises"
+                    )
+                    % {
+                        **who,
+                        "memory": template.memory,
+                        "gb": promised // 1024,
+                        "promised": promised,
+                    },
                     chip,
                     template.name,
                 )
@@ -311,8 +377,18 @@ def _template_warnings(chip: ChipTypeSpec, index: int) -> list[Issue]:
                 issues.append(
                     _warn(
                         f"{path}.{key}",
-                        f"{who}: {key} {configured} differs from the {real} {label} "
-                        "the hardware gives this template",
+                        _(
+                            "%(chip_type)s template %(template)s: %(key)s "
+                            "%(configured)d differs from the %(real)d %(resource)s "
+                            "the hardware gives this template"
+                        )
+                        % {
+                            **who,
+                            "key": key,
+                            "configured": configured,
+                            "real": real,
+                            "resource": label,
+                        },
                         chip,
                         template.name,
                     )
@@ -343,8 +419,15 @@ def chip_warnings(
         issues.append(
             _warn(
                 f"vnpus[{index}].resourceCoreName",
-                f"{chip.common_word}: Volcano ignores resourceCoreName "
-                f"{chip.resource_core_name} and uses {chip.resource_name}-core",
+                _(
+                    "%(chip_type)s: Volcano ignores resourceCoreName %(configured)s "
+                    "and uses %(used)s"
+                )
+                % {
+                    "chip_type": chip.common_word,
+                    "configured": chip.resource_core_name,
+                    "used": f"{chip.resource_name}-core",
+                },
                 chip,
             )
         )
@@ -353,17 +436,21 @@ def chip_warnings(
 
 def _orphans(common_word: str, resource_name: Any, resources: set[Any]) -> str:
     """Describe what nodes and pods still carry under an old commonWord."""
-    text = (
-        f"node annotations {keys.register_key(common_word)} and "
-        f"{keys.handshake_key(common_word)}, and pod annotations "
-        f"{keys.allocated_key(common_word)}, {keys.to_allocate_key(common_word)} "
-        f"and {keys.runtime_key(common_word)} are orphaned"
-    )
+    text = _(
+        "node annotations %(register)s and %(handshake)s, and pod annotations "
+        "%(allocated)s, %(to_allocate)s and %(runtime)s are orphaned"
+    ) % {
+        "register": keys.register_key(common_word),
+        "handshake": keys.handshake_key(common_word),
+        "allocated": keys.allocated_key(common_word),
+        "to_allocate": keys.to_allocate_key(common_word),
+        "runtime": keys.runtime_key(common_word),
+    }
     if isinstance(resource_name, str) and resource_name not in resources:
-        text += (
-            f"; pods requesting {resource_name} can no longer be scheduled and "
+        text += _(
+            "; pods requesting %(resource)s can no longer be scheduled and "
             "nodes keep advertising it until the device plugin restarts"
-        )
+        ) % {"resource": resource_name}
     return text
 
 
@@ -390,9 +477,16 @@ def _changed_keys(
         issues.append(
             Issue(
                 f"vnpus[{index}].chipName",
-                f"{common_word}: chipName changes from {before_chip} to "
-                f"{new.get('chipName')}; the device plugin on nodes whose chips report "
-                f'{before_chip} stops with "can not find vnpu config"',
+                _(
+                    "%(chip_type)s: chipName changes from %(before)s to %(after)s; "
+                    "the device plugin on nodes whose chips report %(before)s stops "
+                    'with "can not find vnpu config"'
+                )
+                % {
+                    "chip_type": common_word,
+                    "before": before_chip,
+                    "after": new.get("chipName"),
+                },
                 common_word,
                 None,
                 "warning",
@@ -404,8 +498,16 @@ def _changed_keys(
             issues.append(
                 Issue(
                     f"vnpus[{index}].{key}",
-                    f"{common_word}: {key} changes from {before} to {after}; pods "
-                    f"requesting {before} will no longer be scheduled",
+                    _(
+                        "%(chip_type)s: %(key)s changes from %(before)s to %(after)s; "
+                        "pods requesting %(before)s will no longer be scheduled"
+                    )
+                    % {
+                        "chip_type": common_word,
+                        "key": key,
+                        "before": before,
+                        "after": after,
+                    },
                     common_word,
                     None,
                     "warning",
@@ -437,7 +539,7 @@ def change_warnings(raw_configs: Sequence[Any], previous: Sequence[Any]) -> list
     resources = {
         raw.get("resourceName") for raw in raw_configs if isinstance(raw, Mapping)
     }
-    for common_word, (_, old) in before.items():
+    for common_word, (_index, old) in before.items():
         if common_word in current:
             index, new = current[common_word]
             issues += _changed_keys(common_word, index, old, new, chip_names)
@@ -456,8 +558,16 @@ def change_warnings(raw_configs: Sequence[Any], previous: Sequence[Any]) -> list
             issues.append(
                 Issue(
                     f"vnpus[{index}].commonWord",
-                    f"{common_word} is renamed to {word} (chipName {old_chip}): "
-                    f"existing {orphans}",
+                    _(
+                        "%(chip_type)s is renamed to %(new)s (chipName %(chip_name)s): "
+                        "existing %(orphans)s"
+                    )
+                    % {
+                        "chip_type": common_word,
+                        "new": word,
+                        "chip_name": old_chip,
+                        "orphans": orphans,
+                    },
                     word,
                     None,
                     "warning",
@@ -467,7 +577,8 @@ def change_warnings(raw_configs: Sequence[Any], previous: Sequence[Any]) -> list
             issues.append(
                 Issue(
                     "vnpus",
-                    f"{common_word} is removed: existing {orphans}",
+                    _("%(chip_type)s is removed: existing %(orphans)s")
+                    % {"chip_type": common_word, "orphans": orphans},
                     common_word,
                     None,
                     "warning",

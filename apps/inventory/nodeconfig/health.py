@@ -17,21 +17,22 @@ each node's plugin pod, so a node whose pod still runs an older image during
 a rollout is not told apart (the answer says where the version comes from).
 ``node_config_readable`` is what a publish calls before it writes, and
 ``node_config_read_guard`` refuses it, as the device config's shape guard
-does, unless the caller confirms.
+does, unless the caller confirms. Each node's row and verdict are made in
+``health_nodes``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.inventory.deviceconfig.checks import RANK, check, mirrored_object
 from apps.inventory.deviceconfig.versions import (
-    Version,
     format_version,
     image_version,
     split_image,
@@ -48,24 +49,21 @@ from apps.inventory.hami.nodeconfig import (
     parse_node_config,
 )
 from apps.inventory.hami.nodeconfig_rules import (
-    FIRST_WITH_FILTERS,
     FIRST_WITH_NODE_CONFIG,
     applied_keys,
 )
 from apps.inventory.models import Cluster, Node
+from apps.inventory.nodeconfig.health_nodes import TARGET_VERSION, Plugin, node_row
 from apps.inventory.nodeconfig.selectors import nodeconfig_mirror
 from apps.inventory.nodeconfig.wiring import (
     FLAG,
     NODE_CONFIG_KEY,
     NODE_CONFIG_MAP,
-    Wiring,
     kubectl_patch,
     read_wiring,
     wiring_patch,
 )
 
-#: The version a fix upgrades to: the first that applies every key.
-TARGET_VERSION: Version = FIRST_WITH_FILTERS
 #: The checks a publish is refused on (unless confirmed): without them the
 #: plugin ignores the file, or cannot start.
 BLOCKING = (
@@ -74,18 +72,6 @@ BLOCKING = (
     "node_config_flag",
     "node_config_mount",
 )
-
-
-@dataclass(frozen=True)
-class _Plugin:
-    """What the cluster-level checks found, for the per-node rows."""
-
-    ref: str
-    image: str
-    version: Version | None
-    wiring: Wiring
-    patch: dict[str, Any] | None
-    reads: bool  # the wiring and version let the plugin read the file
 
 
 def mirrored_node_config(cluster: Cluster) -> tuple[bool, str | None]:
@@ -98,11 +84,16 @@ def _upgrade_image(image: str) -> str:
     return f"{split_image(image)[0]}:{format_version(TARGET_VERSION)}"
 
 
-def _patch_fix(plugin: _Plugin, what: str) -> str:
+def _patch_fix(plugin: Plugin, what: str) -> str:
     namespace, name = plugin.ref.split("/", 1)
     if plugin.patch is None:
-        return f"{what} by hand in DaemonSet {plugin.ref} (its command is a shell line)"
-    return f"{what}: {kubectl_patch(namespace, name, plugin.patch)}"
+        return _(
+            "%(fix)s by hand in DaemonSet %(ref)s (its command is a shell line)"
+        ) % {"fix": what, "ref": plugin.ref}
+    return _("%(fix)s: %(command)s") % {
+        "fix": what,
+        "command": kubectl_patch(namespace, name, plugin.patch),
+    }
 
 
 def _shape_note(cluster: Cluster) -> str:
@@ -120,7 +111,7 @@ def _shape_note(cluster: Cluster) -> str:
     except DeviceConfigError:
         shape = None
     if shape is Shape.LIST:
-        return (
+        return _(
             "; first publish the device config in the wrapper shape: v1.3.0 and "
             "later read only the wrapper and exit at start on the list shape this "
             "cluster has"
@@ -128,16 +119,22 @@ def _shape_note(cluster: Cluster) -> str:
     return ""
 
 
-def _version_check(cluster: Cluster, plugin: _Plugin) -> dict[str, Any]:
+def _version_check(cluster: Cluster, plugin: Plugin) -> dict[str, Any]:
     version, wiring = plugin.version, plugin.wiring
     if version is None:
         return check(
             "plugin_version",
             "warn",
-            f"the device plugin's image {plugin.image or '(none)'} has no release tag: "
-            "v1.1 and v1.2 read no node config, v1.3 applies only hami-vnpu-core",
-            "run ascend-device-plugin from an image with a release tag "
-            f"({format_version(TARGET_VERSION)} or later)",
+            _(
+                "the device plugin's image %(image)s has no release tag: v1.1 and "
+                "v1.2 read no node config, v1.3 applies only %(key)s"
+            )
+            % {"image": plugin.image or _("(none)"), "key": "hami-vnpu-core"},
+            _("run %(plugin)s from an image with a release tag (%(version)s or later)")
+            % {
+                "plugin": "ascend-device-plugin",
+                "version": format_version(TARGET_VERSION),
+            },
         )
     label = format_version(version)
     if version >= FIRST_WITH_NODE_CONFIG:
@@ -146,117 +143,184 @@ def _version_check(cluster: Cluster, plugin: _Plugin) -> dict[str, Any]:
             ""
             if version >= TARGET_VERSION
             else (
-                "; vDeviceCount and filterDevices are applied from "
-                f"{format_version(TARGET_VERSION)}"
+                _("; %(count_key)s and %(filter_key)s are applied from %(version)s")
+                % {
+                    "count_key": "vDeviceCount",
+                    "filter_key": "filterDevices",
+                    "version": format_version(TARGET_VERSION),
+                }
             )
         )
         return check(
-            "plugin_version", "ok", f"device plugin {label} applies {keys}{later}"
+            "plugin_version",
+            "ok",
+            _("device plugin %(version)s applies %(keys)s")
+            % {"version": label, "keys": keys}
+            + later,
         )
     crash = wiring.flag_path is not None
-    message = (
-        f"device plugin {label} reads no node config: it has no --{FLAG} flag "
-        f"(from {format_version(FIRST_WITH_NODE_CONFIG)})"
-    )
+    message = _(
+        "device plugin %(version)s reads no node config: it has no %(flag)s flag "
+        "(from %(first)s)"
+    ) % {
+        "version": label,
+        "flag": f"--{FLAG}",
+        "first": format_version(FIRST_WITH_NODE_CONFIG),
+    }
     if crash:
-        message += ", and exits at start because its DaemonSet passes that flag"
+        message += _(", and exits at start because its DaemonSet passes that flag")
     fix = _patch_fix(
-        plugin, f"upgrade the image to {_upgrade_image(plugin.image)} and pass the flag"
+        plugin,
+        _("upgrade the image to %(image)s and pass the flag")
+        % {"image": _upgrade_image(plugin.image)},
     )
     return check("plugin_version", "fail", message, fix + _shape_note(cluster))
 
 
-def _flag_check(plugin: _Plugin) -> dict[str, Any]:
+def _flag_check(plugin: Plugin) -> dict[str, Any]:
     wiring = plugin.wiring
     if wiring.flag_path is not None:
         return check(
             "node_config_flag",
             "ok",
-            f"container {wiring.container} is given --{FLAG} {wiring.flag_path} "
-            f"(in its {wiring.flag_in})",
+            _("container %(container)s is given %(flag)s (in its %(where)s)")
+            % {
+                "container": wiring.container,
+                "flag": f"--{FLAG} {wiring.flag_path}",
+                "where": wiring.flag_in,
+            },
         )
     mounted = (
-        f"the file is mounted at {wiring.node_config_mounts[0]} but "
+        _("the file is mounted at %(path)s but ")
+        % {"path": wiring.node_config_mounts[0]}
         if wiring.node_config_mounts
         else ""
     )
-    message = (
-        f"{mounted}container {wiring.container} of {plugin.ref} is not given --{FLAG}: "
-        "the plugin never reads the node config (the upstream manifest leaves the "
-        "flag out)"
-    )
+    message = mounted + _(
+        "container %(container)s of %(ref)s is not given %(flag)s: the plugin "
+        "never reads the node config (the upstream manifest leaves the flag out)"
+    ) % {"container": wiring.container, "ref": plugin.ref, "flag": f"--{FLAG}"}
     if plugin.version is not None and plugin.version < FIRST_WITH_NODE_CONFIG:
-        return check("node_config_flag", "fail", message, "see plugin_version")
+        return check(
+            "node_config_flag",
+            "fail",
+            message,
+            _("see %(check)s") % {"check": "plugin_version"},
+        )
     extra = (
         ""
         if wiring.has_args
-        else " (the patch sets args: it replaces the image's default arguments)"
+        else _(" (the patch sets args: it replaces the image's default arguments)")
     )
     return check(
         "node_config_flag",
         "fail",
         message,
-        _patch_fix(plugin, "pass the flag" + extra),
+        _patch_fix(plugin, _("pass the flag") + extra),
     )
 
 
-def _mount_check(plugin: _Plugin) -> dict[str, Any]:
+def _mount_check(plugin: Plugin) -> dict[str, Any]:
     wiring = plugin.wiring
     if wiring.flag_path is None:
         if wiring.node_config_mounts:
             return check(
                 "node_config_mount",
                 "ok",
-                f"{NODE_CONFIG_MAP}'s {NODE_CONFIG_KEY} is mounted at "
-                f"{', '.join(wiring.node_config_mounts)}",
+                _("%(config_map)s's %(key)s is mounted at %(paths)s")
+                % {
+                    "config_map": NODE_CONFIG_MAP,
+                    "key": NODE_CONFIG_KEY,
+                    "paths": ", ".join(wiring.node_config_mounts),
+                },
             )
         return check(
             "node_config_mount",
             "fail",
-            f"container {wiring.container} does not mount {NODE_CONFIG_MAP}",
-            "the patch of node_config_flag mounts it too",
+            _("container %(container)s does not mount %(config_map)s")
+            % {"container": wiring.container, "config_map": NODE_CONFIG_MAP},
+            _("the patch of %(check)s mounts it too") % {"check": "node_config_flag"},
         )
     at = wiring.at_flag
     if at.is_node_config:
-        how = (
-            "by subPath: a changed ConfigMap reaches a plugin pod only when it restarts"
-            if at.sub_path
-            else "as a directory: the plugin still reads it only when it starts"
-        )
         return check(
             "node_config_mount",
             "ok",
-            f"{wiring.flag_path} is {NODE_CONFIG_MAP}'s {NODE_CONFIG_KEY}, mounted {how}",
+            _mounted_how(wiring.flag_path or "", at.sub_path),
         )
     if not at.volume:
-        what = "nothing is mounted there"
+        what = _("nothing is mounted there")
     elif not at.config_map:
-        what = f"volume {at.volume} mounted there is not a ConfigMap"
+        what = _("volume %(volume)s mounted there is not a ConfigMap") % {
+            "volume": at.volume
+        }
     else:
-        what = f"it is key {at.key or '(unknown)'} of ConfigMap {at.config_map}"
+        what = _("it is key %(key)s of ConfigMap %(config_map)s") % {
+            "key": at.key or _("(unknown)"),
+            "config_map": at.config_map,
+        }
     return check(
         "node_config_mount",
         "fail",
-        f'--{FLAG} is {wiring.flag_path}, but {what}: the plugin logs "load node '
-        'config failed" and runs on defaults',
-        _patch_fix(plugin, f"point the flag at the mounted {NODE_CONFIG_KEY}"),
+        _(
+            "%(flag)s is %(path)s, but %(what)s: the plugin logs %(log)s and runs "
+            "on defaults"
+        )
+        % {
+            "flag": f"--{FLAG}",
+            "path": wiring.flag_path,
+            "what": what,
+            "log": '"load node config failed"',
+        },
+        _patch_fix(
+            plugin,
+            _("point the flag at the mounted %(key)s") % {"key": NODE_CONFIG_KEY},
+        ),
     )
 
 
-def _plugin(cluster: Cluster) -> tuple[_Plugin | None, list[dict[str, Any]]]:
+def _mounted_how(path: str, sub_path: bool) -> str:
+    names = {"path": path, "config_map": NODE_CONFIG_MAP, "key": NODE_CONFIG_KEY}
+    if sub_path:
+        return (
+            _(
+                "%(path)s is %(config_map)s's %(key)s, mounted by subPath: a changed "
+                "ConfigMap reaches a plugin pod only when it restarts"
+            )
+            % names
+        )
+    return (
+        _(
+            "%(path)s is %(config_map)s's %(key)s, mounted as a directory: the plugin "
+            "still reads it only when it starts"
+        )
+        % names
+    )
+
+
+def _plugin(cluster: Cluster) -> tuple[Plugin | None, list[dict[str, Any]]]:
     """The DaemonSet's plugin and the cluster-level wiring checks."""
     ref = settings.DEVICE_PLUGIN_DAEMONSET
     row = mirrored_object(cluster, "DaemonSet", ref)
     wiring = read_wiring(row.data or {}) if row is not None else None
     if row is None or wiring is None:
-        said = "has not been seen by sync" if row is None else "has no container"
+        said = (
+            _(
+                "DaemonSet %(ref)s has not been seen by sync: nothing reads the node config"
+            )
+            if row is None
+            else _("DaemonSet %(ref)s has no container: nothing reads the node config")
+        )
         return None, [
             check(
                 "device_plugin_daemonset",
                 "fail",
-                f"DaemonSet {ref} {said}: nothing reads the node config",
-                "deploy the HAMi Ascend device plugin, or name its DaemonSet in "
-                "DEVICE_PLUGIN_DAEMONSET",
+                said % {"ref": ref},
+                _(
+                    "deploy the HAMi Ascend device plugin, or name its DaemonSet in "
+                    "%(setting)s"
+                )
+                % {"setting": "DEVICE_PLUGIN_DAEMONSET"},
             )
         ]
     version = image_version(wiring.image)
@@ -264,7 +328,7 @@ def _plugin(cluster: Cluster) -> tuple[_Plugin | None, list[dict[str, Any]]]:
     patch = wiring_patch(
         row.data or {}, image=_upgrade_image(wiring.image) if old else None
     )
-    plugin = _Plugin(
+    plugin = Plugin(
         ref=ref,
         image=wiring.image,
         version=version,
@@ -276,7 +340,8 @@ def _plugin(cluster: Cluster) -> tuple[_Plugin | None, list[dict[str, Any]]]:
         check(
             "device_plugin_daemonset",
             "ok",
-            f"{ref}: container {wiring.container}, image {wiring.image}",
+            _("%(ref)s: container %(container)s, image %(image)s")
+            % {"ref": ref, "container": wiring.container, "image": wiring.image},
         ),
         _version_check(cluster, plugin),
         _flag_check(plugin),
@@ -293,16 +358,23 @@ def _config_map_check(
         return check(
             "node_config_map",
             "warn",
-            f"sync has not seen ConfigMap {NODE_CONFIG_MAP}: which nodes have an entry "
-            "is unknown, and a plugin pod whose ConfigMap volume is missing does not start",
-            f"create {NODE_CONFIG_MAP} (nodes: []) before mounting it",
+            _(
+                "sync has not seen ConfigMap %(config_map)s: which nodes have an "
+                "entry is unknown, and a plugin pod whose ConfigMap volume is "
+                "missing does not start"
+            )
+            % {"config_map": NODE_CONFIG_MAP},
+            _("create %(config_map)s (%(empty)s) before mounting it")
+            % {"config_map": NODE_CONFIG_MAP, "empty": "nodes: []"},
         ), None
     if text is None:
         return check(
             "node_config_map",
             "fail",
-            f"{NODE_CONFIG_MAP} has no key {NODE_CONFIG_KEY}",
-            f"write {NODE_CONFIG_KEY} (nodes: [] for no overrides)",
+            _("%(config_map)s has no key %(key)s")
+            % {"config_map": NODE_CONFIG_MAP, "key": NODE_CONFIG_KEY},
+            _("write %(key)s (%(empty)s for no overrides)")
+            % {"key": NODE_CONFIG_KEY, "empty": "nodes: []"},
         ), None
     try:
         read = parse_node_config(text)
@@ -310,101 +382,52 @@ def _config_map_check(
         return check(
             "node_config_map",
             "fail",
-            f'{NODE_CONFIG_KEY} is not YAML ({exc.message}): the plugin logs "load '
-            'node config failed" and every node runs on defaults',
-            "publish a valid node config",
+            _(
+                "%(key)s is not YAML (%(error)s): the plugin logs %(log)s and every "
+                "node runs on defaults"
+            )
+            % {
+                "key": NODE_CONFIG_KEY,
+                "error": exc.message,
+                "log": '"load node config failed"',
+            },
+            _("publish a valid node config"),
         ), {}
     entries: dict[str, NodeEntry] = {}
     for entry in read.entries:
         entries.setdefault(entry.name, entry)
     if read.report.errors:
         first = read.report.errors[0]
+        count = len(read.report.errors)
         return check(
             "node_config_map",
             "warn",
-            f"{NODE_CONFIG_KEY} has {len(read.report.errors)} error(s), first "
-            f"{first.field}: {first.message}; a wrong type makes the plugin ignore "
-            "the whole file",
-            "check it with manage.py nodeconfig check, and publish a corrected one",
+            ngettext(
+                "%(key)s has %(count)d error, %(field)s: %(error)s; a wrong type "
+                "makes the plugin ignore the whole file",
+                "%(key)s has %(count)d errors, first %(field)s: %(error)s; a wrong "
+                "type makes the plugin ignore the whole file",
+                count,
+            )
+            % {
+                "key": NODE_CONFIG_KEY,
+                "count": count,
+                "field": first.field,
+                "error": first.message,
+            },
+            _("check it with %(command)s, and publish a corrected one")
+            % {"command": "manage.py nodeconfig check"},
         ), entries
     return check(
-        "node_config_map", "ok", f"{NODE_CONFIG_KEY} has {len(entries)} node entries"
+        "node_config_map",
+        "ok",
+        ngettext(
+            "%(key)s has %(count)d node entry",
+            "%(key)s has %(count)d node entries",
+            len(entries),
+        )
+        % {"key": NODE_CONFIG_KEY, "count": len(entries)},
     ), entries
-
-
-def _entry_words(entry: NodeEntry) -> str:
-    parts = ["hami-core" if entry.hami_vnpu_core else "template"]
-    if entry.v_device_count:
-        parts.append(f"{entry.v_device_count} slots per chip")
-    filters = entry.filter_devices
-    if filters.uuids:
-        parts.append(f"{len(filters.uuids)} chip(s) filtered by uuid")
-    if filters.indexes:
-        parts.append(
-            f"card(s) {', '.join(map(str, filters.indexes))} filtered by index"
-        )
-    return ", ".join(parts)
-
-
-def _node_row(
-    name: str, plugin: _Plugin | None, entries: dict[str, NodeEntry] | None
-) -> dict[str, Any]:
-    """One node: its plugin version, what it applies, its entry, and one verdict."""
-    version = plugin.version if plugin else None
-    keys = applied_keys(version) if plugin and plugin.reads else []
-    entry = entries.get(name) if entries is not None else None
-    row: dict[str, Any] = {
-        "name": name,
-        "plugin_image": plugin.image if plugin else "",
-        "plugin_version": format_version(version) if version else None,
-        "version_source": "daemonset" if plugin else "",
-        "applies": keys,
-        "has_entry": None if entries is None else entry is not None,
-        "entry": _entry_words(entry) if entry else "",
-    }
-    if plugin is None or not plugin.reads:
-        said = f"the entry ({row['entry']}) does nothing: " if entry else ""
-        return {
-            **row,
-            "check_status": "fail",
-            "message": f"{said}the node config is not read on {name}",
-            "fix": "see the checks above",
-        }
-    if entries is None:
-        return {
-            **row,
-            "check_status": "warn",
-            "message": f"{name} reads the node config; whether it has an entry is unknown",
-            "fix": "",
-        }
-    if entry is None:
-        return {
-            **row,
-            "check_status": "ok",
-            "message": f"{name} has no entry: it runs on the plugin's defaults",
-            "fix": "",
-        }
-    ignored = [
-        key
-        for key, used in (
-            ("vDeviceCount", bool(entry.v_device_count)),
-            ("filterDevices", not entry.filter_devices.empty),
-        )
-        if used and key not in keys
-    ]
-    if ignored:
-        return {
-            **row,
-            "check_status": "warn",
-            "message": f"{name}'s entry sets {' and '.join(ignored)}, which plugin {row['plugin_version']} does not apply",
-            "fix": f"upgrade the device plugin to {format_version(TARGET_VERSION)}, or drop them from the entry",
-        }
-    return {
-        **row,
-        "check_status": "ok",
-        "message": f"{name} reads its entry ({row['entry']}) when its plugin pod starts",
-        "fix": "",
-    }
 
 
 def _node_names(cluster: Cluster) -> list[str]:
@@ -446,7 +469,7 @@ def node_config_health(cluster: Cluster) -> dict[str, Any]:
         "checks": checks,
         "patch": patch,
         "kubectl": kubectl_patch(namespace, name, patch) if patch else "",
-        "nodes": [_node_row(n, plugin, entries) for n in _node_names(cluster)],
+        "nodes": [node_row(n, plugin, entries) for n in _node_names(cluster)],
     }
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from apps.inventory.hami.deviceconfig import ChipTypeSpec
+from apps.inventory.hami.i18n import _, ngettext
 from apps.inventory.hami.nodeconfig import NodeEntry
 from apps.inventory.hami.nodeconfig_rules import (
     FIRST_WITH_FILTERS,
@@ -143,7 +144,10 @@ def _filtered(
     """The chips an entry filters, by UUID, each with how it is named."""
     if entry is None:
         return {}
-    found = {u: f"filterDevices.uuid names {u}" for u in entry.filter_devices.uuids}
+    found = {
+        u: _("%(key)s names %(uuid)s") % {"key": "filterDevices.uuid", "uuid": u}
+        for u in entry.filter_devices.uuids
+    }
     for card in entry.filter_devices.indexes:
         words = {c.load.common_word for c in chips}
         two = any(
@@ -152,8 +156,13 @@ def _filtered(
         for chip in _likely_by_index(chips, card, two):
             found.setdefault(
                 chip.uuid,
-                f"filterDevices.index {card} is a card id, most likely chip "
-                f"#{chip.index} {chip.uuid}",
+                _("%(key)s %(card)d is a card id, most likely chip #%(index)d %(uuid)s")
+                % {
+                    "key": "filterDevices.index",
+                    "card": card,
+                    "index": chip.index,
+                    "uuid": chip.uuid,
+                },
             )
     return found
 
@@ -174,32 +183,63 @@ def _changes(
     keys = applied_keys(node.plugin_version or FIRST_WITH_FILTERS)
     if node.plugin_version is None:
         out.ignored.append(
-            "the plugin version is unknown: every key is assumed applied (v1.4.0)"
+            _(
+                "the plugin version is unknown: every key is assumed applied (%(version)s)"
+            )
+            % {"version": "v1.4.0"}
         )
     current = node.entry
     mode = proposed.hami_vnpu_core if proposed else node.hami_vnpu_core
     if proposed is None and current is not None:
         out.changes.append(
-            "entry removed: the node returns to the global hamiVnpuCore, the "
-            "default slot count and no filters"
+            _(
+                "entry removed: the node returns to the global %(key)s, the default "
+                "slot count and no filters"
+            )
+            % {"key": "hamiVnpuCore"}
         )
+    plugin = {"plugin": _version(node)}
     if mode != node.hami_vnpu_core:
-        said = f"mode {MODES[node.hami_vnpu_core]} -> {MODES[mode]}"
+        said = _("mode %(before)s -> %(after)s") % {
+            "before": MODES[node.hami_vnpu_core],
+            "after": MODES[mode],
+        }
         if "hami-vnpu-core" in keys:
             out.changes.append(said)
         else:
-            out.ignored.append(f"{said}: {_version(node)} reads no node config")
+            out.ignored.append(
+                _("%(change)s: %(plugin)s reads no node config")
+                % {"change": said, **plugin}
+            )
             mode = node.hami_vnpu_core
     count_now = current.v_device_count if current else None
     count = proposed.v_device_count if proposed else None
     count_changes = count != count_now
     if count_changes:
-        said = f"vDeviceCount {count_now or 'default'} -> {count or 'default'}"
+        default = _("default")
+        said = f"vDeviceCount {count_now or default} -> {count or default}"
         if "vDeviceCount" in keys:
             out.changes.append(said)
         else:
-            out.ignored.append(f"{said}: {_version(node)} does not apply it")
+            out.ignored.append(
+                _("%(change)s: %(plugin)s does not apply it")
+                % {"change": said, **plugin}
+            )
             count_changes = False
+    added = _filters_changed(node, proposed, chips, specs, keys, out)
+    return mode, count, count_changes, added
+
+
+def _filters_changed(
+    node: NodeFact,
+    proposed: NodeEntry | None,
+    chips: Sequence[ChipFact],
+    specs: Mapping[str, ChipTypeSpec],
+    keys: list[str],
+    out: _NodeAfter,
+) -> dict[str, str]:
+    """The chips newly filtered by UUID (with why) once the plugin applies them."""
+    current = node.entry
     before = _filtered(current, chips, specs)
     after = _filtered(proposed, chips, specs)
     added = {u: why for u, why in after.items() if u not in before}
@@ -208,27 +248,40 @@ def _changes(
         - set(proposed.filter_devices.uuids if proposed else ())
     )
     if added or returned:
-        said = f"{len(added)} chip(s) filtered" + (
-            f", {len(returned)} returned" if returned else ""
-        )
+        said = _filter_change(len(added), len(returned))
         if "filterDevices" in keys:
             out.changes.append(said)
             out.changes.extend(
-                f"chip {u} returns when the plugin restarts (not registered now: "
-                "its room is not counted)"
+                _(
+                    "chip %(uuid)s returns when the plugin restarts (not registered "
+                    "now: its room is not counted)"
+                )
+                % {"uuid": u}
                 for u in returned
             )
         else:
-            out.ignored.append(f"{said}: {_version(node)} does not apply filterDevices")
+            out.ignored.append(
+                _("%(change)s: %(plugin)s does not apply %(key)s")
+                % {"change": said, "plugin": _version(node), "key": "filterDevices"}
+            )
             added = {}
-    return mode, count, count_changes, added
+    return added
+
+
+def _filter_change(added: int, returned: int) -> str:
+    said = ngettext("%(count)d chip filtered", "%(count)d chips filtered", added) % {
+        "count": added
+    }
+    if returned:
+        said += _(", %(count)d returned") % {"count": returned}
+    return said
 
 
 def _version(node: NodeFact) -> str:
     version = node.plugin_version
     if version is None:
-        return "a plugin of unknown version"
-    return "plugin v" + ".".join(map(str, version))
+        return _("a plugin of unknown version")
+    return _("plugin %(version)s") % {"version": "v" + ".".join(map(str, version))}
 
 
 def _chip_after(
@@ -304,8 +357,11 @@ def _node_after(
                 out,
                 here,
                 chip,
-                f"{filtered[chip.uuid]}: the chip leaves the registration while the "
-                "slice runs on it",
+                _(
+                    "%(filter)s: the chip leaves the registration while the slice "
+                    "runs on it"
+                )
+                % {"filter": filtered[chip.uuid]},
             )
             continue
         new = _chip_after(chip, mode, count, count_changes, node, specs)
@@ -314,8 +370,18 @@ def _node_after(
                 out,
                 here,
                 chip,
-                f"{chip.load.slots_used} slices run on chip #{chip.index}, which "
-                f"would have {new.load.slots} slots",
+                ngettext(
+                    "%(count)d slice runs on chip #%(index)d, which would have "
+                    "%(slots)d slots",
+                    "%(count)d slices run on chip #%(index)d, which would have "
+                    "%(slots)d slots",
+                    chip.load.slots_used,
+                )
+                % {
+                    "count": chip.load.slots_used,
+                    "index": chip.index,
+                    "slots": new.load.slots,
+                },
             )
         if mode != node.hami_vnpu_core and here:
             out.drain_first = True
@@ -323,8 +389,11 @@ def _node_after(
                 out,
                 here,
                 chip,
-                f"the node switches from {out.mode_before} to {out.mode_after} "
-                "slicing under it: drain first",
+                _(
+                    "the node switches from %(before)s to %(after)s slicing under "
+                    "it: drain first"
+                )
+                % {"before": out.mode_before, "after": out.mode_after},
             )
         after.append(new)
     return out, after

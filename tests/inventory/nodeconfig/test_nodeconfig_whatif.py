@@ -93,7 +93,7 @@ def test_a_filtered_chip_strands_its_slices_and_leaves_the_room():
     data = _cluster()
     entry = NodeEntry("b", filter_devices=FilterDevices(uuids=("b-0",)))
     row = _node(whatif.node_config_what_if(data, [entry, NodeEntry("h", True)]), "b")
-    assert row["changes"] == ["1 chip(s) filtered"]
+    assert row["changes"] == ["1 chip filtered"]
     stranded = row["stranded_slices"]
     assert sorted(s["pod"] for s in stranded) == [f"pod-b-0-{i}" for i in range(3)]
     assert all(s["chip_index"] == 0 for s in stranded)
@@ -189,7 +189,7 @@ def test_what_an_older_plugin_ignores_and_an_index_on_a_duo_card():
     assert row["changes"] == []
     assert row["ignored"] == [
         "vDeviceCount default -> 3: plugin v1.3.0 does not apply it",
-        "2 chip(s) filtered: plugin v1.3.0 does not apply filterDevices",
+        "2 chips filtered: plugin v1.3.0 does not apply filterDevices",
     ]
     # on v1.4.0 card 1 of a 310P3 Duo node takes chips 2 and 3
     newer = whatif.WhatIfInput(

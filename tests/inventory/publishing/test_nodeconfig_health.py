@@ -133,7 +133,7 @@ def test_nodeconfig_scenario_is_wired_and_healthy(cluster, mirror_node_config):
     isolated = nodes[guide_data.NODE_910B]
     assert isolated["has_entry"] is True
     assert isolated["applies"] == ["hami-vnpu-core", "vDeviceCount", "filterDevices"]
-    assert "1 chip(s) filtered by uuid" in isolated["message"]
+    assert "1 chip filtered by uuid" in isolated["message"]
     assert nodes[guide_data.NODE_310P]["has_entry"] is False
     assert "runs on the plugin's defaults" in nodes[guide_data.NODE_310P]["message"]
 
