@@ -90,6 +90,18 @@ def _portal_celery_app_stays_current() -> Iterator[None]:
     )
 
 
+@pytest.fixture(autouse=True)
+def _english_after_each_test() -> Iterator[None]:
+    """Each test starts in the portal's source language: a request with
+    ``Accept-Language: zh-CN`` leaves Chinese active in its thread
+    (LocaleMiddleware activates, nothing deactivates), and the next test of
+    that worker would read its texts in Chinese."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
 @pytest.fixture
 def sim_factory() -> Iterator[Callable[..., Any]]:
     """Start simulated clusters (``FAST_SIM`` plus the options given); all are
