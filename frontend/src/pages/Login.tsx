@@ -3,8 +3,10 @@ import { api, ApiError } from "../api/client";
 import type { LoginCsrf, Me } from "../api/types";
 import { Field } from "../components/ui";
 import { mapErrors } from "../lib/errors";
+import { LanguageMenu, useT } from "../i18n/I18nProvider";
 
 export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
+  const t = useT();
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
@@ -41,9 +43,9 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
         <h1>
           <span className="brand-mark">v</span> vNPU Portal
         </h1>
-        <p>Sign in to the control room of your Ascend clusters.</p>
+        <p>{t("auth.intro")}</p>
         <form onSubmit={submit} noValidate>
-          <Field label="Username" errors={fields.username}>
+          <Field label={t("auth.username")} errors={fields.username}>
             <input
               className="input"
               name="username"
@@ -53,7 +55,7 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
               onChange={(e) => setUsername(e.target.value)}
             />
           </Field>
-          <Field label="Password" errors={fields.password}>
+          <Field label={t("auth.password")} errors={fields.password}>
             <input
               className="input"
               name="password"
@@ -69,9 +71,12 @@ export function LoginPage({ onLogin }: { onLogin: (me: Me) => void }) {
             </div>
           )}
           <button className="btn primary" type="submit" disabled={busy}>
-            {busy ? "Signing in…" : "Sign in"}
+            {busy ? t("auth.signingIn") : t("auth.signIn")}
           </button>
         </form>
+        <div className="login-language">
+          <LanguageMenu />
+        </div>
       </div>
     </div>
   );
