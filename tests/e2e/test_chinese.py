@@ -108,6 +108,18 @@ KEPT = {
     "Bearer",
     "Authorization",
     "default",  # the Kubernetes namespace
+    # Volcano's and the device config's own names, YAML values, the component's name
+    "deviceshare",
+    "predicates",
+    "actions",
+    "preempt",
+    "true",
+    "false",
+    "wrapper",
+    "list",
+    "plugin",
+    "Go",
+    "map",
 }
 # Fields of the API whose values are names or identifiers, shown as they are.
 NAME_FIELDS = re.compile(
@@ -166,11 +178,12 @@ def _names_in_the_cluster(portal: Stack) -> tuple[set[str], set[str]]:
     return names, data
 
 
-# The text a person reads: text nodes outside code, identifiers marked raw,
+# The text a person reads: text nodes outside code and the UI's monospace
+# identifiers (.mono: names, UUIDs, resources), identifiers marked raw,
 # scripts and styles, plus the titles and placeholders the pointer reveals.
 READ_TEXT = """() => {
   const out = [];
-  const skip = (el) => el.closest('code, pre, kbd, samp, script, style, option, [data-i18n-raw]');
+  const skip = (el) => el.closest('code, pre, kbd, samp, script, style, option, .mono, [data-i18n-raw]');
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   while (walker.nextNode()) {
     const node = walker.currentNode;

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from apps.inventory.choices import DeviceConfigSource as Source
 from apps.inventory.deviceconfig.specs import chip_type_specs
@@ -143,19 +144,30 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
     if published is None:
         return _from_rows(
             cluster,
-            "no live device config has been seen yet; the portal's templates are used",
+            _(
+                "no live device config has been seen yet; the portal's templates are used"
+            ),
         )
     if cluster.config_loaded_at is None:
         loaded = published
-        why = "when the scheduler started is not known yet; the published version is assumed"
+        why = _(
+            "when the scheduler started is not known yet; the published version is assumed"
+        )
     else:
         loaded = loaded_version(cluster, cluster.config_loaded_at) or published
+        values = {
+            "component": cluster.config_loaded_by,
+            "published": published.number,
+            "loaded": loaded.number,
+        }
         why = (
-            f"{cluster.config_loaded_by} started before v{published.number} was "
-            f"published and still places by v{loaded.number}; restart it to use "
-            f"v{published.number}"
+            _(
+                "%(component)s started before v%(published)s was published and "
+                "still places by v%(loaded)s; restart it to use v%(published)s"
+            )
+            % values
             if loaded.number < published.number
-            else f"{cluster.config_loaded_by} loaded v{loaded.number} when it started"
+            else _("%(component)s loaded v%(loaded)s when it started") % values
         )
     chip_types = _chip_types_of(loaded.text)
     if isinstance(chip_types, str):
@@ -164,18 +176,24 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
         log.warning("device-config v%s does not parse: %s", loaded.number, chip_types)
         return _from_rows(
             cluster,
-            f"v{loaded.number} does not parse ({chip_types}); the portal's templates "
-            "are used",
+            _(
+                "v%(version)s does not parse (%(error)s); the portal's templates are used"
+            )
+            % {"version": loaded.number, "error": chip_types},
         )
     pending = loaded.number < published.number
     if pending and _chip_types_of(published.text) == chip_types:
         # A newer version with the same chip types and templates (other keys
         # changed, or the same content adopted): a restart changes nothing.
         pending = False
-        why = (
-            f"{cluster.config_loaded_by} loaded v{loaded.number}, whose chip types "
-            f"and templates v{published.number} keeps: no restart is needed"
-        )
+        why = _(
+            "%(component)s loaded v%(loaded)s, whose chip types and templates "
+            "v%(published)s keeps: no restart is needed"
+        ) % {
+            "component": cluster.config_loaded_by,
+            "loaded": loaded.number,
+            "published": published.number,
+        }
     return ConfigInEffect(
         version=loaded.number,
         published=published.number,

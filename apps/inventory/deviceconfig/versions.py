@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.inventory.hami.deviceconfig import DeviceConfigDocument, Shape
 from apps.inventory.models import Cluster, ClusterObject
@@ -233,42 +234,55 @@ def shape_effect(component: Component, shape: Shape) -> ShapeEffect:
 
 def shape_message(component: Component, shape: Shape, effect: ShapeEffect) -> str:
     """One sentence on what ``component`` does with ``shape``."""
-    what = f"the {shape.value} shape of vnpus"
+    values = {"component": component.label, "shape": shape.value}
     messages = {
-        "ok": f"{component.label} reads {what}",
-        "crash": f"{component.label} cannot parse {what}: it exits at start "
-        "(crash loop) the next time its pods start",
-        "fallback": f"{component.label} cannot read {what} and silently falls back "
-        "to its built-in default, which knows only 310P3",
-        "unknown": f"{component.label}: cannot tell whether it reads {what}",
-        "none": f"{component.label} has no Ascend vNPU support and does not read "
-        "the device config",
+        "ok": _("%(component)s reads the %(shape)s shape of vnpus"),
+        "crash": _(
+            "%(component)s cannot parse the %(shape)s shape of vnpus: it exits at "
+            "start (crash loop) the next time its pods start"
+        ),
+        "fallback": _(
+            "%(component)s cannot read the %(shape)s shape of vnpus and silently "
+            "falls back to its built-in default, which knows only 310P3"
+        ),
+        "unknown": _(
+            "%(component)s: cannot tell whether it reads the %(shape)s shape of vnpus"
+        ),
+        "none": _(
+            "%(component)s has no Ascend vNPU support and does not read the device config"
+        ),
     }
-    return messages[effect]
+    return messages[effect] % values
 
 
 def shape_fix(component: Component, shape: Shape) -> str:
     """How to make ``component`` and ``shape`` agree."""
     other = "wrapper" if shape is Shape.LIST else "list"
     if component.kind == "volcano":
-        return (
+        return _(
             "upgrade volcano-scheduler to v1.14.4 or v1.15.1+ (they read both "
-            f"shapes), or write the {other} shape"
-        )
+            "shapes), or write the %(other)s shape"
+        ) % {"other": other}
     if component.kind == "device_plugin":
-        image = "v1.3.0+" if shape is Shape.WRAPPER else "v1.2 or older"
-        return f"write the {other} shape, or run ascend-device-plugin {image}"
-    image = "v2.9.0+" if shape is Shape.WRAPPER else "v2.8.x or older"
-    return f"write the {other} shape, or run the HAMi scheduler {image}"
+        image = "v1.3.0+" if shape is Shape.WRAPPER else _("v1.2 or older")
+        return _("write the %(other)s shape, or run ascend-device-plugin %(image)s") % {
+            "other": other,
+            "image": image,
+        }
+    image = "v2.9.0+" if shape is Shape.WRAPPER else _("v2.8.x or older")
+    return _("write the %(other)s shape, or run the HAMi scheduler %(image)s") % {
+        "other": other,
+        "image": image,
+    }
 
 
 def _reader_fix(component: Component, shape: Shape, effect: ShapeEffect) -> str:
     if effect in ("crash", "fallback"):
         return shape_fix(component, shape)
     if effect == "unknown":
-        return (
-            f"run {component.workload} from an image with a release tag (e.g. v1.2.3)"
-        )
+        return _("run %(workload)s from an image with a release tag (e.g. v1.2.3)") % {
+            "workload": component.workload
+        }
     return ""
 
 
