@@ -120,7 +120,12 @@ KEPT = {
     "plugin",
     "Go",
     "map",
+    "vnpus",  # the device config's key
+    "template",  # a slicing mode of the device plugin (template, hami-core)
 }
+# A kubectl command in a sentence is for copying, not reading: up to the
+# sentence's end (a Chinese or English full stop or semicolon).
+COMMAND = re.compile(r"kubectl [^；。\n]*|\b\w+: (\[\]|\{\})")  # or a YAML snippet
 # Fields of the API whose values are names or identifiers, shown as they are.
 NAME_FIELDS = re.compile(
     r"(^|_)(name|names|username|namespace|node|cluster|queue|template|uuid|pod|"
@@ -206,6 +211,7 @@ IDENTIFIER = re.compile(r"[0-9_.:/=#@$-]|[a-z][A-Z]|^[A-Z]{2,}$")
 
 def _strays(text: str, allowed: set[str]) -> list[str]:
     strays = []
+    text = COMMAND.sub(" ", text)
     for found in TOKEN.finditer(text):
         raw = found.group()
         # "deviceconfig." before Chinese punctuation is a prefix, not a sentence's end

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ClusterUnavailable, NotFound
 from apps.inventory.deviceconfig.in_effect import (
@@ -104,26 +105,25 @@ def node_in_effect(
         "why": "",
     }
     if published is None:
-        return {**answer, "why": "no node config has been seen in the cluster"}
+        return {**answer, "why": _("no node config has been seen in the cluster")}
     if started_at is None:
-        return {**answer, "why": "no running device-plugin pod on this node"}
+        return {**answer, "why": _("no running device-plugin pod on this node")}
     loaded = loaded_version(cluster, started_at, NodeConfigVersion) or published
     pending = loaded.number < published.number and _entry(loaded, node) != _entry(
         published, node
     )
     if pending:
-        why = (
-            f"its plugin pod started before v{published.number} and still runs "
-            f"v{loaded.number}: delete pod {plugin_pod} (the DaemonSet recreates it) "
-            "to apply it"
-        )
+        why = _(
+            "its plugin pod started before v%(published)s and still runs "
+            "v%(loaded)s: delete pod %(pod)s (the DaemonSet recreates it) to apply it"
+        ) % {"published": published.number, "loaded": loaded.number, "pod": plugin_pod}
     elif loaded.number < published.number:
-        why = (
-            f"runs v{loaded.number}; v{published.number} leaves this node's entry "
-            "as it is: no restart is needed"
-        )
+        why = _(
+            "runs v%(loaded)s; v%(published)s leaves this node's entry as it is: "
+            "no restart is needed"
+        ) % {"loaded": loaded.number, "published": published.number}
     else:
-        why = f"its plugin pod started after v{loaded.number}"
+        why = _("its plugin pod started after v%(loaded)s") % {"loaded": loaded.number}
     return {**answer, "version": loaded.number, "restart_pending": pending, "why": why}
 
 
