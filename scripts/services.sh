@@ -3,7 +3,9 @@
 # machine or one where they stopped:
 #   - PostgreSQL on 127.0.0.1:5432, trust auth for user postgres, database `test`;
 #   - Redis on 127.0.0.1:6379 (no persistence);
-#   - Chromium for the browser tests, shellcheck for the entrypoint scripts' test;
+#   - Chromium for the browser tests (and a Chinese font, so that the
+#     screenshots of the Chinese UI show characters, not boxes), shellcheck for
+#     the entrypoint scripts' test;
 #   - Prometheus and Alertmanager for the usage and alert tests and the demo
 #     (installed, not started: each runs its own on a port of its own).
 # Idempotent: what is installed and running is left alone. Needs root (apt, pg_ctl).
@@ -13,6 +15,7 @@ need=""
 command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v shellcheck >/dev/null 2>&1 || need="$need shellcheck"
+[ -d /usr/share/fonts/truetype/wqy ] || need="$need fonts-wqy-microhei"
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need="$need postgresql"
 updated=""
 if [ -n "$need" ]; then
