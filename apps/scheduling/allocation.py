@@ -21,6 +21,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Cluster
 from apps.scheduling import allocator as alloc
 from apps.scheduling import notify
@@ -28,6 +29,7 @@ from apps.scheduling.access import priority_refusal
 from apps.scheduling.choices import ProposalState, RequestState, WaitClass
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import pod_name_for
+from apps.scheduling.progress import progress_fields
 from apps.scheduling.snapshot import SliceRow, Snapshot
 
 # decisions.approve_now: (proposal, request, *, actor, reason, auto, now) -> None
@@ -422,7 +424,7 @@ def _proposal(
         max_victim_priority=planned.max_victim_priority,
         lost_seconds=round(planned.lost_seconds, 1),
         caveat=_proposal_caveat(planned.caveat, chip_id, snap),
-        progress="waiting for an admin's decision",
+        **progress_fields(N_("waiting for an admin's decision")),
     )
     if existing is not None:
         _supersede(existing, f"replaced by proposal {proposal.pk}: {problem}")

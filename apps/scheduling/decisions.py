@@ -20,12 +20,14 @@ from django.utils.translation import gettext_lazy
 
 from apps.audit.services import audit_record
 from apps.common.exceptions import NotFound, ValidationFailed
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Cluster
 from apps.scheduling import notify, triggers
 from apps.scheduling.allocation import reserve
 from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.errors import ChipGone, ProposalDecided, RequestNotPending
 from apps.scheduling.models import PreemptionProposal, Request
+from apps.scheduling.progress import set_progress
 
 Decided = TypeVar("Decided", bound=models.Model)
 
@@ -84,7 +86,10 @@ def approve_now(
     proposal.decided_by = actor if getattr(actor, "pk", None) else None
     proposal.decided_at = now
     proposal.reason = reason
-    proposal.progress = f"approved; {len(proposal.victims)} victim(s) to evict"
+    set_progress(
+        proposal,
+        N_("approved; %(count)d victim(s) to evict", count=len(proposal.victims)),
+    )
     proposal.auto_approved = auto
     proposal.save()
     reserve(
@@ -143,7 +148,7 @@ def proposal_reject(
         current.decided_by = actor if getattr(actor, "pk", None) else None
         current.decided_at = timezone.now()
         current.reason = reason
-        current.progress = "rejected; nothing is evicted"
+        set_progress(current, N_("rejected; nothing is evicted"))
         current.save()
         who = actor.get_username() if getattr(actor, "pk", None) else "system"
         Request.objects.filter(

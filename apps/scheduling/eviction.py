@@ -34,12 +34,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.common import locks
+from apps.inventory.hami.messages import N_, Message
 from apps.scheduling import kube, notify, states
 from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
 from apps.scheduling.holds import hold_node
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal
 from apps.scheduling.pods import ANNOTATION_PREEMPTED_BY, ANNOTATION_PROPOSAL
+from apps.scheduling.progress import set_progress
 
 log = logging.getLogger(__name__)
 COMPONENT = "vnpu-portal"
@@ -88,8 +90,8 @@ def victims_evict(
         victims = [dict(v) for v in proposal.victims]
         report = EvictionReport([], [], [], ProposalState.EVICTING)
         ops = kube.ops_for(proposal.cluster)
-        permanent: str | None = None
-        hold_error: str | None = None
+        permanent: Message | None = None
+        hold_error: Message | None = None
         try:
             try:
                 held = hold_node(ops, proposal)
@@ -98,12 +100,20 @@ def victims_evict(
                 if exc.transient:
                     # Evicting without the hold would hand the room to
                     # whoever comes first: wait for the API server instead.
-                    hold_error = f"cannot hold node {proposal.node} yet ({exc})"
+                    hold_error = N_(
+                        "cannot hold node %(node)s yet (%(error)s)",
+                        node=proposal.node,
+                        error=str(exc),
+                    )
                 else:
-                    permanent = f"could not hold node {proposal.node}: {exc}"
+                    permanent = N_(
+                        "could not hold node %(node)s: %(error)s",
+                        node=proposal.node,
+                        error=str(exc),
+                    )
             else:
                 if not held:
-                    permanent = f"node {proposal.node} is gone"
+                    permanent = N_("node %(node)s is gone", node=proposal.node)
             for victim in victims if held else []:
                 if victim.get("evicted"):
                     continue
@@ -116,7 +126,11 @@ def victims_evict(
                 else:
                     report.errors.append(name)
                     if outcome == "failed":
-                        permanent = f"could not evict {name}: {victim['last_error']}"
+                        permanent = N_(
+                            "could not evict %(pod)s: %(error)s",
+                            pod=name,
+                            error=str(victim["last_error"]),
+                        )
                         break
         finally:
             ops.close()
@@ -188,9 +202,9 @@ def evict_victim(
 def _save(
     proposal: PreemptionProposal,
     victims: list[dict[str, Any]],
-    permanent: str | None,
+    permanent: Message | None,
     now: datetime,
-    hold_error: str | None = None,
+    hold_error: Message | None = None,
 ) -> str:
     retry = timedelta(
         seconds=getattr(settings, "PREEMPTION_EVICTION_RETRY_SECONDS", 10)
@@ -208,18 +222,28 @@ def _save(
         current.victims = victims
         if permanent:
             current.state = ProposalState.FAILED
-            current.progress = f"failed: {permanent}"
+            set_progress(current, N_("failed: %(problem)s", problem=permanent))
             current.next_attempt_at = None
         elif hold_error:
             current.state = ProposalState.EVICTING
-            current.progress = f"{hold_error}; the evictions wait for it; retrying"
+            set_progress(
+                current,
+                N_(
+                    "%(problem)s; the evictions wait for it; retrying",
+                    problem=hold_error,
+                ),
+            )
             current.next_attempt_at = now + retry
         else:
             current.state = ProposalState.EVICTING
             if not left:
-                current.progress = (
-                    f"every victim evicted; node {current.node} is held for the "
-                    "request until they are gone"
+                set_progress(
+                    current,
+                    N_(
+                        "every victim evicted; node %(node)s is held for the "
+                        "request until they are gone",
+                        node=current.node,
+                    ),
                 )
                 current.next_attempt_at = None
             else:
@@ -229,8 +253,13 @@ def _save(
                     f"{v['namespace']}/{v['pod']}: {v.get('last_error', '')}"
                     for v in left
                 )
-                current.progress = (
-                    f"{len(left)} victim(s) not evicted yet ({why}); retrying"
+                set_progress(
+                    current,
+                    N_(
+                        "%(count)d victim(s) not evicted yet (%(pods)s); retrying",
+                        count=len(left),
+                        pods=why,
+                    ),
                 )
                 current.next_attempt_at = now + retry
         current.save()

@@ -20,12 +20,14 @@ from itertools import groupby
 from typing import Any
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Cluster
 from apps.scheduling import notify
 from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
 from apps.scheduling.kube import ClusterOps, KubeError
 from apps.scheduling.models import PreemptionProposal
 from apps.scheduling.pods import HOLD_TAINT_KEY, hold_taint, legacy_hold_key
+from apps.scheduling.progress import progress_fields
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +114,20 @@ def _forget_hold(proposal: PreemptionProposal, lifted: bool) -> None:
     node = proposal.held_node
     released: dict[str, Any] = {"held_node": ""}
     if proposal.request.state == RequestState.RUNNING:
-        still = "released" if lifted else "still held for other requests"
-        released["progress"] = (
-            f"request {proposal.request_id} runs on the freed room; node {node} {still}"
+        ids = {"request": proposal.request_id, "node": node}
+        message = (
+            N_(
+                "request %(request)s runs on the freed room; node %(node)s released",
+                **ids,
+            )
+            if lifted
+            else N_(
+                "request %(request)s runs on the freed room; node %(node)s still "
+                "held for other requests",
+                **ids,
+            )
         )
+        released.update(progress_fields(message))
     if PreemptionProposal.objects.filter(pk=proposal.pk, held_node=node).update(
         **released
     ):

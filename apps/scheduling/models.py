@@ -304,6 +304,9 @@ class PreemptionProposal(models.Model):
     reason = models.TextField(blank=True)
     # How carrying it out goes: evictions done, held back by a PDB, failed...
     progress = models.TextField(blank=True)
+    # The same as an English template and its values, to show it in the
+    # reader's language (apps.scheduling.progress); empty on older rows.
+    progress_message = models.JSONField(default=dict, blank=True)
     # The node tainted for the request while its victims leave (pods.hold_taint);
     # set before the taint is written and cleared after it is removed (or kept
     # for another request held there: apps.scheduling.holds), so a
@@ -383,6 +386,9 @@ class Drain(models.Model):
     decision_reason = models.TextField(blank=True)
     # How carrying it out goes: evictions done, held back by a PDB, failed...
     progress = models.TextField(blank=True)
+    # The same as an English template and its values, to show it in the
+    # reader's language (apps.scheduling.progress); empty on older rows.
+    progress_message = models.JSONField(default=dict, blank=True)
     # When evictions held back by a PodDisruptionBudget are tried again.
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)

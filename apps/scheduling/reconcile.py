@@ -54,6 +54,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling import notify, states
 from apps.scheduling.choices import (
@@ -75,6 +76,7 @@ from apps.scheduling.pods import (
     never_ran,
     pod_problem,
 )
+from apps.scheduling.progress import progress_fields
 from apps.scheduling.results import job_exit_code, state_by_exit_code
 from apps.scheduling.retries import pod_failed_before_running
 
@@ -510,7 +512,9 @@ def _proposals(cluster: Cluster, ops: ClusterOps) -> list[int]:
             pk=proposal.pk, state=ProposalState.EVICTING
         ).update(
             state=ProposalState.DONE,
-            progress="every victim is gone; the request is being admitted",
+            **progress_fields(
+                N_("every victim is gone; the request is being admitted")
+            ),
             updated_at=timezone.now(),
         )
         if updated:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import translation
 
 from apps.audit.models import AuditEvent
 from apps.common.exceptions import Conflict, ValidationFailed
@@ -12,9 +13,16 @@ from apps.scheduling.decisions import proposal_approve, proposal_reject
 from apps.scheduling.eviction import victims_evict
 from apps.scheduling.kube import KubeError
 from apps.scheduling.models import PreemptionProposal, Reservation
+from apps.scheduling.progress import progress_shown
 from tests.scheduling.helpers import run_pass
 
 pytestmark = pytest.mark.django_db
+
+
+def _in_chinese(proposal: PreemptionProposal) -> str:
+    """The proposal's progress as the API shows it to a Chinese reader."""
+    with translation.override("zh-hans"):
+        return progress_shown(proposal)
 
 
 @pytest.fixture
@@ -116,6 +124,7 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     proposal.refresh_from_db()
     assert proposal.held_node == "n1"
     assert "node n1 is held" in proposal.progress
+    assert "节点 n1 为该申请保留" in _in_chinese(proposal)
 
     # while the victim terminates (sync still shows its slice) no pod is made:
     # Volcano would count its room as free and bind into what it still holds
@@ -132,6 +141,7 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     proposal.refresh_from_db()
     request.refresh_from_db()
     assert proposal.state == ProposalState.DONE
+    assert _in_chinese(proposal) == "所有被抢占 Pod 均已退出；正在准入该申请"
     assert report.admitted == [request.pk]
     assert request.state == RequestState.ADMITTED
     assert "node n1" in request.reason
@@ -151,6 +161,9 @@ def test_approval_evicts_with_a_reason_then_admits_on_the_freed_chip(
     assert fake_ops.taints["n1"] == []
     assert proposal.held_node == ""
     assert "runs on the freed room; node n1 released" in proposal.progress
+    assert _in_chinese(proposal) == (
+        f"申请 {request.pk} 已在腾出的资源上运行；节点 n1 已释放"
+    )
 
 
 def test_a_victim_still_terminating_on_the_api_server_keeps_the_pod_back(

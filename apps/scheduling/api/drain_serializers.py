@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.inventory.choices import ChipState
+from apps.scheduling.api.fields import ProgressField
 from apps.scheduling.api.serializers import EvictionProgressSerializer
 from apps.scheduling.models import Drain
 
@@ -77,6 +78,7 @@ class DrainSerializer(serializers.ModelSerializer):
     victims = DrainPodSerializer(many=True, read_only=True)
     requested_by = serializers.SerializerMethodField()
     decided_by = serializers.SerializerMethodField()
+    progress = ProgressField()
 
     class Meta:
         model = Drain

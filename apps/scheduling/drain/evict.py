@@ -26,12 +26,14 @@ from django.utils import timezone
 
 from apps.audit.services import audit_record
 from apps.common import locks
+from apps.inventory.hami.messages import N_, Message
 from apps.inventory.services.cordon import chips_drain_release
 from apps.scheduling import kube, states, triggers
 from apps.scheduling.choices import EVICTING_DRAIN_STATES, DrainState, RequestState
 from apps.scheduling.eviction import event_body, evict_victim
 from apps.scheduling.models import Drain, Request
 from apps.scheduling.pods import ANNOTATION_DRAIN
+from apps.scheduling.progress import set_progress
 
 log = logging.getLogger(__name__)
 
@@ -191,37 +193,53 @@ def _save(drain: Drain, victims: list[dict[str, Any]], now: datetime) -> str:
         if failed:
             current.state = DrainState.FAILED
             current.ended_at = now
-            current.progress = "failed: " + "; ".join(
+            pods = "; ".join(
                 f"{v['namespace']}/{v['pod']}: {v.get('last_error', '')}"
                 for v in failed
             )
+            set_progress(current, N_("failed: %(problem)s", problem=pods))
             chips_drain_release(current.cluster_id, current.pk)
         else:
             current.state = DrainState.PENDING if unapproved else DrainState.EVICTING
-            current.progress = _progress(left, unapproved)
+            set_progress(current, _progress(left, unapproved))
         current.save()
     return current.state
 
 
-def _progress(left: list[dict[str, Any]], unapproved: list[dict[str, Any]]) -> str:
+def _progress(left: list[dict[str, Any]], unapproved: list[dict[str, Any]]) -> Message:
     parts = []
     blocked = [v for v in left if v.get("blocked")]
     if blocked:
+        pods = "; ".join(
+            f"{v['namespace']}/{v['pod']}: {v['blocked']}" for v in blocked
+        )
         parts.append(
-            "waiting on a PodDisruptionBudget: "
-            + "; ".join(f"{v['namespace']}/{v['pod']}: {v['blocked']}" for v in blocked)
-            + " (retried)"
+            N_("waiting on a PodDisruptionBudget: %(pods)s (retried)", pods=pods)
         )
     others = [v for v in left if not v.get("blocked")]
     if others:
+        pods = "; ".join(
+            f"{v['namespace']}/{v['pod']}: {v.get('last_error', 'next try')}"
+            for v in others
+        )
         parts.append(
-            f"{len(others)} pod(s) not evicted yet ("
-            + "; ".join(
-                f"{v['namespace']}/{v['pod']}: {v.get('last_error', 'next try')}"
-                for v in others
+            N_(
+                "%(count)d pod(s) not evicted yet (%(pods)s); retrying",
+                count=len(others),
+                pods=pods,
             )
-            + "); retrying"
         )
     if unapproved:
-        parts.append(f"{len(unapproved)} foreign pod(s) wait for an admin's approval")
-    return "; ".join(parts) or "every pod evicted; waiting for their slices to go"
+        parts.append(
+            N_(
+                "%(count)d foreign pod(s) wait for an admin's approval",
+                count=len(unapproved),
+            )
+        )
+    if not parts:
+        return N_("every pod evicted; waiting for their slices to go")
+    message = parts[0]
+    for part in parts[1:]:
+        # The separator is translated too (a Chinese sentence joins with "；").
+        message = N_("%(first)s; %(then)s", first=message, then=part)
+    return message

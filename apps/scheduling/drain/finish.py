@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from django.utils import timezone
 
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Cluster, Slice
 from apps.scheduling.choices import DrainState
 from apps.scheduling.models import Drain
+from apps.scheduling.progress import progress_fields
 
 
 def drains_finish(cluster: Cluster) -> list[int]:
@@ -26,19 +28,22 @@ def drains_finish(cluster: Cluster) -> list[int]:
                 {f"{s.namespace}/{s.pod_name}" for s in left}
                 - {f"{v['namespace']}/{v['pod']}" for v in drain.victims}
             )
-            progress = (
+            progress = N_(
                 "every pod evicted, but pods placed since by the cluster's own "
-                f"scheduler hold slices there: {', '.join(late)}"
+                "scheduler hold slices there: %(pods)s",
+                pods=", ".join(late),
             )
             if late and drain.progress != progress:
                 # The cordon is the portal's; chip isolation keeps them off.
                 Drain.objects.filter(pk=drain.pk).update(
-                    progress=progress, updated_at=timezone.now()
+                    **progress_fields(progress), updated_at=timezone.now()
                 )
             continue
         if Drain.objects.filter(pk=drain.pk, state=DrainState.EVICTING).update(
             state=DrainState.DRAINED,
-            progress="every slice is gone; the chips stay cordoned until uncordoned",
+            **progress_fields(
+                N_("every slice is gone; the chips stay cordoned until uncordoned")
+            ),
             next_attempt_at=None,
             updated_at=timezone.now(),
         ):

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import Chip, Cluster
 from apps.inventory.services.cordon import (
     chips_cordon,
@@ -28,6 +29,7 @@ from apps.scheduling.decisions import open_for_decision, reason_required
 from apps.scheduling.drain.plan import cluster_facts, planned_pods
 from apps.scheduling.errors import DrainExists, NotCordoned
 from apps.scheduling.models import Drain
+from apps.scheduling.progress import progress_fields, set_progress
 
 
 def drain_create(
@@ -106,17 +108,26 @@ def _first_state(victims: list[dict[str, Any]]) -> dict[str, Any]:
     if not victims:
         return {
             "state": DrainState.DRAINED,
-            "progress": "no slice was on it: cordoned only",
+            **progress_fields(N_("no slice was on it: cordoned only")),
         }
     foreign = sum(1 for v in victims if v["foreign"])
     own = len(victims) - foreign
     if foreign:
         return {
             "state": DrainState.PENDING,
-            "progress": f"{own} portal pod(s) to evict; {foreign} foreign pod(s) "
-            "wait for an admin's approval",
+            **progress_fields(
+                N_(
+                    "%(own)d portal pod(s) to evict; %(foreign)d foreign pod(s) "
+                    "wait for an admin's approval",
+                    own=own,
+                    foreign=foreign,
+                )
+            ),
         }
-    return {"state": DrainState.EVICTING, "progress": f"{own} portal pod(s) to evict"}
+    return {
+        "state": DrainState.EVICTING,
+        **progress_fields(N_("%(own)d portal pod(s) to evict", own=own)),
+    }
 
 
 def _pod(victim: dict[str, Any]) -> str:
@@ -136,7 +147,10 @@ def drain_approve(*, drain: Drain, actor: Any, reason: str) -> Drain:
         foreign = [v for v in current.victims if not v.get("approved")]
         for victim in foreign:
             victim["approved"] = True
-        current.progress = f"approved; {len(foreign)} foreign pod(s) to evict"
+        set_progress(
+            current,
+            N_("approved; %(count)d foreign pod(s) to evict", count=len(foreign)),
+        )
         current.save()
         _audit_decision(current, actor, reason, [_pod(v) for v in foreign])
         triggers.run_after_commit("drain", current.pk)
@@ -154,7 +168,7 @@ def drain_reject(*, drain: Drain, actor: Any, reason: str) -> Drain:
     reason = reason_required(reason)
     with transaction.atomic():
         current = _decide(drain.pk, actor, reason, DrainState.REJECTED)
-        current.progress = "rejected; the foreign pods keep running"
+        set_progress(current, N_("rejected; the foreign pods keep running"))
         current.ended_at = current.decided_at
         current.next_attempt_at = None
         current.save()
@@ -231,7 +245,13 @@ def _end_drains(cluster: Cluster, drain_ids: set[int | None], actor: Any) -> lis
         pk__in=sorted(i for i in drain_ids if i), state__in=OPEN_DRAIN_STATES
     ):
         if drain.state != DrainState.DRAINED:
-            drain.progress = f"uncordoned by {who} before it ended: evictions stopped"
+            set_progress(
+                drain,
+                N_(
+                    "uncordoned by %(user)s before it ended: evictions stopped",
+                    user=who,
+                ),
+            )
         drain.state = DrainState.UNCORDONED
         drain.ended_at = timezone.now()
         drain.next_attempt_at = None

@@ -1015,6 +1015,7 @@ export interface components {
       /** Format: date-time */
       decided_at: string | null;
       decision_reason: string;
+      /** @description how carrying it out goes, in the request's language (Accept-Language); free text, never parse it */
       progress: string;
       /** Format: date-time */
       next_attempt_at: string | null;
@@ -1974,6 +1975,7 @@ export interface components {
       caveat: string;
       state: components["schemas"]["ProposalStateEnum"];
       reason: string;
+      /** @description how carrying it out goes, in the request's language (Accept-Language); free text, never parse it */
       progress: string;
       auto_approved: boolean;
       decided_by: string | null;

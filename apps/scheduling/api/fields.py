@@ -1,0 +1,25 @@
+"""Serializer fields of the scheduling API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.scheduling.progress import progress_shown
+
+
+class ProgressField(serializers.CharField):
+    """A proposal's or a drain's ``progress`` in the request's language (its
+    stored English text when the row keeps no message to render again)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "how carrying it out goes, in the request's language "
+            "(Accept-Language); free text, never parse it",
+        )
+        super().__init__(source="*", read_only=True, **kwargs)
+
+    def to_representation(self, value: Any) -> str:
+        return progress_shown(value)
