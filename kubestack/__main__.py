@@ -25,12 +25,12 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--status-dir",
         default=None,
-        help="write <stage>.rc there as each stage (kubectl, control-plane, hami, helm) "
+        help="write <stage>.rc there as each stage (kubectl, hydra, control-plane, hami, helm) "
         "ends, for tests that wait for it (scripts/test.sh)",
     )
     h = sub.add_parser(
         "build-tools",
-        help="build (or reuse) only kubectl and helm, in their own cache folders",
+        help="build (or reuse) only kubectl, hydra and helm, in their own cache folders",
     )
     h.add_argument("--force", action="store_true", help="rebuild even if cached")
     b2 = sub.add_parser(

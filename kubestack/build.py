@@ -76,16 +76,21 @@ BINARIES = tuple(binary for part in PARTS for _, binary in part.commands)
 # Bumping helm never rebuilds kubectl or the control plane (and the reverse).
 KUBECTL = Part("kubernetes", (("k8s.io/kubernetes/cmd/kubectl", "kubectl"),))
 HELM = Part("helm", (("helm.sh/helm/v4/cmd/helm", "helm"),))
-TOOLS: tuple[Part, ...] = (KUBECTL, HELM)
+# ORY Hydra, the OpenID provider the sign-in tests use (harness/hydra.py):
+# with cgo and the ``sqlite`` tag, for its in-memory store (DSN=memory).
+HYDRA = Part("hydra", (("github.com/ory/hydra/v2", "hydra"),))
+TOOLS: tuple[Part, ...] = (KUBECTL, HELM, HYDRA)
 
 # The stages of a whole build, in the order scripts/test.sh's background
-# build runs them; each writes ``<stage>.rc`` into KUBESTACK_BUILD_DIR. HAMi's
+# build runs them; each writes ``<stage>.rc`` into KUBESTACK_BUILD_DIR. Hydra
+# (a few minutes cold) comes right after kubectl: the sign-in tests, the
+# browser's among them, wait for it, and its failure fails only them. HAMi's
 # scheduler (``--scheduler hami``) comes after the control plane, as its
 # tests come after the other real-stack tests; its source may be missing on a
 # machine, and then only its own stage fails (kubestack/hamibuild.py).
-STAGES = ("kubectl", "control-plane", "hami", "helm")
+STAGES = ("kubectl", "hydra", "control-plane", "hami", "helm")
 # Stages whose failure leaves the later ones to run.
-INDEPENDENT_STAGES = ("hami",)
+INDEPENDENT_STAGES = ("hydra", "hami")
 
 
 class BuildError(RuntimeError):
@@ -204,6 +209,11 @@ def tools_bin_dir(build: bool = False, quiet: bool = False) -> Path:
 def helm_bin_dir(build: bool = False, quiet: bool = False) -> Path:
     """The folder holding the cached helm; builds it first when ``build``."""
     return _tool_bin_dir(HELM, versions.HELM, build, quiet)
+
+
+def hydra_bin_dir(build: bool = False, quiet: bool = False) -> Path:
+    """The folder holding the cached hydra; builds it first when ``build``."""
+    return _tool_bin_dir(HYDRA, versions.HYDRA, build, quiet)
 
 
 def path_dirs(planned: bool = False) -> list[Path]:
@@ -369,8 +379,17 @@ def _stage_volcano_apis(go: str, work: Path, env: dict[str, str]) -> None:
     (work / "go.mod").write_text(gomod.replace(pinned, "volcano.sh/apis => ./apis"))
 
 
+def _build_tags(part: Part) -> list[str]:
+    """Hydra's in-memory store is SQLite (cgo, and the ``sqlite`` build tag)."""
+    if part.name == "hydra":
+        return ["-tags", "sqlite,sqlite_omit_load_extension"]
+    return []
+
+
 def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
     env = _go_env(go)
+    if part.name == "hydra":
+        env["CGO_ENABLED"] = "1"
     with tempfile.TemporaryDirectory(prefix=f"kubestack-{part.name}-") as tmp:
         work = Path(tmp)
         shutil.copytree(GOMOD / part.name, work, dirs_exist_ok=True)
@@ -378,7 +397,10 @@ def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
             _stage_volcano_apis(go, work, env)
         packages = [package for package, _ in part.commands]
         deps = _run(
-            [go, "list", "-deps", *packages], work, env, f"listing {part.name}"
+            [go, "list", "-deps", *_build_tags(part), *packages],
+            work,
+            env,
+            f"listing {part.name}",
         ).split()
         total = len(deps)
         started = time.monotonic()
@@ -387,7 +409,8 @@ def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
         built = work / "out"
         built.mkdir()
         ldflags = " ".join(["-s", "-w", *_version_flags(part)])
-        cmd = [go, "build", "-v", "-trimpath", f"-ldflags={ldflags}"]
+        cmd = [go, "build", "-v", "-trimpath", *_build_tags(part)]
+        cmd += [f"-ldflags={ldflags}"]
         cmd += ["-o", f"{built}{os.sep}", *packages]
         proc = subprocess.Popen(
             cmd,
@@ -446,6 +469,8 @@ def _version_flags(part: Part) -> list[str]:
     """
     if part.name == "helm":
         return [f"-X helm.sh/helm/v4/internal/version.version={versions.HELM}"]
+    if part.name == "hydra":
+        return [f"-X github.com/ory/hydra/v2/driver/config.Version={versions.HYDRA}"]
     if part.name != "kubernetes":
         return []
     major, minor = versions.KUBERNETES.lstrip("v").split(".")[:2]
@@ -527,8 +552,8 @@ def _build_all(go: str, target: Path, quiet: bool) -> None:
 def main(
     force: bool = False, control_plane: bool = True, status_dir: Path | None = None
 ) -> int:
-    """``python -m kubestack build`` (kubectl, the control plane, HAMi's
-    scheduler, helm) or ``build-tools`` (kubectl and helm only).
+    """``python -m kubestack build`` (kubectl, hydra, the control plane, HAMi's
+    scheduler, helm) or ``build-tools`` (kubectl, hydra and helm only).
 
     Each has its own cache folder, so a warm control plane costs nothing when
     only a tool is missing, and the reverse. With ``status_dir`` each stage
@@ -538,6 +563,7 @@ def main(
     go = ""
     stages: list[tuple[str, Callable[[], Path]]] = [
         ("kubectl", lambda: tools_bin_dir(build=True)),
+        ("hydra", lambda: hydra_bin_dir(build=True)),
         ("control-plane", lambda: bin_dir(build=True)),
         ("hami", lambda: hami_bin_dir(build=True)),
         ("helm", lambda: helm_bin_dir(build=True)),
@@ -580,6 +606,8 @@ def stage_folder(go: str, stage: str) -> Path:
         return tools_cache_root() / _tool_cache_key(go, KUBECTL, versions.KUBERNETES)
     if stage == "helm":
         return tools_cache_root() / _tool_cache_key(go, HELM, versions.HELM)
+    if stage == "hydra":
+        return tools_cache_root() / _tool_cache_key(go, HYDRA, versions.HYDRA)
     if stage == "hami":
         from kubestack import hamibuild
 

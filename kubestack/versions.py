@@ -10,6 +10,9 @@ ETCD = "v3.6.5"  # the client version Kubernetes v1.35.3 requires
 KWOK = "v0.8.0"
 # Built apart from the control plane (its own cache folder): lints and renders the chart.
 HELM = "v4.3.2"
+# ORY Hydra, the OpenID provider of the sign-in tests (harness/hydra.py); its
+# own cache folder too.
+HYDRA = "v2.3.0"
 # HAMi's scheduler (an extender of kube-scheduler plus a mutating webhook), for
 # ``--scheduler hami``; its own cache folder too (kubestack/hamibuild.py).
 HAMI = "v2.9.0"

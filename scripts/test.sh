@@ -15,7 +15,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/_venv.sh" test
 # Each step says when it started (seconds since the start): where the minutes go.
 step() { printf '==> [%4ds] %s\n' "$SECONDS" "$*"; }
 export DJANGO_SETTINGS_MODULE=vnpuportal.settings.test
-FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm"
+FAST_LANE="not browser and not realstack and not faults and not slow and not processes and not postgres and not redis and not prometheus and not tools and not helm and not oidc"
 
 if [ "${1:-}" != "--fast" ]; then
   # The Go builds (kubectl, the real control plane, HAMi's scheduler, helm;
@@ -32,7 +32,7 @@ if [ "${1:-}" != "--fast" ]; then
   # HAMi's scheduler is built from the Go module when the proxy serves it,
   # else from the release source named by HAMI_SRC (docs/kubestack.md);
   # without either only its stage (and the tests of --scheduler hami) fail.
-  step "Go builds (kubectl, the control plane, HAMi's scheduler, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
+  step "Go builds (kubectl, hydra, the control plane, HAMi's scheduler, helm) in the background: $KUBESTACK_BUILD_DIR/build.log"
   (
     nice -n 10 env -u KUBESTACK_BUILD_DIR python -m kubestack build \
       --status-dir "$KUBESTACK_BUILD_DIR" >"$KUBESTACK_BUILD_DIR/build.log" 2>&1 || true
@@ -105,7 +105,7 @@ status=0
 # The slowest tests are named at the end: where the suite's minutes go.
 python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --durations=20 "$@" || status=$?
 wait "$build_pid" || true
-for stage in kubectl control-plane hami helm; do
+for stage in kubectl hydra control-plane hami helm; do
   if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
     echo "the background build of $stage failed; the end of $KUBESTACK_BUILD_DIR/build.log:" >&2
     tail -40 "$KUBESTACK_BUILD_DIR/build.log" >&2 || true

@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import Throttled
 
+from apps.accounts.oidc_config import local_login_enabled
 from apps.accounts.throttling import login_attempt_wait
 from apps.common.exceptions import ERRORS, ErrorCode
 
@@ -19,6 +20,14 @@ def admin_login(request: HttpRequest, extra_context: Any = None) -> HttpResponse
     Only form posts count (showing the form is free); the counter is the API
     login's (``THROTTLE_LOGIN`` per client IP and username).
     """
+    if request.method == "POST" and not local_login_enabled():
+        return JsonResponse(
+            {
+                "code": ErrorCode.LOCAL_LOGIN_DISABLED,
+                "message": "Local passwords are turned off here.",
+            },
+            status=ERRORS[ErrorCode.LOCAL_LOGIN_DISABLED][0],
+        )
     if request.method == "POST":
         wait = login_attempt_wait(request)
         if wait is not None:

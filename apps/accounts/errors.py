@@ -16,3 +16,9 @@ class InvalidCredentials(DomainError):
     """A sign-in with a wrong username or password."""
 
     code = ErrorCode.INVALID_CREDENTIALS
+
+
+class LocalLoginDisabled(DomainError):
+    """A password sign-in while ``LOCAL_LOGIN_ENABLED`` is off."""
+
+    code = ErrorCode.LOCAL_LOGIN_DISABLED

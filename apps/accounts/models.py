@@ -51,3 +51,33 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} token {self.prefix}"
+
+
+class OidcIdentity(models.Model):
+    """Who a user is at an OpenID provider: the issuer and the subject (``sub``).
+
+    A sign-in finds its user by these two, never by name: a provider's
+    ``preferred_username`` of ``admin`` must not take over the local ``admin``.
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identity"
+    )
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    # The groups of the last sign-in (what the role was mapped from), for admins.
+    groups = models.JSONField(default=list, blank=True)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+    # Deactivated by a sign-in whose groups mapped to no role (not by an
+    # admin): a later sign-in with a mapped group activates the user again.
+    disabled_by_groups = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issuer", "subject"], name="oidc_identity_issuer_subject"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.subject} at {self.issuer})"

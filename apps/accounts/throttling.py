@@ -94,6 +94,23 @@ def login_attempt_wait(request: HttpRequest) -> float | None:
     return throttle.wait() or 1.0
 
 
+def sign_in_attempt_wait(request: HttpRequest) -> float | None:
+    """Count an OpenID Connect sign-in step (its start or its callback).
+
+    Against the client's budget of the password login (``THROTTLE_LOGIN_IP``,
+    ``LoginIpRateThrottle``'s counter): there is no username to count under
+    before the provider has answered, and a client that floods one way of
+    signing in is refused by both.
+
+    Returns:
+        None when the attempt may go on, else the seconds to wait.
+    """
+    throttle = LoginIpRateThrottle()
+    if throttle.allow_request(Request(request), None):
+        return None
+    return throttle.wait() or 1.0
+
+
 class TokenRateThrottle(PortalThrottle):
     """Requests per API token (a runaway CI loop); session users are not counted here."""
 

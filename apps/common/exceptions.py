@@ -51,6 +51,7 @@ class ErrorCode(StrEnum):
     # accounts (apps.accounts.errors)
     TOKEN_NOT_LIVE = "token_not_live"  # noqa: S105 - an error code, no secret
     INVALID_CREDENTIALS = "invalid_credentials"
+    LOCAL_LOGIN_DISABLED = "local_login_disabled"
     # alerts (apps.alerts.errors)
     NOTIFICATIONS_NOT_CONFIGURED = "notifications_not_configured"
     ALERTMANAGER_UNAVAILABLE = "alertmanager_unavailable"
@@ -132,6 +133,10 @@ ERRORS: dict[ErrorCode, tuple[int, str]] = {
     ErrorCode.NOT_CORDONED: (409, "nothing to uncordon: the chip is in service"),
     ErrorCode.TOKEN_NOT_LIVE: (409, "the token is revoked or expired"),
     ErrorCode.INVALID_CREDENTIALS: (401, "wrong username or password"),
+    ErrorCode.LOCAL_LOGIN_DISABLED: (
+        403,
+        "local passwords are turned off (LOCAL_LOGIN_ENABLED): sign in with OpenID Connect",
+    ),
     ErrorCode.NOTIFICATIONS_NOT_CONFIGURED: (
         409,
         "no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence",

@@ -364,6 +364,9 @@ METRICS_TOKEN = env("METRICS_TOKEN", default="")
 # link to its pages (manage.py alert_rules). Empty: no link can be built.
 PORTAL_URL = env("PORTAL_URL", default="").rstrip("/")
 
+# Local passwords and OpenID Connect sign-in (LOCAL_LOGIN_ENABLED, OIDC_*).
+from vnpuportal.settings.sign_in import *  # noqa: E402, F403
+
 # =====================================================================================
 # Logging
 # =====================================================================================

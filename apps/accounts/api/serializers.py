@@ -19,6 +19,30 @@ class LoginCsrfSerializer(serializers.Serializer):
     )
 
 
+class AuthConfigSerializer(serializers.Serializer):
+    local_login_enabled = serializers.BooleanField(
+        help_text="whether usernames and passwords sign in (POST /api/auth/login/)"
+    )
+    oidc_enabled = serializers.BooleanField(
+        help_text="whether OpenID Connect signs in (OIDC_ISSUER is set)"
+    )
+    oidc_provider_name = serializers.CharField(
+        allow_null=True, help_text='the button says "Sign in with <this>"'
+    )
+    oidc_login_url = serializers.CharField(
+        allow_null=True, help_text="navigate the browser here to sign in with OIDC"
+    )
+
+
+class LogoutSerializer(serializers.Serializer):
+    end_session_url = serializers.CharField(
+        allow_null=True,
+        help_text="for a session signed in with OIDC at a provider that supports "
+        "RP-initiated logout: navigate the browser here to end the provider's "
+        "session too (it comes back to the portal)",
+    )
+
+
 class LoginSerializer(serializers.Serializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(

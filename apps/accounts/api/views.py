@@ -19,16 +19,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts import services
+from apps.accounts.api.oidc_views import SESSION_ID_TOKEN, end_session_url
 from apps.accounts.api.serializers import (
     ApiTokenCreateSerializer,
     ApiTokenIssuedSerializer,
     ApiTokenSerializer,
     LoginCsrfSerializer,
     LoginSerializer,
+    LogoutSerializer,
     MeSerializer,
 )
-from apps.accounts.errors import InvalidCredentials
+from apps.accounts.errors import InvalidCredentials, LocalLoginDisabled
 from apps.accounts.models import ApiToken
+from apps.accounts.oidc_config import local_login_enabled
 from apps.accounts.selectors import user_role
 from apps.accounts.throttling import LoginRateThrottle
 from apps.common.exceptions import ValidationFailed
@@ -86,11 +89,18 @@ class LoginView(APIView):
             200: MeSerializer,
             400: OpenApiResponse(description="missing field"),
             401: OpenApiResponse(description="wrong credentials"),
-            403: OpenApiResponse(description="no or wrong CSRF token (GET it first)"),
+            403: OpenApiResponse(
+                description="no or wrong CSRF token (GET it first), or local "
+                "passwords are turned off (LOCAL_LOGIN_ENABLED)"
+            ),
             429: OpenApiResponse(description="too many attempts; see Retry-After"),
         },
     )
     def post(self, request: Request) -> Response:
+        if not local_login_enabled():
+            raise LocalLoginDisabled(
+                "Local passwords are turned off here: sign in with the identity provider."
+            )
         serializer = LoginSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = authenticate(request, **serializer.validated_data)
@@ -103,10 +113,15 @@ class LoginView(APIView):
 
 @extend_schema(tags=["auth"])
 class LogoutView(APIView):
-    @extend_schema(request=None, responses={204: None})
+    """End the portal's session; for one signed in with OpenID Connect, also
+    say where to end the provider's (RP-initiated logout)."""
+
+    @extend_schema(request=None, responses={200: LogoutSerializer})
     def post(self, request: Request) -> Response:
+        id_token = str(request.session.get(SESSION_ID_TOKEN) or "")
         logout(request)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        body = {"end_session_url": end_session_url(request, id_token)}
+        return Response(LogoutSerializer(body).data)
 
 
 @extend_schema(tags=["auth"])
