@@ -30,6 +30,8 @@ MARK_BY_FIXTURE = {
     "alertmanager": "prometheus",
     "redis_layer": "redis",
     "kubectl": "tools",
+    "hydra_server": "oidc",
+    "hydra": "oidc",
 }
 # A test that calls ``missing()`` unless the database is PostgreSQL needs it.
 POSTGRES_ONLY = 'connection.vendor != "postgresql"'
@@ -275,6 +277,38 @@ def prometheus(
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def hydra_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real OpenID provider (ORY Hydra, built by kubestack) with its login
+    app, for the whole run: started once (its keys take seconds to make)."""
+    from harness.hydra import Directory, Hydra
+    from kubestack.build import BuildError, hydra_bin_dir
+    from tests.requires import missing
+
+    try:
+        folder = hydra_bin_dir()
+    except BuildError as error:
+        missing(f"hydra is not built: {error}")
+    server = Hydra(Directory(), tmp_path_factory.mktemp("hydra"), folder / "hydra")
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hydra(hydra_server: Any) -> Any:
+    """The provider, its company directory reset to three people in three
+    groups (``tests.oidc_flow.IDP_PEOPLE``, password ``pw-<name>``)."""
+    from harness.hydra import Person
+    from tests.oidc_flow import IDP_GROUPS, IDP_PEOPLE
+
+    hydra_server.directory.people = {
+        name: Person(f"pw-{name}", [IDP_GROUPS[role]], f"{name}@example.com")
+        for name, role in IDP_PEOPLE.items()
+    }
+    return hydra_server
+
+
 @pytest.fixture
 def alertmanager(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A real Alertmanager sending every alert at once to a webhook receiver
@@ -369,6 +403,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         wait_for_background_build("kubectl")
     if item.get_closest_marker("helm"):
         wait_for_background_build("helm")
+    if item.get_closest_marker("oidc"):
+        wait_for_background_build("hydra")
 
 
 def _stage_built(stage: str) -> bool:

@@ -58,7 +58,7 @@ class AuthConfigView(APIView):
             "local_login_enabled": local_login_enabled(),
             "oidc_enabled": config is not None,
             "oidc_provider_name": config.provider_name if config else None,
-            "oidc_login_url": reverse("oidc-login") if config else None,
+            "oidc_login_url": reverse("api:oidc-login") if config else None,
         }
         return Response(AuthConfigSerializer(body).data)
 
@@ -115,7 +115,7 @@ def _start(request: HttpRequest) -> str:
     if sign_in_attempt_wait(request) is not None:
         raise OidcFailure(OidcErrorCode.THROTTLED, "too many sign-in attempts")
     return oidc_client.authorization_url(
-        request, config, portal_url(request, reverse("oidc-callback"))
+        request, config, portal_url(request, reverse("api:oidc-callback"))
     )
 
 
