@@ -11,8 +11,15 @@ import re
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
-# The one endpoint that must answer anonymous callers, or nobody could sign in.
-PUBLIC = {"/api/auth/login/"}
+# The endpoints that must answer anonymous callers, or nobody could sign in:
+# the password login, what the login page offers, and OpenID Connect's two
+# browser redirects (which only ever redirect, to the provider or the SPA).
+PUBLIC = {
+    "/api/auth/login/",
+    "/api/auth/config/",
+    "/api/auth/oidc/login/",
+    "/api/auth/oidc/callback/",
+}
 METHODS = ("get", "post", "put", "patch", "delete")
 
 

@@ -158,8 +158,16 @@ def complete(request: HttpRequest, config: OidcConfig) -> VerifiedSignIn:
         OidcFailure: Whatever went wrong, by code.
     """
     app = _app(config)
-    metadata = _metadata(config, app)
     _provider_error(request)
+    # Before any call to the provider: a callback this session did not start
+    # (a forged or replayed one, or another browser's) costs nothing.
+    state = request.GET.get("state") or ""
+    if not state or app.framework.get_state_data(request.session, state) is None:
+        raise OidcFailure(
+            OidcErrorCode.STATE_MISMATCH,
+            "the callback's state is not one this browser's session started",
+        )
+    metadata = _metadata(config, app)
     issuer = str(metadata["issuer"])
     options = {
         "iss": {"essential": True, "value": issuer},

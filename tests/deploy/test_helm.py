@@ -98,6 +98,7 @@ def test_there_are_ci_variants():
         "existing-secret-values.yaml",
         "ingress-values.yaml",
         "minimal-values.yaml",
+        "oidc-values.yaml",
         "scaled-values.yaml",
     }
 
@@ -193,6 +194,48 @@ def test_settings_reach_the_pods():
     assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
     env = {e["name"]: e["value"] for e in _container_of_job(job)["env"]}
     assert env == {"CLUSTER_NAME": "prod-a", "DEVICE_CONFIG": "hami/hami-device-config"}
+
+
+@pytest.mark.tools
+def test_oidc_settings_and_the_client_secret_reach_the_web_pods():
+    objects = render(CHART / "ci" / "oidc-values.yaml")
+    config = _one(objects, "ConfigMap")["data"]
+    assert config["LOCAL_LOGIN_ENABLED"] == "false"
+    assert config["OIDC_ISSUER"] == "https://sso.example.org/realms/corp"
+    assert config["OIDC_CLIENT_ID"] == "vnpu-portal"
+    assert config["OIDC_SCOPES"] == "openid,profile,email,groups"
+    assert config["OIDC_OPERATOR_GROUPS"] == "/npu-operators,/sre"
+    assert config["OIDC_CI_GROUPS"] == ""
+    assert config["OIDC_DEFAULT_ROLE"] == "none"
+    assert "OIDC_CLIENT_SECRET" not in config  # never in the ConfigMap
+    web = _container(_one(objects, "Deployment", "-web"))
+    (secret,) = [e for e in web["env"] if e["name"] == "OIDC_CLIENT_SECRET"]
+    assert secret["valueFrom"] == {
+        "secretKeyRef": {"name": "vnpu-oidc", "key": "client-secret"}
+    }
+    assert "OIDC_CLIENT_SECRET" not in _one(objects, "Secret")["data"]
+    # the web pods may reach the provider, and only there
+    egress = _one(objects, "NetworkPolicy", "-egress")["spec"]["egress"]
+    assert {
+        "ports": [{"protocol": "TCP", "port": 443}],
+        "to": [{"ipBlock": {"cidr": "10.30.0.0/16"}}],
+    } in egress
+    # off by default: nothing of it rendered; local passwords on
+    plain = _one(render(), "ConfigMap")["data"]
+    assert plain["LOCAL_LOGIN_ENABLED"] == "true"
+    assert not [k for k in plain if k.startswith("OIDC_")]
+    # a try-out's secret value goes to the generated Secret
+    tried = render(
+        sets={
+            "signIn.oidc.enabled": "true",
+            "signIn.oidc.issuer": "https://sso.example.org",
+            "signIn.oidc.clientId": "portal",
+            "signIn.oidc.clientSecret.value": "try-out",
+        }
+    )
+    assert "OIDC_CLIENT_SECRET" in _one(tried, "Secret")["data"]
+    web = _container(_one(tried, "Deployment", "-web"))
+    assert not [e for e in web["env"] if e["name"] == "OIDC_CLIENT_SECRET"]
 
 
 def _container_of_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -400,6 +443,10 @@ BAD_VALUES = [
     ({"webReplicas": "3"}, "webReplicas"),
     ({"web.replica": "3"}, "replica"),
     ({"prometheus.url": "prometheus:9090"}, "/prometheus/url"),
+    ({"signIn.oidc.enabled": "true"}, "/signIn/oidc"),  # no issuer, client, secret
+    ({"signIn.oidc.issuer": "sso.example.org"}, "/signIn/oidc/issuer"),
+    ({"signIn.oidc.defaultRole": "root"}, "/signIn/oidc/defaultRole"),
+    ({"signIn.oidc.scopes": "{profile}"}, "/signIn/oidc/scopes"),
 ]
 
 

@@ -44,6 +44,9 @@ INTENDED: dict[str, dict[str, str]] = {
     "/api/me/": R,
     "/api/auth/login/": {"GET": PUBLIC, "POST": PUBLIC},  # GET: the CSRF token
     "/api/auth/logout/": {"POST": V},
+    "/api/auth/config/": {"GET": PUBLIC},
+    "/api/auth/oidc/login/": {"GET": PUBLIC},
+    "/api/auth/oidc/callback/": {"GET": PUBLIC},
     "/api/schema/": R,
     "/api/docs/": R,
     "/api/tokens/": {"GET": A, "POST": A},

@@ -48,6 +48,17 @@ securityContext:
   {{- toYaml .Values.containerSecurityContext | nindent 2 }}
 {{- end -}}
 
+{{/* The OpenID client secret from a Secret you manage (web only: it signs people in). */}}
+{{- define "vnpu.oidcSecretEnv" -}}
+{{- with .Values.signIn.oidc }}
+{{- if and .enabled .clientSecret.existingSecret }}
+- name: OIDC_CLIENT_SECRET
+  valueFrom:
+    secretKeyRef: {name: {{ .clientSecret.existingSecret | quote }}, key: {{ .clientSecret.key | quote }}}
+{{- end }}
+{{- end }}
+{{- end -}}
+
 {{/* Pod-level fields every portal pod shares. */}}
 {{- define "vnpu.podCommon" -}}
 serviceAccountName: {{ include "vnpu.serviceAccountName" . }}
