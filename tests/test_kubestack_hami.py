@@ -133,7 +133,7 @@ def test_a_failed_hami_stage_leaves_the_others_built(monkeypatch, tmp_path, caps
         raise build.BuildError(hamibuild.what_to_provide())
 
     monkeypatch.setattr(build, "go_binary", lambda: "go")
-    for name in ("tools_bin_dir", "bin_dir", "helm_bin_dir"):
+    for name in ("tools_bin_dir", "bin_dir", "helm_bin_dir", "hydra_bin_dir"):
         monkeypatch.setattr(build, name, lambda name=name, **_: tmp_path / name)
     monkeypatch.setattr(build, "hami_bin_dir", missing)
     # When the background build runs with no HAMi source
@@ -143,7 +143,13 @@ def test_a_failed_hami_stage_leaves_the_others_built(monkeypatch, tmp_path, caps
         stage: (tmp_path / "status" / f"{stage}.rc").read_text().strip()
         for stage in build.STAGES
     }
-    assert status == {"kubectl": "0", "control-plane": "0", "hami": "1", "helm": "0"}
+    assert status == {
+        "kubectl": "0",
+        "hydra": "0",
+        "control-plane": "0",
+        "hami": "1",
+        "helm": "0",
+    }
     assert "HAMI_SRC" in capsys.readouterr().err
 
 
