@@ -16,6 +16,8 @@ command -v redis-server >/dev/null 2>&1 || need="$need redis-server"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v shellcheck >/dev/null 2>&1 || need="$need shellcheck"
 [ -d /usr/share/fonts/truetype/wqy ] || need="$need fonts-wqy-microhei"
+# cgo: hydra (the sign-in tests' OpenID provider) and HAMi's scheduler link C.
+command -v gcc >/dev/null 2>&1 || need="$need gcc"
 ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || need="$need postgresql"
 updated=""
 if [ -n "$need" ]; then
