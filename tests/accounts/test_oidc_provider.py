@@ -19,7 +19,7 @@ from django.test import Client
 
 from apps.accounts.models import OidcIdentity
 from apps.accounts.oidc_client import forget_providers
-from apps.accounts.selectors import user_role
+from apps.accounts.selectors import connection_still_authenticated, user_role
 from harness.processes import free_port
 from tests import oidc_flow
 from tests.oidc_flow import Browser, login_error, sign_in, use_provider
@@ -77,14 +77,23 @@ def test_removed_from_every_mapped_group_loses_access_at_the_next_sign_in(
     earlier = Client()
     assert sign_in(earlier, "anna") == "/"
     assert earlier.get("/api/me/").status_code == 200
+    user = _identity(hydra, "anna").user
+    # what an open WebSocket of that session re-checks (apps/accounts/ws.py)
+    socket = {
+        "user": user,
+        "token_id": None,
+        "session_key": earlier.session.session_key,
+    }
+    assert connection_still_authenticated(**socket)
     hydra.directory.people["anna"].groups = ["some-other-team"]
     again = Client()
     assert login_error(sign_in(again, "anna")) == "oidc_no_role"
     assert again.get("/api/me/").status_code in (401, 403)
-    # ...and the session she still had stops working with it
-    user = _identity(hydra, "anna").user
+    # ...and the session she still had stops working with it, and its sockets
+    user.refresh_from_db()
     assert not user.is_active
     assert earlier.get("/api/me/").status_code in (401, 403)
+    assert not connection_still_authenticated(**socket)
     # put back in a group by IT: back in, with that group's role
     hydra.directory.people["anna"].groups = ["portal-ops"]
     back = Client()
