@@ -35,6 +35,10 @@ export interface paths {
      */
     get: operations["audit_events_retrieve"];
   };
+  "/api/auth/config/": {
+    /** @description How people sign in here: the login page shows what this says. */
+    get: operations["auth_config_retrieve"];
+  };
   "/api/auth/login/": {
     /** @description The CSRF token to send (as X-CSRFToken) with the login POST; also set as a cookie. */
     get: operations["auth_login_retrieve"];
@@ -50,6 +54,10 @@ export interface paths {
     post: operations["auth_login_create"];
   };
   "/api/auth/logout/": {
+    /**
+     * @description End the portal's session; for one signed in with OpenID Connect, also
+     * say where to end the provider's (RP-initiated logout).
+     */
     post: operations["auth_logout_create"];
   };
   "/api/chip-prices/": {
@@ -541,6 +549,16 @@ export interface components {
       reason: string;
       before: unknown;
       after: unknown;
+    };
+    AuthConfig: {
+      /** @description whether usernames and passwords sign in (POST /api/auth/login/) */
+      local_login_enabled: boolean;
+      /** @description whether OpenID Connect signs in (OIDC_ISSUER is set) */
+      oidc_enabled: boolean;
+      /** @description the button says "Sign in with <this>" */
+      oidc_provider_name: string | null;
+      /** @description navigate the browser here to sign in with OIDC */
+      oidc_login_url: string | null;
     };
     /** @enum {unknown} */
     BlankEnum: "";
@@ -1210,6 +1228,10 @@ export interface components {
     LoginRequest: {
       username: string;
       password: string;
+    };
+    Logout: {
+      /** @description for a session signed in with OIDC at a provider that supports RP-initiated logout: navigate the browser here to end the provider's session too (it comes back to the portal) */
+      end_session_url: string | null;
     };
     Me: {
       username: string;
@@ -2862,7 +2884,7 @@ export interface components {
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
-      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no config the portal owns yet: adopt the live one first); `stale_version` (409: the node config's version is not the one the edit was based on); `unconfirmed_warnings` (400: the node config has warnings the caller did not confirm (confirm_warnings)); `isolation_state` (409: the chip is already isolated (or being isolated), or is not isolated); `plugin_restart_blocked` (409: a device-config restart is pending unconfirmed: a plugin restart would apply it); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
+      /** @description stable; one of (HTTP status: meaning): `invalid` (400: input breaks a rule; `errors` names each field); `not_found` (404: no such object (or endpoint)); `conflict` (409: the state changed under the caller); `permission_denied` (403: your role, or a token's queues, forbid it); `cluster_unavailable` (503: the cluster's API server failed or refused); `no_change` (400: nothing to publish or adopt: the cluster has it); `drift` (409: the live ConfigMap changed outside the portal); `unreadable_shape` (400: a component would not read the config's shape (confirm_shape)); `node_config_not_read` (400: the device plugin would not read the node config (confirm_unread)); `breaks_running_slices` (400: the publish breaks running slices (confirm_breaking)); `no_baseline` (409: no config the portal owns yet: adopt the live one first); `stale_version` (409: the node config's version is not the one the edit was based on); `unconfirmed_warnings` (400: the node config has warnings the caller did not confirm (confirm_warnings)); `isolation_state` (409: the chip is already isolated (or being isolated), or is not isolated); `plugin_restart_blocked` (409: a device-config restart is pending unconfirmed: a plugin restart would apply it); `idempotency_conflict` (409: the idempotency_key was used with different content); `queue_in_use` (409: the queue still has requests); `request_not_pending` (409: the request is no longer waiting); `chip_gone` (409: the proposal's chip no longer exists); `no_log` (404: the request has no log: it never had a pod, or it was not kept); `log_not_ready` (409: its container has not started yet: no log to read); `proposal_decided` (409: the proposal was already decided); `drain_exists` (409: a chip is already being drained (`detail.drain` names the drain)); `not_cordoned` (409: nothing to uncordon: the chip is in service); `token_not_live` (409: the token is revoked or expired); `invalid_credentials` (401: wrong username or password); `local_login_disabled` (403: local passwords are turned off (LOCAL_LOGIN_ENABLED): sign in with OpenID Connect); `notifications_not_configured` (409: no Alertmanager is configured (ALERTMANAGER_URL): nothing to silence); `alertmanager_unavailable` (503: Alertmanager could not be reached or did not answer in time); `alertmanager_refused` (502: Alertmanager answered with an error); `not_authenticated` (401: no session or token was sent); `authentication_failed` (401: the token is wrong, revoked or expired); `csrf_failed` (403: a session write without its CSRF token); `throttled` (429: rate limited; retry after Retry-After); `too_large` (413: the body is over the limit (`detail.limit_bytes`)); `parse_error` (400: the body is not valid JSON); `unsupported_media_type` (415: the body is not JSON); `method_not_allowed` (405: the endpoint does not take this method); `not_acceptable` (406: no answer in the Accept header's formats); `bad_request` (400: the request could not be understood); `database_unavailable` (503: the database is away; retry shortly); `server_error` (500: the server failed; the error has been logged); `error` (500: an error without a more precise code) */
       code: string;
       message: string;
       /** @description field path -> messages (validation failures) */
@@ -3108,6 +3130,46 @@ export interface operations {
       };
     };
   };
+  /** @description How people sign in here: the login page shows what this says. */
+  auth_config_retrieve: {
+    responses: {
+      200: {
+        content: {
+          "application/json": components["schemas"]["AuthConfig"];
+        };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
   /** @description The CSRF token to send (as X-CSRFToken) with the login POST; also set as a cookie. */
   auth_login_retrieve: {
     responses: {
@@ -3181,7 +3243,7 @@ export interface operations {
           "application/json": components["schemas"]["Error"];
         };
       };
-      /** @description no or wrong CSRF token (GET it first) */
+      /** @description no or wrong CSRF token (GET it first), or local passwords are turned off (LOCAL_LOGIN_ENABLED) */
       403: {
         content: {
           "application/json": components["schemas"]["Error"];
@@ -3213,11 +3275,16 @@ export interface operations {
       };
     };
   };
+  /**
+   * @description End the portal's session; for one signed in with OpenID Connect, also
+   * say where to end the provider's (RP-initiated logout).
+   */
   auth_logout_create: {
     responses: {
-      /** @description No response body */
-      204: {
-        content: never;
+      200: {
+        content: {
+          "application/json": components["schemas"]["Logout"];
+        };
       };
       /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
       400: {
