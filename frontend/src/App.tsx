@@ -3,7 +3,7 @@
 
 import { Suspense, useCallback, useEffect, useMemo, useState, type ReactNode } from "react";
 import { api, ApiError, onUnauthorized } from "./api/client";
-import type { Cluster, Me, Page, Role } from "./api/types";
+import type { Cluster, LogoutAnswer, Me, Page, Role } from "./api/types";
 import { Icon } from "./components/Icon";
 import { Banner, ConnectionDot, Loading, SyncBadge, Badge } from "./components/ui";
 import type { ClusterLive } from "./live/store";
@@ -61,11 +61,20 @@ export function App() {
   }, []);
 
   const logout = useCallback(async () => {
+    let answer: LogoutAnswer | undefined;
     try {
-      await api.post("/api/auth/logout/");
+      answer = await api.post<LogoutAnswer>("/api/auth/logout/");
     } finally {
-      setMe(null);
+      if (answer?.end_session_url) {
+        // Signed in through the identity provider: end its session too; it
+        // sends the browser back to the portal's login page. Never resolves:
+        // nothing else may navigate meanwhile.
+        window.location.assign(answer.end_session_url);
+      } else {
+        setMe(null);
+      }
     }
+    if (answer?.end_session_url) await new Promise<never>(() => undefined);
   }, []);
 
   const session = useMemo<Session | null>(
@@ -321,6 +330,7 @@ function TopBar() {
       <LanguageMenu />
       <button
         className="btn small"
+        data-testid="sign-out"
         onClick={() => {
           void logout().then(() => navigate("/"));
         }}

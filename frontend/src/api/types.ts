@@ -10,6 +10,10 @@ export type Role = Schemas["RoleEnum"];
 export type Me = Schemas["Me"];
 /** GET /api/auth/login/: the CSRF token the login POST needs (also set as the csrftoken cookie). */
 export type LoginCsrf = Schemas["LoginCsrf"];
+/** GET /api/auth/config/: how people sign in here (local passwords, OpenID Connect). */
+export type AuthConfig = Schemas["AuthConfig"];
+/** POST /api/auth/logout/: where to end the identity provider's session too, if anywhere. */
+export type LogoutAnswer = Schemas["Logout"];
 
 /** A page of a list endpoint (the schema's `Paginated…List`), by the type of its items. */
 export type Page<T> = Omit<Schemas["PaginatedClusterList"], "results"> & { results: T[] };
