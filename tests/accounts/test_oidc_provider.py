@@ -174,6 +174,19 @@ def test_a_code_used_twice_is_refused(provider, hydra):
     assert login_error(oidc_flow.callback(replay, back)) == "oidc_code_rejected"
 
 
+def test_a_wrong_client_secret_is_said_without_the_secret(
+    settings, provider, hydra, caplog
+):
+    portal = Client()
+    back = oidc_flow.through_provider(Browser(), oidc_flow.start(portal), "anna")
+    settings.OIDC_CLIENT_SECRET = "not-the-secret-0123456789"
+    with caplog.at_level(logging.WARNING, logger="apps.accounts"):
+        where = oidc_flow.callback(portal, back)
+    assert login_error(where) == "oidc_client_rejected"
+    assert "not-the-secret" not in caplog.text
+    assert "oidc_client_rejected" in caplog.text
+
+
 def test_a_cancelled_sign_in_says_so(provider, hydra):
     portal = Client()
     back = oidc_flow.through_provider(
