@@ -1,8 +1,10 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { cleanup, render, screen, waitFor } from "@testing-library/react";
 import type { AuthConfig } from "../api/types";
+import { ENGLISH, loadMessages } from "../i18n/catalog";
+import { I18nProvider } from "../i18n/I18nProvider";
 import { LoginPage } from "./Login";
-import { LOGIN_ERRORS, loginErrorMessage } from "./loginErrors";
+import { LOGIN_ERROR_CODES, loginErrorId } from "./loginErrors";
 import { stubFetch } from "./testing";
 
 const oidcOn: AuthConfig = {
@@ -15,6 +17,7 @@ const oidcOn: AuthConfig = {
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  localStorage.clear();
   window.history.replaceState(null, "", "/");
 });
 
@@ -47,13 +50,28 @@ describe("LoginPage", () => {
     stubFetch(() => ({ body: { ...oidcOn, local_login_enabled: false } }));
     render(<LoginPage onLogin={() => {}} />);
     const error = await screen.findByTestId("login-error");
-    expect(error.textContent).toBe(LOGIN_ERRORS.oidc_no_role);
-    expect(error.textContent).not.toContain("oidc_no_role");
+    expect(error.textContent).toBe(ENGLISH["auth.loginError.oidc_no_role"]);
+    expect(error.textContent).toContain("none of your groups");
     expect(window.location.search).toBe("?x=1");
   });
 
-  it("has a message for a code it does not know", () => {
-    expect(loginErrorMessage("oidc_something_new")).toMatch(/failed/);
-    expect(loginErrorMessage("oidc_state_mismatch")).toMatch(/sign in again/);
+  it("says it in Chinese in Chinese", async () => {
+    localStorage.setItem("vnpu.locale", "zh-CN");
+    window.history.replaceState(null, "", "/?login_error=oidc_state_mismatch");
+    stubFetch(() => ({ body: oidcOn }));
+    render(
+      <I18nProvider>
+        <LoginPage onLogin={() => {}} />
+      </I18nProvider>,
+    );
+    expect((await screen.findByTestId("oidc-sign-in")).textContent).toBe("通过 Example Corp 登录");
+    const zh = await loadMessages("zh-CN");
+    expect(screen.getByTestId("login-error").textContent).toBe(zh["auth.loginError.oidc_state_mismatch"]);
+  });
+
+  it("has words for every code, and generic ones for a code it does not know", () => {
+    for (const code of LOGIN_ERROR_CODES) expect(ENGLISH[loginErrorId(code)]).toBeTruthy();
+    expect(loginErrorId("oidc_something_new")).toBe("auth.loginError.unknown");
+    expect(ENGLISH["auth.loginError.unknown"]).toMatch(/failed/);
   });
 });
