@@ -359,12 +359,14 @@ def pytest_collection_modifyitems(
 
     The browser tests first (one unit of work, one portal); the real-stack
     tests first too when the control plane is built, else after the rest, in
-    the order the background build ends its stages; the Helm tests last. A
+    the order the background build ends its stages (the sign-in tests, which
+    need hydra, likewise); the Helm tests last. A
     cold build thus overlaps every test that does not need it, and a warm run
     starts its longest units at once while the other workers share the
     rest."""
     _mark_needs(items)
     control_plane_built = _stage_built("control-plane")
+    hydra_built = _stage_built("hydra")
 
     def stage(item: pytest.Item) -> int:
         if item.get_closest_marker("helm"):
@@ -374,7 +376,13 @@ def pytest_collection_modifyitems(
             # the other workers share the rest beside it.
             return 0 if control_plane_built else 2
         # The browser tests share one portal on one worker: start it early.
-        return 0 if "e2e" in item.path.relative_to(config.rootpath).parts[:2] else 1
+        if "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
+            return 0
+        # The sign-in tests wait for hydra's build (minutes cold): after the
+        # rest, so that no worker sits idle meanwhile.
+        if item.get_closest_marker("oidc") and not hydra_built:
+            return 2
+        return 1
 
     # Stable: the order within a stage is kept. scripts/test.sh's workers
     # take the units of tests/xdist_scopes.py in this order.
