@@ -9,6 +9,20 @@ from __future__ import annotations
 
 from vnpuportal.env import env
 
+__all__ = [
+    "LOCAL_LOGIN_ENABLED",
+    "OIDC_CLIENT_ID",
+    "OIDC_CLIENT_SECRET",
+    "OIDC_DEFAULT_ROLE",
+    "OIDC_GROUPS_CLAIM",
+    "OIDC_ISSUER",
+    "OIDC_PROVIDER_NAME",
+    "OIDC_ROLE_GROUPS",
+    "OIDC_SCOPES",
+    "OIDC_TIMEOUT_SECONDS",
+    "OIDC_USERNAME_CLAIM",
+]
+
 # Local accounts (username and password, the Django admin's login too): the
 # break-glass way in when the identity provider is down. Turned off, only
 # OpenID Connect signs people in (API tokens still work for pipelines).
