@@ -262,8 +262,14 @@ class Hydra(LoggedServer):
     """One hydra process (``serve all``) with ``directory`` as its login app."""
 
     def __init__(
-        self, directory: Directory, folder: Path, executable: str | Path
+        self,
+        directory: Directory,
+        folder: Path,
+        executable: str | Path,
+        settings: dict[str, str] | None = None,
     ) -> None:
+        """``settings``: more of hydra's environment (``TTL_AUTH_CODE``...)."""
+        self.settings = dict(settings or {})
         self.directory = directory
         self.dir = folder
         self.executable = str(executable)
@@ -324,6 +330,7 @@ class Hydra(LoggedServer):
             "SERVE_ADMIN_PORT": str(self.admin_port),
             "LOG_LEAK_SENSITIVE_VALUES": "false",
             "PATH": "/usr/bin:/bin",
+            **self.settings,
         }
         self.proc = processes.start(
             "hydra",

@@ -10,6 +10,7 @@ answer, an ID token made for another client.
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from authlib.integrations.django_client import DjangoOAuth2App
@@ -185,6 +186,34 @@ def test_a_wrong_client_secret_is_said_without_the_secret(
     assert login_error(where) == "oidc_client_rejected"
     assert "not-the-secret" not in caplog.text
     assert "oidc_client_rejected" in caplog.text
+
+
+@pytest.fixture(scope="module")
+def hasty_hydra(tmp_path_factory, hydra_server):
+    """A second hydra whose sign-in codes expire after one second."""
+    from harness.hydra import Directory, Hydra
+
+    directory = Directory()  # its people: the hydra fixture's, set by the test
+    server = Hydra(
+        directory,
+        tmp_path_factory.mktemp("hasty-hydra"),
+        hydra_server.executable,
+        settings={"TTL_AUTH_CODE": "1s"},
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_an_expired_code_is_refused(settings, hydra, hasty_hydra):
+    cache.clear()
+    hasty_hydra.directory.people = hydra.directory.people
+    use_provider(settings, hasty_hydra)
+    portal = Client()
+    back = oidc_flow.through_provider(Browser(), oidc_flow.start(portal), "anna")
+    time.sleep(2.5)  # the code's lifetime is one second
+    assert login_error(oidc_flow.callback(portal, back)) == "oidc_code_rejected"
+    assert portal.get("/api/me/").status_code in (401, 403)
 
 
 def test_a_cancelled_sign_in_says_so(provider, hydra):
