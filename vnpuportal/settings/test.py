@@ -91,3 +91,9 @@ WS_ALLOWED_ORIGINS = []
 WS_AUTH_RECHECK_SECONDS = 30.0
 # Tests read what they just made Prometheus see.
 USAGE_CACHE_SECONDS = 0
+# Sign-in: local passwords on and OpenID Connect off, whatever a developer's
+# .env says; the OIDC tests point these at their own provider (tests/oidc_flow.py).
+LOCAL_LOGIN_ENABLED = True
+OIDC_ISSUER = ""
+OIDC_CLIENT_ID = ""
+OIDC_CLIENT_SECRET = ""
