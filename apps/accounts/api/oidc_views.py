@@ -24,8 +24,7 @@ from django.contrib.auth import login
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.middleware.csrf import get_token
 from django.urls import reverse
-from django.views import View
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -95,10 +94,23 @@ def _failed(request: HttpRequest, failure: OidcFailure) -> HttpResponseRedirect:
     return login_page(failure.code)
 
 
-class OidcLoginView(View):
+@extend_schema(tags=["auth"])
+class OidcLoginView(APIView):
     """Start a sign-in at the provider (a browser navigation, not an XHR)."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        responses={
+            302: OpenApiResponse(
+                description="to the provider's sign-in page, or to "
+                "/?login_error=<code> when it cannot start"
+            )
+        }
+    )
+    def get(self, drf_request: Request) -> HttpResponse:
+        request = drf_request._request
         try:
             return HttpResponseRedirect(_start(request))
         except OidcFailure as failure:
@@ -119,10 +131,23 @@ def _start(request: HttpRequest) -> str:
     )
 
 
-class OidcCallbackView(View):
+@extend_schema(tags=["auth"])
+class OidcCallbackView(APIView):
     """The provider sends the browser back here with a code (or an error)."""
 
-    def get(self, request: HttpRequest) -> HttpResponse:
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        responses={
+            302: OpenApiResponse(
+                description="to / signed in, or to /?login_error=<code> "
+                "(docs/security.md lists the codes)"
+            )
+        }
+    )
+    def get(self, drf_request: Request) -> HttpResponse:
+        request = drf_request._request
         try:
             _finish(request)
         except OidcFailure as failure:

@@ -60,6 +60,14 @@ export interface paths {
      */
     post: operations["auth_logout_create"];
   };
+  "/api/auth/oidc/callback/": {
+    /** @description The provider sends the browser back here with a code (or an error). */
+    get: operations["auth_oidc_callback_retrieve"];
+  };
+  "/api/auth/oidc/login/": {
+    /** @description Start a sign-in at the provider (a browser navigation, not an XHR). */
+    get: operations["auth_oidc_login_retrieve"];
+  };
   "/api/chip-prices/": {
     /** @description Each chip type's price per card-hour (admins set them). */
     get: operations["chip_prices_list"];
@@ -3285,6 +3293,84 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["Logout"];
         };
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description The provider sends the browser back here with a code (or an error). */
+  auth_oidc_callback_retrieve: {
+    responses: {
+      /** @description to / signed in, or to /?login_error=<code> (docs/security.md lists the codes) */
+      302: {
+        content: never;
+      };
+      /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
+      400: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description not signed in: no session, or a missing, revoked or expired token */
+      401: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description your role, or a token's queues, do not allow this */
+      403: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description no such object (or endpoint) */
+      404: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description rate limited; retry after the Retry-After header */
+      429: {
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  /** @description Start a sign-in at the provider (a browser navigation, not an XHR). */
+  auth_oidc_login_retrieve: {
+    responses: {
+      /** @description to the provider's sign-in page, or to /?login_error=<code> when it cannot start */
+      302: {
+        content: never;
       };
       /** @description invalid input: `errors` names each field (a JSON body nested deeper than 64 levels, or holding NUL or a lone surrogate, included) */
       400: {
