@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.scheduling.caveats import caveat_shown
 from apps.scheduling.progress import progress_shown
 
 
@@ -23,3 +24,19 @@ class ProgressField(serializers.CharField):
 
     def to_representation(self, value: Any) -> str:
         return progress_shown(value)
+
+
+class CaveatField(serializers.CharField):
+    """A placement's caveat (what is not guaranteed where the scheduler picks
+    the chip) in the request's language."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "what is not guaranteed where the scheduler picks the chip (empty: "
+            "nothing), in the request's language (Accept-Language); free text",
+        )
+        super().__init__(read_only=True, **kwargs)
+
+    def to_representation(self, value: Any) -> str:
+        return caveat_shown(str(value))

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
 from apps.inventory.scheduler import scheduler_in_effect
-from apps.scheduling.api.fields import ProgressField
+from apps.scheduling.api.fields import CaveatField, ProgressField
 from apps.scheduling.api.job import RequestResultSerializer
 from apps.scheduling.choices import PodSecurityLevel, RequestState
 from apps.scheduling.models import (
@@ -524,6 +524,7 @@ class VictimSerializer(EvictionProgressSerializer):
 
 class PreemptionProposalSerializer(serializers.ModelSerializer):
     progress = ProgressField()
+    caveat = CaveatField()
     request_queue = serializers.CharField(source="request.queue.name", read_only=True)
     request_namespace = serializers.CharField(
         source="request.namespace", read_only=True

@@ -190,7 +190,7 @@ export function PreemptionsPage() {
                           <Badge kind="warn" title={t("preemptions.caveatTitle")}>
                             {t("preemptions.caveat")}
                           </Badge>{" "}
-                          <span className="muted">{p.caveat.replace(/^not guaranteed: /, "")}</span>
+                          <span className="muted">{p.caveat.replace(/^(not guaranteed: |无法保证：)/, "")}</span>
                         </div>
                       )}
                     </td>
