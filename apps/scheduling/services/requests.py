@@ -205,7 +205,7 @@ def _namespace_check(cluster: Cluster, namespace: str) -> str:
             }
         )
     namespaces_seen.remember(cluster.pk, cluster.created_at, namespace)
-    return "waiting for the next allocation pass"
+    return N_("waiting for the next allocation pass")
 
 
 def _fingerprint(values: dict[str, Any]) -> str:
