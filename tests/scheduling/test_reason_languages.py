@@ -109,10 +109,20 @@ def test_a_nested_reason_is_chinese_throughout():
         assert text_shown(row, "reason") == "整卡（8192 MB）；抢占已关闭"
 
 
-def test_a_reason_that_is_a_value_keeps_no_message(world, operator):
+def test_a_move_keeps_a_reasons_message_and_a_value_clears_it(world, operator):
     request = world.request(operator, template="vir02", memory=None)
-    set_text(request, "reason", N_("waiting for the next allocation pass"))
-    request.save()
+    assert states.request_move(
+        request.pk,
+        from_states=[RequestState.PENDING],
+        to=RequestState.PENDING,
+        reason=N_("chip type %(chip_type)s is no longer configured", chip_type="X"),
+    )
+    request.refresh_from_db()
+    assert request.reason == "chip type X is no longer configured"
+    assert request.reason_message == {
+        "text": "chip type %(chip_type)s is no longer configured",
+        "params": {"chip_type": "X"},
+    }
     states.request_move(
         request.pk,
         from_states=[RequestState.PENDING],
