@@ -193,7 +193,7 @@ def quota_exhausted(
         queue=queue,
         used=used,
         limit=limit,
-        unit=unit,
+        unit=N_("slices") if unit == "slices" else unit,
         chip_type=common_word,
         need=need,
     )
