@@ -84,7 +84,7 @@ def pod_failed_before_running(
     }
     failures = [*(request.pod_failures or []), failure]
     limit = settings.REQUEST_MAX_POD_FAILURES
-    pod = (
+    shown = (
         N_("%(pod)s on chip %(chip)s", pod=request.pod_name, chip=request.chip_uuid)
         if request.chip_uuid
         else request.pod_name
@@ -102,7 +102,7 @@ def pod_failed_before_running(
                 "is %(limit)s); the last, %(pod)s: %(why)s",
                 count=len(failures),
                 limit=limit,
-                pod=pod,
+                pod=shown,
                 why=reason,
             ),
         )
@@ -114,7 +114,7 @@ def pod_failed_before_running(
             reason=N_(
                 "pod %(pod)s: %(why)s; it will be tried again with a new pod "
                 "(attempt %(attempt)s; %(count)s of %(limit)s failures allowed)",
-                pod=pod,
+                pod=shown,
                 why=reason,
                 attempt=request.attempts + 2,
                 count=len(failures),
