@@ -30,6 +30,7 @@ from typing import Any
 from django.utils import timezone
 
 from apps.common.crashpoints import crash_point
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.inventory.scheduler import SchedulerInEffect, scheduler_in_effect
 from apps.scheduling import states
@@ -114,7 +115,9 @@ def _ready_manifest(
             from_states=[RequestState.RESERVED],
             to=RequestState.PENDING,
             **states.UNBOOKED,
-            reason="its reservation disappeared (the chip was removed); waiting again",
+            reason=N_(
+                "its reservation disappeared (the chip was removed); waiting again"
+            ),
         )
         return None
     proposal = reservation.proposal
@@ -122,7 +125,13 @@ def _ready_manifest(
         return None  # victims not gone yet; the room and the node are held
     chip_type = chip_types.get(request.common_word)
     if chip_type is None:
-        _fail(request, f"chip type {request.common_word} is no longer configured")
+        _fail(
+            request,
+            N_(
+                "chip type %(chip_type)s is no longer configured",
+                chip_type=request.common_word,
+            ),
+        )
         return None
     why = hold_reason(request.queue.name, queues)
     if why is not None:
@@ -178,7 +187,6 @@ def _admitted(
     Returns:
         Whether it was (False: cancelled meanwhile; its pod is deleted).
     """
-    node = reservation.chip.node
     crash_point("after_pod_create")
     moved = states.request_move(
         request.pk,
@@ -186,19 +194,7 @@ def _admitted(
         to=RequestState.ADMITTED,
         admitted_at=now,
         reason=with_caveat(
-            f"pod {request.namespace}/{request.pod_name} created; waiting for "
-            + (
-                f"{scheduler.scheduler_name} to bind it to chip "
-                f"{reservation.chip.uuid} of {node.name}"
-                if scheduler.honours_pins
-                else f"Volcano to bind it on node {node.name} (Volcano picks the chip)"
-            )
-            + (
-                "; the node is held for it since the preemption"
-                if reservation.proposal is not None
-                else ""
-            ),
-            reservation.caveat,
+            _waiting_bind(request, reservation, scheduler), reservation.caveat
         ),
     )
     if not moved:
@@ -210,6 +206,33 @@ def _admitted(
     return moved
 
 
+def _waiting_bind(
+    request: Request, reservation: Reservation, scheduler: SchedulerInEffect
+) -> str:
+    """Why an admitted request waits: for the scheduler to bind its pod."""
+    node = reservation.chip.node
+    binder = (
+        N_(
+            "%(scheduler)s to bind it to chip %(chip)s of %(node)s",
+            scheduler=scheduler.scheduler_name,
+            chip=reservation.chip.uuid,
+            node=node.name,
+        )
+        if scheduler.honours_pins
+        else N_(
+            "Volcano to bind it on node %(node)s (Volcano picks the chip)",
+            node=node.name,
+        )
+    )
+    pod = f"{request.namespace}/{request.pod_name}"
+    created = N_("pod %(pod)s created; waiting for %(binder)s", pod=pod, binder=binder)
+    if reservation.proposal is None:
+        return created
+    return N_(
+        "%(reason)s; the node is held for it since the preemption", reason=created
+    )
+
+
 def _pod_policy_refusal(request: Request) -> str | None:
     """Why the queue's pod policy (or PriorityClass ceiling) forbids the request's pod now.
 
@@ -218,7 +241,7 @@ def _pod_policy_refusal(request: Request) -> str | None:
     """
     priority = priority_refusal(request.queue, request.priority_class, request.priority)
     if priority is not None:
-        return f"the queue no longer allows its PriorityClass: {priority}"
+        return N_("the queue no longer allows its PriorityClass: %(why)s", why=priority)
     violations = pod_policy_violations(
         queue=request.queue,
         namespace=request.namespace,
@@ -227,10 +250,15 @@ def _pod_policy_refusal(request: Request) -> str | None:
     )
     if not violations:
         return None
-    return (
-        f"the pod policy of queue {request.queue.name} forbids this pod: "
-        + "; ".join(f"{v.field}: {v.message}" for v in violations[:5])
-        + (f" (and {len(violations) - 5} more)" if len(violations) > 5 else "")
+    shown = "; ".join(f"{v.field}: {v.message}" for v in violations[:5])
+    if len(violations) > 5:
+        shown = N_(
+            "%(shown)s (and %(count)s more)", shown=shown, count=len(violations) - 5
+        )
+    return N_(
+        "the pod policy of queue %(queue)s forbids this pod: %(violations)s",
+        queue=request.queue.name,
+        violations=shown,
     )
 
 
@@ -285,8 +313,12 @@ def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
         if not is_pod_of(exists.pod, request.pk):
             return _fail(
                 request,
-                f"a pod named {request.pod_name} already exists in namespace "
-                f"{request.namespace} and is not this request's",
+                N_(
+                    "a pod named %(pod)s already exists in namespace "
+                    "%(namespace)s and is not this request's",
+                    pod=request.pod_name,
+                    namespace=request.namespace,
+                ),
             )
         if (exists.pod.get("metadata") or {}).get("deletionTimestamp"):
             return False  # our own pod on its way out: wait for it to go
@@ -295,7 +327,10 @@ def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
         )
     except KubeError as exc:
         if exc.transient or _admission_cache_behind(request, exc):
-            reason = f"room held; the pod cannot be created yet ({exc}); retrying"
+            reason = N_(
+                "room held; the pod cannot be created yet (%(error)s); retrying",
+                error=str(exc),
+            )
             if request.reason != reason:
                 states.request_move(
                     request.pk,
@@ -311,7 +346,9 @@ def _created(request: Request, answer: KubeError | PodExists | None) -> bool:
             # as the pass does, rather than failing for good.
             _unbook(request, missing_namespace_reason(request.namespace))
             return False
-        return _fail(request, f"the API server refused the pod: {exc}")
+        return _fail(
+            request, N_("the API server refused the pod: %(error)s", error=str(exc))
+        )
     return True
 
 

@@ -21,16 +21,18 @@ from typing import Any
 from django.conf import settings
 
 from apps.audit.services import audit_record
-from apps.inventory.hami.messages import N_
+from apps.inventory.hami.messages import N_, Message
 from apps.inventory.models import Cluster
 from apps.scheduling import allocator as alloc
 from apps.scheduling import notify
 from apps.scheduling.access import priority_refusal
+from apps.scheduling.allocator import reasons as alloc_reasons
 from apps.scheduling.choices import ProposalState, RequestState, WaitClass
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
 from apps.scheduling.pods import pod_name_for
 from apps.scheduling.progress import progress_fields
 from apps.scheduling.snapshot import SliceRow, Snapshot
+from apps.scheduling.texts import set_text, stored_message
 
 # decisions.approve_now: (proposal, request, *, actor, reason, auto, now) -> None
 Approver = Callable[..., None]
@@ -76,7 +78,7 @@ def reserve(
     request.template_booked = template or ""
     request.memory_booked = memory
     request.pod_name = pod_name_for(request.pk, request.attempts)
-    request.reason = with_caveat(reason, caveat)
+    set_text(request, "reason", with_caveat(reason, caveat))
     request.save(
         update_fields=[
             "state",
@@ -88,6 +90,7 @@ def reserve(
             "memory_booked",
             "pod_name",
             "reason",
+            "reason_message",
             "updated_at",
         ]
     )
@@ -151,7 +154,7 @@ def _reserve_placement(
 ) -> None:
     """Book the room the allocator placed the request in."""
     uuid, node = snap.chip_rows[int(placement.chip_id)]
-    shown = placement.template or "a whole card"
+    shown = placement.template or N_("a whole card")
     reserve(
         request,
         chip_id=int(placement.chip_id),
@@ -163,7 +166,12 @@ def _reserve_placement(
         aicpu=placement.ai_cpu,
         proposal=None,
         now=now,
-        reason=f"room reserved for {shown} on chip {uuid} of {node}; creating the pod",
+        reason=N_(
+            "room reserved for %(shape)s on chip %(chip)s of %(node)s; creating the pod",
+            shape=shown,
+            chip=uuid,
+            node=node,
+        ),
         caveat=_caveat_text(placement.caveat, snap),
     )
 
@@ -186,10 +194,11 @@ def _approve_or_ask(
             proposal,
             request,
             actor=actor,
-            reason=(
-                f"auto-approved: priority gap {gap} >= "
-                f"PREEMPTION_AUTO_APPROVE_PRIORITY_GAP "
-                f"{settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP}"
+            reason=N_(
+                "auto-approved: priority gap %(gap)s >= "
+                "PREEMPTION_AUTO_APPROVE_PRIORITY_GAP %(setting)s",
+                gap=gap,
+                setting=settings.PREEMPTION_AUTO_APPROVE_PRIORITY_GAP,
             ),
             auto=True,
             now=now,
@@ -197,9 +206,14 @@ def _approve_or_ask(
         return "reserved"
     _set_reason(
         request,
-        f"waiting for an admin to approve preemption proposal {proposal.pk}: "
-        f"evict {_victim_list(proposal.victims)} from chip {proposal.chip_uuid} "
-        f"of {proposal.node}",
+        N_(
+            "waiting for an admin to approve preemption proposal %(proposal)s: "
+            "evict %(victims)s from chip %(chip)s of %(node)s",
+            proposal=proposal.pk,
+            victims=_victim_list(proposal.victims),
+            chip=proposal.chip_uuid,
+            node=proposal.node,
+        ),
         WaitClass.AWAITING_APPROVAL,
     )
     return "proposed"
@@ -217,14 +231,24 @@ def _fail_or_wait(
         # It can never be served under the cluster's current device config.
         request.state = RequestState.FAILED
         request.finished_at = now
-        request.reason = f"cannot be served: {waiting.reason}"
-        request.save(update_fields=["state", "finished_at", "reason", "updated_at"])
+        set_text(request, "reason", N_("cannot be served: %(why)s", why=waiting.reason))
+        request.save(
+            update_fields=[
+                "state",
+                "finished_at",
+                "reason",
+                "reason_message",
+                "updated_at",
+            ]
+        )
         notify.request_changed(request)
         return "failed"
     reason = waiting.reason
     if waiting.code == alloc.WaitReason.UNGUARANTEED:
-        reason = _caveat_text(reason, snap) + " (PLACE_UNGUARANTEED is off)"
-    _set_reason(request, reason + _rejection_note(request), WaitClass(waiting.code))
+        reason = N_(
+            "%(caveat)s (PLACE_UNGUARANTEED is off)", caveat=_caveat_text(reason, snap)
+        )
+    _set_reason(request, _with_rejection(request, reason), WaitClass(waiting.code))
     return "waiting"
 
 
@@ -240,10 +264,11 @@ def _auto_approves(request: Request, proposal: PreemptionProposal) -> bool:
     )
 
 
-def _rejection_note(request: Request) -> str:
-    """Why a request no longer asks for preemption (an admin said no), if it does not."""
+def _with_rejection(request: Request, reason: str) -> str:
+    """``reason``, and why the request no longer asks for preemption (an admin
+    said no) if it does not."""
     if request.allow_preemption:
-        return ""
+        return reason
     rejected = (
         PreemptionProposal.objects.filter(request=request, state=ProposalState.REJECTED)
         .select_related("decided_by")
@@ -251,23 +276,34 @@ def _rejection_note(request: Request) -> str:
         .first()
     )
     if rejected is None:
-        return ""
-    who = rejected.decided_by.get_username() if rejected.decided_by else "an admin"
-    return (
-        f" (preemption proposal {rejected.pk} was rejected by {who}: {rejected.reason})"
+        return reason
+    who = rejected.decided_by.get_username() if rejected.decided_by else N_("an admin")
+    return N_(
+        "%(reason)s (preemption proposal %(proposal)s was rejected by %(who)s: %(why)s)",
+        reason=reason,
+        proposal=rejected.pk,
+        who=who,
+        why=rejected.reason,
     )
 
 
 def _victim_list(victims: list[dict[str, Any]]) -> str:
-    names = [f"{v['namespace']}/{v['pod']} (priority {v['priority']})" for v in victims]
-    return ", ".join(names[:5]) + (
-        f" and {len(names) - 5} more" if len(names) > 5 else ""
-    )
+    pods = [("/".join((v["namespace"], v["pod"])), v["priority"]) for v in victims]
+    names = [
+        N_("%(pod)s (priority %(priority)s)", pod=pod, priority=priority)
+        for pod, priority in pods
+    ]
+    shown = alloc_reasons.joined(names[:5])
+    if len(names) <= 5:
+        return shown
+    return N_("%(victims)s and %(count)s more", victims=shown, count=len(names) - 5)
 
 
 def with_caveat(reason: str, caveat: str) -> str:
     """A reason followed by what is not guaranteed, when something is not."""
-    return f"{reason}; {caveat}" if caveat else reason
+    return (
+        N_("%(reason)s; %(caveat)s", reason=reason, caveat=caveat) if caveat else reason
+    )
 
 
 def _caveat_text(caveat: str | None, snap: Snapshot) -> str:
@@ -275,11 +311,26 @@ def _caveat_text(caveat: str | None, snap: Snapshot) -> str:
     # which"); people know them by UUID and index.
     if not caveat:
         return ""
+    if isinstance(caveat, Message):
+        return _relabelled(caveat, snap)
     return re.sub(
         r"\bchip (\d+), which",
         lambda m: f"chip {snap.chip_labels.get(int(m.group(1)), m.group(1))}, which",
         caveat,
     )
+
+
+def _relabelled(message: Message, snap: Snapshot) -> Message:
+    """``message`` with each chip row id among its values (``%(chip)s``) named
+    as people know the chip."""
+    params: dict[str, object] = {}
+    for name, value in message.params.items():
+        if isinstance(value, Message):
+            value = _relabelled(value, snap)
+        elif name == "chip" and str(value).isdigit():
+            value = snap.chip_labels.get(int(str(value)), value)
+        params[name] = value
+    return Message(message.text, params)
 
 
 def _proposal_caveat(caveat: str | None, chip_id: int, snap: Snapshot) -> str:
@@ -293,7 +344,9 @@ def _proposal_caveat(caveat: str | None, chip_id: int, snap: Snapshot) -> str:
 
 def missing_namespace_reason(namespace: str) -> str:
     """Why a request waits whose namespace the cluster does not have."""
-    return f'namespace "{namespace}" does not exist in the cluster'
+    return N_(
+        'namespace "%(namespace)s" does not exist in the cluster', namespace=namespace
+    )
 
 
 def hold_for_namespace(requests: list[Request]) -> list[int]:
@@ -329,10 +382,16 @@ def hold(waiting: list[tuple[Request, str]]) -> list[int]:
 
 def _set_reason(request: Request, reason: str, wait_class: WaitClass) -> None:
     # Passes run every few seconds: write (and broadcast) only what changed.
-    if request.reason != reason or request.wait_class != wait_class:
-        request.reason = reason
+    if (
+        request.reason != reason
+        or request.reason_message != stored_message(reason)
+        or request.wait_class != wait_class
+    ):
+        set_text(request, "reason", reason)
         request.wait_class = wait_class
-        request.save(update_fields=["reason", "wait_class", "updated_at"])
+        request.save(
+            update_fields=["reason", "reason_message", "wait_class", "updated_at"]
+        )
         notify.request_changed(request)
 
 

@@ -28,6 +28,7 @@ from apps.scheduling.choices import ProposalState, RequestState
 from apps.scheduling.errors import ChipGone, ProposalDecided, RequestNotPending
 from apps.scheduling.models import PreemptionProposal, Request
 from apps.scheduling.progress import set_progress
+from apps.scheduling.texts import text_fields
 
 Decided = TypeVar("Decided", bound=models.Model)
 
@@ -103,10 +104,13 @@ def approve_now(
         aicpu=proposal.aicpu,
         proposal=proposal,
         now=now,
-        reason=(
-            f"preemption approved (proposal {proposal.pk}); room held on chip "
-            f"{proposal.chip_uuid} of {proposal.node} while "
-            f"{len(proposal.victims)} pod(s) are evicted"
+        reason=N_(
+            "preemption approved (proposal %(proposal)s); room held on chip "
+            "%(chip)s of %(node)s while %(count)s pod(s) are evicted",
+            proposal=proposal.pk,
+            chip=proposal.chip_uuid,
+            node=proposal.node,
+            count=len(proposal.victims),
         ),
     )
     audit_record(
@@ -150,13 +154,20 @@ def proposal_reject(
         current.reason = reason
         set_progress(current, N_("rejected; nothing is evicted"))
         current.save()
-        who = actor.get_username() if getattr(actor, "pk", None) else "system"
+        who = actor.get_username() if getattr(actor, "pk", None) else N_("system")
         Request.objects.filter(
             pk=current.request_id, state=RequestState.PENDING
         ).update(
             allow_preemption=False,
-            reason=f"preemption rejected by {who} ({reason}); waiting for room "
-            "without preemption",
+            **text_fields(
+                "reason",
+                N_(
+                    "preemption rejected by %(who)s (%(why)s); waiting for room "
+                    "without preemption",
+                    who=who,
+                    why=reason,
+                ),
+            ),
             updated_at=timezone.now(),
         )
         audit_record(

@@ -271,7 +271,11 @@ def _save(
                 to=RequestState.PENDING,
                 drop_reservation=True,
                 **states.UNBOOKED,
-                reason=f"preemption proposal {current.pk} failed ({permanent}); waiting again",
+                reason=N_(
+                    "preemption proposal %(proposal)s failed (%(why)s); waiting again",
+                    proposal=current.pk,
+                    why=permanent,
+                ),
             )
     return current.state
 

@@ -174,6 +174,10 @@ class Request(models.Model):
         max_length=16, choices=RequestState.choices, default=RequestState.PENDING
     )
     reason = models.TextField(blank=True)
+    # The same as an English template and its values, to show it in the
+    # reader's language (apps.scheduling.texts); empty on older rows and for
+    # a reason that is a value (an Event's message, the pod's condition).
+    reason_message = models.JSONField(default=dict, blank=True)
     # The class of ``reason`` while pending (WaitClass), set by the passes.
     wait_class = models.CharField(max_length=24, choices=WaitClass.choices, blank=True)
     # Cleared when an admin rejects a preemption for it: it then waits for room.

@@ -193,9 +193,11 @@ def _confirm_running(cluster: Cluster, now: datetime) -> list[int]:
                 if request.time_limit_seconds
                 else None
             ),
-            reason=(
-                f"running: {template} on chip {found['chip_uuid']} of "
-                f"{found['node_name']} (confirmed by sync)"
+            reason=N_(
+                "running: %(shape)s on chip %(chip)s of %(node)s (confirmed by sync)",
+                shape=template,
+                chip=found["chip_uuid"],
+                node=found["node_name"],
             ),
         )
         if moved:
@@ -212,8 +214,10 @@ def _preempted_by(cluster: Cluster) -> dict[PodKey, str]:
         updated_at__gte=timezone.now() - timedelta(days=1),
     ).only("pk", "request_id", "victims"):
         for v in proposal.victims:
-            found[(v["namespace"], v["pod"])] = (
-                f"preempted by request {proposal.request_id} (proposal {proposal.pk})"
+            found[(v["namespace"], v["pod"])] = N_(
+                "preempted by request %(request)s (proposal %(proposal)s)",
+                request=proposal.request_id,
+                proposal=proposal.pk,
             )
     return found
 
@@ -222,13 +226,18 @@ def _ended_as(pod: dict[str, Any]) -> tuple[RequestState, str] | None:
     """How a request ends with its pod Succeeded or Failed (None: neither)."""
     phase = (pod.get("status") or {}).get("phase")
     if phase == "Succeeded":
-        return RequestState.SUCCEEDED, "the pod succeeded"
+        return RequestState.SUCCEEDED, N_("the pod succeeded")
     if phase == "Failed":
-        return (
-            RequestState.FAILED,
-            f"the pod failed: {pod_problem(pod) or 'no reason given'}",
-        )
+        return RequestState.FAILED, _pod_failed(pod)
     return None
+
+
+def _pod_failed(pod: dict[str, Any]) -> str:
+    """Why the pod failed: its own words (a value), if it gives any."""
+    problem = pod_problem(pod)
+    if not problem:
+        return N_("the pod failed: no reason given")
+    return N_("the pod failed: %(problem)s", problem=problem)
 
 
 def _ended(
@@ -262,14 +271,24 @@ def _ended(
         elif by_exit_code is not None and meta.get("deletionTimestamp"):
             # Deleted after its job ended: the job's code says how it went.
             state = by_exit_code
-            reason = f"the job exited {job_exit_code(pod)}; its pod is being deleted"
+            reason = N_(
+                "the job exited %(code)s; its pod is being deleted",
+                code=job_exit_code(pod),
+            )
         elif pod is None or meta.get("deletionTimestamp"):
             state = RequestState.FAILED
             by = preempted.get(key)
             annotations = meta.get("annotations") or {}
             if by is None and annotations.get(ANNOTATION_PREEMPTED_BY):
-                by = f"preempted by request {annotations[ANNOTATION_PREEMPTED_BY]}"
-            reason = f"the pod was evicted: {by}" if by else "the pod was deleted"
+                by = N_(
+                    "preempted by request %(request)s",
+                    request=annotations[ANNOTATION_PREEMPTED_BY],
+                )
+            reason = (
+                N_("the pod was evicted: %(by)s", by=by)
+                if by
+                else N_("the pod was deleted")
+            )
         else:
             continue  # still shown Running by the API server: sync will catch up
         if states.request_move(
@@ -331,7 +350,7 @@ def _ended_unseen(cluster: Cluster, ops: ClusterOps, now: datetime) -> Reconcile
             continue
         state, reason = _ended_as(pod) or (  # phase Unknown: as a failure
             RequestState.FAILED,
-            f"the pod failed: {pod_problem(pod) or 'no reason given'}",
+            _pod_failed(pod),
         )
         if states.request_move(
             request.pk,
@@ -339,7 +358,7 @@ def _ended_unseen(cluster: Cluster, ops: ClusterOps, now: datetime) -> Reconcile
             to=state,
             drop_reservation=True,
             finished_at=now,
-            reason=f"{reason} (it ended before sync saw it run)",
+            reason=N_("%(reason)s (it ended before sync saw it run)", reason=reason),
         ):
             result_record_ended(request.pk, pod)
             found.ended.append(request.pk)
@@ -371,10 +390,13 @@ def _bind_timeouts(cluster: Cluster, ops: ClusterOps, now: datetime) -> list[int
         if states.request_requeue(
             request.pk,
             from_states=[RequestState.ADMITTED],
-            reason=(
-                f"pod {request.pod_name} was not bound within {timeout} s on chip "
-                f"{request.chip_uuid}; its room was released and it will be tried "
-                f"again (attempt {request.attempts + 2})"
+            reason=N_(
+                "pod %(pod)s was not bound within %(timeout)s s on chip %(chip)s; "
+                "its room was released and it will be tried again (attempt %(attempt)s)",
+                pod=request.pod_name,
+                timeout=timeout,
+                chip=request.chip_uuid,
+                attempt=request.attempts + 2,
             ),
         ):
             # Recorded so that bind timeouts can be counted (vnpu_bind_timeouts).
@@ -448,9 +470,12 @@ def _expire(cluster: Cluster, now: datetime) -> list[int]:
     ):
         running = request.state == RequestState.RUNNING
         reason = (
-            f"ran past its time limit of {request.time_limit_seconds} s; pod deleted"
+            N_(
+                "ran past its time limit of %(seconds)s s; pod deleted",
+                seconds=request.time_limit_seconds,
+            )
             if running
-            else "waited longer than REQUEST_PENDING_TTL"
+            else N_("waited longer than REQUEST_PENDING_TTL")
         )
         if states.request_move(
             request.pk,

@@ -27,6 +27,7 @@ from typing import Any
 from django.conf import settings
 
 from apps.audit.services import audit_record
+from apps.inventory.hami.messages import N_
 from apps.scheduling import states
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import Request
@@ -41,10 +42,13 @@ AVOID_AFTER = 2
 def failure_reason(pod: Mapping[str, Any] | None) -> str:
     """Why a pod ended before it ran, in a few words."""
     if pod is None:
-        return "the pod was deleted before it ran (or its node went away)"
+        return N_("the pod was deleted before it ran (or its node went away)")
     if (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return "the pod was deleted before it ran"
-    return f"the pod failed before it ran: {pod_problem(pod) or 'no reason given'}"
+        return N_("the pod was deleted before it ran")
+    problem = pod_problem(pod)
+    if not problem:
+        return N_("the pod failed before it ran: no reason given")
+    return N_("the pod failed before it ran: %(problem)s", problem=problem)
 
 
 def avoided_chips(request: Request) -> frozenset[str]:
@@ -80,7 +84,11 @@ def pod_failed_before_running(
     }
     failures = [*(request.pod_failures or []), failure]
     limit = settings.REQUEST_MAX_POD_FAILURES
-    where = f" on chip {request.chip_uuid}" if request.chip_uuid else ""
+    shown = (
+        N_("%(pod)s on chip %(chip)s", pod=request.pod_name, chip=request.chip_uuid)
+        if request.chip_uuid
+        else request.pod_name
+    )
     if len(failures) >= limit:
         moved = states.request_move(
             request.pk,
@@ -89,9 +97,13 @@ def pod_failed_before_running(
             drop_reservation=True,
             finished_at=now,
             pod_failures=failures,
-            reason=(
-                f"{len(failures)} pods failed before running (REQUEST_MAX_POD_"
-                f"FAILURES is {limit}); the last, {request.pod_name}{where}: {reason}"
+            reason=N_(
+                "%(count)s pods failed before running (REQUEST_MAX_POD_FAILURES "
+                "is %(limit)s); the last, %(pod)s: %(why)s",
+                count=len(failures),
+                limit=limit,
+                pod=shown,
+                why=reason,
             ),
         )
     else:
@@ -99,10 +111,14 @@ def pod_failed_before_running(
             request.pk,
             from_states=[from_state],
             pod_failures=failures,
-            reason=(
-                f"pod {request.pod_name}{where}: {reason}; it will be tried again "
-                f"with a new pod (attempt {request.attempts + 2}; "
-                f"{len(failures)} of {limit} failures allowed)"
+            reason=N_(
+                "pod %(pod)s: %(why)s; it will be tried again with a new pod "
+                "(attempt %(attempt)s; %(count)s of %(limit)s failures allowed)",
+                pod=shown,
+                why=reason,
+                attempt=request.attempts + 2,
+                count=len(failures),
+                limit=limit,
             ),
         )
     if moved:

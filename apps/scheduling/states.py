@@ -19,6 +19,7 @@ from django.utils import timezone
 from apps.scheduling import notify
 from apps.scheduling.choices import CARRIED_OUT_STATES, ProposalState, RequestState
 from apps.scheduling.models import PreemptionProposal, Request, Reservation
+from apps.scheduling.texts import text_fields
 
 #: Fields cleared when a request goes back to Pending.
 UNBOOKED: dict[str, Any] = {
@@ -50,8 +51,11 @@ def request_move(
         from_states: The states it may be in for the move to happen.
         to: The new state.
         drop_reservation: Also delete its Reservation (same transaction).
-        **fields: Other columns to set with the move.
+        **fields: Other columns to set with the move. A ``reason`` is saved
+            with its message (``reason_message``, :mod:`apps.scheduling.texts`).
     """
+    if "reason" in fields and "reason_message" not in fields:
+        fields.update(text_fields("reason", fields["reason"]))
     with transaction.atomic():
         moved = (
             Request.objects.filter(pk=request_id, state__in=list(from_states)).update(
@@ -96,7 +100,7 @@ def proposals_supersede(
     )
     for proposal in open_:
         proposal.state = ProposalState.SUPERSEDED
-        proposal.reason = why
+        proposal.reason = str(why)
         proposal.save(update_fields=["state", "reason", "updated_at"])
         notify.proposal_changed(proposal)
     return len(open_)

@@ -35,6 +35,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import ChipType, Cluster, ClusterObject, SyncCursor
 from apps.inventory.sync.targets import VOLCANO_QUEUES
 from apps.inventory.sync.writer import VOLCANO_QUEUE_KIND
@@ -170,21 +171,25 @@ def hold_reason(queue_name: str, mirror: VolcanoQueues) -> str | None:
         return None
     obj = mirror.queues.get(queue_name)
     if obj is None:
-        return (
-            f'Volcano queue "{queue_name}" does not exist in the cluster; waiting '
-            "for it (the portal creates it; a pod sent now would never be scheduled)"
+        return N_(
+            'Volcano queue "%(queue)s" does not exist in the cluster; waiting '
+            "for it (the portal creates it; a pod sent now would never be scheduled)",
+            queue=queue_name,
         )
     state = state_of(obj)
     if state == OPEN:
         return None
     if not state:
-        return (
-            f'Volcano queue "{queue_name}" has no state yet; waiting for '
-            "vc-controller-manager to open it"
+        return N_(
+            'Volcano queue "%(queue)s" has no state yet; waiting for '
+            "vc-controller-manager to open it",
+            queue=queue_name,
         )
-    return (
-        f'Volcano queue "{queue_name}" is {state} in the cluster; waiting until it '
-        f"is Open again (vcctl queue operate -n {queue_name} -a open)"
+    return N_(
+        'Volcano queue "%(queue)s" is %(state)s in the cluster; waiting until it '
+        "is Open again (vcctl queue operate -n %(queue)s -a open)",
+        queue=queue_name,
+        state=state,
     )
 
 

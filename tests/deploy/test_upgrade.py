@@ -64,6 +64,7 @@ MOVED: dict[tuple[str, str], str] = {
 PLACEMENT_COLUMNS = {
     "state",
     "reason",
+    "reason_message",
     "attempts",
     "chip_id",
     "chip_uuid",

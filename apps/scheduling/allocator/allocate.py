@@ -212,13 +212,13 @@ class _Pass(ChipSearch, ProposalSearch):
         )
         if quota_future is not None:
             text = reasons.quota_exhausted(r.queue, r.common_word, *quota_future)
-            self._wait(r, f"{text}; {note}", WaitReason.QUOTA)
+            self._wait(r, reasons.with_note(text, note), WaitReason.QUOTA)
             return
         closest = self._closest(r, t)
         text = reasons.no_capacity(
             r.common_word, shape, closest, r.pinned_chip is not None
         )
-        self._wait(r, f"{text}; {note}", WaitReason.NO_CAPACITY)
+        self._wait(r, reasons.with_note(text, note), WaitReason.NO_CAPACITY)
 
     # -- outcomes ----------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from apps.inventory.hami.messages import N_
+
 from . import reasons
 from .fit import Resources, booking, fits, scheduler_fits
 from .index import ChipState
@@ -29,15 +31,19 @@ class ChipSearch(PassState):
             st = self.by_id.get(r.pinned_chip)
             why = None
             if st is None:
-                why = "is unknown"
+                why = N_("is unknown")
             elif st.chip.common_word != r.common_word:
-                why = f"is {st.chip.common_word}, not {r.common_word}"
+                why = N_(
+                    "is %(chip_type)s, not %(wanted)s",
+                    chip_type=st.chip.common_word,
+                    wanted=r.common_word,
+                )
             elif not st.chip.healthy:
-                why = "is unhealthy"
+                why = N_("is unhealthy")
             elif st.chip.cordoned:
-                why = "is cordoned"
+                why = N_("is cordoned")
             elif r.pinned_chip in r.excluded_chips:
-                why = "is also excluded by the request"
+                why = N_("is also excluded by the request")
             return (
                 None if why is None else reasons.pinned_unavailable(r.pinned_chip, why)
             )
@@ -80,14 +86,18 @@ class ChipSearch(PassState):
             if not scheduler_fits(other.total, used, shape):
                 continue
             if not other.chip.healthy:
-                why = "is unhealthy"
+                why = N_("is unhealthy")
             elif other.chip.cordoned:
-                why = "is cordoned"
+                why = N_("is cordoned")
             elif other.chip.id in r.excluded_chips:
-                why = "the request excludes"
+                why = N_("the request excludes")
             elif not fits(other.total, used, shape):
                 free = other.total.ai_cpu - used.ai_cpu
-                why = f"has {free} AICPU free, not {booking(shape, other.total).ai_cpu}"
+                why = N_(
+                    "has %(free)s AICPU free, not %(need)s",
+                    free=free,
+                    need=booking(shape, other.total).ai_cpu,
+                )
             else:
                 continue
             hazards.append(reasons.hazard(other.chip.id, why))

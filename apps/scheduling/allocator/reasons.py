@@ -1,13 +1,39 @@
-"""Human-readable reasons for requests left waiting. Pure string formatting."""
+"""Human-readable reasons for requests left waiting. Pure string formatting.
+
+Each is a :class:`~apps.inventory.hami.messages.Message` (made with ``N_``):
+its English text, with the template and values to show it in the reader's
+language where it is read (``Request.reason_message``, apps.scheduling.texts).
+Chip ids, node, queue and chip type names and numbers are values.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from apps.inventory.hami.messages import N_
 
 from .fit import Resources
 from .types import SliceShape
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def listed(first: str, then: str) -> str:
+    """Two items of a list: ``a, b``."""
+    return N_("%(first)s, %(then)s", first=first, then=then)
+
+
+def then_also(first: str, then: str) -> str:
+    """Two clauses: ``a; b``."""
+    return N_("%(first)s; %(then)s", first=first, then=then)
+
+
+def joined(parts: Sequence[str], pair: Callable[[str, str], str] = listed) -> str:
+    """``parts`` joined two by two with ``pair`` (:func:`listed`, :func:`then_also`)."""
+    if not parts:
+        return ""
+    text = parts[-1]
+    for part in reversed(parts[:-1]):
+        text = pair(part, text)
+    return text
 
 
 def shape_text(shape: SliceShape) -> str:
@@ -20,8 +46,14 @@ def shape_text(shape: SliceShape) -> str:
         The description.
     """
     if shape.whole_card:
-        return f"a whole card ({shape.memory} MB)"
-    return f"{shape.template} ({shape.memory} MB, {shape.ai_core} AICore, {shape.ai_cpu} AICPU)"
+        return N_("a whole card (%(memory)s MB)", memory=shape.memory)
+    return N_(
+        "%(template)s (%(memory)s MB, %(ai_core)s AICore, %(ai_cpu)s AICPU)",
+        template=shape.template,
+        memory=shape.memory,
+        ai_core=shape.ai_core,
+        ai_cpu=shape.ai_cpu,
+    )
 
 
 def free_text(total: Resources, used: Resources) -> str:
@@ -35,25 +67,35 @@ def free_text(total: Resources, used: Resources) -> str:
         E.g. ``3000 MB, 2 slots, 4 AICore, 3 AICPU free``.
     """
     free = Resources(*(max(0, t - u) for t, u in zip(total, used, strict=True)))
-    return (
-        f"{free.memory} MB, {_plural(free.slots, 'slot')}, "
-        f"{free.ai_core} AICore, {free.ai_cpu} AICPU free"
+    slots = (
+        N_("%(count)s slot", count=free.slots)
+        if free.slots == 1
+        else N_("%(count)s slots", count=free.slots)
+    )
+    return N_(
+        "%(memory)s MB, %(slots)s, %(ai_core)s AICore, %(ai_cpu)s AICPU free",
+        memory=free.memory,
+        slots=slots,
+        ai_core=free.ai_core,
+        ai_cpu=free.ai_cpu,
     )
 
 
 def invalid(detail: str) -> str:
     """Reason for a request that can never be served."""
-    return f"invalid: {detail}"
+    return N_("invalid: %(detail)s", detail=detail)
 
 
 def unknown_chip_type(common_word: str) -> str:
     """Reason for a request naming a chip type without rules."""
-    return invalid(f"no chip type {common_word} in the device config")
+    return invalid(
+        N_("no chip type %(chip_type)s in the device config", chip_type=common_word)
+    )
 
 
 def pinned_unavailable(chip_id: str, why: str) -> str:
     """Reason for a request pinned to a chip it cannot use."""
-    return f"pinned chip {chip_id} {why}"
+    return N_("pinned chip %(chip)s %(why)s", chip=chip_id, why=why)
 
 
 def no_eligible_chip(
@@ -61,16 +103,21 @@ def no_eligible_chip(
 ) -> str:
     """Reason when no chip of the type may be used at all."""
     parts = [
-        f"{n} {what}"
-        for n, what in (
-            (cordoned, "cordoned"),
-            (unhealthy, "unhealthy"),
-            (excluded, "excluded"),
+        text
+        for n, text in (
+            (cordoned, N_("%(count)s cordoned", count=cordoned)),
+            (unhealthy, N_("%(count)s unhealthy", count=unhealthy)),
+            (excluded, N_("%(count)s excluded", count=excluded)),
         )
         if n
     ]
-    tail = f" ({', '.join(parts)})" if parts else ""
-    return f"no healthy, schedulable {common_word} chip{tail}"
+    if not parts:
+        return N_("no healthy, schedulable %(chip_type)s chip", chip_type=common_word)
+    return N_(
+        "no healthy, schedulable %(chip_type)s chip (%(counts)s)",
+        chip_type=common_word,
+        counts=joined(parts),
+    )
 
 
 def no_capacity(
@@ -94,16 +141,34 @@ def no_capacity(
     what = shape_text(shape)
     if pinned and best is not None:
         chip_id, total, used = best
-        return f"pinned chip {chip_id} has no room for {what}: {free_text(total, used)}"
+        return N_(
+            "pinned chip %(chip)s has no room for %(shape)s: %(free)s",
+            chip=chip_id,
+            shape=what,
+            free=free_text(total, used),
+        )
     head = (
-        f"no healthy {common_word} chip is empty for a whole card of {shape.memory} MB"
+        N_(
+            "no healthy %(chip_type)s chip is empty for a whole card of %(memory)s MB",
+            chip_type=common_word,
+            memory=shape.memory,
+        )
         if shape.whole_card
-        else f"no healthy {common_word} chip has room for {what}"
+        else N_(
+            "no healthy %(chip_type)s chip has room for %(shape)s",
+            chip_type=common_word,
+            shape=what,
+        )
     )
     if best is None:
-        return f"{head} (all eligible chips are full)"
+        return N_("%(head)s (all eligible chips are full)", head=head)
     chip_id, total, used = best
-    return f"{head} (best: {chip_id} with {free_text(total, used)})"
+    return N_(
+        "%(head)s (best: %(chip)s with %(free)s)",
+        head=head,
+        chip=chip_id,
+        free=free_text(total, used),
+    )
 
 
 def quota_exhausted(
@@ -122,23 +187,41 @@ def quota_exhausted(
     Returns:
         E.g. ``queue ci quota: 20480 of 20480 MB of Ascend310P in use (needs 6144)``.
     """
-    return (
-        f"queue {queue} quota: {used} of {limit} {unit} of {common_word} in use "
-        f"(request needs {need})"
+    return N_(
+        "queue %(queue)s quota: %(used)s of %(limit)s %(unit)s of %(chip_type)s "
+        "in use (request needs %(need)s)",
+        queue=queue,
+        used=used,
+        limit=limit,
+        unit=N_("slices") if unit == "slices" else unit,
+        chip_type=common_word,
+        need=need,
     )
 
 
 def freeing_chip(chip_id: str, node: str) -> str:
     """Reason for a request that will fit once capacity being freed is free."""
-    return f"waiting for capacity being freed on chip {chip_id} (node {node})"
+    return N_(
+        "waiting for capacity being freed on chip %(chip)s (node %(node)s)",
+        chip=chip_id,
+        node=node,
+    )
 
 
 def freeing_quota(queue: str, common_word: str, chip_id: str) -> str:
     """Reason for a request that will fit once its queue's quota is freed."""
-    return (
-        f"waiting for quota being freed in queue {queue} for {common_word} "
-        f"(room reserved on chip {chip_id})"
+    return N_(
+        "waiting for quota being freed in queue %(queue)s for %(chip_type)s "
+        "(room reserved on chip %(chip)s)",
+        queue=queue,
+        chip_type=common_word,
+        chip=chip_id,
     )
+
+
+def with_note(reason: str, note: str) -> str:
+    """A capacity or quota reason followed by why preemption did not help."""
+    return N_("%(reason)s; %(note)s", reason=reason, note=note)
 
 
 def preemption_note(
@@ -149,14 +232,15 @@ def preemption_note(
 ) -> str:
     """Why preemption did not help, appended to a capacity or quota reason."""
     if not policy_allows:
-        return "preemption is off"
+        return N_("preemption is off")
     if not request_allows:
-        return "the request does not allow preemption"
+        return N_("the request does not allow preemption")
     if never_preempts:
-        return "its PriorityClass has preemptionPolicy: Never"
-    return (
-        f"no set of preemptable running slices with priority below {priority} "
-        "frees enough on one chip"
+        return N_("its PriorityClass has preemptionPolicy: Never")
+    return N_(
+        "no set of preemptable running slices with priority below %(priority)s "
+        "frees enough on one chip",
+        priority=priority,
     )
 
 
@@ -172,12 +256,13 @@ def unguaranteed(node: str, hazards: list[str]) -> str:
         E.g. ``not guaranteed: Volcano picks the chip on node n1 and may pick
         chip 7, which is unhealthy``.
     """
-    return (
-        f"not guaranteed: Volcano picks the chip on node {node} and may pick "
-        + "; ".join(hazards)
+    return N_(
+        "not guaranteed: Volcano picks the chip on node %(node)s and may pick %(hazards)s",
+        node=node,
+        hazards=joined(hazards, then_also),
     )
 
 
 def hazard(chip_id: str, why: str) -> str:
     """One chip the scheduler may pick, and the promise it breaks."""
-    return f"chip {chip_id}, which {why}"
+    return N_("chip %(chip)s, which %(why)s", chip=chip_id, why=why)

@@ -33,6 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from apps.inventory.hami.messages import N_
+
 from .allocate import allocate
 from .types import (
     AllocationResult,
@@ -295,9 +297,9 @@ def _explained(
 
 
 def _reason(nodes: Sequence[str]) -> str:
-    names = ", ".join(nodes)
-    return (
-        f"{names} has room, but the pods sent there are not all bound yet and "
+    return N_(
+        "%(nodes)s has room, but the pods sent there are not all bound yet and "
         "Volcano picks their chips itself: sent now, this pod or one of them "
-        "could find no chip with room; it is sent once they are bound"
+        "could find no chip with room; it is sent once they are bound",
+        nodes=", ".join(nodes),
     )

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from apps.common.redaction import pod_template_redacted, workload_redacted
 from apps.inventory.models import Cluster
 from apps.inventory.scheduler import scheduler_in_effect
-from apps.scheduling.api.fields import CaveatField, ProgressField
+from apps.scheduling.api.fields import CaveatField, ProgressField, ReasonField
 from apps.scheduling.api.job import RequestResultSerializer
 from apps.scheduling.choices import PodSecurityLevel, RequestState
 from apps.scheduling.models import (
@@ -154,6 +154,7 @@ class RequestSerializer(serializers.ModelSerializer):
     priority_value = serializers.IntegerField(source="priority", read_only=True)
     queue = serializers.CharField(source="queue.name", read_only=True)
     submitted_by = serializers.SerializerMethodField()
+    reason = ReasonField()
     chip_uuid = serializers.CharField(
         read_only=True,
         allow_null=True,

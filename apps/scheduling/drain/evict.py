@@ -165,10 +165,13 @@ def _requeue(drain: Drain, victim: dict[str, Any]) -> bool:
     return still_its and states.request_requeue(
         victim["request"],
         from_states=[RequestState.RUNNING, RequestState.ADMITTED],
-        reason=(
-            f"its pod {victim['pod']} was evicted by drain {drain.pk} of node "
-            f"{drain.node} ({drain.reason}); waiting to be placed again, never "
-            "on a cordoned chip"
+        reason=N_(
+            "its pod %(pod)s was evicted by drain %(drain)s of node %(node)s "
+            "(%(why)s); waiting to be placed again, never on a cordoned chip",
+            pod=victim["pod"],
+            drain=drain.pk,
+            node=drain.node,
+            why=drain.reason,
         ),
     )
 

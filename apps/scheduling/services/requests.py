@@ -28,6 +28,7 @@ from apps.accounts.selectors import user_role
 from apps.audit.services import audit_record
 from apps.common.exceptions import PermissionDenied, ValidationFailed
 from apps.common.ids import parse_id
+from apps.inventory.hami.messages import N_
 from apps.inventory.models import ChipType, Cluster, PriorityClass
 from apps.scheduling import access, kube, namespaces_seen, notify, podsecurity, states
 from apps.scheduling import allocator as alloc
@@ -37,6 +38,7 @@ from apps.scheduling.models import Queue, Request
 from apps.scheduling.selectors import pod_policy_violations
 from apps.scheduling.services import followups
 from apps.scheduling.snapshot import rules_for
+from apps.scheduling.texts import text_fields
 from apps.scheduling.validation import (
     FieldErrors,
     fail,
@@ -180,14 +182,16 @@ def _namespace_check(cluster: Cluster, namespace: str) -> str:
         The new request's first reason.
     """
     if namespaces_seen.recently_seen(cluster.pk, cluster.created_at, namespace):
-        return "waiting for the next allocation pass"
+        return N_("waiting for the next allocation pass")
     ops = kube.ops_for(cluster)
     try:
         exists = ops.namespace_exists(namespace)
     except kube.KubeError as exc:
-        return (
-            f'waiting for the next allocation pass (namespace "{namespace}" not '
-            f"checked: the cluster did not answer: {exc})"
+        return N_(
+            'waiting for the next allocation pass (namespace "%(namespace)s" not '
+            "checked: the cluster did not answer: %(error)s)",
+            namespace=namespace,
+            error=str(exc),
         )
     finally:
         ops.close()
@@ -201,7 +205,7 @@ def _namespace_check(cluster: Cluster, namespace: str) -> str:
             }
         )
     namespaces_seen.remember(cluster.pk, cluster.created_at, namespace)
-    return "waiting for the next allocation pass"
+    return N_("waiting for the next allocation pass")
 
 
 def _fingerprint(values: dict[str, Any]) -> str:
@@ -452,7 +456,7 @@ def _request_insert(
             idempotency_key=checked.key,
             fingerprint=fingerprint,
             submitted_by=actor if getattr(actor, "pk", None) else None,
-            reason=reason,
+            **text_fields("reason", reason),
             expires_at=now + timedelta(seconds=ttl) if ttl else None,
         )
 
@@ -522,7 +526,7 @@ def request_cancel(*, request: Request, actor: Any, token: Any = None) -> Reques
             return current
         before = RequestState(current.state)
         verb = "released" if before == RequestState.RUNNING else "cancelled"
-        who = actor.get_username() if getattr(actor, "pk", None) else "system"
+        who = actor.get_username() if getattr(actor, "pk", None) else N_("system")
         moved = states.request_move(
             current.pk,
             from_states=[before],
@@ -531,7 +535,11 @@ def request_cancel(*, request: Request, actor: Any, token: Any = None) -> Reques
             finished_at=timezone.now(),
             # A reserved request may have a pod already (a pass died after creating it).
             pod_cleanup=bool(current.pod_name) and before in HOLDING_STATES,
-            reason=f"{verb} by {who}",
+            reason=(
+                N_("released by %(who)s", who=who)
+                if before == RequestState.RUNNING
+                else N_("cancelled by %(who)s", who=who)
+            ),
         )
         if moved:
             states.proposals_supersede(current.pk, f"request {verb}")

@@ -2300,6 +2300,7 @@ export interface components {
       idempotency_key: string;
       submitted_by: string | null;
       state: components["schemas"]["RequestStateEnum"];
+      /** @description why it waits, or how it ended, in the request's language (Accept-Language); free text, never parse it */
       reason: string;
       /** @description 1-based rank among the queue's pending requests (priority, then age) */
       position: number | null;
