@@ -2002,6 +2002,7 @@ export interface components {
       lost_seconds: number;
       /** @description the queues of victims outside the request's queue (empty: none) */
       crosses_queues: readonly string[];
+      /** @description what is not guaranteed where the scheduler picks the chip (empty: nothing), in the request's language (Accept-Language); free text */
       caveat: string;
       state: components["schemas"]["ProposalStateEnum"];
       reason: string;
