@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from django.utils import translation
 
-from apps.common.catalogs import extract
 from apps.inventory.hami.messages import Message
 from apps.scheduling.choices import DrainScope, DrainState, ProposalState
 from apps.scheduling.drain.evict import _progress
@@ -20,6 +19,7 @@ from apps.scheduling.drain.services import _first_state
 from apps.scheduling.models import Drain, PreemptionProposal
 from apps.scheduling.progress import progress_shown, set_progress
 from tests.scheduling.helpers import run_pass
+from tests.scheduling.stored_texts import sample_values, templates_of
 
 pytestmark = pytest.mark.django_db
 
@@ -41,26 +41,7 @@ WRITERS = (
 )
 
 
-def _progress_templates() -> list[str]:
-    """Every ``N_`` template of the files that write progress."""
-    catalog = extract(ROOT, ("apps/scheduling",))
-    found = []
-    for message in catalog:
-        if not message.id or not isinstance(message.id, str):
-            continue
-        if any(path in WRITERS for path, _line in message.locations):
-            found.append(message.id)
-    return sorted(set(found))
-
-
-TEMPLATES = _progress_templates()
-
-
-def _values(template: str) -> dict[str, object]:
-    return {
-        name: 7 if kind == "d" else f"v-{name}"
-        for name, kind in re.findall(r"%\((\w+)\)([sd])", template)
-    }
+TEMPLATES = templates_of(WRITERS)
 
 
 def test_the_writers_progress_templates_are_found():
@@ -72,7 +53,7 @@ def test_the_writers_progress_templates_are_found():
 
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_each_progress_reads_in_chinese_with_its_values(template):
-    values = _values(template)
+    values = sample_values(template)
     row = Drain(progress="")
     set_progress(row, Message(template, values))
     assert row.progress == template % values

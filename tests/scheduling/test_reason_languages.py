@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 from django.utils import translation
 
-from apps.common.catalogs import extract
 from apps.inventory.hami.messages import N_, Message
 from apps.scheduling import states
 from apps.scheduling.choices import RequestState
 from apps.scheduling.models import PreemptionProposal, Request
 from apps.scheduling.texts import set_text, text_shown
 from tests.scheduling.helpers import run_pass
+from tests.scheduling.stored_texts import sample_values, templates_of
 
 pytestmark = pytest.mark.django_db
 
@@ -47,26 +47,7 @@ WRITERS = (
 )
 
 
-def _reason_templates() -> list[str]:
-    catalog = extract(ROOT, ("apps/scheduling",))
-    found = {
-        message.id
-        for message in catalog
-        if message.id
-        and isinstance(message.id, str)
-        and any(path in WRITERS for path, _line in message.locations)
-    }
-    return sorted(found)
-
-
-TEMPLATES = _reason_templates()
-
-
-def _values(template: str) -> dict[str, object]:
-    return {
-        name: 7 if kind == "d" else f"v-{name}"
-        for name, kind in re.findall(r"%\((\w+)\)([sdrg])", template)
-    }
+TEMPLATES = templates_of(WRITERS)
 
 
 def test_the_writers_reason_templates_are_found():
@@ -78,7 +59,7 @@ def test_the_writers_reason_templates_are_found():
 
 @pytest.mark.parametrize("template", TEMPLATES)
 def test_each_reason_reads_in_chinese_with_its_values(template):
-    values = _values(template)
+    values = sample_values(template)
     row = Request(reason="")
     set_text(row, "reason", Message(template, values))
     assert row.reason == template % values
