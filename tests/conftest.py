@@ -349,6 +349,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # The commands speak the shell's language (apps.common.management.base):
     # the suite checks their English unless a test asks for another.
     os.environ["LANGUAGE"] = "en"
+    # A parallel run (scripts/test.sh) says where its minutes went.
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        from tests.timeline import TimelinePlugin
+
+        timeline = TESTS.parent / "var" / "test-timeline.jsonl"
+        config.pluginmanager.register(TimelinePlugin(timeline), "vnpu-timeline")
 
 
 def pytest_collection_modifyitems(
