@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from apps.accounts.services import token_create, user_ensure
@@ -425,3 +427,24 @@ def test_a_queue_is_created_by_name_alone_or_with_the_clusters_name(
     assert ambiguous.status_code == 400
     assert list(ambiguous.json()["errors"]) == ["cluster"]
     assert Queue.objects.count() == count
+
+
+def test_a_submission_reads_its_queue_once(world):
+    """The checks find the queue, and the insert uses that row (issue 38: a
+    POST's CPU is mostly its queries; it read the queue three times)."""
+    client = _token_client("ci-queries", "operator", ["default"])
+    first = client.post(
+        "/api/requests/", _body(world, idempotency_key="q0"), format="json"
+    )
+    assert first.status_code == 201, first.json()
+    with CaptureQueriesContext(connection) as queries:
+        answer = client.post(
+            "/api/requests/", _body(world, idempotency_key="q1"), format="json"
+        )
+    assert answer.status_code == 201, answer.json()
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and 'FROM "scheduling_queue"' in q["sql"]
+    ]
+    assert len(reads) == 1, reads

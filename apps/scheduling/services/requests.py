@@ -111,8 +111,8 @@ def _priority(cluster: Cluster, name: str | None, queue: Queue | None) -> Priori
     return found
 
 
-def _queue(cluster: Cluster, name: str) -> Queue:
-    found = Queue.objects.filter(cluster=cluster, name=name).first()
+def _queue(cluster: Cluster, name: str, found: Queue | None) -> Queue:
+    """The queue ``found`` by the checks, or the default one made on first use."""
     if found is not None:
         return found
     if name == DEFAULT_QUEUE:
@@ -140,7 +140,7 @@ def _queue(cluster: Cluster, name: str) -> Queue:
 
 
 def _pod_policy_check(
-    cluster: Cluster,
+    queue: Queue | None,
     queue_name: str,
     namespace: str,
     workload: dict[str, Any] | None,
@@ -151,7 +151,6 @@ def _pod_policy_check(
     An unknown queue is left to ``_queue`` (400 naming ``queue``); the default
     queue, made on first use, has the default policy meanwhile.
     """
-    queue = Queue.objects.filter(cluster=cluster, name=queue_name).first()
     if queue is None and queue_name != DEFAULT_QUEUE:
         return
     fail(
@@ -282,7 +281,7 @@ def request_create(
         return earlier, False
 
     reason = _namespace_check(checked.cluster, namespace)
-    queue_row = _queue(checked.cluster, checked.submission["queue"])
+    queue_row = _queue(checked.cluster, checked.submission["queue"], checked.queue_row)
     try:
         request = _request_insert(checked, fingerprint, queue_row, actor, reason, now)
     except IntegrityError:
@@ -303,6 +302,8 @@ class _Checked:
     key: str
     shape: alloc.SliceShape
     priority_class: PriorityClass
+    #: The queue asked for (None: the default one, not made yet).
+    queue_row: Queue | None
     #: What the fingerprint and the audit record: the normalised submission.
     submission: dict[str, Any]
 
@@ -347,7 +348,7 @@ def _checked_submission(
     _collected(
         errors,
         lambda: _pod_policy_check(
-            found, queue_name, namespace, normal_workload, pod_template
+            queue_row, queue_name, namespace, normal_workload, pod_template
         ),
     )
     fail(errors)
@@ -367,7 +368,7 @@ def _checked_submission(
         "pod_template": pod_template,
         "time_limit_seconds": time_limit_seconds,
     }
-    return _Checked(found, key, shape, priority_class, submission)
+    return _Checked(found, key, shape, priority_class, queue_row, submission)
 
 
 _T = TypeVar("_T")
