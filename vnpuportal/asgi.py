@@ -2,11 +2,12 @@
 
 import os
 
-from django.core.asgi import get_asgi_application
-
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "vnpuportal.settings.base")
-# Django must be set up before anything imports models (consumers do).
-django_asgi_app = get_asgi_application()
+# Django must be set up before anything imports models (consumers do): the
+# handler sets it up. One thread hop per request (apps.common.asgi_handler).
+from apps.common.asgi_handler import asgi_application
+
+django_asgi_app = asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

@@ -15,11 +15,11 @@ timeout or a constraint error is the request's own problem and stays a 500.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
-from django.utils.deprecation import MiddlewareMixin
 from django.utils.translation import gettext as _
 
 from apps.common.exceptions import ErrorCode
@@ -57,16 +57,20 @@ def database_unavailable(exc: BaseException) -> bool:
     )
 
 
-class DatabaseUnavailableMiddleware(MiddlewareMixin):
+class DatabaseUnavailableMiddleware:
     """Turns a view's database-unreachable error into the 503 answer.
 
     ``process_exception`` sees what the view raised, including the
     ``ATOMIC_REQUESTS`` transaction that could not begin and DRF's
     authentication (both fail before any of the portal's code runs), so one
-    middleware covers every endpoint. ``MiddlewareMixin`` makes it async-capable:
-    one sync-only middleware makes Django hop between the event loop and a
-    thread twice more on every request (docs/running.md).
+    middleware covers every endpoint.
     """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
 
     def process_exception(
         self, request: HttpRequest, exception: Exception

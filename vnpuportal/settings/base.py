@@ -66,7 +66,7 @@ MIDDLEWARE = [
     # First, so that it times every answer, the refused ones included.
     "apps.common.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
-    "apps.common.static_files.StaticFilesMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The answer's language (Accept-Language, or the django_language cookie):
     # after the session, before CommonMiddleware (Django's order); sets
