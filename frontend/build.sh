@@ -7,13 +7,20 @@
 #   bash frontend/build.sh --check   also type-check, check the translations
 #                                    (scripts/i18n-check.mjs) and run the unit tests (Vitest);
 #                                    npm is required
+#   bash frontend/build.sh --checks-only
+#                                    those checks without the build (scripts/test.sh runs
+#                                    them beside pytest, once the build is done)
 #
 # Dependencies are (re)installed with `npm ci` when node_modules is missing or
 # older than package-lock.json.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 check=0
-[ "${1:-}" = "--check" ] && check=1
+build=1
+case "${1:-}" in
+  --check) check=1 ;;
+  --checks-only) check=1 build=0 ;;
+esac
 
 stale() {
   [ ! -f dist/index.html ] ||
@@ -41,7 +48,7 @@ if [ "$check" = 1 ]; then
   echo "==> frontend: vitest"
   npm test --silent
 fi
-if stale; then
+if [ "$build" = 1 ] && stale; then
   echo "==> frontend: vite build"
   npm run --silent build
 fi

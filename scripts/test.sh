@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: the Go builds in the background (kubectl, the real
-# control plane, helm), lint, migrations, OpenAPI schema, the documentation
-# site, the frontend, then pytest.
+# control plane, helm), lint, the web UI's build, then pytest, with the other
+# checks beside it (migrations, OpenAPI schema, the documentation site, the
+# files shared with the frontend, the frontend's own checks).
 # Uses DATABASE_URL / REDIS_URL when set (CI points them at PostgreSQL and Redis);
 # .ci/run installs and starts those first (scripts/services.sh).
 #
@@ -53,24 +54,40 @@ if [ "${1:-}" = "--fast" ]; then
   step "pytest, the fast lane (-m \"$FAST_LANE\")"
   exec env -u DATABASE_URL -u REDIS_URL python -m pytest -q -m "$FAST_LANE" "$@"
 fi
-step "makemigrations --check"
-python manage.py makemigrations --check --dry-run
-step "OpenAPI schema"
-python manage.py spectacular --validate --fail-on-warn --file /dev/null
-step "docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)"
-bash scripts/docs.sh
-step "error codes shared with the frontend (frontend/src/api/errorCodes.ts)"
-python manage.py error_codes --check
-step "translations complete (every message of the code translated, none fuzzy, .mo current)"
-python manage.py compile_locale --check
-step "the live contract shared with the frontend (frontend/src/live/contract.ts)"
-python manage.py live_contract --check
-step "the alert rules (deploy/prometheus/vnpu-alerts.rules.yml, the chart's prometheusrule.yaml)"
-python manage.py alert_rules --check
-step "the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)"
-bash frontend/scripts/gen-api-types.sh --check
-step "frontend (tsc, vitest, vite build)"
-bash frontend/build.sh --check
+# The web UI's build first: the browser tests serve it.
+step "frontend build (npm ci, vite build)"
+bash frontend/build.sh
+# The checks that pytest does not need run beside it (much of the suite waits
+# on processes and sockets, not the CPU): their output goes to
+# var/checks.log, each failure is named at the end and fails the run.
+checks_log="$PWD/var/checks.log"
+mkdir -p "$(dirname "$checks_log")"
+run_checks() {
+  set +e
+  local failed=()
+  check() {
+    local name=$1
+    shift
+    printf '==> [%4ds] %s\n' "$SECONDS" "$name"
+    "$@" || failed+=("$name")
+  }
+  check "makemigrations --check" python manage.py makemigrations --check --dry-run
+  check "OpenAPI schema" python manage.py spectacular --validate --fail-on-warn --file /dev/null
+  check "docs (Sphinx, strict: a broken link or a missing file fails; var/docs/html)" bash scripts/docs.sh
+  check "error codes shared with the frontend (frontend/src/api/errorCodes.ts)" python manage.py error_codes --check
+  check "translations complete (every message of the code translated, none fuzzy, .mo current)" python manage.py compile_locale --check
+  check "the live contract shared with the frontend (frontend/src/live/contract.ts)" python manage.py live_contract --check
+  check "the alert rules (deploy/prometheus/vnpu-alerts.rules.yml, the chart's prometheusrule.yaml)" python manage.py alert_rules --check
+  check "the REST API's TypeScript types, from the OpenAPI schema (frontend/src/api/schema.d.ts)" bash frontend/scripts/gen-api-types.sh --check
+  check "frontend checks (tsc, the translation catalogs, vitest)" bash frontend/build.sh --checks-only
+  printf '==> [%4ds] checks done\n' "$SECONDS"
+  for name in "${failed[@]}"; do echo "FAILED: $name"; done
+  [ "${#failed[@]}" = 0 ]
+}
+step "the other checks, beside pytest: $checks_log"
+# Niced, as the Go builds are: the tests come first.
+(renice -n 10 -p "$BASHPID" >/dev/null && run_checks) >"$checks_log" 2>&1 &
+checks_pid=$!
 # kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
 # Until the background build has made them, kubectl and helm on PATH are
@@ -104,6 +121,13 @@ step "pytest on $workers workers (database: ${DATABASE_URL:-sqlite})"
 status=0
 # The slowest tests are named at the end: where the suite's minutes go.
 python -m pytest -n "$workers" --dist loadscope --no-loadscope-reorder --durations=20 "$@" || status=$?
+if wait "$checks_pid"; then
+  grep -E "^==> " "$checks_log"
+else
+  echo "the checks beside pytest failed; their log ($checks_log):" >&2
+  cat "$checks_log" >&2
+  status=1
+fi
 wait "$build_pid" || true
 for stage in kubectl hydra control-plane hami helm; do
   if [ "$(cat "$KUBESTACK_BUILD_DIR/$stage.rc" 2>/dev/null)" != "0" ]; then
