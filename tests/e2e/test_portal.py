@@ -647,11 +647,15 @@ def test_the_usage_chart_zooms_into_a_period_and_back(page, portal, shot):
         return seen[0] if seen[0] is not None and seen[0] == before else None
 
     box = wait_for(settled_box, "the chart's layout to settle", timeout=20)
-    # when the admin drags across a fifth of the chart, before the hole
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + box["width"] * 0.08, y)
+    # when the admin drags across a fifth of the chart, before the hole:
+    # each point is given relative to the chart and placed when the mouse
+    # moves there, so a layout shift after the measure cannot move the drag
+    # off the chart (fresh-clone run f8: it began left of the plot)
+    y = box["height"] / 2
+    canvas.hover(position={"x": box["width"] * 0.08, "y": y})
     page.mouse.down()
-    page.mouse.move(box["x"] + box["width"] * 0.28, y, steps=8)
+    for fraction in (0.13, 0.18, 0.23, 0.28):
+        canvas.hover(position={"x": box["width"] * fraction, "y": y})
     page.mouse.up()
     # then it shows that period only, and says how to go back
     expect(chart.get_by_test_id("chart-reset-zoom")).to_be_visible()
@@ -659,7 +663,7 @@ def test_the_usage_chart_zooms_into_a_period_and_back(page, portal, shot):
     assert whole[0] < start < end < whole[1]
     assert end - start < (whole[1] - whole[0]) / 3
     # the legend gives the value under the cursor
-    page.mouse.move(box["x"] + box["width"] * 0.5, y + 10)
+    canvas.hover(position={"x": box["width"] * 0.5, "y": y + 10})
     expect(chart.locator(".u-legend")).to_contain_text("%")
     shot(page, "usage-zoomed")
     chart.get_by_test_id("chart-reset-zoom").click()
