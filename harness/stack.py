@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.migrated import postgres_copy, sqlite_copy
 from harness.processes import (
     ProcessSet,
     free_port,
@@ -250,11 +251,31 @@ class Stack:
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(sql)
 
-    def _create_pg_database(self) -> None:
-        name = f"vnpu_e2e_{os.getpid()}_{self.port}"
-        self._pg_admin(f'DROP DATABASE IF EXISTS "{name}"')
-        self._pg_admin(f'CREATE DATABASE "{name}"')
-        self._pg_database = name
+    def _create_database(self) -> None:
+        """A migrated database of its own: a copy of the run's template
+        (harness.migrated), which the first stack migrates."""
+        if self.postgres_url:
+            name = f"vnpu_e2e_{os.getpid()}_{self.port}"
+            postgres_copy(self.postgres_url, name, self._migrate_at)
+            self._pg_database = name
+        else:
+            sqlite_copy(self.database, self._migrate_at)
+
+    def _migrate_at(self, database_url: str) -> None:
+        result = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=ROOT,
+            env={**self.env(), "DATABASE_URL": database_url},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        if result.returncode != 0:
+            raise StackError(
+                f"manage.py migrate failed ({result.returncode}):\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
 
     def manage(self, *args: str, timeout: float = 600) -> str:
         result = subprocess.run(
@@ -294,10 +315,8 @@ class Stack:
             self.sim.start()
             self.sim.write_kubeconfig(self.kubeconfig)
             self.log(f"simcluster ({self.scenario}) at {self.sim.url}")
-            if self.postgres_url:
-                self._create_pg_database()
+            self._create_database()
             self.log(f"database: {self.database_url()}")
-            self.manage("migrate", "--noinput")
             self.manage("demo", "--kubeconfig", str(self.kubeconfig))
             self._spawn(
                 "sync",
