@@ -86,6 +86,9 @@ export function LineChart({
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const zoomed = useRef(false);
+  // The zoomed period, so that a chart made again (new series, a new y axis
+  // width) keeps it: made again, uPlot starts from the data's ends.
+  const zoomRange = useRef<{ min: number; max: number } | null>(null);
   const [isZoomed, setZoomed] = useState(false);
   const data = useMemo(() => alignSeries(series, gapMs), [series, gapMs]);
   const has = series.some((s) => s.points.length > 0);
@@ -99,6 +102,7 @@ export function LineChart({
   useEffect(() => {
     const target = box.current;
     if (!target || !has) return undefined;
+    const keep = zoomed.current ? zoomRange.current : null;
     const opts: uPlot.Options = {
       width: target.clientWidth || 640,
       height,
@@ -150,6 +154,9 @@ export function LineChart({
             if (key !== "x") return;
             target.dataset.from = String(Math.round(u.scales.x.min ?? 0));
             target.dataset.to = String(Math.round(u.scales.x.max ?? 0));
+            if (zoomed.current && u.scales.x.min != null && u.scales.x.max != null) {
+              zoomRange.current = { min: u.scales.x.min, max: u.scales.x.max };
+            }
           },
         ],
         setSelect: [
@@ -159,7 +166,10 @@ export function LineChart({
               setZoomed(true);
               const from = u.posToVal(u.select.left, "x");
               const to = u.posToVal(u.select.left + u.select.width, "x");
-              if (Number.isFinite(from) && Number.isFinite(to) && to > from) props.current.onZoom?.(from * 1000, to * 1000);
+              if (Number.isFinite(from) && Number.isFinite(to) && to > from) {
+                zoomRange.current = { min: from, max: to };
+                props.current.onZoom?.(from * 1000, to * 1000);
+              }
             }
           },
         ],
@@ -167,9 +177,11 @@ export function LineChart({
     };
     const chart = new uPlot(opts, data, target);
     plot.current = chart;
+    if (keep) chart.setScale("x", keep);
     // Double-click resets uPlot's zoom; let live data widen the axis again.
     const unzoom = () => {
       zoomed.current = false;
+      zoomRange.current = null;
       setZoomed(false);
       props.current.onResetZoom?.();
     };
@@ -191,6 +203,7 @@ export function LineChart({
 
   const reset = () => {
     zoomed.current = false;
+    zoomRange.current = null;
     setZoomed(false);
     plot.current?.setData(data, true);
     onResetZoom?.();
