@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import os
 import shutil
+import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SQLITE_TEMPLATES = ROOT / "var" / "db-templates"
 # pg_advisory_lock's key for building and copying templates (any fixed number).
 PG_LOCK_KEY = 0x76_6E_70_75  # "vnpu"
+
+# Templates of other migrations kept on a shared PostgreSQL server.
+KEEP_OTHER_TEMPLATES = 3
 
 # Migrates the database at the URL given (the stack's manage.py migrate).
 Migrate = Callable[[str], None]
@@ -48,11 +52,16 @@ def sqlite_copy(target: Path, migrate: Migrate) -> None:
     with _file_lock(SQLITE_TEMPLATES / ".lock"):
         if not template.exists():
             building = template.with_suffix(f".{os.getpid()}.building")
-            building.unlink(missing_ok=True)
+            _sqlite_unlink(building)
             migrate(f"sqlite:///{building}")
+            # The portal's SQLite runs in WAL mode: fold the log into the file
+            # before moving it, or the copy would miss what the log held.
+            with contextlib.closing(sqlite3.connect(building)) as db:
+                db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                db.execute("PRAGMA journal_mode=DELETE")
             building.replace(template)
             # Templates of other migrations are of no more use here.
-            for old in SQLITE_TEMPLATES.glob("*.sqlite3"):
+            for old in SQLITE_TEMPLATES.glob("*.sqlite3*"):
                 if old != template:
                     old.unlink(missing_ok=True)
     shutil.copyfile(template, target)
@@ -72,28 +81,36 @@ def postgres_copy(server_url: str, name: str, migrate: Migrate) -> None:
             ).fetchone()
             if found is None:
                 building = f"{template}_build"
-                admin.execute(f'DROP DATABASE IF EXISTS "{building}"')
+                # WITH (FORCE): a build whose worker was killed may have left
+                # its migrate connected.
+                admin.execute(f'DROP DATABASE IF EXISTS "{building}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{building}"')
                 migrate(_database_url(server_url, building))
                 admin.execute(f'ALTER DATABASE "{building}" RENAME TO "{template}"')
                 _drop_other_templates(admin, template)
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
         finally:
             admin.execute("SELECT pg_advisory_unlock(%s)", (PG_LOCK_KEY,))
 
 
 def _drop_other_templates(admin: psycopg.Connection, template: str) -> None:
-    """Templates of other migrations (an older checkout's) are of no more use
-    on this server; one still being copied is left for next time."""
+    """Keep the newest few templates of other migrations (other checkouts,
+    other branches may share this server) and drop the older ones; one being
+    copied now is left for next time."""
     rows = admin.execute(
         "SELECT datname FROM pg_database WHERE datname LIKE 'vnpu\\_tpl\\_%%'"
-        " AND datname <> %s",
+        " AND datname NOT LIKE '%%\\_build' AND datname <> %s ORDER BY oid DESC",
         (template,),
     ).fetchall()
-    for (name,) in rows:
+    for (name,) in rows[KEEP_OTHER_TEMPLATES:]:
         with contextlib.suppress(psycopg.errors.ObjectInUse):
             admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+
+
+def _sqlite_unlink(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _database_url(server_url: str, name: str) -> str:

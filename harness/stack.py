@@ -262,6 +262,7 @@ class Stack:
             sqlite_copy(self.database, self._migrate_at)
 
     def _migrate_at(self, database_url: str) -> None:
+        """``manage.py migrate`` on ``database_url`` (the template's build)."""
         result = subprocess.run(
             [sys.executable, "manage.py", "migrate", "--noinput"],
             cwd=ROOT,

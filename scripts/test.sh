@@ -86,8 +86,13 @@ run_checks() {
 }
 step "the other checks, beside pytest: $checks_log"
 # Niced, as the Go builds are: the tests come first.
-(renice -n 10 -p "$BASHPID" >/dev/null && run_checks) >"$checks_log" 2>&1 &
+(
+  renice -n 10 -p "$BASHPID" >/dev/null || true
+  run_checks
+) >"$checks_log" 2>&1 &
 checks_pid=$!
+# Should this script stop early, the checks stop with it.
+trap 'kill "$checks_pid" 2>/dev/null || true' EXIT
 # kubectl of the same version as the API server, helm, and the control plane.
 tool_path="$(python -m kubestack bin --planned)"
 # Until the background build has made them, kubectl and helm on PATH are

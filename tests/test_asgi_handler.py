@@ -16,6 +16,12 @@ from apps.common.asgi_handler import OneHopASGIHandler
 
 async def _ask(handler: Any, path: str) -> tuple[int, bytes]:
     """One GET through ``handler`` as uvicorn sends it: (status, body)."""
+    status, _headers, body = await _answer(handler, path)
+    return status, body
+
+
+async def _answer(handler: Any, path: str) -> tuple[int, dict[bytes, bytes], bytes]:
+    """One GET through ``handler``: (status, headers, body)."""
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -43,14 +49,15 @@ async def _ask(handler: Any, path: str) -> tuple[int, bytes]:
         sent.append(message)
 
     await handler(scope, receive, send)
-    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    start = next(m for m in sent if m["type"] == "http.response.start")
     body = b"".join(
         m.get("body", b"") for m in sent if m["type"] == "http.response.body"
     )
-    return status, body
+    return start["status"], dict(start["headers"]), body
 
 
 def _counting_hops(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions every ``sync_to_async`` call runs from now on."""
     hops: list[str] = []
     original = SyncToAsync.__call__
 
@@ -82,12 +89,42 @@ async def test_a_request_leaves_the_event_loop_once_for_its_middleware_and_view(
 
 @pytest.mark.django_db(transaction=True)
 async def test_the_one_hop_handler_answers_as_the_stock_one():
-    for path in (
-        "/healthz",
-        "/api/no-such-thing/",
-        "/static/rest_framework/css/bootstrap.min.css",
-    ):
-        ours = await _ask(OneHopASGIHandler(), path)
-        stock = await _ask(ASGIHandler(), path)
-        assert ours == stock, path
+    static = "/static/rest_framework/css/bootstrap.min.css"
+    for path in ("/healthz", "/api/me/", "/api/no-such-thing/", static):
+        ours = await _answer(OneHopASGIHandler(), path)
+        stock = await _answer(ASGIHandler(), path)
+        assert ours[0] == stock[0], path
+        assert ours[2] == stock[2], path
+        for header in (b"content-type", b"content-language", b"x-frame-options"):
+            assert ours[1].get(header) == stock[1].get(header), (path, header)
+    assert (await _ask(OneHopASGIHandler(), static))[0] == 200
     assert (await _ask(OneHopASGIHandler(), "/healthz"))[0] == 200
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_async_views_wait_on_the_event_loop_through_djangos_async_chain(
+    monkeypatch,
+):
+    """A long poll or a followed log holds no thread while it waits for its
+    turn (apps.scheduling.api.streaming): Django's own handler serves them."""
+    handler = OneHopASGIHandler()
+    served: list[str] = []
+    stock = handler.async_views.get_response_async
+
+    async def spied(request: Any) -> Any:
+        served.append(request.path)
+        return await stock(request)
+
+    monkeypatch.setattr(handler.async_views, "get_response_async", spied)
+    status, body = await _ask(handler, "/api/requests/1/logs/")
+    assert status == 401, body
+    assert served == ["/api/requests/1/logs/"]
+    await _ask(handler, "/api/me/")
+    assert served == ["/api/requests/1/logs/"]
+
+
+def test_the_handler_sets_what_djangos_own_sets_and_no_less():
+    """OneHopASGIHandler skips ASGIHandler.__init__ (it loads the async
+    chain); a Django that sets more there must be looked at."""
+    ours = set(vars(OneHopASGIHandler())) - {"async_views"}
+    assert ours == set(vars(ASGIHandler()))

@@ -82,14 +82,18 @@ def test_postgres_stacks_copy_the_template_the_first_one_migrated(monkeypatch):
         with psycopg.connect(url.rsplit("/", 1)[0] + "/one") as db:
             assert db.execute("SELECT count(*) FROM done").fetchone() == (1,)
         assert len(calls) == 1
-        # new migrations: a new template, and the old one is dropped
-        monkeypatch.setattr(migrated, "migrations_key", lambda: "test-newer")
-        migrated.postgres_copy(url, "three", _fake_migrate(calls))
-        assert len(calls) == 2
+        # new migrations: a new template; the newest few others are kept
+        # (other checkouts may share the server), older ones dropped
+        monkeypatch.setattr(migrated, "KEEP_OTHER_TEMPLATES", 1)
+        for key in ("test-newer", "test-newest"):
+            monkeypatch.setattr(migrated, "migrations_key", lambda key=key: key)
+            migrated.postgres_copy(url, "three", _fake_migrate(calls))
+        assert len(calls) == 3
         with psycopg.connect(url) as db:
             names = db.execute(
                 "SELECT datname FROM pg_database WHERE datname LIKE 'vnpu_tpl%'"
+                " ORDER BY datname"
             ).fetchall()
-        assert names == [("vnpu_tpl_test-newer",)]
+        assert names == [("vnpu_tpl_test-newer",), ("vnpu_tpl_test-newest",)]
     finally:
         server.stop()

@@ -35,7 +35,7 @@ def test_each_worker_its_busy_time_and_idle_tail_and_the_longest_units(tmp_path)
 
     lines = timeline.lines(top=2)
 
-    assert lines[0] == "run: 60 s from collection to the last test"
+    assert lines[0] == "run: 60 s from the session's start to the last test"
     assert "worker gw0: busy 60 s, done at 60 s (idle 0 s at the end)" in lines
     assert "worker gw1: busy 15 s, done at 15 s (idle 45 s at the end)" in lines
     # The browser folder is one unit (tests/xdist_scopes.py), listed after a.py.

@@ -58,7 +58,9 @@ class Timeline:
             last[p.worker] = max(last[p.worker], p.stop)
             units[unit_of(p.nodeid)] += p.stop - p.start
             unit_worker[unit_of(p.nodeid)] = p.worker
-        out = [f"run: {end - self.began:.0f} s from collection to the last test"]
+        out = [
+            f"run: {end - self.began:.0f} s from the session's start to the last test"
+        ]
         for worker in sorted(busy):
             out.append(
                 f"worker {worker}: busy {busy[worker]:.0f} s, "

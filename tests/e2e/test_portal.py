@@ -659,13 +659,14 @@ def test_the_usage_chart_zooms_into_a_period_and_back(page, portal, shot):
     page.mouse.up()
     # then it shows that period only, and says how to go back
     expect(chart.get_by_test_id("chart-reset-zoom")).to_be_visible()
+
     # The span attributes follow the zoom a render later than the button
     # (fresh-clone runs f8 and f10 read the whole hour still there).
-    start, end = wait_for(
-        lambda: shown() if shown() != whole else None,
-        "the chart to show the dragged period",
-        timeout=20,
-    )
+    def zoomed_in() -> tuple[int, int] | None:
+        span = shown()
+        return span if span != whole else None
+
+    start, end = wait_for(zoomed_in, "the chart to show the dragged period", timeout=20)
     assert whole[0] < start < end < whole[1]
     assert end - start < (whole[1] - whole[0]) / 3
     # the legend gives the value under the cursor
@@ -674,10 +675,6 @@ def test_the_usage_chart_zooms_into_a_period_and_back(page, portal, shot):
     shot(page, "usage-zoomed")
     chart.get_by_test_id("chart-reset-zoom").click()
     expect(chart).to_contain_text("drag across the chart to zoom")
-    start, end = wait_for(
-        lambda: shown() if shown()[1] - shown()[0] >= 3600 else None,
-        "the chart to span the hour again",
-        timeout=20,
-    )
+    start, end = wait_for(the_hour, "the chart to span the hour again", timeout=20)
     assert start <= whole[0] + 60
     assert end >= whole[1] - 60
