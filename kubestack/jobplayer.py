@@ -180,6 +180,53 @@ class JobPlayer:
             play = self._plays.get(uid)
             return play.last_stamp.get(container) if play else None
 
+    def wait_logs_served(self, kwok_port: int, timeout: float = 120.0) -> float:
+        """Wait until KWOK reads the file of a Logs object made now; the
+        seconds waited.
+
+        KWOK learns Logs objects from an informer. After API-server restarts
+        its reflector backs off (client-go's 0.8 s doubling to 30 s, jitter
+        included), and a pod created meanwhile has its container followed on
+        the ClusterLogs default, an empty file, until KWOK catches up (the
+        kubelet front then reads the rest at the end: one chunk, not a
+        stream). A real kubelet reads its container's own file. A test that
+        follows a live log waits here first: once KWOK serves this probe, its
+        watch is live again and serves every Logs object made after it.
+        """
+        import urllib.request
+
+        name = f"kubestack-probe-{time.time_ns()}"
+        path = self.log_root / "probes" / name / "0.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{kubelet_timestamp(time.time_ns())} stdout F {name}\n")
+        args = (KWOK_GROUP, KWOK_VERSION, "default", LOGS_PLURAL)
+        body = {
+            "apiVersion": f"{KWOK_GROUP}/{KWOK_VERSION}",
+            "kind": "Logs",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"logs": [{"containers": ["probe"], "logsFile": str(path)}]},
+        }
+        url = f"http://127.0.0.1:{kwok_port}/containerLogs/default/{name}/probe"
+        started = time.monotonic()
+        self.custom.create_namespaced_custom_object(*args, body)
+        try:
+            while True:
+                with (
+                    contextlib.suppress(OSError),
+                    urllib.request.urlopen(url, timeout=5) as answer,
+                ):
+                    if name.encode() in answer.read():
+                        return time.monotonic() - started
+                if time.monotonic() - started > timeout:
+                    raise TimeoutError(
+                        f"KWOK did not serve a new Logs object in {timeout:.0f} s"
+                    )
+                time.sleep(0.2)  # KWOK offers no event to wait on
+        finally:
+            with contextlib.suppress(Exception):
+                self.custom.delete_namespaced_custom_object(*args, name)
+            shutil.rmtree(path.parent, ignore_errors=True)
+
     # -- the pods ------------------------------------------------------------
 
     def _watch_loop(self) -> None:

@@ -371,6 +371,10 @@ class _Handler(BaseHTTPRequestHandler):
         again = catch_up_query(query, state.last)
         if again is None:
             return
+        log.warning(
+            "follow of %s missed its lines (KWOK read another file): read again",
+            path,
+        )
         connection, response = self.front.upstream(
             f"{path}?{urlencode(again, doseq=True)}"
         )

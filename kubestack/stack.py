@@ -377,6 +377,13 @@ class KubeStack:
         self.start_apiserver(watch_cache=watch_cache)
         return time.monotonic() - stopped
 
+    def wait_logs_served(self, timeout: float = 120.0) -> float:
+        """Wait until KWOK serves a new pod's log file (it lags after API-server
+        restarts: :meth:`JobPlayer.wait_logs_served`); the seconds waited."""
+        if self.job_player is None or self.kubelet_front is None:
+            raise StackError("this stack plays no jobs")
+        return self.job_player.wait_logs_served(self.kubelet_front.kwok_port, timeout)
+
     def stop_apiserver(self, *, hard: bool = False) -> None:
         """Stop kube-apiserver (SIGKILL when ``hard``); :meth:`start_apiserver` brings it back."""
         with self._lock:

@@ -109,6 +109,15 @@ def _pass_times(stack: Stack) -> list[float]:
     )
 
 
+def _longest_run_above(lengths: list[int], limit: int) -> int:
+    """The most consecutive samples above `limit`."""
+    longest = run = 0
+    for length in lengths:
+        run = run + 1 if length > limit else 0
+        longest = max(longest, run)
+    return longest
+
+
 @pytest.mark.timeout(300)
 def test_extra_sync_tasks_leave_and_the_workers_keep_scheduling(stack):
     import redis
@@ -181,14 +190,18 @@ def test_extra_sync_tasks_leave_and_the_workers_keep_scheduling(stack):
         seconds=OBSERVE_SECONDS,
         queue_length_first=queue_lengths[0],
         max_queue_length_after_5s=max(queue_lengths[5:]),
+        longest_run_above_3=_longest_run_above(queue_lengths[5:], 3),
         queue_length_at_end=queue_lengths[-1],
         passes_per_10s=windows,
         usage_samples=len(taken),
         usage_sample_max_gap=round(max(gaps), 1) if gaps else None,
         sync_tasks_left_at_once=left_at_once,
     )
-    # (the burst itself is gone within 5 s)
-    assert max(queue_lengths[5:]) <= 3, queue_lengths
+    # (the burst itself is gone within 5 s, and the queue never stays long: a
+    # busy machine may leave a pass or two waiting for a second, but starved
+    # workers let it grow from then on)
+    assert _longest_run_above(queue_lengths[5:], 3) <= 2, queue_lengths
+    assert max(queue_lengths[-5:]) <= 3, queue_lengths
     # and a scheduling pass every second goes on in every window
     assert min(windows) >= WINDOW / 2, windows
     # and every usage sample asked for was taken, without gaps

@@ -37,6 +37,14 @@ def kube_stack() -> Iterator[KubeStack]:
 
 
 @pytest.fixture
+def live_logs(kube_stack: KubeStack) -> float:
+    """KWOK serves new pods' log files again (after an earlier test restarted
+    the API server, its Logs informer may still be backing off: a follow
+    would then get the whole log at the end); the seconds it took."""
+    return kube_stack.wait_logs_served()
+
+
+@pytest.fixture
 def kube_core(kube_stack: KubeStack) -> Any:
     """CoreV1Api as the stack's admin."""
     from kubernetes import client

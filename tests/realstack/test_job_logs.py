@@ -69,7 +69,7 @@ def _stamp(text: str) -> datetime:
 
 
 def test_a_job_that_exits_3_fails_and_kubectl_logs_reads_and_follows_its_lines(
-    kube_stack, kube_core, stack_kubeconfig, cleanup
+    kube_stack, kube_core, stack_kubeconfig, cleanup, live_logs
 ):
     cleanup.extend([("default", "job-exit3"), ("default", "job-at-once")])
     kube_stack.create_objects(
@@ -168,3 +168,42 @@ def test_a_pod_without_output_has_an_empty_log_and_no_previous_instance(
         'previous terminated container "npu-container" in pod "quiet" not found'
         in previous.stderr
     )
+
+
+def test_after_api_server_restarts_a_follow_waits_for_kwok_and_then_streams(
+    kube_stack, kube_core, stack_kubeconfig, cleanup
+):
+    """Three hard restarts leave KWOK's Logs informer backing off (fresh-clone
+    runs f12 and f13: a follow got the whole log at the end, in one chunk);
+    ``wait_logs_served`` returns once KWOK serves new Logs objects again,
+    leaves no probe behind, and a follow begun then streams."""
+    for _ in range(3):
+        kube_stack.restart_apiserver(hard=True)
+    waited = kube_stack.wait_logs_served()
+    assert waited >= 0
+    probes = kube_stack.kubectl(
+        "get", "logs.kwok.x-k8s.io", "-n", "default", "-o", "name"
+    ).stdout
+    assert "kubestack-probe" not in probes
+
+    cleanup.append(("default", "job-after-restarts"))
+    kube_stack.create_objects(
+        [_job_pod("job-after-restarts", "6", "0", ["one", "two", "three", "four"])]
+    )
+
+    def running():
+        _, status = _container(kube_core, "job-after-restarts")
+        return status is not None and status.state.running is not None
+
+    wait_for(running, "the container running", timeout=60)
+    follower, arrived = _follow(
+        stack_kubeconfig, kube_stack.kubectl_path, "job-after-restarts"
+    )
+    try:
+        assert arrived.get(timeout=20) == "one\n"
+        # the first line came while the container still ran: streamed
+        _, status = _container(kube_core, "job-after-restarts")
+        assert status.state.running is not None, "the container ended already"
+        assert follower.wait(timeout=30) == 0, follower.stderr.read()
+    finally:
+        follower.kill()

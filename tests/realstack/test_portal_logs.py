@@ -36,15 +36,13 @@ LINES = ["loading the model", "epoch 1 loss 0.71", "epoch 2 loss nan", "giving u
 
 
 def test_the_portal_follows_the_real_log_and_reports_the_real_exit_code(
-    kube_stack, real_cluster, cleanup
+    kube_stack, real_cluster, cleanup, live_logs
 ):
     ci = token_client("ci-logs", "operator")
     token = ci._credentials["HTTP_AUTHORIZATION"]  # "Bearer vnp_..."
     job = ci_request(
         idempotency_key="real-logs-1",
-        # 24 s: a job player that falls behind on a busy machine writes its
-        # late lines at once; the later ones still stream (fresh-clone run f12)
-        workload=job_workload(LINES, run_seconds=24, exit_code=3),
+        workload=job_workload(LINES, run_seconds=12, exit_code=3),
     )
     with Running(real_cluster):
         submitted = ci.post("/api/requests/", job, format="json")
