@@ -94,6 +94,14 @@ def postgres_copy(server_url: str, name: str, migrate: Migrate) -> None:
             admin.execute("SELECT pg_advisory_unlock(%s)", (PG_LOCK_KEY,))
 
 
+def drop_database(server_url: str, name: str) -> None:
+    """Drop database ``name`` on ``server_url``'s server, connections and all."""
+    with psycopg.connect(
+        _database_url(server_url, "postgres"), autocommit=True
+    ) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def _drop_other_templates(admin: psycopg.Connection, template: str) -> None:
     """Keep the newest few templates of other migrations (other checkouts,
     other branches may share this server) and drop the older ones; one being

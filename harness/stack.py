@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.migrated import postgres_copy, sqlite_copy
+from harness.migrated import drop_database, postgres_copy, sqlite_copy
 from harness.processes import (
     ProcessSet,
     free_port,
@@ -243,14 +243,6 @@ class Stack:
         base = urllib.parse.urlsplit(self.postgres_url or "")
         return urllib.parse.urlunsplit(base._replace(path=f"/{self._pg_database}"))
 
-    def _pg_admin(self, sql: str) -> None:
-        import psycopg
-
-        base = urllib.parse.urlsplit(self.postgres_url or "")
-        admin = urllib.parse.urlunsplit(base._replace(path="/postgres"))
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(sql)
-
     def _create_database(self) -> None:
         """A migrated database of its own: a copy of the run's template
         (harness.migrated), which the first stack migrates."""
@@ -263,26 +255,20 @@ class Stack:
 
     def _migrate_at(self, database_url: str) -> None:
         """``manage.py migrate`` on ``database_url`` (the template's build)."""
-        result = subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--noinput"],
-            cwd=ROOT,
-            env={**self.env(), "DATABASE_URL": database_url},
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
-        if result.returncode != 0:
-            raise StackError(
-                f"manage.py migrate failed ({result.returncode}):\n"
-                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-            )
+        self.manage("migrate", "--noinput", database_url=database_url)
 
-    def manage(self, *args: str, timeout: float = 600) -> str:
+    def manage(
+        self, *args: str, timeout: float = 600, database_url: str | None = None
+    ) -> str:
+        """``manage.py`` with the stack's environment (on another database
+        when ``database_url`` is given); its output."""
+        env = self.env()
+        if database_url is not None:
+            env["DATABASE_URL"] = database_url
         result = subprocess.run(
             [sys.executable, "manage.py", *args],
             cwd=ROOT,
-            env=self.env(),
+            env=env,
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -403,9 +389,7 @@ class Stack:
             self.sim = None
         if self._pg_database is not None:
             try:
-                self._pg_admin(
-                    f'DROP DATABASE IF EXISTS "{self._pg_database}" WITH (FORCE)'
-                )
+                drop_database(self.postgres_url or "", self._pg_database)
             except Exception as exc:  # report it, never mask the error that stopped us
                 self.log(f"could not drop database {self._pg_database}: {exc}")
             self._pg_database = None
