@@ -3,7 +3,7 @@ and while one worker pool syncs five clusters with churn.
 
 Run: ``python -m bench.rest [--clients 50] [--seconds 20] [--clusters 5]``
 (``--quick``: a tenth of the scale, 6 s windows; about 4 minutes; the full run
-about 7). Needs PostgreSQL's server binaries (``initdb``: a private server
+about 7; ``--rest-only``: part 1 alone). Needs PostgreSQL's server binaries (``initdb``: a private server
 is made in a temp directory, because the sync of six clusters holds about 150
 connections, more than a shared server's default 100; ``--postgres shared``
 uses ``DATABASE_URL``'s server instead) and ``redis-server`` (a private one:
@@ -895,6 +895,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--sync-timeout", type=float, default=1800)
     parser.add_argument(
+        "--rest-only",
+        action="store_true",
+        help="part 1 only (REST under load), then the memory table",
+    )
+    parser.add_argument(
         "--postgres",
         choices=["private", "shared"],
         default="private",
@@ -975,8 +980,9 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
     # The pool's simulators build while the stack starts (idle until part 2).
     tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-rest-"))
     cleanups.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
-    kubeconfigs = [tmp / f"sim-{k}.kubeconfig" for k in range(args.clusters)]
-    starter = ThreadPoolExecutor(max_workers=args.clusters)
+    simulators = 0 if args.rest_only else args.clusters
+    kubeconfigs = [tmp / f"sim-{k}.kubeconfig" for k in range(simulators)]
+    starter = ThreadPoolExecutor(max_workers=max(simulators, 1))
     futures = [starter.submit(_start_sim, args, kc, 900) for kc in kubeconfigs]
 
     def stop_sims() -> None:
@@ -1011,7 +1017,7 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         f"{time.perf_counter() - t0:7.1f} s",
     )
     sims = [f.result() for f in futures]
-    line(f"{args.clusters} more simclusters up", f"{time.perf_counter() - t0:7.1f} s")
+    line(f"{simulators} more simclusters up", f"{time.perf_counter() - t0:7.1f} s")
 
     admin = stack.api()
     tokens = []
@@ -1090,7 +1096,8 @@ def run(args: argparse.Namespace, cleanups: list[Callable[[], None]]) -> None:
         f"{requests_sent(unloaded)} requests",
     )
 
-    part_two(bench, tokens, demo, unloaded)
+    if not args.rest_only:
+        part_two(bench, tokens, demo, unloaded)
     memory(bench)
 
 

@@ -11,6 +11,8 @@ security, then the portal's own: clusters and sync, the UI, scheduling.
 
 from __future__ import annotations
 
+from typing import Any
+
 import environ
 
 from vnpuportal.channel_layers import channel_layers
@@ -149,7 +151,18 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Redis, channels and Celery
 # =====================================================================================
 REDIS_URL = env("REDIS_URL", default="")  # empty: embedded mode, no Redis
-CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+
+def _default_cache() -> dict[str, Any]:
+    """``CACHE_URL``'s cache; Redis with one connection pool per process, not
+    one connection per request as Django's own under ASGI (apps/common/cache.py)."""
+    cache = env.cache("CACHE_URL", default="locmemcache://")
+    if cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+        cache = {**cache, "BACKEND": "apps.common.cache.ProcessPooledRedisCache"}
+    return cache
+
+
+CACHES = {"default": _default_cache()}
 CHANNEL_LAYERS = channel_layers(REDIS_URL)  # see vnpuportal/channel_layers.py
 # Without Redis the worker cannot reach the web process's in-memory channel
 # layer; deltas then go through a database outbox (apps.live.realtime).
