@@ -87,3 +87,24 @@ def test_a_redis_cache_url_gets_the_process_pooled_backend(monkeypatch):
     finally:
         monkeypatch.delenv("CACHE_URL")
         importlib.reload(base)
+
+
+def test_the_shared_client_reads_and_writes_as_djangos(settings, redis_server):
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "apps.common.cache.ProcessPooledRedisCache",
+            "LOCATION": redis_server.url(2),
+        }
+    }
+    cache = caches["default"]
+    cache.set("a", {"n": 1}, 30)
+    assert cache.get("a") == {"n": 1}
+    assert cache.add("a", 2) is False
+    assert cache.add("n", 1) is True
+    assert cache.incr("n") == 2
+    assert cache.get("n") == 2
+    cache.delete("a")
+    assert cache.get("a") is None
+    # one redis-py client per pool, reused by every call
+    client = cache._cache
+    assert client.get_client(write=True) is client.get_client(write=False)

@@ -23,6 +23,22 @@ _clients: dict[tuple[Any, ...], RedisCacheClient] = {}
 _lock = threading.Lock()
 
 
+class _ReusedClients(RedisCacheClient):
+    """Django's client, keeping one redis-py client per pool instead of making
+    one per call (each made its table of response callbacks again)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        pool = self._get_connection_pool(write)
+        client = self._clients.get(id(pool))
+        if client is None:
+            client = self._clients[id(pool)] = self._client(connection_pool=pool)
+        return client
+
+
 class ProcessPooledRedisCache(RedisCache):
     """``RedisCache`` whose client, and so its connections, the process shares."""
 
@@ -35,5 +51,5 @@ class ProcessPooledRedisCache(RedisCache):
         with _lock:
             client = _clients.get(key)
             if client is None:
-                client = _clients[key] = self._class(self._servers, **self._options)
+                client = _clients[key] = _ReusedClients(self._servers, **self._options)
             return client
