@@ -119,6 +119,29 @@ describe("LogPanel", () => {
     expect(screen.getByTestId("log-finished-at").textContent).not.toBe("–");
   });
 
+  it("reads an ended job's log again until the portal has kept it, though its result came first", async () => {
+    // The portal keeps the exit code as soon as it sees the end, and the log a
+    // moment later (fresh-clone run f16: the page showed the pod's log for good).
+    const pods = stream("live");
+    const kept = stream("kept");
+    const { open, paths } = opener(pods, kept);
+    const ended = {
+      ...base,
+      state: "failed",
+      exit_code: 3,
+      result: { exit_code: 3, reason: "Error", finished_at: "2026-12-06T20:00:09Z", containers: [] },
+    } as unknown as CiRequest;
+    pods.write(`${T(1)} first\n`);
+    pods.close();
+    kept.write(`${T(1)} first\n${T(2)} kept too\n`);
+    kept.close();
+    render(<LogPanel request={ended} open={open} />);
+    await waitFor(() => expect(screen.getByTestId("log-source").textContent).toBe("live"));
+    await waitFor(() => expect(screen.getByTestId("log-source").textContent).toBe("kept"), { timeout: 3000 });
+    expect(text()).toContain("kept too");
+    expect(paths).toEqual(["/api/requests/9/logs/?timestamps=true", "/api/requests/9/logs/?timestamps=true"]);
+  });
+
   it("says when there is no pod yet, and when the container has not started", async () => {
     const noPod = opener(new ApiError(404, { code: "no_log", message: "request 9 has no pod yet (pending)" }));
     render(<LogPanel request={{ ...base, state: "pending", pod_name: "" } as CiRequest} open={noPod.open} />);

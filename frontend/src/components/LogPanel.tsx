@@ -4,9 +4,10 @@
 // /api/requests/<id>/logs/?follow=true&timestamps=true`, a streamed fetch):
 // lines appear as the pod prints them, and a dropped stream is opened again
 // with `since_time` = the last timestamp shown, dropping the lines already
-// shown (lib/logLines). Once it ended, the log is read once: the copy the
-// portal kept when it ended (`X-Log-Source: kept`, "truncated" when it was
-// cut), or the pod's own until it is kept (read again when the result comes).
+// shown (lib/logLines). Once it ended, the log is read: the copy the portal
+// kept when it ended (`X-Log-Source: kept`, "truncated" when it was cut), or
+// the pod's own until it is kept, read again until then (the result may come
+// before the copy: the portal keeps the exit code as soon as it sees the end).
 // The text is React text (escaped), the last MAX_LINES lines only.
 
 import { useEffect, useLayoutEffect, useReducer, useRef, useState } from "react";
@@ -25,6 +26,10 @@ import { Badge } from "./ui";
 
 /** Delays between two reads of a running job's log (a stream that ended or failed). */
 const RETRY: BackoffOptions = { base: 1000, max: 10_000, factor: 2, jitter: 0.3 };
+/** Delays between two reads of an ended job's log that is not kept yet. */
+const UNTIL_KEPT: BackoffOptions = { base: 1000, max: 15_000, factor: 2, jitter: 0.3 };
+/** Reads of an ended job's log before the pod's own is shown as it is (about 2 minutes). */
+const MAX_READS_UNTIL_KEPT = 12;
 
 type Phase = "loading" | "streaming" | "ended" | "done" | "no_log" | "not_ready" | "error";
 
@@ -87,20 +92,26 @@ async function followLog(id: number, buffer: LogBuffer, open: LogOpener, signal:
   }
 }
 
-/** Read an ended job's log once (the kept copy, or the pod's until it is kept). */
+/** Read an ended job's log: the kept copy, or the pod's, read again until it is kept. */
 async function readLog(id: number, buffer: LogBuffer, open: LogOpener, signal: AbortSignal, set: SetStatus, changed: () => void) {
-  try {
-    const log = await open(logPath(id), signal);
-    const texts: string[] = [];
-    for await (const text of log.chunks) texts.push(text);
+  for (let reads = 0; reads < MAX_READS_UNTIL_KEPT && !signal.aborted; reads++) {
+    if (reads > 0) await sleep(backoffDelay(reads - 1, UNTIL_KEPT), signal);
     if (signal.aborted) return;
-    buffer.reset();
-    buffer.push(texts.join(""));
-    buffer.end();
-    changed();
-    set({ phase: "done", source: log.source, truncated: log.truncated });
-  } catch (error) {
-    if (!signal.aborted) set(failure(error));
+    try {
+      const log = await open(logPath(id), signal);
+      const texts: string[] = [];
+      for await (const text of log.chunks) texts.push(text);
+      if (signal.aborted) return;
+      buffer.reset();
+      buffer.push(texts.join(""));
+      buffer.end();
+      changed();
+      set({ phase: "done", source: log.source, truncated: log.truncated });
+      if (log.source === "kept") return;
+    } catch (error) {
+      if (!signal.aborted) set(failure(error));
+      return;
+    }
   }
 }
 
