@@ -111,3 +111,34 @@ def test_the_fast_lane_has_at_least_700_tests_and_none_of_the_slow_folders(reque
         for t in tests
         if t.startswith(("tests/e2e/", "tests/realstack/", "tests/faults/"))
     ]
+
+
+def _ids(marker: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", marker],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode in (0, 5), done.stdout[-3000:] + done.stderr[-3000:]
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+@pytest.mark.slow
+def test_no_module_mixes_helm_tests_with_others(request):
+    """A module is one unit of work for the workers (tests/xdist_scopes.py),
+    and Helm tests are ordered last, after the background build made helm:
+    a module that mixed them with others ran early and held its worker
+    waiting for helm (987 s in the cold fresh-clone run f16)."""
+    items = request.session.items
+    if any(i.get_closest_marker("helm") for i in items):
+        helm = [i.nodeid for i in items if i.get_closest_marker("helm")]
+        others = [i.nodeid for i in items if not i.get_closest_marker("helm")]
+    else:
+        helm, others = _ids("helm"), _ids("not helm")
+    assert helm, "no Helm test collected"
+    helm_modules = {nodeid.split("::")[0] for nodeid in helm}
+    mixed = sorted(helm_modules & {nodeid.split("::")[0] for nodeid in others})
+    assert mixed == []

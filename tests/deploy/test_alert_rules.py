@@ -1,7 +1,7 @@
 """The alert rules (docs/alerts.md): generated from one set of definitions,
 loaded cleanly by promtool, each alert tested firing and not firing, each with
-a runbook section; the chart's PrometheusRule the same rules with the chart's
-thresholds; and the Alertmanager example accepted by amtool.
+a runbook section; and the Alertmanager example accepted by amtool. The
+chart's PrometheusRule: tests/deploy/test_alert_rules_chart.py.
 
 promtool and amtool come with Debian's ``prometheus`` and
 ``prometheus-alertmanager`` (scripts/services.sh installs both under CI).
@@ -21,7 +21,7 @@ from django.core.management.base import CommandError
 
 from apps.common.alerting.definitions import ALERTS, DURATION
 from apps.common.alerting.rules import chart_defaults, plain_rules
-from tests.deploy.helmchart import CHART, render
+from tests.deploy.helmchart import CHART
 from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,64 +124,3 @@ def test_promtool_unit_tests_fire_and_stay_quiet():
 def test_amtool_accepts_the_alertmanager_example():
     out = _run(_tool("amtool"), "check-config", str(ALERTMANAGER))
     assert "SUCCESS" in out
-
-
-def _rule_groups(sets: dict[str, str], values: Path | None = None) -> list[dict]:
-    objects = render(values, sets=sets)
-    (rule,) = [o for o in objects if o["kind"] == "PrometheusRule"]
-    assert rule["apiVersion"] == "monitoring.coreos.com/v1"
-    return rule["spec"]["groups"]
-
-
-@pytest.mark.helm
-def test_the_chart_renders_no_rule_unless_enabled():
-    assert not [o for o in render() if o["kind"] == "PrometheusRule"]
-
-
-@pytest.mark.helm
-def test_the_charts_rules_are_the_plain_file_at_the_defaults(tmp_path):
-    # given the chart with its rule enabled and the placeholder's address
-    groups = _rule_groups(
-        {
-            "prometheusRule.enabled": "true",
-            "config.portalUrl": "https://vnpu.example.com",
-        }
-    )
-    # then its rules are the plain file's, and promtool loads them
-    assert groups == yaml.safe_load(RULES.read_text())["groups"]
-    rendered = tmp_path / "rendered.rules.yml"
-    rendered.write_text(yaml.safe_dump({"groups": groups}))
-    _run(_tool("promtool"), "check", "rules", str(rendered))
-
-
-@pytest.mark.helm
-def test_chart_values_set_thresholds_links_and_switches(tmp_path):
-    # (a values file: helm --set keeps 0.75 a string, which the schema refuses)
-    values = tmp_path / "values.yaml"
-    values.write_text(
-        "alerts:\n"
-        "  queueNearQuota: {enabled: true, threshold: 0.75, for: 30m}\n"
-        "  idleSlices: {enabled: false, threshold: 0, for: 2h}\n"
-    )
-    groups = _rule_groups(
-        {
-            "prometheusRule.enabled": "true",
-            "ingress.host": "npu.corp.example",
-            "prometheusRule.runbookBaseUrl": "https://docs.corp.example/vnpu/",
-        },
-        values,
-    )
-    rules = {rule["alert"]: rule for rule in groups[0]["rules"]}
-    assert "VnpuIdleSlices" not in rules
-    quota = rules["VnpuQueueNearQuota"]
-    assert quota["expr"] == (
-        "max without (instance, pod) (vnpu_queue_quota_used_ratio) > 0.75"
-    )
-    assert quota["for"] == "30m"
-    annotations = quota["annotations"]
-    assert annotations["portal_url"] == (
-        "https://npu.corp.example/queues?cluster={{ $labels.cluster }}"
-    )
-    assert annotations["runbook_url"] == (
-        "https://docs.corp.example/vnpu/alerts.html#vnpuqueuenearquota"
-    )
