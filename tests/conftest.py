@@ -12,6 +12,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 FIXTURES = TESTS / "fixtures"
+# The background build's stages done when the run started, as the controller
+# saw them (pytest_configure).
+STAGES_BUILT_ENV = "VNPU_TEST_STAGES_BUILT"
 
 # The lanes (docs/testing.md) are chosen by markers of what a test needs. They
 # are set here, by folder and by fixture, so that a new test lands in the right
@@ -349,6 +352,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # The commands speak the shell's language (apps.common.management.base):
     # the suite checks their English unless a test asks for another.
     os.environ["LANGUAGE"] = "en"
+    # What the background build had made when the run started, decided once
+    # here for every worker (they inherit the environment): each worker
+    # orders the tests by it, and xdist refuses workers whose orders differ.
+    if not hasattr(config, "workerinput") and os.environ.get("KUBESTACK_BUILD_DIR"):
+        from kubestack.build import STAGES
+
+        os.environ[STAGES_BUILT_ENV] = ",".join(
+            stage for stage in STAGES if _stage_built_now(stage)
+        )
     # A parallel run (scripts/test.sh) says where its minutes went.
     if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
         from tests.timeline import TimelinePlugin
@@ -366,29 +378,38 @@ def pytest_collection_modifyitems(
     The browser tests first (one unit of work, one portal); the real-stack
     tests first too when the control plane is built, else after the rest, in
     the order the background build ends its stages (the sign-in tests, which
-    need hydra, likewise); the Helm tests last. A
+    need hydra, likewise; the modules with a kubectl test after those that
+    need nothing built); the Helm tests last. A
     cold build thus overlaps every test that does not need it, and a warm run
     starts its longest units at once while the other workers share the
     rest."""
     _mark_needs(items)
     control_plane_built = _stage_built("control-plane")
     hydra_built = _stage_built("hydra")
+    # A module is one unit of work: one with a test that runs kubectl waits
+    # for kubectl's build (four minutes cold) as a whole, so it comes after
+    # the modules that need nothing built.
+    waits_for_kubectl = (
+        set()
+        if _stage_built("kubectl")
+        else {item.path for item in items if item.get_closest_marker("tools")}
+    )
 
     def stage(item: pytest.Item) -> int:
         if item.get_closest_marker("helm"):
-            return 3
+            return 4
         if item.get_closest_marker("realstack"):
             # Built already (a warm run): the longest group starts first, so
             # the other workers share the rest beside it.
-            return 0 if control_plane_built else 2
+            return 0 if control_plane_built else 3
         # The browser tests share one portal on one worker: start it early.
         if "e2e" in item.path.relative_to(config.rootpath).parts[:2]:
             return 0
         # The sign-in tests wait for hydra's build (minutes cold): after the
         # rest, so that no worker sits idle meanwhile.
         if item.get_closest_marker("oidc") and not hydra_built:
-            return 2
-        return 1
+            return 3
+        return 2 if item.path in waits_for_kubectl else 1
 
     # Stable: the order within a stage is kept. scripts/test.sh's workers
     # take the units of tests/xdist_scopes.py in this order.
@@ -422,12 +443,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def _stage_built(stage: str) -> bool:
-    """Whether scripts/test.sh's background build has ended ``stage`` well
-    (True without such a build: the binaries were built beforehand)."""
-    folder = os.environ.get("KUBESTACK_BUILD_DIR")
-    if not folder:
+    """Whether scripts/test.sh's background build had ended ``stage`` well
+    when the run started (True without such a build: the binaries were built
+    beforehand)."""
+    if not os.environ.get("KUBESTACK_BUILD_DIR"):
         return True
-    done = Path(folder) / f"{stage}.rc"
+    built = os.environ.get(STAGES_BUILT_ENV)
+    if built is None:
+        return _stage_built_now(stage)
+    return stage in built.split(",")
+
+
+def _stage_built_now(stage: str) -> bool:
+    done = Path(os.environ["KUBESTACK_BUILD_DIR"]) / f"{stage}.rc"
     return done.is_file() and done.read_text().strip() == "0"
 
 

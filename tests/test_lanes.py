@@ -142,3 +142,52 @@ def test_no_module_mixes_helm_tests_with_others(request):
     helm_modules = {nodeid.split("::")[0] for nodeid in helm}
     mixed = sorted(helm_modules & {nodeid.split("::")[0] for nodeid in others})
     assert mixed == []
+
+
+def _collected_order(build_dir: Path, **env: str) -> list[str]:
+    """The modules in the order the suite would run these two (the first
+    has a test that runs kubectl), during a background build in ``build_dir``."""
+    import os
+
+    first, second = "tests/inventory/publishing/test_breaking.py", "tests/test_sizes.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", first, second],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "KUBESTACK_BUILD_DIR": str(build_dir), **env},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    modules = [line.split("::")[0] for line in done.stdout.splitlines() if "::" in line]
+    return list(dict.fromkeys(modules))
+
+
+def test_a_module_that_runs_kubectl_waits_behind_the_others_while_kubectl_builds(
+    tmp_path, monkeypatch
+):
+    """A module is one unit of work: one with a kubectl test held its worker
+    for kubectl's cold build (157 s in fresh-clone run f16) while modules
+    that need nothing built waited behind it."""
+    monkeypatch.delenv("VNPU_TEST_STAGES_BUILT", raising=False)
+    building = _collected_order(tmp_path)
+    assert building == [
+        "tests/test_sizes.py",
+        "tests/inventory/publishing/test_breaking.py",
+    ]
+    (tmp_path / "kubectl.rc").write_text("0\n")
+    built = _collected_order(tmp_path)
+    assert built == [
+        "tests/inventory/publishing/test_breaking.py",
+        "tests/test_sizes.py",
+    ]
+    # A worker goes by what the controller saw when the run started, not by a
+    # stage that ended since: xdist refuses workers whose orders differ.
+    from tests.conftest import STAGES_BUILT_ENV, _stage_built
+
+    monkeypatch.setenv("KUBESTACK_BUILD_DIR", str(tmp_path))
+    monkeypatch.setenv(STAGES_BUILT_ENV, "")
+    assert not _stage_built("kubectl")
+    monkeypatch.setenv(STAGES_BUILT_ENV, "hydra,kubectl")
+    assert _stage_built("kubectl")
