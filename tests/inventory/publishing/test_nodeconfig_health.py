@@ -139,6 +139,7 @@ def test_nodeconfig_scenario_is_wired_and_healthy(cluster, mirror_node_config):
 
 
 @NODECONFIG
+@pytest.mark.tools  # runs the kubectl it prints: waits for kubectl's build first
 def test_nodeconfig_scenario_without_the_flag_and_the_offered_patch(
     cluster, api, resync, kubeconfig
 ):
