@@ -43,6 +43,11 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the folders the builds fill, built or not yet",
     )
+    sub.add_parser(
+        "align",
+        help="pin the Volcano and etcd wrappers' dependencies to Kubernetes' versions "
+        "(after a version bump; kubestack/gomods.py says why), then run go mod tidy there",
+    )
     u = sub.add_parser("up", help="start the stack and a scenario; Ctrl-C stops it")
     u.add_argument(
         "--kubeconfig", required=True, help="write the admin kubeconfig here"
@@ -75,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         return build.main(force=args.force, status_dir=status_dir)
     if args.command == "build-tools":
         return build.main(force=args.force, control_plane=False)
+    if args.command == "align":
+        return _align()
     if args.command == "bin":
         try:
             folders = build.path_dirs(planned=args.planned)
@@ -84,6 +91,41 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     return _up(args)
+
+
+def _align() -> int:
+    import subprocess
+
+    from kubestack import build, gomods
+
+    go = build.go_binary()
+    for part in gomods.ALIGNED:
+        # go mod tidy may bring in modules both list at different versions:
+        # align again until nothing changes.
+        for _ in range(5):
+            changed = gomods.align(part)
+            for module, theirs, ours in changed:
+                print(f"{part}: {module} {ours} -> {theirs}")
+            if not changed:
+                break
+            tidy = subprocess.run(
+                [go, "mod", "tidy"], cwd=gomods.GOMOD / part, env=build.go_env(go)
+            )
+            if tidy.returncode != 0:
+                # e.g. KWOK: its code needs newer OpenTelemetry than Kubernetes ships
+                print(
+                    f"kubestack align: {part}: go mod tidy failed with Kubernetes' "
+                    "versions (above); undo with git checkout kubestack/gomod",
+                    file=sys.stderr,
+                )
+                return 1
+        if gomods.misaligned(part):
+            print(
+                f"{part}: still misaligned: {gomods.misaligned(part)}", file=sys.stderr
+            )
+            return 1
+    print("aligned: " + ", ".join(gomods.ALIGNED))
+    return 0
 
 
 def _up(args: argparse.Namespace) -> int:

@@ -316,7 +316,7 @@ def hami_bin_dir(build: bool = False, quiet: bool = False) -> Path:
                 f"{versions.HAMI} source: the Go module, or HAMI_SRC)"
             )
         _say(quiet, f"==> building HAMi's scheduler {versions.HAMI} into {target}")
-        env = _go_env(go)
+        env = go_env(go)
         try:
             source = hamibuild.resolve(go, env)
         except hamibuild.HamiSourceMissing as error:
@@ -336,7 +336,9 @@ def _say(quiet: bool, text: str) -> None:
         print(text, flush=True)
 
 
-def _go_env(go: str) -> dict[str, str]:
+def go_env(go: str) -> dict[str, str]:
+    """The environment of every go command: no cgo unless a part needs it,
+    the wrapper's go.mod may be completed (-mod=mod), no VCS stamping."""
     env = dict(os.environ)
     env.setdefault("CGO_ENABLED", "0")
     env["GOFLAGS"] = "-mod=mod -buildvcs=false"
@@ -387,7 +389,7 @@ def _build_tags(part: Part) -> list[str]:
 
 
 def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
-    env = _go_env(go)
+    env = go_env(go)
     if part.name == "hydra":
         env["CGO_ENABLED"] = "1"
     with tempfile.TemporaryDirectory(prefix=f"kubestack-{part.name}-") as tmp:
@@ -409,7 +411,12 @@ def _build_part(go: str, part: Part, out: Path, quiet: bool) -> None:
         built = work / "out"
         built.mkdir()
         ldflags = " ".join(["-s", "-w", *_version_flags(part)])
-        cmd = [go, "build", "-v", "-trimpath", *_build_tags(part)]
+        # No -trimpath: with it a replaced module is keyed in the build cache
+        # by the version it replaced, so the Volcano and etcd wrappers, which
+        # replace theirs with Kubernetes' (kubestack/gomods.py), would share
+        # none of what the Kubernetes build compiled. The paths it keeps are
+        # the Go module cache's, the same for every build on a machine.
+        cmd = [go, "build", "-v", *_build_tags(part)]
         cmd += [f"-ldflags={ldflags}"]
         cmd += ["-o", f"{built}{os.sep}", *packages]
         proc = subprocess.Popen(

@@ -1,6 +1,7 @@
 // Wrapper module: builds Volcano's scheduler and controller manager at a pinned version.
 // Volcano's own go.mod replaces volcano.sh/apis with a local path that a module zip leaves out,
-// so the replace block is Volcano's, with the apis line pointing at a published version.
+// so the first replace block is Volcano's, with the apis line pointing at a published version;
+// the second pins the modules shared with Kubernetes to its versions (kubestack/gomods.py).
 module vnpuportal.local/kubestack/volcano
 
 go 1.25.0
@@ -26,24 +27,15 @@ require (
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/jsonreference v0.21.5 // indirect
 	github.com/go-openapi/swag v0.25.5 // indirect
-	github.com/go-openapi/swag/cmdutils v0.25.5 // indirect
-	github.com/go-openapi/swag/conv v0.25.5 // indirect
-	github.com/go-openapi/swag/fileutils v0.25.5 // indirect
-	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
-	github.com/go-openapi/swag/jsonutils v0.25.5 // indirect
-	github.com/go-openapi/swag/loading v0.25.5 // indirect
-	github.com/go-openapi/swag/mangling v0.25.5 // indirect
-	github.com/go-openapi/swag/netutils v0.25.5 // indirect
-	github.com/go-openapi/swag/stringutils v0.25.5 // indirect
-	github.com/go-openapi/swag/typeutils v0.25.5 // indirect
-	github.com/go-openapi/swag/yamlutils v0.25.5 // indirect
 	github.com/google/cadvisor v0.53.0 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
+	github.com/josharian/intern v1.0.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
+	github.com/mailru/easyjson v0.9.0 // indirect
 	github.com/mitchellh/mapstructure v1.5.0 // indirect
 	github.com/moby/sys/mountinfo v0.7.2 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
@@ -115,38 +107,110 @@ require (
 replace (
 	cloud.google.com/go => cloud.google.com/go v0.100.2
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc => go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc v1.42.0
-	google.golang.org/grpc => google.golang.org/grpc v1.79.3
-	k8s.io/api => k8s.io/api v0.35.3
-	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.35.3
-	k8s.io/apimachinery => k8s.io/apimachinery v0.35.3
-	k8s.io/apiserver => k8s.io/apiserver v0.35.3
 	k8s.io/cli-runtime => k8s.io/cli-runtime v0.35.3
-	k8s.io/client-go => k8s.io/client-go v0.35.3
-	k8s.io/cloud-provider => k8s.io/cloud-provider v0.35.3
 	k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.35.3
 	k8s.io/code-generator => k8s.io/code-generator v0.35.3
-	k8s.io/component-base => k8s.io/component-base v0.35.3
-	k8s.io/component-helpers => k8s.io/component-helpers v0.35.3
-	k8s.io/controller-manager => k8s.io/controller-manager v0.35.3
 	k8s.io/cri-api => k8s.io/cri-api v0.35.3
 	k8s.io/cri-client => k8s.io/cri-client v0.35.3
-	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.35.3
-	k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.35.3
 	k8s.io/endpointslice => k8s.io/endpointslice v0.35.3
 	k8s.io/externaljwt => k8s.io/externaljwt v0.35.3
 	k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.35.3
 	k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.35.3
 	k8s.io/kube-proxy => k8s.io/kube-proxy v0.35.3
-	k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.35.3
 	k8s.io/kubectl => k8s.io/kubectl v0.35.3
 	k8s.io/kubelet => k8s.io/kubelet v0.35.3
 	k8s.io/legacy-cloud-providers => k8s.io/legacy-cloud-providers v0.35.3
-	k8s.io/metrics => k8s.io/metrics v0.35.3
-	k8s.io/mount-utils => k8s.io/mount-utils v0.35.3
 	k8s.io/node-api => k8s.io/node-api v0.35.3
 	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.35.3
 	k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.35.3
 	k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.35.3
 	k8s.io/sample-controller => k8s.io/sample-controller v0.35.3
 	volcano.sh/apis => volcano.sh/apis v1.14.0
+)
+
+// Kubernetes' versions of the modules shared with it (python -m kubestack align).
+replace (
+	cel.dev/expr => cel.dev/expr v0.24.0
+	cyphar.com/go-pathrs => cyphar.com/go-pathrs v0.2.1
+	github.com/antlr4-go/antlr/v4 => github.com/antlr4-go/antlr/v4 v4.13.0
+	github.com/beorn7/perks => github.com/beorn7/perks v1.0.1
+	github.com/blang/semver/v4 => github.com/blang/semver/v4 v4.0.0
+	github.com/cespare/xxhash/v2 => github.com/cespare/xxhash/v2 v2.3.0
+	github.com/cyphar/filepath-securejoin => github.com/cyphar/filepath-securejoin v0.6.0
+	github.com/davecgh/go-spew => github.com/davecgh/go-spew v1.1.1
+	github.com/distribution/reference => github.com/distribution/reference v0.6.0
+	github.com/emicklei/go-restful/v3 => github.com/emicklei/go-restful/v3 v3.12.2
+	github.com/fsnotify/fsnotify => github.com/fsnotify/fsnotify v1.9.0
+	github.com/fxamacker/cbor/v2 => github.com/fxamacker/cbor/v2 v2.9.0
+	github.com/go-logr/logr => github.com/go-logr/logr v1.4.3
+	github.com/go-openapi/jsonpointer => github.com/go-openapi/jsonpointer v0.21.0
+	github.com/go-openapi/jsonreference => github.com/go-openapi/jsonreference v0.20.2
+	github.com/go-openapi/swag => github.com/go-openapi/swag v0.23.0
+	github.com/google/cadvisor => github.com/google/cadvisor v0.53.0
+	github.com/google/cel-go => github.com/google/cel-go v0.26.0
+	github.com/google/gnostic-models => github.com/google/gnostic-models v0.7.0
+	github.com/google/go-cmp => github.com/google/go-cmp v0.7.0
+	github.com/google/uuid => github.com/google/uuid v1.6.0
+	github.com/inconshreveable/mousetrap => github.com/inconshreveable/mousetrap v1.1.0
+	github.com/josharian/intern => github.com/josharian/intern v1.0.0
+	github.com/json-iterator/go => github.com/json-iterator/go v1.1.12
+	github.com/mailru/easyjson => github.com/mailru/easyjson v0.7.7
+	github.com/moby/sys/mountinfo => github.com/moby/sys/mountinfo v0.7.2
+	github.com/modern-go/concurrent => github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd
+	github.com/modern-go/reflect2 => github.com/modern-go/reflect2 v1.0.3-0.20250322232337-35a7c28c31ee
+	github.com/munnerz/goautoneg => github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822
+	github.com/opencontainers/go-digest => github.com/opencontainers/go-digest v1.0.0
+	github.com/opencontainers/selinux => github.com/opencontainers/selinux v1.13.0
+	github.com/pmezard/go-difflib => github.com/pmezard/go-difflib v1.0.0
+	github.com/prometheus/client_golang => github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/client_model => github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common => github.com/prometheus/common v0.66.1
+	github.com/prometheus/procfs => github.com/prometheus/procfs v0.16.1
+	github.com/robfig/cron/v3 => github.com/robfig/cron/v3 v3.0.1
+	github.com/spf13/cobra => github.com/spf13/cobra v1.10.0
+	github.com/spf13/pflag => github.com/spf13/pflag v1.0.9
+	github.com/stoewer/go-strcase => github.com/stoewer/go-strcase v1.3.0
+	github.com/x448/float16 => github.com/x448/float16 v0.8.4
+	go.opentelemetry.io/otel => go.opentelemetry.io/otel v1.36.0
+	go.opentelemetry.io/otel/trace => go.opentelemetry.io/otel/trace v1.36.0
+	go.yaml.in/yaml/v2 => go.yaml.in/yaml/v2 v2.4.3
+	go.yaml.in/yaml/v3 => go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/crypto => golang.org/x/crypto v0.45.0
+	golang.org/x/exp => golang.org/x/exp v0.0.0-20240719175910-8a7402abbf56
+	golang.org/x/net => golang.org/x/net v0.47.0
+	golang.org/x/oauth2 => golang.org/x/oauth2 v0.30.0
+	golang.org/x/sync => golang.org/x/sync v0.18.0
+	golang.org/x/sys => golang.org/x/sys v0.38.0
+	golang.org/x/term => golang.org/x/term v0.37.0
+	golang.org/x/text => golang.org/x/text v0.31.0
+	golang.org/x/time => golang.org/x/time v0.9.0
+	google.golang.org/genproto/googleapis/api => google.golang.org/genproto/googleapis/api v0.0.0-20250303144028-a0af3efb3deb
+	google.golang.org/genproto/googleapis/rpc => google.golang.org/genproto/googleapis/rpc v0.0.0-20250528174236-200df99c418a
+	google.golang.org/grpc => google.golang.org/grpc v1.72.2
+	google.golang.org/protobuf => google.golang.org/protobuf v1.36.8
+	gopkg.in/evanphx/json-patch.v4 => gopkg.in/evanphx/json-patch.v4 v4.13.0
+	gopkg.in/inf.v0 => gopkg.in/inf.v0 v0.9.1
+	gopkg.in/yaml.v3 => gopkg.in/yaml.v3 v3.0.1
+	k8s.io/api => k8s.io/api v0.35.3
+	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.35.3
+	k8s.io/apimachinery => k8s.io/apimachinery v0.35.3
+	k8s.io/apiserver => k8s.io/apiserver v0.35.3
+	k8s.io/client-go => k8s.io/client-go v0.35.3
+	k8s.io/cloud-provider => k8s.io/cloud-provider v0.35.3
+	k8s.io/component-base => k8s.io/component-base v0.35.3
+	k8s.io/component-helpers => k8s.io/component-helpers v0.35.3
+	k8s.io/controller-manager => k8s.io/controller-manager v0.35.3
+	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.35.3
+	k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.35.3
+	k8s.io/klog/v2 => k8s.io/klog/v2 v2.130.1
+	k8s.io/kube-openapi => k8s.io/kube-openapi v0.0.0-20250910181357-589584f1c912
+	k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.35.3
+	k8s.io/kubernetes => k8s.io/kubernetes v1.35.3
+	k8s.io/metrics => k8s.io/metrics v0.35.3
+	k8s.io/mount-utils => k8s.io/mount-utils v0.35.3
+	k8s.io/utils => k8s.io/utils v0.0.0-20251002143259-bc988d571ff4
+	sigs.k8s.io/json => sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
+	sigs.k8s.io/randfill => sigs.k8s.io/randfill v1.0.0
+	sigs.k8s.io/structured-merge-diff/v6 => sigs.k8s.io/structured-merge-diff/v6 v6.3.0
+	sigs.k8s.io/yaml => sigs.k8s.io/yaml v1.6.0
 )
