@@ -125,4 +125,4 @@ def _replaces(line: str, modules: list[str]) -> bool:
     words = line.split("//", 1)[0].split()
     if words[:1] == ["replace"]:
         words = words[1:]
-    return "=>" in words and bool(words) and words[0] in modules
+    return "=>" in words and words[0] in modules

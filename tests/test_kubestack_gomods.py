@@ -10,40 +10,38 @@ import pytest
 
 from kubestack import build, gomods
 
-BASE = """module example.local/base
 
-go 1.25.0
+def _gomod(module: str, builds: str, requires: list[str], replaces: str) -> str:
+    """A wrapper's go.mod as ``go mod tidy`` writes one."""
+    indirect = "".join(f"\t{line} // indirect\n" for line in requires)
+    return (
+        f"module {module}\n\ngo 1.25.0\n\nrequire {builds}\n\n"
+        f"require (\n{indirect})\n\n{replaces}"
+    )
 
-require k8s.io/kubernetes v1.35.3
 
-require (
-\tgolang.org/x/net v0.47.0 // indirect
-\tgoogle.golang.org/grpc v1.72.2 // indirect
-\tk8s.io/api v0.0.0 // indirect
+BASE = _gomod(
+    "example.local/base",
+    "k8s.io/kubernetes v1.35.3",
+    ["golang.org/x/net v0.47.0", "google.golang.org/grpc v1.72.2", "k8s.io/api v0.0.0"],
+    "replace k8s.io/api => k8s.io/api v0.35.3\n",
 )
 
-replace k8s.io/api => k8s.io/api v0.35.3
-"""
-
-WRAPPER = """module example.local/wrapper
-
-go 1.25.0
-
-require volcano.sh/volcano v1.15.1
-
-require (
-\tgolang.org/x/net v0.55.0 // indirect
-\tgoogle.golang.org/grpc v1.79.3 // indirect
-\tk8s.io/api v0.35.3 // indirect
-\tk8s.io/kubernetes v1.35.3 // indirect
-\tvolcano.sh/apis v1.14.0 // indirect
+WRAPPER = _gomod(
+    "example.local/wrapper",
+    "volcano.sh/volcano v1.15.1",
+    [
+        "golang.org/x/net v0.55.0",
+        "google.golang.org/grpc v1.79.3",
+        "k8s.io/api v0.35.3",
+        "k8s.io/kubernetes v1.35.3",
+        "volcano.sh/apis v1.14.0",
+    ],
+    "replace (\n"
+    "\tgoogle.golang.org/grpc => google.golang.org/grpc v1.79.3\n"
+    "\tvolcano.sh/apis => volcano.sh/apis v1.14.0\n"
+    ")\n",
 )
-
-replace (
-\tgoogle.golang.org/grpc => google.golang.org/grpc v1.79.3
-\tvolcano.sh/apis => volcano.sh/apis v1.14.0
-)
-"""
 
 
 @pytest.mark.parametrize("part", gomods.ALIGNED)
