@@ -10,6 +10,7 @@ before it is imported.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -65,6 +66,31 @@ class Running:
         whatever they would do, before asserting that nothing happened."""
         target = self.passes + count
         wait_until(lambda: self.passes >= target, f"{count} scheduling passes", timeout)
+
+    def wait_mirrored(
+        self, pods: Iterable[tuple[str, str]], timeout: float = 30
+    ) -> None:
+        """Wait until sync has mirrored every pod (namespace, name) as a slice.
+
+        A request submitted before then is placed on the portal's older view,
+        where the pods' room is still free: its pod waits for a bind that
+        cannot come, until the bind timeout sends it back to the pass.
+        """
+        from apps.inventory.models import Slice
+
+        wanted = set(pods)
+
+        def missing() -> set[tuple[str, str]]:
+            mirrored = Slice.objects.filter(
+                cluster=self.cluster, pod_name__in=[name for _, name in wanted]
+            ).values_list("namespace", "pod_name")
+            return wanted - set(mirrored)
+
+        wait_until(
+            lambda: not missing(),
+            lambda: f"sync to mirror the pods {sorted(missing())}",
+            timeout,
+        )
 
     def _work(self) -> None:
         from apps.scheduling.passes import scheduling_pass

@@ -100,6 +100,15 @@ def node_manifest(node: NodeHardware) -> dict[str, Any]:
     }
 
 
+# How long a pod whose process stops on SIGTERM takes to go once deleted (KWOK
+# removes a deleted pod at its deletionTimestamp, kwok.py). Without a grace
+# period of its own a pod is ``sleep``, which ignores SIGTERM and holds its
+# vNPU for Kubernetes' default 30 s: every test that preempted or drained one
+# waited that out. A few seconds still leave a terminating pod on its chip
+# for longer than Volcano takes to bind into it (it runs a session a second).
+STOPS_ON_SIGTERM_SECONDS = 3
+
+
 def slice_pod(
     name: str,
     chip_type: str,
@@ -107,8 +116,11 @@ def slice_pod(
     priority_class: str = "batch-low",
     namespace: str = "default",
     queue: str | None = None,
+    grace_seconds: int | None = None,
 ) -> dict[str, Any]:
-    """A pod asking Volcano for one vNPU of ``memory`` MB of ``chip_type``."""
+    """A pod asking Volcano for one vNPU of ``memory`` MB of ``chip_type``;
+    ``grace_seconds`` is its termination grace period (Kubernetes' 30 s
+    unless given)."""
     resources = {
         "cpu": "1",
         "memory": "1000Mi",
@@ -129,6 +141,11 @@ def slice_pod(
             "schedulerName": "volcano",
             "priorityClassName": priority_class,
             "restartPolicy": "Never",
+            **(
+                {}
+                if grace_seconds is None
+                else {"terminationGracePeriodSeconds": grace_seconds}
+            ),
             "containers": [
                 {
                     "name": "npu-container",

@@ -16,7 +16,7 @@ import pytest
 from apps.inventory.models import Chip, Slice
 from apps.scheduling.choices import DrainState
 from harness.portal import Running, token_client
-from kubestack.scenarios import slice_pod, wait_running
+from kubestack.scenarios import STOPS_ON_SIGTERM_SECONDS, slice_pod, wait_running
 from tests.polling import wait_for
 
 pytestmark = [
@@ -32,7 +32,9 @@ PDB = "drain-guarded"
 @pytest.fixture
 def guarded(kube_stack, cleanup):
     """A batch-low vir02 under a budget allowing no disruption; both removed after."""
-    pod = slice_pod(POD, "Ascend310P", 6144, "batch-low")
+    pod = slice_pod(
+        POD, "Ascend310P", 6144, "batch-low", grace_seconds=STOPS_ON_SIGTERM_SECONDS
+    )
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",

@@ -32,7 +32,7 @@ from harness.portal import (
 )
 from harness.portal import wait_running as running
 from kubestack import hami
-from kubestack.scenarios import slice_pod, wait_running
+from kubestack.scenarios import STOPS_ON_SIGTERM_SECONDS, slice_pod, wait_running
 from kubestack.stack import KubeStack
 from simcluster import guide_data
 from simcluster.controllers.placement import DeviceRequest, hami_rules, pick_on_node
@@ -75,9 +75,10 @@ def _create(
     chip_type: str,
     memory: int,
     annotations: dict[str, str] | None = None,
+    grace_seconds: int | None = None,
 ) -> None:
     """A vNPU pod as a HAMi user writes it: no schedulerName (the webhook sets it)."""
-    pod = slice_pod(name, chip_type, memory)
+    pod = slice_pod(name, chip_type, memory, grace_seconds=grace_seconds)
     del pod["spec"]["schedulerName"]
     pod["metadata"]["annotations"].update(annotations or {})
     created.append(name)
@@ -306,13 +307,21 @@ def test_an_approved_preemption_on_the_real_hami_ends_on_the_booked_chip(
     proposal freed (HAMi honours the pin; Volcano would pick any freed chip)."""
     fillers = [f"hami-filler-{i}" for i in range(len(guide_data.CHIPS_310P))]
     for name in fillers:
-        _create(hami_stack, hami_pods, name, "Ascend310P", 12288)
+        _create(
+            hami_stack,
+            hami_pods,
+            name,
+            "Ascend310P",
+            12288,
+            grace_seconds=STOPS_ON_SIGTERM_SECONDS,
+        )
     wait_running(hami_stack, [("default", n) for n in fillers], timeout=90)
     operator, admin = (
         token_client("urgent-bot", "operator"),
         token_client("boss", "admin"),
     )
-    with Running(hami_cluster):
+    with Running(hami_cluster) as running_portal:
+        running_portal.wait_mirrored(("default", name) for name in fillers)
         request_id = submit_urgent_vir04(operator, "hami")
         proposal = approve_pending(admin, request_id)
         shown = running(operator, request_id, timeout=120)

@@ -27,7 +27,7 @@ from harness.portal import (
     token_client,
 )
 from harness.portal import wait_running as running
-from kubestack.scenarios import slice_pod, wait_running
+from kubestack.scenarios import STOPS_ON_SIGTERM_SECONDS, slice_pod, wait_running
 from tests.polling import wait_for
 from tests.realstack.accounting import chips_by_uuid, portal_usage, usage_by_uuid
 
@@ -205,7 +205,16 @@ def _running_or_explain(kube_stack, client, request_id: int, timeout: float) -> 
 def _fill_310p(kube_stack, cleanup) -> list[str]:
     """One batch-low vir04 on each 310P chip: no second vir04 fits anywhere."""
     names = [f"filler-{i}" for i in range(4)]
-    pods = [slice_pod(name, "Ascend310P", 12288, "batch-low") for name in names]
+    pods = [
+        slice_pod(
+            name,
+            "Ascend310P",
+            12288,
+            "batch-low",
+            grace_seconds=STOPS_ON_SIGTERM_SECONDS,
+        )
+        for name in names
+    ]
     for pod in pods:
         pod["metadata"]["labels"]["role"] = "filler"
     cleanup.extend(("default", name) for name in names)
@@ -239,8 +248,9 @@ def test_an_approved_preemption_waits_on_a_disruption_budget_then_evicts(
         token_client("urgent-bot", "operator"),
         token_client("boss", "admin"),
     )
-    with Running(real_cluster):
+    with Running(real_cluster) as running_portal:
         fillers = _fill_310p(kube_stack, cleanup)
+        running_portal.wait_mirrored(("default", name) for name in fillers)
         # the disruption controller has counted the fillers: no disruption allowed
         wait_for(
             lambda: (
@@ -314,8 +324,9 @@ def test_after_approval_the_request_runs_on_the_freed_room_without_a_failed_pod(
         token_client("urgent-bot", "operator"),
         token_client("boss", "admin"),
     )
-    with Running(real_cluster):
+    with Running(real_cluster) as running_portal:
         fillers = _fill_310p(kube_stack, cleanup)
+        running_portal.wait_mirrored(("default", name) for name in fillers)
         request_id = submit_urgent_vir04(operator, "real")
         proposal = approve_pending(admin, request_id)
         victim = proposal["victims"][0]["pod"]
@@ -351,10 +362,20 @@ def test_four_approved_preemptions_on_two_nodes_all_run_and_leave_no_hold(
     cards = [f"card-{i}" for i in range(len(empty))]
     cleanup.extend(("default", name) for name in cards)
     kube_stack.create_objects(
-        [slice_pod(name, "Ascend910B4", 32768, "batch-low") for name in cards]
+        [
+            slice_pod(
+                name,
+                "Ascend910B4",
+                32768,
+                "batch-low",
+                grace_seconds=STOPS_ON_SIGTERM_SECONDS,
+            )
+            for name in cards
+        ]
     )
     wait_running(kube_stack, [("default", name) for name in cards], timeout=90)
-    with Running(real_cluster):
+    with Running(real_cluster) as running_portal:
+        running_portal.wait_mirrored(("default", name) for name in fillers + cards)
         requests = [submit_urgent_vir04(operator, "real") for _ in range(2)]
         for i in range(2):
             submitted = operator.post(
@@ -426,7 +447,13 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
         token_client("urgent-bot", "operator"),
         token_client("boss", "admin"),
     )
-    template = slice_pod("filler", "Ascend310P", 12288, "batch-low")
+    template = slice_pod(
+        "filler",
+        "Ascend310P",
+        12288,
+        "batch-low",
+        grace_seconds=STOPS_ON_SIGTERM_SECONDS,
+    )
     template["spec"]["restartPolicy"] = "Always"
     deployment = {
         "apiVersion": "apps/v1",
@@ -440,7 +467,7 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
     }
     kube_stack.kubectl("create", "-f", "-", stdin=json.dumps(deployment))
     try:
-        with Running(real_cluster):
+        with Running(real_cluster) as running_portal:
             first = wait_for(
                 lambda: (
                     pods
@@ -459,6 +486,7 @@ def test_a_victims_replacement_waits_while_the_request_takes_the_freed_room(
                 "the four fillers to run",
                 timeout=90,
             )
+            running_portal.wait_mirrored(("default", name) for name in first)
             failed_before = kube_stack.device_plugin.failures
             request_id = submit_urgent_vir04(operator, "real")
             proposal = approve_pending(admin, request_id)
