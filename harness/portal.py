@@ -22,6 +22,7 @@ from apps.inventory.sync.engine import sync_run
 from apps.scheduling.choices import RequestState
 from apps.scheduling.tasks import schedule_clusters_task
 from harness.processes import wait_until
+from kubestack.scenarios import STOPS_ON_SIGTERM_SECONDS
 
 
 class Running:
@@ -303,14 +304,20 @@ def submit_burst(
 
 def ci_request(**overrides: Any) -> dict[str, Any]:
     """The body of a pipeline's request on the real stack: 5000 MB of a 310P
-    (the guide's vir02) for a busybox sleeping an hour; ``overrides`` replace keys."""
+    (the guide's vir02) for a busybox sleeping an hour that stops within
+    seconds of SIGTERM (released, preempted or drained, its pod goes then, not
+    after Kubernetes' 30 s); ``overrides`` replace keys."""
     return {
         "cluster": "real",
         "namespace": "default",
         "chip_type": "Ascend310P",
         "memory": 5000,
         "priority": "batch-medium",
-        "workload": {"image": "busybox", "command": ["sleep", "3600"]},
+        "workload": {
+            "image": "busybox",
+            "command": ["sleep", "3600"],
+            "grace_seconds": STOPS_ON_SIGTERM_SECONDS,
+        },
         **overrides,
     }
 

@@ -40,7 +40,7 @@ RUN_USAGE = """\
 vnpu run --cluster C --namespace N [--queue Q] --chip-type T
                 (--memory MB | --template NAME | --whole-card) --image IMG
                 [--priority P] [--env K=V ...] [--time-limit S]
-                [--idempotency-key KEY] [--timestamps] [-- CMD ARGS...]"""
+                [--grace-seconds S] [--idempotency-key KEY] [--timestamps] [-- CMD ARGS...]"""
 RUN_DESCRIPTION = N_("""\
 Submit a request for a vNPU that runs IMG with CMD ARGS (the words after --),
 print its state as it changes (pending with its reason and position, reserved,
@@ -70,13 +70,22 @@ class Parser(argparse.ArgumentParser):
         self.exit(exitcodes.USAGE, f"{self.prog}: error: {message}\n")
 
 
-def positive_int(text: str) -> int:
+def whole_number(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             _("not a whole number: %(text)r") % {"text": text}
         ) from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            _("must be 0 or more: %(text)r") % {"text": text}
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(
             _("must be 1 or more: %(text)r") % {"text": text}
@@ -166,6 +175,15 @@ def _add_run(subs: Any) -> None:
         type=positive_int,
         metavar="S",
         help=_("seconds the job may run (then it is stopped: exit 124)"),
+    )
+    job.add_argument(
+        "--grace-seconds",
+        type=whole_number,
+        metavar="S",
+        help=_(
+            "seconds the job has to stop after SIGTERM when it is released, "
+            "preempted or drained (default: Kubernetes' 30)"
+        ),
     )
     job.add_argument(
         "--idempotency-key",

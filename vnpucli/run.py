@@ -92,6 +92,8 @@ def request_body(args: Any) -> dict[str, Any]:
     env = parse_env(args.env or [])
     if env:
         workload["env"] = env
+    if args.grace_seconds is not None:
+        workload["grace_seconds"] = args.grace_seconds
     body: dict[str, Any] = {
         "cluster": args.cluster,
         "namespace": args.namespace,

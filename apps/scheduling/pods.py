@@ -31,6 +31,9 @@ ANNOTATION_PROPOSAL = "vnpu-portal/preemption-proposal"
 #: On a pod a drain evicts: the drain's id (apps.scheduling.drain).
 ANNOTATION_DRAIN = "vnpu-portal/drain"
 VOLCANO_QUEUE = "scheduling.volcano.sh/queue-name"
+# A workload's grace period after SIGTERM at most: a release, preemption or
+# drain waits for it, and its room stays taken meanwhile.
+MAX_GRACE_SECONDS = 3600
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 CONTAINER_NAME = "main"
 #: The taint that holds a node for the requests its preemptions free room for.
@@ -123,7 +126,8 @@ def pod_manifest(
         chip_uuid: The chip reserved for it.
         node_hostname: The node's ``kubernetes.io/hostname`` label value.
         resources: The vNPU limits (``vnpu_resources``).
-        workload: ``{image, command, args, env}`` when no pod template is given.
+        workload: ``{image, command, args, env, grace_seconds?}`` when no pod
+            template is given.
         pod_template: A PodTemplateSpec (``{metadata?, spec}``) to start from.
         security_context: The container securityContext of a workload's pod
             (the queue's Pod Security level decides it).
@@ -244,7 +248,11 @@ def template_of(
     container = _container(workload or {})
     if security_context:
         container["securityContext"] = copy.deepcopy(dict(security_context))
-    return {"spec": {"containers": [container]}}
+    spec: dict[str, Any] = {"containers": [container]}
+    grace = (workload or {}).get("grace_seconds")
+    if grace is not None:
+        spec["terminationGracePeriodSeconds"] = grace
+    return {"spec": spec}
 
 
 def _container(workload: Mapping[str, Any]) -> dict[str, Any]:

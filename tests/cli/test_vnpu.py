@@ -57,6 +57,8 @@ def test_run_takes_every_flag_and_the_command_after_the_double_dash():
             "NOTE=a=b",
             "--time-limit",
             "600",
+            "--grace-seconds",
+            "0",
             "--idempotency-key",
             "pipe-1",
             "--",
@@ -79,6 +81,7 @@ def test_run_takes_every_flag_and_the_command_after_the_double_dash():
             "image": "ascend-pytorch:24.0",
             "command": ["python", "train.py", "--epochs", "3"],
             "env": {"EPOCHS": "3", "NOTE": "a=b"},
+            "grace_seconds": 0,
         },
     }
 
@@ -108,6 +111,7 @@ def test_template_or_whole_card_instead_of_memory(monkeypatch):
         (["wait", "7", "--for", "bound"], "invalid choice"),
         (["logs", "x"], "not a whole number"),
         ([*RUN, "--env", "=v"], "NAME=VALUE"),
+        ([*RUN, "--grace-seconds", "-1"], "must be 0 or more"),
         ([], "a command is needed"),
     ],
 )

@@ -116,6 +116,15 @@ def test_without_a_key_every_post_is_a_new_request(world, operator_client):
         ({"workload": None}, "workload"),
         ({"workload": {"command": ["x"]}}, "workload.image"),
         ({"workload": {"image": "x", "env": {"1BAD": "x"}}}, "workload.env"),
+        ({"workload": {"image": "x", "grace_seconds": -1}}, "workload.grace_seconds"),
+        (
+            {"workload": {"image": "x", "grace_seconds": 3601}},
+            "workload.grace_seconds",
+        ),
+        (
+            {"workload": {"image": "x", "grace_seconds": "soon"}},
+            "workload.grace_seconds",
+        ),
         ({"time_limit_seconds": 0}, "time_limit_seconds"),
         ({"idempotency_key": "has space"}, "idempotency_key"),
         (
@@ -448,3 +457,47 @@ def test_a_submission_reads_its_queue_once(world):
         if q["sql"].startswith("SELECT") and 'FROM "scheduling_queue"' in q["sql"]
     ]
     assert len(reads) == 1, reads
+
+
+def test_a_workloads_grace_period_reaches_its_pod_and_only_when_given(
+    world, operator_client, fake_ops
+):
+    """``workload.grace_seconds`` is the pod's terminationGracePeriodSeconds
+    (how long a release, preemption or drain waits for the container); a
+    workload without it is stored as before it existed, and its pod gets
+    Kubernetes' default."""
+    world.chips("Ascend310P", 1)
+    quick = {**BODY["workload"], "grace_seconds": 5}
+    given = operator_client.post(
+        "/api/requests/",
+        _body(world, workload=quick, idempotency_key="quick"),
+        format="json",
+    )
+    plain = operator_client.post(
+        "/api/requests/", _body(world, idempotency_key="plain"), format="json"
+    )
+    assert (given.status_code, plain.status_code) == (201, 201), given.json()
+    assert given.json()["workload"]["grace_seconds"] == 5
+    assert "grace_seconds" not in plain.json()["workload"]
+    # the same body again is the same request; another grace is another body
+    again = operator_client.post(
+        "/api/requests/",
+        _body(world, workload=quick, idempotency_key="quick"),
+        format="json",
+    )
+    assert (again.status_code, again.json()["id"]) == (200, given.json()["id"])
+    other = operator_client.post(
+        "/api/requests/",
+        _body(world, workload={**quick, "grace_seconds": 6}, idempotency_key="quick"),
+        format="json",
+    )
+    assert other.status_code == 409, other.json()
+
+    run_pass(world.cluster)
+    pods = {
+        request.idempotency_key: fake_ops.pods[("ci", request.pod_name)]["spec"]
+        for request in Request.objects.exclude(pod_name="")
+    }
+    assert set(pods) == {"quick", "plain"}
+    assert pods["quick"]["terminationGracePeriodSeconds"] == 5
+    assert "terminationGracePeriodSeconds" not in pods["plain"]

@@ -13,6 +13,7 @@ from apps.inventory.models import Cluster
 from apps.inventory.scheduler import scheduler_in_effect
 from apps.scheduling.api.fields import CaveatField, ProgressField, ReasonField
 from apps.scheduling.api.job import RequestResultSerializer
+from apps.scheduling.api.workload import WorkloadSerializer, WorkloadShownField
 from apps.scheduling.choices import PodSecurityLevel, RequestState
 from apps.scheduling.models import (
     PreemptionProposal,
@@ -26,65 +27,6 @@ MAX_INT32 = 2**31 - 1
 
 # Booked but not bound: the chip is known only where the scheduler honours pins.
 UNBOUND_STATES = (RequestState.RESERVED, RequestState.ADMITTED)
-
-
-class WorkloadSerializer(serializers.Serializer):
-    image = serializers.CharField(max_length=1024)
-    command = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=4096),
-        required=False,
-        max_length=256,
-    )
-    args = serializers.ListField(
-        child=serializers.CharField(allow_blank=True, max_length=4096),
-        required=False,
-        max_length=256,
-    )
-    env = serializers.JSONField(
-        required=False,
-        allow_null=True,
-        help_text=(
-            'a map {"NAME": "value"} or a list [{"name": ..., "value": ..., '
-            '"secret"?: false}]; values are shown as "***" unless "secret": false'
-        ),
-    )
-
-
-_ENV_ENTRY_SHOWN: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "value": {"type": "string", "description": '"***" unless secret is false'},
-        "secret": {"type": "boolean", "enum": [False]},
-    },
-    "required": ["name", "value"],
-}
-
-
-@extend_schema_field(
-    {
-        "anyOf": [
-            {
-                "type": "object",
-                "description": "the workload as normalised at submission",
-                "properties": {
-                    "image": {"type": "string"},
-                    "command": {"type": "array", "items": {"type": "string"}},
-                    "args": {"type": "array", "items": {"type": "string"}},
-                    "env": {"type": "array", "items": _ENV_ENTRY_SHOWN},
-                },
-                "required": ["image", "command", "args", "env"],
-            },
-            {
-                "type": "object",
-                "maxProperties": 0,
-                "description": "none: the request gave a pod template",
-            },
-        ]
-    }
-)
-class WorkloadShownField(serializers.JSONField):
-    """A request's workload as answers show it (secret env values are redacted)."""
 
 
 class RequestCreateSerializer(serializers.Serializer):

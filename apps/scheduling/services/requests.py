@@ -35,6 +35,7 @@ from apps.scheduling import allocator as alloc
 from apps.scheduling.choices import FINAL_STATES, HOLDING_STATES, RequestState
 from apps.scheduling.errors import IdempotencyConflict
 from apps.scheduling.models import Queue, Request
+from apps.scheduling.pods import MAX_GRACE_SECONDS
 from apps.scheduling.selectors import pod_policy_violations
 from apps.scheduling.services import followups
 from apps.scheduling.snapshot import rules_for
@@ -243,7 +244,7 @@ def request_create(
         whole_card: Ask for a whole card (instead of memory or template).
         priority: A PriorityClass name of the cluster (default: its global default).
         queue: Queue name (default ``default``, created on first use).
-        workload: ``{image, command?, args?, env?}``.
+        workload: ``{image, command?, args?, env?, grace_seconds?}``.
         pod_template: A PodTemplateSpec, instead of ``workload``.
         time_limit_seconds: Running time after which the pod is deleted (Expired).
         idempotency_key: The same key (per user) returns the same request.
@@ -405,6 +406,11 @@ def _fields_check(
         if not isinstance(workload.get("image"), str) or not workload["image"]:
             errors["workload.image"] = ["required"]
         env = normalise_env(workload.get("env"), "workload.env", errors)
+        grace = workload.get("grace_seconds")
+        if grace is not None and not _is_grace(grace):
+            errors["workload.grace_seconds"] = [
+                f"an integer from 0 to {MAX_GRACE_SECONDS} (seconds)"
+            ]
     if pod_template is not None:
         errors.update(pod_template_errors(pod_template))
     errors.update(idempotency_key_errors(key))
@@ -412,18 +418,33 @@ def _fields_check(
     return env
 
 
+def _is_grace(value: Any) -> bool:
+    return (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and 0 <= value <= MAX_GRACE_SECONDS
+    )
+
+
 def _normal_workload(
     workload: dict[str, Any] | None, env: list[dict[str, Any]]
 ) -> dict[str, Any] | None:
-    """The workload as stored: every key present, lists as lists."""
+    """The workload as stored: every key present, lists as lists.
+
+    ``grace_seconds`` only when given: a request stored before it existed
+    keeps the same form, so retrying its submission is still the same body.
+    """
     if workload is None:
         return None
-    return {
+    normal = {
         "image": workload["image"],
         "command": list(workload.get("command") or []),
         "args": list(workload.get("args") or []),
         "env": env,
     }
+    if workload.get("grace_seconds") is not None:
+        normal["grace_seconds"] = workload["grace_seconds"]
+    return normal
 
 
 def _request_insert(
