@@ -2295,6 +2295,8 @@ export interface components {
             /** @enum {boolean} */
             secret?: false;
           }[];
+        /** @description only when the submission gave it */
+        grace_seconds?: number;
       } | Record<string, never>;
       pod_template: unknown;
       time_limit_seconds: number | null;
@@ -2891,6 +2893,8 @@ export interface components {
       args?: string[];
       /** @description a map {"NAME": "value"} or a list [{"name": ..., "value": ..., "secret"?: false}]; values are shown as "***" unless "secret": false */
       env?: unknown;
+      /** @description seconds the container has to stop after SIGTERM when the request is released, preempted or drained (the pod's terminationGracePeriodSeconds); default: Kubernetes' 30 */
+      grace_seconds?: number | null;
     };
     /** @description The portal's error answer (apps/common/api.py). */
     Error: {
