@@ -457,6 +457,16 @@ def test_a_submission_reads_its_queue_once(world):
         if q["sql"].startswith("SELECT") and 'FROM "scheduling_queue"' in q["sql"]
     ]
     assert len(reads) == 1, reads
+    # Nor is the new request read back for its answer: it holds its rows.
+    read_back = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "scheduling_request"."id", ')
+        and 'JOIN "inventory_cluster"' in q["sql"]
+    ]
+    assert read_back == []
+    assert answer.json()["queue"] == "default"
+    assert answer.json()["submitted_by"] == "ci-queries"
 
 
 def test_a_workloads_grace_period_reaches_its_pod_and_only_when_given(

@@ -73,11 +73,20 @@ def loaded_version(
     than every change read the first version (the one the first sync found).
     None: the cluster has no version yet.
     """
-    # Kubernetes stamps whole seconds: a pod started in the second of a change
-    # read it (as restarts.py decides "in effect").
-    cutoff = started_at.replace(microsecond=0) + timedelta(seconds=1)
-    found = changing_versions(cluster, versions).filter(created_at__lt=cutoff).first()
+    found = (
+        changing_versions(cluster, versions)
+        .filter(created_at__lt=_read_before(started_at))
+        .first()
+    )
     return found or first_seen(cluster, versions)
+
+
+def _read_before(started_at: datetime) -> datetime:
+    """A version stored before this instant was read by a component that
+    started at ``started_at``: Kubernetes stamps whole seconds, so a pod
+    started in the second of a change read it (as restarts.py decides "in
+    effect")."""
+    return started_at.replace(microsecond=0) + timedelta(seconds=1)
 
 
 def first_seen(
@@ -140,7 +149,8 @@ class ConfigInEffect:
 
 def config_in_effect(cluster: Cluster) -> ConfigInEffect:
     """The device config the cluster's scheduler places by (see the module doc)."""
-    published = changing_versions(cluster).first() or first_seen(cluster)
+    changing = changing_versions(cluster).first()
+    published = changing or first_seen(cluster)
     if published is None:
         return _from_rows(
             cluster,
@@ -154,7 +164,16 @@ def config_in_effect(cluster: Cluster) -> ConfigInEffect:
             "when the scheduler started is not known yet; the published version is assumed"
         )
     else:
-        loaded = loaded_version(cluster, cluster.config_loaded_at) or published
+        # Every submission asks this, so the history is read again only when
+        # it can answer differently: with no change since the first sync, the
+        # scheduler runs what that sync found (it started before the portal
+        # saw it); a scheduler started after the newest change read that one.
+        loaded = (
+            published
+            if changing is None
+            or published.created_at < _read_before(cluster.config_loaded_at)
+            else loaded_version(cluster, cluster.config_loaded_at) or published
+        )
         values = {
             "component": cluster.config_loaded_by,
             "published": published.number,

@@ -191,7 +191,11 @@ class RequestViewSet(
         created_request, created = request_create(
             actor=request.user, token=request.auth, **fields
         )
-        created_request = selectors.request_queryset().get(pk=created_request.pk)
+        if not created:
+            # The earlier request was read bare; a new one already holds the
+            # rows its answer shows (cluster, queue, submitter; no chip yet),
+            # so reading it back would cost a POST a joined query for nothing.
+            created_request = selectors.request_queryset().get(pk=created_request.pk)
         body = s.RequestSerializer(
             created_request, context=self._page([created_request])
         )

@@ -10,12 +10,15 @@ tests/realstack/test_templates.py.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from apps.inventory.deviceconfig.in_effect import config_in_effect
 from apps.inventory.deviceconfig.refresh import config_loaded_refresh
-from apps.inventory.models import Template
+from apps.inventory.models import DeviceConfigVersion, Template
 from apps.scheduling.snapshot import rules_for
 from tests.guide import POD_310P
 
@@ -208,3 +211,35 @@ def test_the_restarts_view_reads_the_schedulers_start_again(
     wait_until(shown_in_effect)
     cluster.refresh_from_db()
     assert config_in_effect(cluster).version == published
+
+
+def test_which_version_is_in_effect_is_read_again_only_when_it_can_differ(
+    cluster, loaded, operator_client, url, later_second, django_assert_num_queries
+):
+    """Every submission asks which version is in effect (issue 38: a POST's
+    CPU is mostly its queries), so the history is read once more only when a
+    change came after the scheduler started."""
+    first = loaded.version
+    # given a scheduler that started long before the portal's first sync
+    # (the usual case): it runs what that sync found, whatever its start
+    cluster.config_loaded_at = DeviceConfigVersion.objects.get(
+        cluster=cluster, number=first
+    ).created_at - timedelta(hours=1)
+    with django_assert_num_queries(2):  # no change yet; the first version seen
+        effect = config_in_effect(cluster)
+    assert (effect.version, effect.pending_restart) == (first, False)
+
+    # given a publish after the scheduler's start: the history is read for
+    # the version before it (here none changed: the first one seen)
+    later_second()
+    published = _publish_bigger_vir01(cluster, operator_client, url)
+    with django_assert_num_queries(3):
+        effect = config_in_effect(cluster)
+    assert (effect.version, effect.published) == (first, published)
+    assert effect.pending_restart is True
+
+    # given a scheduler started after that publish: the newest, in one read
+    cluster.config_loaded_at = timezone.now() + timedelta(seconds=2)
+    with django_assert_num_queries(1):
+        effect = config_in_effect(cluster)
+    assert (effect.version, effect.pending_restart) == (published, False)
