@@ -12,13 +12,16 @@ pod), so that every request fits at once and none has to wait for another to
 end. The requests are vir01, vir01, vir02 repeated (267 vir01-sized units for
 200): mixed, so that where Volcano puts each pod decides what still fits.
 
-The portal runs in this process as a deployment does, with threads for its
-Celery processes (``harness.portal.Running(worker=True)``): sync (list +
-watch), the beat's scheduling passes, and a worker thread that runs the pass
-each submission or sync event asks for, as a Celery worker takes it off the
-request (wishes made while a pass runs are served by one more pass, not one
-each). A submission thus never waits for a pass. The requests are POSTed at
-once by CI pipelines (token clients, four or more in parallel).
+The portal runs as deployed (``--layout processes``, the default;
+``bench.burst_layouts``): uvicorn with the web entrypoint's flags and a process
+per CPU, a prefork Celery worker and beat, a private Redis as broker, on this
+benchmark's database; its worker syncs the cluster (list + watch) and runs
+the passes that submissions and sync events ask for. ``--layout in-process``
+runs sync, beat and a pass worker as threads of the benchmark instead
+(``harness.portal.Running(worker=True)``), and ``--layout inline`` each pass
+inside its POST (the embedded mode). A submission never waits for a pass
+but in ``inline``. The requests are POSTed at once by CI pipelines (token
+clients, four or more in parallel; over HTTP when deployed).
 
 With ``--scheduler hami`` the real stack runs HAMi's scheduler as its chart
 deploys it (``kubestack up --scheduler hami``: kube-scheduler with HAMi's
@@ -64,8 +67,14 @@ if str(ROOT) not in sys.path:
 
 from bench.sync import _bench_db_url, _drop_db, _recreate_db  # noqa: E402
 from harness import processes  # noqa: E402
+from harness.services import PrivateRedis  # noqa: E402
 
 DB_NAME = "vnpu_bench_burst"
+LAYOUTS = {
+    "processes": "as deployed (uvicorn, a Celery worker and beat; POSTs over HTTP)",
+    "in-process": "in this process (threads; passes in a worker thread)",
+    "inline": "in this process (threads; each pass inline in its POST)",
+}
 PER_PIPELINE = 50  # below THROTTLE_REQUEST_CREATE's 60 a minute
 
 
@@ -128,19 +137,20 @@ def _burst(
     requests: int,
     timeout: float,
     scheduler: str,
-    passes: str = "worker",
+    layout: str = "processes",
 ) -> Figures:
     """Submit the burst to a new cluster ``name`` (its pods sent to
     ``scheduler``, a ``SchedulerSetting`` value) and wait for it to settle.
-    ``passes``: ``worker`` (a thread, as a Celery worker) or ``inline`` (in
-    the submitting request, eager Celery)."""
+    ``layout``: where the portal runs (``bench.burst_layouts``): ``processes``
+    as deployed, ``in-process`` with passes in a worker thread, or
+    ``inline`` with passes in the submitting request."""
     from apps.inventory.choices import ConnectionKind
     from apps.inventory.models import Chip
     from apps.inventory.services import cluster_create
-    from apps.inventory.sync.engine import sync_once
     from apps.scheduling.choices import FINAL_STATES, RequestState
     from apps.scheduling.models import Request
-    from harness.portal import Running, burst_templates, submit_burst
+    from bench.burst_layouts import deployed, in_process
+    from harness.portal import burst_templates
     from harness.processes import wait_until
 
     cluster = cluster_create(
@@ -150,32 +160,37 @@ def _burst(
         kubeconfig=kubeconfig.read_text(),
         scheduler=scheduler,
     )
-    sync_once(cluster)
-    chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
-    print(f"{name}: {chips} 310P chips synced", flush=True)
-    started = time.monotonic()
-    phases = _PhaseWatch(kubeconfig)
-    with phases, Running(cluster, worker=passes == "worker"):
-        ids = submit_burst(
-            name,
-            burst_templates(requests),
-            workers=max(4, math.ceil(requests / PER_PIPELINE)),
-            prefix=name,
-        )
-        submitted_in = time.monotonic() - started
-
-        def settled() -> bool:
-            states = set(
-                Request.objects.filter(pk__in=ids).values_list("state", flat=True)
+    serving = (
+        deployed(cluster)
+        if layout == "processes"
+        else in_process(cluster, worker=layout == "in-process")
+    )
+    with serving as submit:
+        chips = Chip.objects.filter(cluster=cluster, common_word="Ascend310P").count()
+        print(f"{name}: {chips} 310P chips synced", flush=True)
+        started = time.monotonic()
+        with _PhaseWatch(kubeconfig) as phases:
+            ids = submit(
+                name,
+                burst_templates(requests),
+                max(4, math.ceil(requests / PER_PIPELINE)),
+                name,
             )
-            return states <= {RequestState.RUNNING, *FINAL_STATES}
+            submitted_in = time.monotonic() - started
 
-        try:
-            wait_until(settled, f"the burst on {name} to settle", timeout=timeout)
-        except AssertionError as error:
-            print(f"{name}: {error}", flush=True)
-        wall = time.monotonic() - started
-    rows = list(Request.objects.filter(pk__in=ids))
+            def settled() -> bool:
+                states = set(
+                    Request.objects.filter(pk__in=ids).values_list("state", flat=True)
+                )
+                return states <= {RequestState.RUNNING, *FINAL_STATES}
+
+            try:
+                wait_until(settled, f"the burst on {name} to settle", timeout=timeout)
+            except AssertionError as error:
+                print(f"{name}: {error}", flush=True)
+            wall = time.monotonic() - started
+        # Read before the layout ends: the deployed one forgets the cluster.
+        rows = list(Request.objects.filter(pk__in=ids))
     return Figures(
         requests=len(rows),
         seconds=[
@@ -367,11 +382,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the real scheduler that places the pods (hami: HAMi v2.9.0)",
     )
     parser.add_argument(
-        "--passes",
-        choices=("worker", "inline"),
-        default="worker",
-        help="where a submission's pass runs: a worker thread (production) or "
-        "inline in the POST (the embedded mode)",
+        "--layout",
+        choices=("processes", "in-process", "inline"),
+        default="processes",
+        help="where the portal runs: its web, worker and beat processes as "
+        "deployed (default); threads of this process with passes in a worker "
+        "thread; or the same with each pass inline in its POST (the embedded mode)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -384,6 +400,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     _recreate_db(base, DB_NAME)
     tmp = Path(tempfile.mkdtemp(prefix="vnpu-bench-burst-"))
+    # As deployed, a private Redis is the broker (the worker takes the passes
+    # and syncs off it), the cache and the channel layer; else tasks run inline.
+    redis = PrivateRedis(appendonly=False) if args.layout == "processes" else None
     os.environ.update(
         DJANGO_SETTINGS_MODULE="vnpuportal.settings.base",
         DATABASE_URL=_bench_db_url(base, DB_NAME),
@@ -392,10 +411,12 @@ def main(argv: list[str] | None = None) -> int:
         DJANGO_SECURE="false",  # the in-process client speaks plain http
         ALLOWED_HOSTS="testserver,localhost",
         REALTIME_OUTBOX="false",
-        CELERY_BROKER_URL="memory://",  # tasks run inline: no workers
+        CELERY_BROKER_URL=redis.url(0) if redis else "memory://",
         LOCK_DIR=str(tmp / "locks"),
         LOG_LEVEL="WARNING",
     )
+    if redis is not None:
+        os.environ.update(REDIS_URL=redis.url(0), CACHE_URL=redis.url(1))
     import django
 
     django.setup()
@@ -408,7 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(
             f"burst: {args.requests} requests (vir01, vir01, vir02, ...) onto "
-            f"{args.nodes} 310P nodes of 4 chips, scheduler {args.scheduler}",
+            f"{args.nodes} 310P nodes of 4 chips, scheduler {args.scheduler}, "
+            f"the portal {LAYOUTS[args.layout]}",
             flush=True,
         )
         with KubeStack(
@@ -423,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.requests,
                 args.timeout,
                 args.scheduler,
-                args.passes,
+                args.layout,
             )
             real_name = {"volcano": "real Volcano", "hami": "real HAMi"}[args.scheduler]
             print(real.line(real_name), flush=True)
@@ -437,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.requests,
                 args.timeout,
                 args.scheduler,
-                args.passes,
+                args.layout,
             )
         finally:
             processes.stop(sim, grace=30)
@@ -448,7 +470,7 @@ def main(argv: list[str] | None = None) -> int:
             direct.percentile(0.95)
         )
         print(
-            f"scheduler={args.scheduler} "
+            f"scheduler={args.scheduler} layout={args.layout} "
             f"overhead_p95_ratio={overhead:.2f} "
             f"phase_overhead_p95_ratio={phase_overhead:.2f} "
             f"direct_p95_s={direct.percentile(0.95):.1f} "
@@ -462,6 +484,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         connections.close_all()
         _drop_db(base, DB_NAME)
+        if redis is not None:
+            redis.stop()
     return 0
 
 

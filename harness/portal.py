@@ -9,10 +9,14 @@ before it is imported.
 
 from __future__ import annotations
 
+import http.client
+import json
 import threading
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.db import connection
 from rest_framework.test import APIClient
@@ -134,9 +138,15 @@ class Running:
 
 
 def token_client(
-    username: str, role: str, queues: list[str] | None = None
-) -> APIClient:
-    """A REST client holding a fresh API token of a service account with ``role``.
+    username: str,
+    role: str,
+    queues: list[str] | None = None,
+    *,
+    base_url: str | None = None,
+) -> Any:
+    """A REST client holding a fresh API token of a service account with ``role``:
+    DRF's in-process ``APIClient``, or with ``base_url`` an :class:`HttpClient`
+    to a portal running in processes of its own.
 
     Every non-admin token is limited to queues: without ``queues``, it is
     limited to every queue there is now, each cluster's default queue included
@@ -146,9 +156,48 @@ def token_client(
     if queues is None and role != "admin":
         queues = _every_queue()
     issued = token_create(user=user, queues=queues)
+    if base_url is not None:
+        return HttpClient(base_url, issued.plaintext)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}")
     return client
+
+
+@dataclass
+class HttpAnswer:
+    """What :class:`HttpClient` got back, read as a DRF test response is."""
+
+    status_code: int
+    content: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.content) if self.content else None
+
+
+class HttpClient:
+    """A pipeline's REST client over HTTP, its connection kept alive, with the
+    ``post(path, data, format="json")`` of DRF's ``APIClient`` so that the
+    helpers here serve a portal in this process and one deployed beside it."""
+
+    def __init__(self, base_url: str, token: str, timeout: float = 60) -> None:
+        address = urlsplit(base_url)
+        self._connection = http.client.HTTPConnection(
+            address.hostname or "127.0.0.1", address.port or 80, timeout=timeout
+        )
+        self._headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+        }
+
+    def post(self, path: str, data: Any, format: str = "json") -> HttpAnswer:
+        if format != "json":
+            raise ValueError(f"HttpClient sends JSON only, not {format!r}")
+        self._connection.request("POST", path, json.dumps(data), self._headers)
+        response = self._connection.getresponse()
+        return HttpAnswer(response.status, response.read())
+
+    def close(self) -> None:
+        self._connection.close()
 
 
 def _every_queue() -> list[str]:
@@ -263,14 +312,21 @@ def burst_templates(count: int) -> list[str]:
 
 
 def submit_burst(
-    cluster: str, templates: list[str], *, workers: int = 4, prefix: str = "burst"
+    cluster: str,
+    templates: list[str],
+    *,
+    workers: int = 4,
+    prefix: str = "burst",
+    base_url: str | None = None,
 ) -> list[int]:
     """Submit one batch-medium 310P request per template, from ``workers`` CI
     pipelines posting in parallel, each with its own service account's token
     (a pipeline may submit THROTTLE_REQUEST_CREATE a minute, 60 by default);
-    returns the request ids in submission order (each POST must answer 201)."""
+    returns the request ids in submission order (each POST must answer 201).
+    With ``base_url`` they POST over HTTP to a portal running there, else to
+    this process's."""
 
-    def post(client: APIClient, chunk: list[tuple[int, str]]) -> list[int]:
+    def post(client: Any, chunk: list[tuple[int, str]]) -> list[int]:
         try:
             ids = []
             for index, template in chunk:
@@ -292,12 +348,17 @@ def submit_burst(
             return ids
         finally:
             connection.close()
+            if isinstance(client, HttpClient):
+                client.close()
 
     numbered = list(enumerate(templates))
     chunks = [numbered[start::workers] for start in range(workers)]
     # The clients (and their service account) are made here: user_ensure from
     # several threads at once would race on the same username.
-    clients = [token_client(f"{prefix}-ci-{n}", "operator") for n in range(workers)]
+    clients = [
+        token_client(f"{prefix}-ci-{n}", "operator", base_url=base_url)
+        for n in range(workers)
+    ]
     with ThreadPoolExecutor(workers) as pool:
         return sorted(i for ids in pool.map(post, clients, chunks) for i in ids)
 

@@ -180,3 +180,60 @@ def test_the_celery_command_lines():
     assert with_beat[with_beat.index("--schedule") + 1] == "var/beat"
     with pytest.raises(ValueError, match="worker or beat"):
         processes.celery_command("flower")
+
+
+def test_the_http_client_posts_json_with_its_token_over_one_connection():
+    """harness.portal.HttpClient, what bench.burst's pipelines POST with to a
+    deployed portal: APIClient's post(), a bearer token, a kept-alive socket."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from harness.portal import HttpClient
+
+    seen: list[tuple[str, str, str, dict, tuple]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as uvicorn answers
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(
+                (
+                    self.path,
+                    self.headers["Authorization"],
+                    self.headers["Content-Type"],
+                    body,
+                    self.client_address,
+                )
+            )
+            answer = json.dumps({"id": len(seen)}).encode()
+            self.send_response(201 if body.get("ok") else 400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        client = HttpClient(f"http://127.0.0.1:{server.server_port}", "s3cret")
+        first = client.post("/api/requests/", {"ok": True}, format="json")
+        second = client.post("/api/requests/", {"ok": False})
+        client.close()
+        with pytest.raises(ValueError, match="JSON only"):
+            client.post("/api/requests/", {}, format="multipart")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (first.status_code, first.json()) == (201, {"id": 1})
+    assert (second.status_code, second.json()) == (400, {"id": 2})
+    assert [s[:4] for s in seen] == [
+        ("/api/requests/", "Bearer s3cret", "application/json", {"ok": True}),
+        ("/api/requests/", "Bearer s3cret", "application/json", {"ok": False}),
+    ]
+    assert seen[0][4] == seen[1][4], "each POST opened a connection of its own"
