@@ -100,9 +100,17 @@ class ReconcileReport:
 
     @property
     def freed(self) -> bool:
-        """True when room may have appeared or a booked request became ready."""
+        """True when room may have appeared or a booked request became ready.
+
+        A request that became Running counts: its pod is bound, and where
+        Volcano picks the chips of the node the portal names, requests wait
+        for a node's pods to be bound before more are sent there (the
+        allocator's ``volcano_room``). Left to the beat, a burst's pods went
+        out in waves SCHEDULING_PASS_SECONDS apart.
+        """
         return bool(
-            self.ended
+            self.running
+            or self.ended
             or self.retried
             or self.expired
             or self.cleaned

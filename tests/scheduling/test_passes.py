@@ -675,3 +675,30 @@ def test_a_node_volcano_fills_past_its_chips_aicore_is_not_kept_from_a_request(
     big.refresh_from_db()
     assert big.state == RequestState.ADMITTED, big.reason
     assert big.template_booked == "vir10_3c_16g"
+
+
+def test_a_pod_bound_lets_the_sync_hooks_pass_send_what_waited_for_its_node(
+    world, operator, fake_ops
+):
+    """Requests that wait for a node's pods to be bound (Volcano picks the
+    chips) go as soon as sync shows them bound: the pass sync's hook asks for
+    (``only_if_freed``, reconcile_requests_task) places them, not the next
+    beat, which comes every SCHEDULING_PASS_SECONDS (bench.burst as deployed:
+    pods created in waves five seconds apart)."""
+    world.chips("Ascend310P", 2, node="n1")
+    for template in ("vir04", "vir02", "vir01") * 2:
+        world.request(operator, memory=None, template=template)
+    sent = run_pass(world.cluster).admitted
+    waiting = set(
+        Request.objects.filter(state=RequestState.PENDING).values_list("pk", flat=True)
+    )
+    assert sent, "the node should get some now"
+    assert waiting, "and the rest once those are bound"
+
+    for request in Request.objects.filter(pk__in=sent):
+        _bind(world, request)
+    report = run_pass(world.cluster, only_if_freed=True)
+
+    assert sorted(report.reconciled.running) == sorted(sent)
+    assert report.admitted, "what waited for the node stayed pending until a beat"
+    assert set(report.admitted) <= waiting
