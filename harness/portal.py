@@ -35,8 +35,9 @@ class Running:
     def __init__(
         self, cluster: Any, beat_interval: float = 0.5, *, worker: bool = False
     ) -> None:
-        """``worker``: the passes a submission or a sync event asks for run in a
-        thread of their own, as a Celery worker takes them off the request
+        """``worker``: the passes a submission or a sync event asks for (a
+        pass, a reconciliation: a whole pass serves both) run in a thread of
+        their own, as a Celery worker takes them off the request and off sync
         (production), instead of inline in the caller (eager Celery, the
         embedded mode); wishes made while a pass runs are served by one more."""
         self.cluster = cluster
@@ -46,7 +47,7 @@ class Running:
         self.errors: list[BaseException] = []
         self.passes = 0  # scheduling passes the beat loop has finished
         self._wanted = threading.Event()
-        self._runner: Any = None
+        self._runners: dict[str, Any] = {}
 
     def _sync(self) -> None:
         try:
@@ -119,8 +120,9 @@ class Running:
         if self.worker:
             from apps.scheduling import triggers
 
-            self._runner = triggers.runner("pass")
-            triggers.register("pass", lambda _cluster_id: self._wanted.set())
+            for kind in ("pass", "reconcile"):
+                self._runners[kind] = triggers.runner(kind)
+                triggers.register(kind, lambda _cluster_id: self._wanted.set())
             self.threads.append(threading.Thread(target=self._work, daemon=True))
         for thread in self.threads:
             thread.start()
@@ -130,10 +132,11 @@ class Running:
         self.stop.set()
         for thread in self.threads:
             thread.join(timeout=30)
-        if self._runner is not None:
+        if self._runners:
             from apps.scheduling import triggers
 
-            triggers.register("pass", self._runner)
+            for kind, runner in self._runners.items():
+                triggers.register(kind, runner)
         assert not self.errors, self.errors
 
 
