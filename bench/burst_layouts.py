@@ -27,14 +27,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.rest import DEFAULT_WEB_WORKERS, POOL_MAX_SIZE, web_args
+from bench.rest import DEFAULT_WEB_WORKERS, POOL_MAX_SIZE, Pool, web_args
 from harness.processes import (
     ProcessSet,
-    celery_command,
     free_port,
     uvicorn_command,
     wait_for_http,
-    wait_until,
 )
 
 #: A submission: (cluster name, templates, pipelines, idempotency prefix) -> ids.
@@ -81,39 +79,20 @@ class DeployedPortal:
         }
 
     def start(self) -> None:
-        """Start web, worker and beat; return once the web answers and the
-        worker answers a ping."""
-        from vnpuportal.celery import app
-
+        """Start web, worker and beat (bench.rest's ``Pool``); return once the
+        web answers and the worker answers a ping."""
         web = self.processes.launch(
             "web",
             uvicorn_command(self.port, *web_args(self.web_workers)),
             {"DATABASE_POOL_MAX_SIZE": POOL_MAX_SIZE},
         )
-        worker = self.processes.launch(
-            "worker",
-            celery_command(
-                "worker",
-                pool="prefork",
-                concurrency=WORKER_CONCURRENCY,
-                loglevel=self.loglevel,
-                name=f"bench-burst-{os.getpid()}@%h",
-                extra=["-O", "fair"],
-            ),
-        )
-        self.processes.launch(
-            "beat",
-            celery_command(
-                "beat", schedule=self.workdir / "beat-schedule", loglevel=self.loglevel
-            ),
-        )
+        Pool(
+            self,
+            WORKER_CONCURRENCY,
+            hostname=f"bench-burst-{os.getpid()}@%h",
+            loglevel=self.loglevel,
+        ).start()
         wait_for_http(self.url + "/healthz", 120, status={200}, watched=[web])
-        wait_until(
-            lambda: app.control.ping(timeout=1.0),
-            "the worker to answer a ping",
-            120,
-            watched=[worker],
-        )
 
     def stop(self) -> None:
         """Kill them (a warm shutdown would wait for the sync task's watch)

@@ -66,7 +66,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ if str(ROOT) not in sys.path:
 from bench.sync import _kubeconfig_endpoint, _patch_load, _start_sim  # noqa: E402
 from bench.ui import line, pick_postgres, scale_stack  # noqa: E402
 from harness import processes  # noqa: E402
-from harness.processes import celery_command, wait_until  # noqa: E402
+from harness.processes import ProcessSet, celery_command, wait_until  # noqa: E402
 from harness.services import PrivatePostgres, PrivateRedis  # noqa: E402
 from harness.stack import Stack  # noqa: E402
 
@@ -478,13 +478,22 @@ class ConnectionPeak:
 # --- the portal's side: clusters, worker, sync progress --------------------------------
 
 
+class Deployment(Protocol):
+    """Where a :class:`Pool` starts its processes: a ``Stack``, or
+    ``bench.burst_layouts.DeployedPortal``."""
+
+    processes: ProcessSet
+    workdir: Path
+
+
 @dataclass
 class Pool:
     """The Celery worker and beat, as processes of the stack (its logs, its stop())."""
 
-    stack: Stack
+    stack: Deployment
     concurrency: int
     hostname: str = field(default_factory=lambda: f"bench-rest-{os.getpid()}@%h")
+    loglevel: str = "WARNING"
 
     def command(self) -> list[str]:
         # docker/entrypoint-worker.sh, with its concurrency raised as the Helm
@@ -493,7 +502,7 @@ class Pool:
             "worker",
             pool="prefork",
             concurrency=self.concurrency,
-            loglevel="WARNING",
+            loglevel=self.loglevel,
             name=self.hostname,
             extra=["-O", "fair"],
         )
@@ -513,7 +522,7 @@ class Pool:
             celery_command(
                 "beat",
                 schedule=self.stack.workdir / "beat-schedule",
-                loglevel="WARNING",
+                loglevel=self.loglevel,
             ),
         )
 
